@@ -1,0 +1,278 @@
+//! Ranking of compositions: seeds distributed over a row of pits.
+//!
+//! A board of `P` pits holding `n` seeds in all is a *composition* of `n`
+//! into `P` non-negative parts. Retrograde analysis stores one value per
+//! board, so it needs a perfect hash from boards to `0..count` and back.
+//! [`Ranker`] gives the lexicographic rank of a composition, ordered by
+//! `(x[P-1], x[P-2], ..., x[0])` with the smallest first, optionally over only
+//! those compositions in which at least one pit of a given suffix `x[c..P]` is
+//! empty (Oware's stored domain: every child position has an empty opponent
+//! pit). Both Oware (12 pits) and Omweso (16 pits a side) use it.
+//!
+//! Ranking is table-driven: one lookup per pit, no allocation.
+//!
+//! ```
+//! use mancaladb::compose::Ranker;
+//! let r = Ranker::new(3, 4, None);
+//! // compositions of 2 into 3 pits, ordered by (x2, x1, x0):
+//! // [2,0,0] [1,1,0] [0,2,0] [1,0,1] [0,1,1] [0,0,2]
+//! assert_eq!(r.count(2), 6);
+//! assert_eq!(r.rank(&[0, 2, 0]), 2);
+//! let mut x = [0u8; 3];
+//! r.unrank(2, 4, &mut x);
+//! assert_eq!(x, [1, 0, 1]);
+//! ```
+
+/// Perfect hash of compositions (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct Ranker {
+    pits: usize,
+    max_seeds: usize,
+    /// Pits `constrained_from..pits` must contain at least one empty pit.
+    /// Equal to `pits` when there is no constraint.
+    constrained_from: usize,
+    /// `below[k][ok][s][x]`: how many valid completions precede choosing
+    /// `x[k] = x` when `s` seeds remain for pits `k..=0` and `ok` tells whether
+    /// the constraint is already met. Flattened; see [`Ranker::slot`].
+    below: Vec<u64>,
+    /// `count[k][ok][s]`: valid fillings of pits `k-1..=0` with `s` seeds.
+    count: Vec<u64>,
+}
+
+impl Ranker {
+    /// A ranker for boards of `pits` pits holding at most `max_seeds` seeds.
+    /// With `need_empty_from = Some(c)`, only boards with an empty pit among
+    /// `x[c..pits]` are ranked (`1 <= c < pits`).
+    pub fn new(pits: usize, max_seeds: usize, need_empty_from: Option<usize>) -> Ranker {
+        assert!(pits >= 1 && pits <= 32, "pit count out of range");
+        let constrained_from = need_empty_from.unwrap_or(pits);
+        assert!(constrained_from >= 1 && constrained_from <= pits);
+        let s1 = max_seeds + 1;
+        let binom = pascal(max_seeds + pits);
+        let c = |n: usize, k: usize| -> u64 { if k > n { 0 } else { binom[n][k] } };
+        // Fillings of j pits (indices j-1..=0) with s seeds.
+        let fill = |j: usize, s: usize, ok: bool| -> u64 {
+            if j == 0 {
+                return u64::from(s == 0 && ok);
+            }
+            let total = c(s + j - 1, j - 1);
+            if ok {
+                return total;
+            }
+            // Constrained pits among j-1..=0 are constrained_from..j.
+            let m = j.saturating_sub(constrained_from);
+            if m == 0 {
+                return 0;
+            }
+            let all_full = if s >= m { c(s - m + j - 1, j - 1) } else { 0 };
+            total - all_full
+        };
+        let mut count = vec![0u64; (pits + 1) * 2 * s1];
+        for j in 0..=pits {
+            for ok in 0..2 {
+                for s in 0..s1 {
+                    count[(j * 2 + ok) * s1 + s] = fill(j, s, ok == 1);
+                }
+            }
+        }
+        let mut below = vec![0u64; pits * 2 * s1 * s1];
+        for k in 0..pits {
+            for ok in 0..2 {
+                for s in 0..s1 {
+                    let base = ((k * 2 + ok) * s1 + s) * s1;
+                    let mut acc = 0u64;
+                    for x in 0..=s {
+                        below[base + x] = acc;
+                        let ok_after = ok == 1 || (k >= constrained_from && x == 0);
+                        acc += fill(k, s - x, ok_after);
+                    }
+                }
+            }
+        }
+        Ranker { pits, max_seeds, constrained_from, below, count }
+    }
+
+    /// Number of pits.
+    pub fn pits(&self) -> usize {
+        self.pits
+    }
+
+    /// Largest seed count this ranker handles.
+    pub fn max_seeds(&self) -> usize {
+        self.max_seeds
+    }
+
+    /// Whether no constraint has been met before any pit is chosen.
+    fn initially_ok(&self) -> usize {
+        usize::from(self.constrained_from == self.pits)
+    }
+
+    #[inline(always)]
+    fn slot(&self, k: usize, ok: usize, s: usize, x: usize) -> usize {
+        let s1 = self.max_seeds + 1;
+        ((k * 2 + ok) * s1 + s) * s1 + x
+    }
+
+    /// Number of ranked boards holding `seeds` seeds.
+    pub fn count(&self, seeds: usize) -> u64 {
+        assert!(seeds <= self.max_seeds);
+        let s1 = self.max_seeds + 1;
+        self.count[(self.pits * 2 + self.initially_ok()) * s1 + seeds]
+    }
+
+    /// Whether `x` lies in the ranked domain (the emptiness constraint).
+    #[inline]
+    pub fn in_domain(&self, x: &[u8]) -> bool {
+        self.constrained_from == self.pits || x[self.constrained_from..self.pits].contains(&0)
+    }
+
+    /// Rank of `x` among the boards with the same seed count.
+    ///
+    /// `x` must hold at most [`Ranker::max_seeds`] seeds and lie in the domain
+    /// (checked in debug builds).
+    #[inline]
+    pub fn rank(&self, x: &[u8]) -> u64 {
+        debug_assert_eq!(x.len(), self.pits);
+        debug_assert!(self.in_domain(x));
+        let mut s: usize = x.iter().map(|&v| usize::from(v)).sum();
+        debug_assert!(s <= self.max_seeds);
+        let mut ok = self.initially_ok();
+        let mut r = 0u64;
+        for k in (1..self.pits).rev() {
+            let v = usize::from(x[k]);
+            r += self.below[self.slot(k, ok, s, v)];
+            ok |= usize::from(k >= self.constrained_from && v == 0);
+            s -= v;
+        }
+        r
+    }
+
+    /// Writes into `x` the board of rank `index` among boards with `seeds`
+    /// seeds. `index` must be below [`Ranker::count`]`(seeds)`.
+    pub fn unrank(&self, seeds: usize, mut index: u64, x: &mut [u8]) {
+        assert!(index < self.count(seeds), "index out of range");
+        let mut s = seeds;
+        let mut ok = self.initially_ok();
+        for k in (1..self.pits).rev() {
+            // Largest v with below[v] <= index; below is non-decreasing in v.
+            let base = self.slot(k, ok, s, 0);
+            let row = &self.below[base..=base + s];
+            let v = row.partition_point(|&b| b <= index) - 1;
+            index -= row[v];
+            x[k] = v as u8;
+            ok |= usize::from(k >= self.constrained_from && v == 0);
+            s -= v;
+        }
+        x[0] = s as u8;
+    }
+
+    /// Steps `x` to the next board of the domain in rank order, keeping the
+    /// seed count. Returns `false` (leaving `x` unspecified) after the last.
+    ///
+    /// Amortised constant time: this is how a level is walked in index order
+    /// without calling [`Ranker::unrank`] per position.
+    #[inline]
+    pub fn advance(&self, x: &mut [u8]) -> bool {
+        let last = self.pits - 1;
+        loop {
+            // Lexicographic successor of a composition: move one seed from the
+            // lowest non-empty pit up one place, the rest back to pit 0.
+            let Some(k) = x.iter().position(|&v| v > 0) else { return false };
+            if k == last {
+                return false;
+            }
+            let t = x[k];
+            x[k] = 0;
+            x[0] = t - 1;
+            x[k + 1] += 1;
+            if self.in_domain(x) {
+                return true;
+            }
+            // Every board sharing this constrained part is outside the domain:
+            // jump to the last of them, whose successor changes that part.
+            let c = self.constrained_from;
+            let low: u8 = x[..c].iter().sum();
+            x[..c].fill(0);
+            x[c - 1] = low;
+        }
+    }
+}
+
+/// Pascal's triangle up to row `n`.
+fn pascal(n: usize) -> Vec<Vec<u64>> {
+    let mut rows: Vec<Vec<u64>> = Vec::with_capacity(n + 1);
+    for i in 0..=n {
+        let mut row = vec![1u64; i + 1];
+        for k in 1..i {
+            row[k] = rows[i - 1][k - 1] + rows[i - 1][k];
+        }
+        rows.push(row);
+    }
+    rows
+}
+
+/// Binomial coefficient `C(n, k)` (exact in `u128` for the sizes used here).
+pub fn binomial(n: u64, k: u64) -> u128 {
+    if k > n {
+        return 0;
+    }
+    let k = k.min(n - k);
+    let mut acc: u128 = 1;
+    for i in 0..k {
+        acc = acc * u128::from(n - i) / u128::from(i + 1);
+    }
+    acc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// All compositions of `n` into `pits` parts in rank order, by brute force.
+    fn brute(pits: usize, n: usize, need_empty_from: Option<usize>) -> Vec<Vec<u8>> {
+        let mut all = Vec::new();
+        let mut x = vec![0u8; pits];
+        fn rec(k: usize, left: usize, x: &mut Vec<u8>, all: &mut Vec<Vec<u8>>) {
+            if k == 0 {
+                x[0] = left as u8;
+                all.push(x.clone());
+                return;
+            }
+            for v in 0..=left {
+                x[k] = v as u8;
+                rec(k - 1, left - v, x, all);
+            }
+        }
+        rec(pits - 1, n, &mut x, &mut all);
+        all.retain(|b| need_empty_from.is_none_or(|c| b[c..].contains(&0)));
+        all
+    }
+
+    #[test]
+    fn rank_unrank_advance_agree_with_brute_force() {
+        for &(pits, cons) in &[(5usize, None), (6, Some(3)), (4, Some(1)), (7, Some(6))] {
+            let r = Ranker::new(pits, 7, cons);
+            for n in 0..=7 {
+                let all = brute(pits, n, cons);
+                assert_eq!(r.count(n), all.len() as u64, "count pits={pits} n={n}");
+                let mut walk = all.first().cloned().unwrap_or_default();
+                for (i, b) in all.iter().enumerate() {
+                    assert_eq!(r.rank(b), i as u64);
+                    let mut u = vec![0u8; pits];
+                    r.unrank(n, i as u64, &mut u);
+                    assert_eq!(&u, b);
+                    assert_eq!(&walk, b, "advance order");
+                    let more = r.advance(&mut walk);
+                    assert_eq!(more, i + 1 < all.len());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn binomials() {
+        assert_eq!(binomial(27, 11), 13_037_895);
+        assert_eq!(binomial(5, 7), 0);
+        assert_eq!(binomial(59, 11), 279_871_768_995);
+    }
+}

@@ -1,0 +1,101 @@
+//! An Oware board seen from the player to move.
+
+use std::fmt;
+
+use crate::error::{Error, Result};
+
+/// Pits on an Oware board.
+pub const PITS: usize = 12;
+/// Seeds in a full game (4 per pit): the largest level.
+pub const MAX_SEEDS: usize = 48;
+
+/// Twelve pits; `0..6` belong to the player to move, from that player's left,
+/// counter-clockwise, and `6..12` to the opponent. Captured seeds have left the
+/// board, so the board alone is the position.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct Board(pub [u8; PITS]);
+
+impl Board {
+    /// The board with no seeds (level 0).
+    pub const EMPTY: Board = Board([0; PITS]);
+
+    /// Seeds on the board: the level this position belongs to.
+    pub fn seeds(&self) -> usize {
+        self.0.iter().map(|&v| usize::from(v)).sum()
+    }
+
+    /// Seeds of the player to move.
+    pub fn own_seeds(&self) -> usize {
+        self.0[..6].iter().map(|&v| usize::from(v)).sum()
+    }
+
+    /// The same board seen by the other player (their pits first).
+    pub fn swapped(&self) -> Board {
+        let mut b = [0u8; PITS];
+        b[..6].copy_from_slice(&self.0[6..]);
+        b[6..].copy_from_slice(&self.0[..6]);
+        Board(b)
+    }
+
+    /// Whether the board lies in the stored domain: at least one empty pit on
+    /// the opponent's side. Every child of a move does (the pit just sown from).
+    pub fn in_domain(&self) -> bool {
+        self.0[6..].contains(&0)
+    }
+
+    /// Parses twelve pit counts, given as separate words or as one string
+    /// separated by commas or spaces.
+    ///
+    /// ```
+    /// use mancaladb::oware::Board;
+    /// let b = Board::parse(&["1,1,1,1,1,2,4,2,3,0,0,0"]).unwrap();
+    /// assert_eq!(b.seeds(), 16);
+    /// assert!(Board::parse(&["1", "2"]).is_err());
+    /// ```
+    pub fn parse<S: AsRef<str>>(words: &[S]) -> Result<Board> {
+        let parts: Vec<&str> = words
+            .iter()
+            .flat_map(|w| w.as_ref().split(|c: char| c == ',' || c.is_whitespace()))
+            .filter(|p| !p.is_empty())
+            .collect();
+        if parts.len() != PITS {
+            return Err(Error::Usage(format!(
+                "a board has {PITS} pits, got {} numbers (give pits 0..11, the player to move first)",
+                parts.len()
+            )));
+        }
+        let mut b = [0u8; PITS];
+        for (slot, part) in b.iter_mut().zip(&parts) {
+            let v: i64 = part
+                .parse()
+                .map_err(|_| Error::Usage(format!("pit count '{part}' is not a whole number")))?;
+            if v < 0 {
+                return Err(Error::Usage(format!("pit count {v} is negative")));
+            }
+            if v > MAX_SEEDS as i64 {
+                return Err(Error::Usage(format!("pit count {v} exceeds the {MAX_SEEDS} seeds of a game")));
+            }
+            *slot = v as u8;
+        }
+        let board = Board(b);
+        if board.seeds() > MAX_SEEDS {
+            return Err(Error::Usage(format!(
+                "the board holds {} seeds; an Oware game has {MAX_SEEDS}",
+                board.seeds()
+            )));
+        }
+        Ok(board)
+    }
+}
+
+impl fmt::Display for Board {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, v) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{v}")?;
+        }
+        Ok(())
+    }
+}

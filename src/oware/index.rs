@@ -1,0 +1,82 @@
+//! Position indexing: the published Romein & Bal / VU numbering.
+//!
+//! A level holds the positions with `n` seeds that have at least one empty
+//! opponent pit, `C(n+11, 11) - C(n+5, 11)` of them, ranked
+//! lexicographically by `(x11, x10, ..., x0)`, smallest first. The published
+//! `scores.n` files store one byte per position in this order.
+
+use super::board::{Board, MAX_SEEDS, PITS};
+use crate::compose::Ranker;
+
+/// Ranks and unranks Oware positions of up to `max_seeds` seeds.
+///
+/// ```
+/// use mancaladb::oware::{Board, Encoder};
+/// let e = Encoder::new(16);
+/// let b = Board([1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0]);
+/// assert_eq!(e.rank(&b), 588_953);
+/// assert_eq!(e.unrank(16, 588_953), b);
+/// assert_eq!(e.level_size(16), 12_685_179);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Encoder {
+    ranker: Ranker,
+}
+
+impl Encoder {
+    /// An encoder for levels `0..=max_seeds` (at most 48). Its tables grow as
+    /// `max_seeds²`, so solvers make one sized for the level at hand.
+    pub fn new(max_seeds: usize) -> Encoder {
+        assert!(max_seeds <= MAX_SEEDS);
+        Encoder { ranker: Ranker::new(PITS, max_seeds, Some(6)) }
+    }
+
+    /// Positions in level `seeds`.
+    pub fn level_size(&self, seeds: usize) -> u64 {
+        self.ranker.count(seeds)
+    }
+
+    /// Index of `board` within its level. The board must be in the domain.
+    #[inline]
+    pub fn rank(&self, board: &Board) -> u64 {
+        self.ranker.rank(&board.0)
+    }
+
+    /// The board at `index` of level `seeds`.
+    pub fn unrank(&self, seeds: usize, index: u64) -> Board {
+        let mut b = Board::EMPTY;
+        self.ranker.unrank(seeds, index, &mut b.0);
+        b
+    }
+
+    /// Steps `board` to the next position of its level in index order;
+    /// `false` after the last.
+    #[inline]
+    pub fn advance(&self, board: &mut Board) -> bool {
+        self.ranker.advance(&mut board.0)
+    }
+
+    /// Calls `f(index, board)` for the positions `start..end` of level
+    /// `seeds`, in order, unranking only the first.
+    #[inline]
+    pub fn for_range(&self, seeds: usize, start: u64, end: u64, mut f: impl FnMut(u64, &Board)) {
+        if start >= end {
+            return;
+        }
+        let mut b = self.unrank(seeds, start);
+        let mut i = start;
+        loop {
+            f(i, &b);
+            i += 1;
+            if i == end || !self.advance(&mut b) {
+                break;
+            }
+        }
+    }
+}
+
+/// Positions in level `seeds`: `C(n+11,11) - C(n+5,11)`.
+pub fn level_size(seeds: usize) -> u64 {
+    let n = seeds as u64;
+    (crate::compose::binomial(n + 11, 11) - crate::compose::binomial(n + 5, 11)) as u64
+}

@@ -1,0 +1,205 @@
+//! The rules of Oware: sowing, capturing, starving, and the two rule sets.
+//!
+//! Every value in the tables follows from [`moves`]: the value of a position
+//! is the best `captured - value(child)` over its legal moves, or `-seeds`
+//! when the player to move has no seeds (the opponent takes the rest).
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::board::{Board, PITS};
+use crate::error::Error;
+
+/// A rule set. They differ only in grand-slam captures.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub enum Rules {
+    /// The rules under which Romein & Bal solved Awari: a move that leaves the
+    /// opponent without seeds (a grand slam included) is legal only if every
+    /// move does; then the mover takes all seeds on the board.
+    #[default]
+    Awari,
+    /// International (Abapa) Oware: as `Awari`, except that a capture that
+    /// would take every opponent seed is legal but captures nothing.
+    Abapa,
+}
+
+impl Rules {
+    /// All rule sets.
+    pub const ALL: [Rules; 2] = [Rules::Awari, Rules::Abapa];
+
+    /// The rule set's name, as used on the command line and in file names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rules::Awari => "awari",
+            Rules::Abapa => "abapa",
+        }
+    }
+
+    /// Code stored in table headers.
+    pub fn code(self) -> u8 {
+        match self {
+            Rules::Awari => 1,
+            Rules::Abapa => 2,
+        }
+    }
+
+    /// The rule set with header code `code`.
+    pub fn from_code(code: u8) -> Option<Rules> {
+        Rules::ALL.into_iter().find(|r| r.code() == code)
+    }
+}
+
+impl fmt::Display for Rules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Rules {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Rules, Error> {
+        Rules::ALL
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| Error::Usage(format!("unknown rule set '{s}' (use awari or abapa)")))
+    }
+}
+
+/// A legal move and where it leads.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Move {
+    /// The pit sown, `0..6`.
+    pub pit: u8,
+    /// Seeds the mover gains. When every move starves the opponent, each move
+    /// ends the game and gains every seed on the board; `child` is then empty.
+    pub captured: u8,
+    /// The position after the move, seen by the opponent (now to move).
+    pub child: Board,
+}
+
+/// The legal moves of a position, in pit order, without allocation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Moves {
+    list: [Move; 6],
+    len: u8,
+}
+
+impl Moves {
+    /// The legal moves.
+    pub fn as_slice(&self) -> &[Move] {
+        &self.list[..usize::from(self.len)]
+    }
+
+    fn push(&mut self, m: Move) {
+        self.list[usize::from(self.len)] = m;
+        self.len += 1;
+    }
+}
+
+/// Sows pit `pit` of `b` in place (one seed per pit from `pit + 1` on,
+/// skipping `pit` itself on every lap) and returns the pit of the last seed.
+#[inline]
+pub fn sow(b: &mut [u8; PITS], pit: usize) -> usize {
+    let s = usize::from(b[pit]);
+    debug_assert!(s > 0);
+    b[pit] = 0;
+    let laps = (s / 11) as u8;
+    let rest = s % 11;
+    if laps > 0 {
+        for (k, v) in b.iter_mut().enumerate() {
+            if k != pit {
+                *v += laps;
+            }
+        }
+    }
+    if rest == 0 {
+        // The last seed completed a lap: it fell just before `pit`.
+        return (pit + PITS - 1) % PITS;
+    }
+    // Fewer than 11 seeds left: they reach neither `pit` nor a second lap.
+    let mut k = pit;
+    for _ in 0..rest {
+        k = if k + 1 == PITS { 0 } else { k + 1 };
+        b[k] += 1;
+    }
+    k
+}
+
+/// Seeds a capture would take after a lap ending in `last` on board `b`:
+/// from `last` backwards while the pit is the opponent's and holds 2 or 3.
+/// Returns the seeds and the lowest pit captured.
+#[inline]
+pub fn capture_run(b: &[u8; PITS], last: usize) -> (u8, usize) {
+    let mut got = 0u8;
+    let mut k = last;
+    while k >= 6 && (b[k] == 2 || b[k] == 3) {
+        got += b[k];
+        k -= 1;
+    }
+    (got, k + 1)
+}
+
+/// The legal moves of `board` under `rules`.
+///
+/// An empty list means the player to move has no seeds: the game ends and
+/// the value is `-seeds`.
+///
+/// ```
+/// use mancaladb::oware::{moves, Board, Rules};
+/// // The capture from pit 5 would starve the opponent, so only pit 0 is legal.
+/// let b = Board([1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0]);
+/// let m = moves(Rules::Awari, &b);
+/// assert_eq!(m.as_slice().len(), 1);
+/// assert_eq!(m.as_slice()[0].pit, 0);
+/// ```
+pub fn moves(rules: Rules, board: &Board) -> Moves {
+    let mut legal = Moves::default();
+    let mut starving = Moves::default();
+    for pit in 0..6 {
+        if board.0[pit] == 0 {
+            continue;
+        }
+        let mut b = board.0;
+        let last = sow(&mut b, pit);
+        let opponent: u8 = b[6..].iter().sum();
+        let (mut got, from) = if last >= 6 { capture_run(&b, last) } else { (0, last + 1) };
+        if got == opponent && got > 0 && rules == Rules::Abapa {
+            got = 0; // a grand slam captures nothing under Abapa
+        }
+        if got > 0 {
+            b[from..=last].fill(0);
+        }
+        let m = Move { pit: pit as u8, captured: got, child: Board(b).swapped() };
+        if opponent == got {
+            starving.push(m);
+        } else {
+            legal.push(m);
+        }
+    }
+    if legal.len == 0 && starving.len > 0 {
+        // Every move starves the opponent: each ends the game, the mover
+        // taking every seed on the board.
+        let all = board.seeds() as u8;
+        for m in &mut starving.list[..usize::from(starving.len)] {
+            m.captured = all;
+            m.child = Board::EMPTY;
+        }
+        return starving;
+    }
+    legal
+}
+
+/// The value of a position from its children's values: the best
+/// `captured - value(child)`, or `-seeds` when there is no move.
+pub fn value_from_children(
+    rules: Rules,
+    board: &Board,
+    mut child_value: impl FnMut(&Board) -> i8,
+) -> i8 {
+    let ms = moves(rules, board);
+    ms.as_slice()
+        .iter()
+        .map(|m| m.captured as i8 - child_value(&m.child))
+        .max()
+        .unwrap_or(-(board.seeds() as i8))
+}
