@@ -123,24 +123,36 @@ impl Ranker {
     /// Whether `x` lies in the ranked domain (the emptiness constraint).
     #[inline]
     pub fn in_domain(&self, x: &[u8]) -> bool {
-        self.constrained_from == self.pits || x[self.constrained_from..self.pits].contains(&0)
+        // `iter().any` rather than `contains`, which calls memchr for bytes.
+        self.constrained_from == self.pits || x[self.constrained_from..self.pits].iter().any(|&v| v == 0)
     }
 
     /// Rank of `x` among the boards with the same seed count.
     ///
-    /// `x` must hold at most [`Ranker::max_seeds`] seeds and lie in the domain
-    /// (checked in debug builds).
+    /// `x` must have [`Ranker::pits`] pits, hold at most
+    /// [`Ranker::max_seeds`] seeds and lie in the domain (checked in debug
+    /// builds). The pit count is a compile-time constant so that the loop
+    /// unrolls into independent table loads.
     #[inline]
-    pub fn rank(&self, x: &[u8]) -> u64 {
-        debug_assert_eq!(x.len(), self.pits);
+    pub fn rank<const P: usize>(&self, x: &[u8; P]) -> u64 {
+        self.rank_with_sum(x, x.iter().map(|&v| usize::from(v)).sum())
+    }
+
+    /// [`Ranker::rank`] for a board known to hold `seeds` seeds.
+    #[inline]
+    pub fn rank_with_sum<const P: usize>(&self, x: &[u8; P], seeds: usize) -> u64 {
+        debug_assert_eq!(P, self.pits);
         debug_assert!(self.in_domain(x));
-        let mut s: usize = x.iter().map(|&v| usize::from(v)).sum();
-        debug_assert!(s <= self.max_seeds);
+        debug_assert_eq!(seeds, x.iter().map(|&v| usize::from(v)).sum::<usize>());
+        debug_assert!(seeds <= self.max_seeds);
+        let s1 = self.max_seeds + 1;
+        let block = 2 * s1 * s1;
+        let mut s = seeds;
         let mut ok = self.initially_ok();
         let mut r = 0u64;
-        for k in (1..self.pits).rev() {
+        for k in (1..P).rev() {
             let v = usize::from(x[k]);
-            r += self.below[self.slot(k, ok, s, v)];
+            r += self.below[k * block + ok * s1 * s1 + s * s1 + v];
             ok |= usize::from(k >= self.constrained_from && v == 0);
             s -= v;
         }
@@ -154,10 +166,14 @@ impl Ranker {
         let mut s = seeds;
         let mut ok = self.initially_ok();
         for k in (1..self.pits).rev() {
-            // Largest v with below[v] <= index; below is non-decreasing in v.
+            // Largest v with below[v] <= index; below is non-decreasing in v,
+            // and pits hold few seeds, so a forward scan beats bisection.
             let base = self.slot(k, ok, s, 0);
             let row = &self.below[base..=base + s];
-            let v = row.partition_point(|&b| b <= index) - 1;
+            let mut v = 0;
+            while v < s && row[v + 1] <= index {
+                v += 1;
+            }
             index -= row[v];
             x[k] = v as u8;
             ok |= usize::from(k >= self.constrained_from && v == 0);
@@ -248,6 +264,16 @@ mod tests {
         all
     }
 
+    fn rank_dyn(r: &Ranker, b: &[u8]) -> u64 {
+        match b.len() {
+            4 => r.rank::<4>(b.try_into().unwrap()),
+            5 => r.rank::<5>(b.try_into().unwrap()),
+            6 => r.rank::<6>(b.try_into().unwrap()),
+            7 => r.rank::<7>(b.try_into().unwrap()),
+            _ => unreachable!(),
+        }
+    }
+
     #[test]
     fn rank_unrank_advance_agree_with_brute_force() {
         for &(pits, cons) in &[(5usize, None), (6, Some(3)), (4, Some(1)), (7, Some(6))] {
@@ -257,7 +283,7 @@ mod tests {
                 assert_eq!(r.count(n), all.len() as u64, "count pits={pits} n={n}");
                 let mut walk = all.first().cloned().unwrap_or_default();
                 for (i, b) in all.iter().enumerate() {
-                    assert_eq!(r.rank(b), i as u64);
+                    assert_eq!(rank_dyn(&r, b), i as u64);
                     let mut u = vec![0u8; pits];
                     r.unrank(n, i as u64, &mut u);
                     assert_eq!(&u, b);

@@ -30,17 +30,17 @@ impl Board {
     }
 
     /// The same board seen by the other player (their pits first).
+    #[inline]
     pub fn swapped(&self) -> Board {
-        let mut b = [0u8; PITS];
-        b[..6].copy_from_slice(&self.0[6..]);
-        b[6..].copy_from_slice(&self.0[..6]);
-        Board(b)
+        Board(std::array::from_fn(|k| self.0[(k + 6) % PITS]))
     }
 
     /// Whether the board lies in the stored domain: at least one empty pit on
     /// the opponent's side. Every child of a move does (the pit just sown from).
+    #[inline]
     pub fn in_domain(&self) -> bool {
-        self.0[6..].contains(&0)
+        // `iter().any` rather than `contains`, which calls memchr for bytes.
+        self.0[6..].iter().any(|&v| v == 0)
     }
 
     /// Parses twelve pit counts, given as separate words or as one string

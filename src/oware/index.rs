@@ -42,6 +42,12 @@ impl Encoder {
         self.ranker.rank(&board.0)
     }
 
+    /// [`Encoder::rank`] of a board known to hold `seeds` seeds.
+    #[inline]
+    pub fn rank_in(&self, seeds: usize, board: &Board) -> u64 {
+        self.ranker.rank_with_sum(&board.0, seeds)
+    }
+
     /// The board at `index` of level `seeds`.
     pub fn unrank(&self, seeds: usize, index: u64) -> Board {
         let mut b = Board::EMPTY;
@@ -54,6 +60,11 @@ impl Encoder {
     #[inline]
     pub fn advance(&self, board: &mut Board) -> bool {
         self.ranker.advance(&mut board.0)
+    }
+
+    /// A cursor over level `seeds`, for visiting increasing indices.
+    pub fn cursor(&self, seeds: usize) -> Cursor<'_> {
+        Cursor { enc: self, seeds, index: 0, board: self.unrank(seeds, 0) }
     }
 
     /// Calls `f(index, board)` for the positions `start..end` of level
@@ -79,4 +90,35 @@ impl Encoder {
 pub fn level_size(seeds: usize) -> u64 {
     let n = seeds as u64;
     (crate::compose::binomial(n + 11, 11) - crate::compose::binomial(n + 5, 11)) as u64
+}
+
+/// Visits positions of one level at increasing indices: short gaps are
+/// walked with [`Encoder::advance`], long ones jumped with
+/// [`Encoder::unrank`], whichever is cheaper.
+pub struct Cursor<'a> {
+    enc: &'a Encoder,
+    seeds: usize,
+    index: u64,
+    board: Board,
+}
+
+impl Cursor<'_> {
+    /// Gaps up to this long are walked rather than jumped.
+    const WALK: u64 = 16;
+
+    /// The board at `index`, which must not be below the previous one.
+    #[inline]
+    pub fn seek(&mut self, index: u64) -> Board {
+        debug_assert!(index >= self.index);
+        if index - self.index > Self::WALK {
+            self.board = self.enc.unrank(self.seeds, index);
+        } else {
+            while self.index < index {
+                self.enc.advance(&mut self.board);
+                self.index += 1;
+            }
+        }
+        self.index = index;
+        self.board
+    }
 }

@@ -8,5 +8,5 @@ pub mod forward;
 pub mod solve;
 
 pub use board::{Board, MAX_SEEDS, PITS};
-pub use index::{level_size, Encoder};
+pub use index::{level_size, Cursor, Encoder};
 pub use rules::{capture_run, moves, sow, value_from_children, Move, Moves, Rules};

@@ -39,8 +39,9 @@ pub fn for_each_predecessor(rules: Rules, child: &Board, mut f: impl FnMut(&Boar
             if k >= 6 && !quiet_landing(rules, &after, k, opponent) {
                 continue; // that move captures
             }
-            if p[6..].contains(&0) {
-                f(&Board(p));
+            let pred = Board(p);
+            if pred.in_domain() {
+                f(&pred);
             }
         }
     }

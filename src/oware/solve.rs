@@ -48,28 +48,19 @@ pub fn solve_level(rules: Rules, seeds: usize, lower: &[&[i8]], progress: Progre
     let n = usize::try_from(size).expect("level fits in memory");
 
     // Forward pass: best capture and number of quiet moves of every position.
-    let mut best_capture = vec![0i8; n];
-    let mut quiet = vec![0u8; n];
+    let mut cells: Vec<Cell> = (0..n)
+        .into_par_iter()
+        .map(|_| Cell { value: AtomicI8::new(UNKNOWN), quiet: AtomicU8::new(0), best: NO_CAPTURE })
+        .collect();
     let stage = progress.stage(format!("level {seeds}: moves"), size);
-    best_capture
-        .par_chunks_mut(CHUNK as usize)
-        .zip(quiet.par_chunks_mut(CHUNK as usize))
-        .enumerate()
-        .for_each(|(c, (best, count))| {
-            let start = c as u64 * CHUNK;
-            enc.for_range(seeds, start, start + best.len() as u64, |i, b| {
-                let j = (i - start) as usize;
-                let (e, q) = exits(rules, &enc, lower, b);
-                best[j] = e;
-                count[j] = q;
-            });
-            stage.inc(best.len() as u64);
-        });
+    cells.par_chunks_mut(CHUNK as usize).enumerate().for_each(|(c, chunk)| {
+        let start = c as u64 * CHUNK;
+        forward_chunk(rules, seeds, &enc, lower, start, chunk);
+        stage.inc(chunk.len() as u64);
+    });
     stage.finish();
 
-    let value: Vec<AtomicI8> = (0..n).into_par_iter().map(|_| AtomicI8::new(UNKNOWN)).collect();
-    let quiet = into_atomic(quiet);
-    let solver = Propagation { rules, seeds, enc: &enc, best_capture: &best_capture, quiet: &quiet, value: &value };
+    let solver = Propagation { rules, seeds, enc: &enc, cells: &cells };
 
     let stage = progress.stage(format!("level {seeds}: values"), size);
     for t in (1..=seeds as i8).rev() {
@@ -84,35 +75,68 @@ pub fn solve_level(rules: Rules, seeds: usize, lower: &[&[i8]], progress: Progre
     }
     stage.finish();
 
-    value
+    cells
         .into_par_iter()
-        .map(|v| match v.into_inner() {
+        .map(|c| match c.value.into_inner() {
             UNKNOWN => 0,
             v => v,
         })
         .collect()
 }
 
-/// The best capture (`NO_CAPTURE` if none; `-seeds` if there is no move at
-/// all) and the number of quiet moves of `b`.
-#[inline]
-fn exits(rules: Rules, enc: &Encoder, lower: &[&[i8]], b: &Board) -> (i8, u8) {
-    let ms = moves(rules, b);
-    if ms.as_slice().is_empty() {
-        return (-(b.seeds() as i8), 0);
-    }
-    let mut best = NO_CAPTURE;
-    let mut quiet = 0u8;
-    for m in ms.as_slice() {
-        if m.captured == 0 {
-            quiet += 1;
-        } else {
-            let level = b.seeds() - usize::from(m.captured);
-            let child = lower[level][enc.rank(&m.child) as usize];
-            best = best.max(m.captured as i8 - child);
+/// Fills the best capture and quiet-move count of the cells of positions
+/// `start..start + cells.len()`.
+///
+/// Capture values live in lower levels, at random places: each lookup is
+/// prefetched and resolved `LAG` captures later so that misses overlap.
+fn forward_chunk(rules: Rules, seeds: usize, enc: &Encoder, lower: &[&[i8]], start: u64, cells: &mut [Cell]) {
+    const LAG: usize = 16;
+    // (cell, captured, lower level, index there)
+    let mut ring = [(0usize, 0u8, 0usize, 0usize); LAG];
+    let mut n = 0usize;
+    let resolve = |cells: &mut [Cell], (j, captured, level, index): (usize, u8, usize, usize)| {
+        let v = captured as i8 - lower[level][index];
+        cells[j].best = cells[j].best.max(v);
+    };
+    enc.for_range(seeds, start, start + cells.len() as u64, |i, b| {
+        let j = (i - start) as usize;
+        let ms = moves(rules, b);
+        if ms.as_slice().is_empty() {
+            cells[j].best = -(seeds as i8); // no seeds: the opponent takes the rest
+            return;
         }
+        let mut quiet = 0u8;
+        for m in ms.as_slice() {
+            if m.captured == 0 {
+                quiet += 1;
+                continue;
+            }
+            let level = seeds - usize::from(m.captured);
+            let index = enc.rank_in(level, &m.child) as usize;
+            prefetch(&lower[level][index]);
+            let slot = &mut ring[n % LAG];
+            if n >= LAG {
+                resolve(cells, *slot);
+            }
+            *slot = (j, m.captured, level, index);
+            n += 1;
+        }
+        *cells[j].quiet.get_mut() = quiet;
+    });
+    for k in n.saturating_sub(LAG)..n {
+        resolve(cells, ring[k % LAG]);
     }
-    (best, quiet)
+}
+
+/// The working state of one position, kept together so that a visit from a
+/// predecessor walk touches one cache line.
+struct Cell {
+    /// The value once known, else `UNKNOWN`.
+    value: AtomicI8,
+    /// Quiet moves not yet known to lead into `W` of the current threshold.
+    quiet: AtomicU8,
+    /// Best capture value, `NO_CAPTURE` if none.
+    best: i8,
 }
 
 /// Shared state of the backward propagation of one level.
@@ -120,34 +144,33 @@ struct Propagation<'a> {
     rules: Rules,
     seeds: usize,
     enc: &'a Encoder,
-    best_capture: &'a [i8],
-    quiet: &'a [AtomicU8],
-    value: &'a [AtomicI8],
+    cells: &'a [Cell],
 }
 
 impl Propagation<'_> {
     /// Claims `index` for value `v` if still unknown; true if this call did.
     #[inline]
     fn claim(&self, index: usize, v: i8) -> bool {
-        self.value[index].compare_exchange(UNKNOWN, v, Relaxed, Relaxed).is_ok()
+        self.cells[index].value.compare_exchange(UNKNOWN, v, Relaxed, Relaxed).is_ok()
     }
 
     /// The positions entering `W_t` and `L_t` without help from this
     /// threshold's propagation: a capture worth exactly `t`, or no quiet move
     /// left and a best capture of exactly `-t`.
     fn seed(&self, t: i8) -> (Vec<Board>, Vec<Board>) {
-        let parts: Vec<(Vec<Board>, Vec<Board>)> = (0..self.value.len())
+        let parts: Vec<(Vec<Board>, Vec<Board>)> = (0..self.cells.len())
             .into_par_iter()
             .step_by(CHUNK as usize)
             .map(|start| {
-                let end = (start + CHUNK as usize).min(self.value.len());
+                let end = (start + CHUNK as usize).min(self.cells.len());
                 let (mut w, mut l) = (Vec::new(), Vec::new());
+                let mut cursor = self.enc.cursor(self.seeds);
                 for i in start..end {
-                    let e = self.best_capture[i];
+                    let e = self.cells[i].best;
                     if e == t && self.claim(i, t) {
-                        w.push(self.enc.unrank(self.seeds, i as u64));
-                    } else if e == -t && self.quiet[i].load(Relaxed) == 0 && self.claim(i, -t) {
-                        l.push(self.enc.unrank(self.seeds, i as u64));
+                        w.push(cursor.seek(i as u64));
+                    } else if e == -t && self.cells[i].quiet.load(Relaxed) == 0 && self.claim(i, -t) {
+                        l.push(cursor.seek(i as u64));
                     }
                 }
                 (w, l)
@@ -161,12 +184,13 @@ impl Propagation<'_> {
     /// those left with none (and no capture better than `-t`) enter `L_t`.
     fn after_wins(&self, t: i8, wins: &[Board]) -> Vec<Board> {
         self.round(wins, |p| {
-            if self.value[p].load(Relaxed) != UNKNOWN {
+            let cell = &self.cells[p];
+            if cell.value.load(Relaxed) != UNKNOWN {
                 return false;
             }
-            let before = self.quiet[p].fetch_sub(1, Relaxed);
+            let before = cell.quiet.fetch_sub(1, Relaxed);
             debug_assert!(before > 0);
-            before == 1 && self.best_capture[p] <= -t && self.claim(p, -t)
+            before == 1 && cell.best <= -t && self.claim(p, -t)
         })
     }
 
@@ -181,13 +205,30 @@ impl Propagation<'_> {
         let parts: Vec<Vec<Board>> = frontier
             .par_chunks(4096)
             .map(|chunk| {
+                // A software pipeline: each predecessor's cell is prefetched
+                // and visited LAG predecessors later, so that cache misses
+                // overlap instead of stalling one by one.
+                const LAG: usize = 16;
                 let mut out = Vec::new();
+                let mut ring = [(0usize, Board::EMPTY); LAG];
+                let mut n = 0usize;
                 for child in chunk {
                     for_each_predecessor(self.rules, child, |p| {
-                        if visit(self.enc.rank(p) as usize) {
-                            out.push(*p);
+                        let i = self.enc.rank_in(self.seeds, p) as usize;
+                        prefetch(&self.cells[i]);
+                        let slot = &mut ring[n % LAG];
+                        if n >= LAG && visit(slot.0) {
+                            out.push(slot.1);
                         }
+                        *slot = (i, *p);
+                        n += 1;
                     });
+                }
+                for k in n.saturating_sub(LAG)..n {
+                    let (i, p) = ring[k % LAG];
+                    if visit(i) {
+                        out.push(p);
+                    }
                 }
                 out
             })
@@ -197,10 +238,16 @@ impl Propagation<'_> {
 
 }
 
-/// Reinterprets counters as atomics without copying.
-fn into_atomic(v: Vec<u8>) -> Vec<AtomicU8> {
-    let mut v = std::mem::ManuallyDrop::new(v);
-    // SAFETY: AtomicU8 has the same size, alignment and bit validity as u8,
-    // and the vector's allocation is handed over whole.
-    unsafe { Vec::from_raw_parts(v.as_mut_ptr().cast::<AtomicU8>(), v.len(), v.capacity()) }
+/// Hints the processor to load `item` into cache; no effect on other targets.
+#[inline(always)]
+fn prefetch<T>(item: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; it never faults, even on bad addresses,
+    // and this one is a valid reference anyway.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((item as *const T).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = item;
 }
