@@ -19,7 +19,7 @@
 //! assert_eq!(r.count(2), 6);
 //! assert_eq!(r.rank(&[0, 2, 0]), 2);
 //! let mut x = [0u8; 3];
-//! r.unrank(2, 4, &mut x);
+//! r.unrank(2, 3, &mut x);
 //! assert_eq!(x, [1, 0, 1]);
 //! ```
 
