@@ -1,0 +1,231 @@
+//! A table directory: naming, building level by level, resuming, and
+//! opening levels for queries.
+//!
+//! Layout under the directory (default `db/`):
+//!
+//! * `<rules>-<NN>.mdb`: the stored table of level `NN` (see [`crate::table`]);
+//! * `raw/<rules>/scores.<N>`: the same values uncompressed, one signed byte
+//!   per position (the VU layout), memory-mapped by the builder because
+//!   capture moves probe lower levels at random. A cache: rebuilt from the
+//!   tables whenever missing or not matching their content checksum.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use memmap2::Mmap;
+
+use crate::error::{Error, Result};
+use crate::oware::{level_size, solve::solve_level, Rules, MAX_SEEDS};
+use crate::progress::Progress;
+use crate::table::{self, Table, TableId};
+
+/// Game code of Oware tables.
+pub const GAME_OWARE: u8 = 1;
+
+/// A directory of Oware tables.
+#[derive(Clone, Debug)]
+pub struct Db {
+    dir: PathBuf,
+}
+
+/// What happened to one level during a build.
+#[derive(Clone, Debug)]
+pub struct LevelReport {
+    /// The level.
+    pub seeds: usize,
+    /// Positions in the level.
+    pub positions: u64,
+    /// Whether a valid table was already there.
+    pub skipped: bool,
+    /// Wall time of solving and writing (0 when skipped).
+    pub seconds: f64,
+    /// Peak resident memory while building the level, if known.
+    pub peak_rss: Option<u64>,
+    /// Size of the table file.
+    pub file_bytes: u64,
+}
+
+impl Db {
+    /// The table directory `dir` (not created until a build writes to it).
+    pub fn new(dir: impl Into<PathBuf>) -> Db {
+        Db { dir: dir.into() }
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Path of the table of `rules`, level `seeds`.
+    pub fn table_path(&self, rules: Rules, seeds: usize) -> PathBuf {
+        self.dir.join(format!("{}-{seeds:02}.mdb", rules.name()))
+    }
+
+    /// Path of the uncompressed working copy of a level.
+    pub fn raw_path(&self, rules: Rules, seeds: usize) -> PathBuf {
+        self.dir.join("raw").join(rules.name()).join(format!("scores.{seeds}"))
+    }
+
+    /// Opens the table of a level and checks that it is the one asked for.
+    /// A missing file is [`Error::Missing`] with the command that builds it.
+    pub fn open(&self, rules: Rules, seeds: usize) -> Result<Table> {
+        let path = self.table_path(rules, seeds);
+        if !path.exists() {
+            return Err(Error::Missing {
+                what: format!("level {seeds} ({rules})"),
+                dir: self.dir.clone(),
+                hint: format!(
+                    "mancaladb build --rules {rules} --max-seeds {seeds} --db {}",
+                    self.dir.display()
+                ),
+            });
+        }
+        let t = Table::open(&path)?;
+        let want = TableId { game: GAME_OWARE, rules: rules.code(), seeds: seeds as u32 };
+        let h = t.header();
+        if h.id != want {
+            return Err(Error::corrupt(
+                &path,
+                format!("holds game {} rules {} level {}, not {rules} level {seeds}", h.id.game, h.id.rules, h.id.seeds),
+            ));
+        }
+        if h.positions != level_size(seeds) {
+            return Err(Error::corrupt(
+                &path,
+                format!("{} positions, level {seeds} has {}", h.positions, level_size(seeds)),
+            ));
+        }
+        Ok(t)
+    }
+
+    /// Levels of `rules` present in the directory, in order.
+    pub fn levels(&self, rules: Rules) -> Vec<usize> {
+        (0..=MAX_SEEDS).filter(|&n| self.table_path(rules, n).exists()).collect()
+    }
+
+    /// Builds levels `0..=max_seeds` of `rules`, skipping levels whose table
+    /// is present and passes its checksum, so an interrupted build resumes.
+    /// `on_level` is called as each level is done.
+    pub fn build(
+        &self,
+        rules: Rules,
+        max_seeds: usize,
+        progress: Progress,
+        mut on_level: impl FnMut(&LevelReport),
+    ) -> Result<Vec<LevelReport>> {
+        if max_seeds > MAX_SEEDS {
+            return Err(Error::Usage(format!("--max-seeds {max_seeds}: an Oware game has {MAX_SEEDS} seeds")));
+        }
+        let raw_dir = self.raw_path(rules, 0).parent().expect("raw dir").to_path_buf();
+        std::fs::create_dir_all(&raw_dir).map_err(|e| Error::io(&raw_dir, e))?;
+        let mut lower: Vec<Mmap> = Vec::with_capacity(max_seeds + 1);
+        let mut reports = Vec::new();
+        for seeds in 0..=max_seeds {
+            let report = match self.existing(rules, seeds, progress)? {
+                Some(report) => report,
+                None => {
+                    reset_peak_rss();
+                    let start = Instant::now();
+                    let slices: Vec<&[i8]> = lower.iter().map(|m| table::as_values(m)).collect();
+                    let values = solve_level(rules, seeds, &slices, progress);
+                    let id = TableId { game: GAME_OWARE, rules: rules.code(), seeds: seeds as u32 };
+                    let path = self.table_path(rules, seeds);
+                    table::write_table(&path, id, &values)?;
+                    write_raw(&self.raw_path(rules, seeds), &values)?;
+                    let file_bytes = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
+                    LevelReport {
+                        seeds,
+                        positions: values.len() as u64,
+                        skipped: false,
+                        seconds: start.elapsed().as_secs_f64(),
+                        peak_rss: peak_rss(),
+                        file_bytes,
+                    }
+                }
+            };
+            lower.push(map_raw(&self.raw_path(rules, seeds))?);
+            on_level(&report);
+            reports.push(report);
+        }
+        Ok(reports)
+    }
+
+    /// If level `seeds` is already built and sound, makes sure its raw copy
+    /// is too and reports it; `None` if it must be built. A corrupt table is
+    /// reported and rebuilt.
+    fn existing(&self, rules: Rules, seeds: usize, progress: Progress) -> Result<Option<LevelReport>> {
+        let path = self.table_path(rules, seeds);
+        if !path.exists() {
+            return Ok(None);
+        }
+        let table = match self.open(rules, seeds).and_then(|t| t.verify().map(|_| t)) {
+            Ok(t) => t,
+            Err(e) => {
+                progress.line(&format!("{e}; rebuilding level {seeds}"));
+                return Ok(None);
+            }
+        };
+        let raw = self.raw_path(rules, seeds);
+        let raw_ok = map_raw(&raw).is_ok_and(|m| table::sha256(&m) == table.header().content_sha256);
+        if !raw_ok {
+            write_raw(&raw, &table.read_all()?)?;
+        }
+        Ok(Some(LevelReport {
+            seeds,
+            positions: table.header().positions,
+            skipped: true,
+            seconds: 0.0,
+            peak_rss: None,
+            file_bytes: table.file_len(),
+        }))
+    }
+}
+
+impl Db {
+    /// Writes `scores.N` (one signed byte per position, index order, no
+    /// header: the published VU layout) into `out` for every level of
+    /// `rules` present. Returns the levels written.
+    pub fn export_vu(&self, rules: Rules, out: &Path) -> Result<Vec<usize>> {
+        let levels = self.levels(rules);
+        if levels.is_empty() {
+            return Err(Error::Missing {
+                what: format!("no {rules} level"),
+                dir: self.dir.clone(),
+                hint: format!("mancaladb build --rules {rules} --db {}", self.dir.display()),
+            });
+        }
+        std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+        for &seeds in &levels {
+            let t = self.open(rules, seeds)?;
+            t.verify()?;
+            write_raw(&out.join(format!("scores.{seeds}")), &t.read_all()?)?;
+        }
+        Ok(levels)
+    }
+}
+
+fn write_raw(path: &Path, values: &[i8]) -> Result<()> {
+    use std::io::Write;
+    table::write_atomically(path, |f| f.write_all(table::as_bytes(values)))
+}
+
+fn map_raw(path: &Path) -> Result<Mmap> {
+    let f = File::open(path).map_err(|e| Error::io(path, e))?;
+    // SAFETY: read-only map of a file this process wrote and only replaces by
+    // rename; its contents were checked against the table checksum.
+    unsafe { Mmap::map(&f) }.map_err(|e| Error::io(path, e))
+}
+
+/// Resets the kernel's peak-RSS mark of this process (Linux; else no-op).
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// Peak resident memory of this process since the last reset, in bytes.
+pub fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}

@@ -1,0 +1,367 @@
+//! The stored table format: one file per game, rule set and level.
+//!
+//! ```text
+//! offset  size  field
+//!      0     8  magic "MNCLADB\n"
+//!      8     4  format version (1)
+//!     12     1  game (1 = Oware)
+//!     13     1  rule set (game-specific code; Oware: 1 = awari, 2 = abapa)
+//!     14     1  value encoding (1 = one signed byte per position)
+//!     15     1  reserved, 0
+//!     16     4  seeds on the board (the level)
+//!     20     4  block size, in positions
+//!     24     8  positions
+//!     32     8  blocks = ceil(positions / block size)
+//!     40    32  sha256 of the uncompressed values (the VU `scores.N` bytes)
+//!     72     8  first 8 bytes of sha256(bytes 0..72 ++ block index)
+//!     80  8(b+1)  block index: offsets of the blocks from the data start
+//!      .     .  data: one zstd frame (with content checksum) per block
+//!  end-32   32  sha256 of every byte before it
+//! ```
+//!
+//! All integers are little-endian. Files are written under a temporary name
+//! and renamed once complete. [`Table::open`] checks the structure and the
+//! header checksum (cheap); every block read is checked by zstd's content
+//! checksum and its length; [`Table::verify`] checks the whole-file sha256.
+//! Anything that does not add up is an [`Error::Corrupt`] naming the file.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use memmap2::Mmap;
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+
+const MAGIC: &[u8; 8] = b"MNCLADB\n";
+/// The format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+const HEADER_LEN: usize = 80;
+const TRAILER_LEN: usize = 32;
+/// Value encoding: one signed byte per position.
+const ENCODING_I8: u8 = 1;
+/// Positions per compressed block: a query decompresses 64 KiB.
+pub const BLOCK_SIZE: u32 = 1 << 16;
+const ZSTD_LEVEL: i32 = 9;
+
+/// What a table holds: which game, rule set and level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableId {
+    /// Game code (1 = Oware).
+    pub game: u8,
+    /// Rule-set code within the game.
+    pub rules: u8,
+    /// Seeds on the board.
+    pub seeds: u32,
+}
+
+/// The fixed-size header of a table file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// Game, rule set and level.
+    pub id: TableId,
+    /// Positions per block.
+    pub block_size: u32,
+    /// Positions in the level.
+    pub positions: u64,
+    /// Number of blocks.
+    pub blocks: u64,
+    /// sha256 of the uncompressed values in index order.
+    pub content_sha256: [u8; 32],
+}
+
+/// sha256 as lowercase hex.
+pub fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// sha256 of a byte slice.
+pub fn sha256(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+/// Views signed values as the bytes stored on disk.
+pub fn as_bytes(values: &[i8]) -> &[u8] {
+    // SAFETY: i8 and u8 have the same size, alignment and validity.
+    unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), values.len()) }
+}
+
+/// Views stored bytes as signed values.
+pub fn as_values(bytes: &[u8]) -> &[i8] {
+    // SAFETY: i8 and u8 have the same size, alignment and validity.
+    unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<i8>(), bytes.len()) }
+}
+
+/// Writes `bytes` to `path` through a temporary file renamed when complete.
+pub fn write_atomically(path: &Path, write: impl FnOnce(&mut File) -> std::io::Result<()>) -> Result<()> {
+    let tmp = tmp_path(path);
+    let result = (|| {
+        let mut f = File::create(&tmp)?;
+        write(&mut f)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io(path, e)
+    })
+}
+
+fn tmp_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    path.with_file_name(name)
+}
+
+/// Compresses `values` and writes them as a table file at `path`.
+/// Returns the sha256 of the whole file.
+pub fn write_table(path: &Path, id: TableId, values: &[i8]) -> Result<[u8; 32]> {
+    let bytes = as_bytes(values);
+    let frames: Vec<Vec<u8>> = bytes
+        .par_chunks(BLOCK_SIZE as usize)
+        .map(compress_block)
+        .collect::<std::io::Result<_>>()
+        .map_err(|e| Error::io(path, e))?;
+    let header = Header {
+        id,
+        block_size: BLOCK_SIZE,
+        positions: values.len() as u64,
+        blocks: frames.len() as u64,
+        content_sha256: sha256(bytes),
+    };
+    let mut head = encode_header(&header);
+    let mut offset = 0u64;
+    let mut index = Vec::with_capacity(8 * (frames.len() + 1));
+    index.extend_from_slice(&offset.to_le_bytes());
+    for f in &frames {
+        offset += f.len() as u64;
+        index.extend_from_slice(&offset.to_le_bytes());
+    }
+    let check = header_check(&head[..72], &index);
+    head[72..80].copy_from_slice(&check);
+    let mut file_hash = Sha256::new();
+    write_atomically(path, |f| {
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, f);
+        for part in std::iter::once(&head[..]).chain([&index[..]]).chain(frames.iter().map(|v| &v[..])) {
+            file_hash.update(part);
+            out.write_all(part)?;
+        }
+        let digest: [u8; 32] = file_hash.clone().finalize().into();
+        out.write_all(&digest)?;
+        out.flush()
+    })?;
+    Ok(file_hash.finalize().into())
+}
+
+fn compress_block(block: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut c = zstd::bulk::Compressor::new(ZSTD_LEVEL)?;
+    c.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))?;
+    c.compress(block)
+}
+
+fn encode_header(h: &Header) -> [u8; HEADER_LEN] {
+    let mut b = [0u8; HEADER_LEN];
+    b[0..8].copy_from_slice(MAGIC);
+    b[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    b[12] = h.id.game;
+    b[13] = h.id.rules;
+    b[14] = ENCODING_I8;
+    b[16..20].copy_from_slice(&h.id.seeds.to_le_bytes());
+    b[20..24].copy_from_slice(&h.block_size.to_le_bytes());
+    b[24..32].copy_from_slice(&h.positions.to_le_bytes());
+    b[32..40].copy_from_slice(&h.blocks.to_le_bytes());
+    b[40..72].copy_from_slice(&h.content_sha256);
+    b
+}
+
+fn header_check(head: &[u8], index: &[u8]) -> [u8; 8] {
+    let mut h = Sha256::new();
+    h.update(head);
+    h.update(index);
+    let d = h.finalize();
+    d[..8].try_into().expect("8 bytes")
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// An open, memory-mapped table file.
+pub struct Table {
+    path: PathBuf,
+    map: Mmap,
+    header: Header,
+    data_start: usize,
+    /// The last block decompressed, for runs of nearby reads.
+    cache: Mutex<Option<(u64, Vec<u8>)>>,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table").field("path", &self.path).field("header", &self.header).finish()
+    }
+}
+
+impl Table {
+    /// Opens and structurally checks the table at `path`: magic, version,
+    /// sizes, header checksum and block index. Cheap; see [`Table::verify`].
+    pub fn open(path: &Path) -> Result<Table> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        // SAFETY: the map is read-only; table files are only ever replaced by
+        // rename, never modified in place, so the mapped bytes do not change.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+        let bad = |why: String| Error::corrupt(path, why);
+        if map.len() < HEADER_LEN + 8 + TRAILER_LEN {
+            return Err(bad(format!("truncated: {} bytes", map.len())));
+        }
+        if &map[0..8] != MAGIC {
+            return Err(bad("not a mancaladb table (bad magic)".into()));
+        }
+        let version = u32_at(&map, 8);
+        if version != FORMAT_VERSION {
+            return Err(bad(format!("format version {version}; this build reads version {FORMAT_VERSION}")));
+        }
+        if map[14] != ENCODING_I8 {
+            return Err(bad(format!("unknown value encoding {}", map[14])));
+        }
+        let header = Header {
+            id: TableId { game: map[12], rules: map[13], seeds: u32_at(&map, 16) },
+            block_size: u32_at(&map, 20),
+            positions: u64_at(&map, 24),
+            blocks: u64_at(&map, 32),
+            content_sha256: map[40..72].try_into().expect("32 bytes"),
+        };
+        let bs = u64::from(header.block_size);
+        if bs == 0 || header.blocks != header.positions.div_ceil(bs) {
+            return Err(bad("block count does not match positions and block size".into()));
+        }
+        let index_len = header
+            .blocks
+            .checked_add(1)
+            .and_then(|b| b.checked_mul(8))
+            .and_then(|b| usize::try_from(b).ok())
+            .filter(|&b| HEADER_LEN + b + TRAILER_LEN <= map.len())
+            .ok_or_else(|| bad(format!("truncated: {} bytes cannot hold the block index", map.len())))?;
+        let data_start = HEADER_LEN + index_len;
+        let index = &map[HEADER_LEN..data_start];
+        if header_check(&map[..72], index) != map[72..80] {
+            return Err(bad("header checksum mismatch".into()));
+        }
+        let data_len = (map.len() - data_start - TRAILER_LEN) as u64;
+        let mut prev = 0u64;
+        for k in 0..=header.blocks as usize {
+            let off = u64_at(index, 8 * k);
+            if (k == 0 && off != 0) || off < prev || off > data_len {
+                return Err(bad(format!("block index entry {k} out of order or out of bounds")));
+            }
+            prev = off;
+        }
+        if prev != data_len {
+            return Err(bad(format!(
+                "size mismatch: blocks end at {} but the file holds {data_len} data bytes (truncated or padded)",
+                prev
+            )));
+        }
+        Ok(Table { path: path.to_path_buf(), map, header, data_start, cache: Mutex::new(None) })
+    }
+
+    /// The file's header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Size of the file in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.map.len() as u64
+    }
+
+    /// Checks the whole-file sha256 and returns it.
+    pub fn verify(&self) -> Result<[u8; 32]> {
+        let body = &self.map[..self.map.len() - TRAILER_LEN];
+        let digest = sha256(body);
+        if digest[..] != self.map[self.map.len() - TRAILER_LEN..] {
+            return Err(Error::corrupt(&self.path, "file checksum mismatch"));
+        }
+        Ok(digest)
+    }
+
+    /// Positions in block `block`.
+    fn block_len(&self, block: u64) -> usize {
+        let bs = u64::from(self.header.block_size);
+        (self.header.positions - block * bs).min(bs) as usize
+    }
+
+    /// Decompresses block `block` into `out` (resized to fit), checking it.
+    pub fn read_block(&self, block: u64, out: &mut Vec<u8>) -> Result<()> {
+        assert!(block < self.header.blocks, "block out of range");
+        let index = &self.map[HEADER_LEN..self.data_start];
+        let (a, b) = (u64_at(index, 8 * block as usize), u64_at(index, 8 * block as usize + 8));
+        let frame = &self.map[self.data_start + a as usize..self.data_start + b as usize];
+        let want = self.block_len(block);
+        out.clear();
+        out.reserve(want);
+        let got = zstd::bulk::Decompressor::new()
+            .and_then(|mut d| d.decompress_to_buffer(frame, out))
+            .map_err(|e| Error::corrupt(&self.path, format!("block {block}: {e}")))?;
+        if got != want {
+            return Err(Error::corrupt(&self.path, format!("block {block}: {got} values, expected {want}")));
+        }
+        Ok(())
+    }
+
+    /// The value at position `index`, decompressing only its block.
+    pub fn get(&self, index: u64) -> Result<i8> {
+        if index >= self.header.positions {
+            return Err(Error::Usage(format!("index {index} beyond the {} positions of the level", self.header.positions)));
+        }
+        let bs = u64::from(self.header.block_size);
+        let (block, offset) = (index / bs, (index % bs) as usize);
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.as_ref().is_none_or(|(b, _)| *b != block) {
+            let mut buf = cache.take().map(|(_, v)| v).unwrap_or_default();
+            self.read_block(block, &mut buf)?;
+            *cache = Some((block, buf));
+        }
+        let (_, buf) = cache.as_ref().expect("filled above");
+        Ok(buf[offset] as i8)
+    }
+
+    /// Calls `f` with every block's values in index order, checking each
+    /// block and, at the end, the content sha256 from the header.
+    pub fn for_each_block(&self, mut f: impl FnMut(&[i8]) -> Result<()>) -> Result<()> {
+        let mut buf = Vec::new();
+        let mut hash = Sha256::new();
+        for b in 0..self.header.blocks {
+            self.read_block(b, &mut buf)?;
+            hash.update(&buf);
+            f(as_values(&buf))?;
+        }
+        let digest: [u8; 32] = hash.finalize().into();
+        if digest != self.header.content_sha256 {
+            return Err(Error::corrupt(&self.path, "content checksum mismatch"));
+        }
+        Ok(())
+    }
+
+    /// Decompresses the whole level.
+    pub fn read_all(&self) -> Result<Vec<i8>> {
+        let mut all = Vec::with_capacity(self.header.positions as usize);
+        self.for_each_block(|v| {
+            all.extend_from_slice(v);
+            Ok(())
+        })?;
+        Ok(all)
+    }
+}
