@@ -117,6 +117,11 @@ impl Db {
         if max_seeds > MAX_SEEDS {
             return Err(Error::Usage(format!("--max-seeds {max_seeds}: an Oware game has {MAX_SEEDS} seeds")));
         }
+        progress.line(&format!(
+            "building {rules} levels 0..={max_seeds} in {} with {} threads",
+            self.dir.display(),
+            rayon::current_num_threads()
+        ));
         let raw_dir = self.raw_path(rules, 0).parent().expect("raw dir").to_path_buf();
         std::fs::create_dir_all(&raw_dir).map_err(|e| Error::io(&raw_dir, e))?;
         let mut lower: Vec<Mmap> = Vec::with_capacity(max_seeds + 1);

@@ -11,6 +11,7 @@
 pub mod compose;
 pub mod db;
 pub mod error;
+pub mod memory;
 pub mod oware;
 pub mod progress;
 pub mod query;

@@ -109,11 +109,6 @@ fn run(cli: Cli) -> Result<(), Error> {
             }
             let cores = rayon::current_num_threads();
             let db = Db::new(&at.db);
-            eprintln!(
-                "building {} levels 0..={max_seeds} in {} with {cores} threads",
-                at.rules,
-                at.db.display()
-            );
             db.build(at.rules, max_seeds, Progress::Auto, |r| print_level(r, cores))?;
             Ok(())
         }

@@ -45,7 +45,7 @@ const TRAILER_LEN: usize = 32;
 const ENCODING_I8: u8 = 1;
 /// Positions per compressed block: a query decompresses 64 KiB.
 pub const BLOCK_SIZE: u32 = 1 << 16;
-const ZSTD_LEVEL: i32 = 9;
+const ZSTD_LEVEL: i32 = 3;
 
 /// What a table holds: which game, rule set and level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,17 +120,18 @@ fn tmp_path(path: &Path) -> PathBuf {
 /// Returns the sha256 of the whole file.
 pub fn write_table(path: &Path, id: TableId, values: &[i8]) -> Result<[u8; 32]> {
     let bytes = as_bytes(values);
-    let frames: Vec<Vec<u8>> = bytes
-        .par_chunks(BLOCK_SIZE as usize)
-        .map(compress_block)
-        .collect::<std::io::Result<_>>()
-        .map_err(|e| Error::io(path, e))?;
+    // Hashing is sequential: overlap it with the parallel compression.
+    let (content_sha256, frames) = rayon::join(
+        || sha256(bytes),
+        || bytes.par_chunks(BLOCK_SIZE as usize).map(compress_block).collect::<std::io::Result<Vec<_>>>(),
+    );
+    let frames = frames.map_err(|e| Error::io(path, e))?;
     let header = Header {
         id,
         block_size: BLOCK_SIZE,
         positions: values.len() as u64,
         blocks: frames.len() as u64,
-        content_sha256: sha256(bytes),
+        content_sha256,
     };
     let mut head = encode_header(&header);
     let mut offset = 0u64;

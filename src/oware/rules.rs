@@ -7,7 +7,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::board::{Board, PITS};
+use super::board::{Board, MAX_SEEDS, PITS};
 use crate::error::Error;
 
 /// A rule set. They differ only in grand-slam captures.
@@ -98,32 +98,52 @@ impl Moves {
 
 /// Sows pit `pit` of `b` in place (one seed per pit from `pit + 1` on,
 /// skipping `pit` itself on every lap) and returns the pit of the last seed.
+///
+/// `pit` is one of the mover's pits `0..6`; a board holds at most 48 seeds.
 #[inline]
 pub fn sow(b: &mut [u8; PITS], pit: usize) -> usize {
     let s = usize::from(b[pit]);
-    debug_assert!(s > 0);
+    debug_assert!(s > 0 && pit < 6);
     b[pit] = 0;
-    let laps = (s / 11) as u8;
-    let rest = s % 11;
-    if laps > 0 {
-        for (k, v) in b.iter_mut().enumerate() {
-            if k != pit {
-                *v += laps;
-            }
-        }
+    let lap = &SOWING[pit][s];
+    for (v, add) in b.iter_mut().zip(&lap.add) {
+        *v += add;
     }
-    if rest == 0 {
-        // The last seed completed a lap: it fell just before `pit`.
-        return (pit + PITS - 1) % PITS;
-    }
-    // Fewer than 11 seeds left: they reach neither `pit` nor a second lap.
-    let mut k = pit;
-    for _ in 0..rest {
-        k = if k + 1 == PITS { 0 } else { k + 1 };
-        b[k] += 1;
-    }
-    k
+    usize::from(lap.last)
 }
+
+/// What sowing `s` seeds from a pit adds to each pit, and where it ends.
+#[derive(Clone, Copy)]
+struct Lap {
+    add: [u8; PITS],
+    last: u8,
+}
+
+/// `SOWING[pit][s]` for the mover's pits and every seed count, computed at
+/// compile time by sowing seed by seed: sowing is then one 12-byte add.
+static SOWING: [[Lap; MAX_SEEDS + 1]; 6] = {
+    let mut table = [[Lap { add: [0; PITS], last: 0 }; MAX_SEEDS + 1]; 6];
+    let mut pit = 0;
+    while pit < 6 {
+        let mut s = 1;
+        while s <= MAX_SEEDS {
+            let mut lap = Lap { add: [0; PITS], last: 0 };
+            let (mut k, mut left) = (pit, s);
+            while left > 0 {
+                k = (k + 1) % PITS;
+                if k != pit {
+                    lap.add[k] += 1;
+                    left -= 1;
+                }
+            }
+            lap.last = k as u8;
+            table[pit][s] = lap;
+            s += 1;
+        }
+        pit += 1;
+    }
+    table
+};
 
 /// Seeds a capture would take after a lap ending in `last` on board `b`:
 /// from `last` backwards while the pit is the opponent's and holds 2 or 3.

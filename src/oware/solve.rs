@@ -30,6 +30,7 @@ use super::board::Board;
 use super::index::Encoder;
 use super::retro::for_each_predecessor;
 use super::rules::{moves, Rules};
+use crate::memory::{HugeSlice, Zeroable};
 use crate::progress::Progress;
 
 /// Marks a value not yet determined.
@@ -48,19 +49,19 @@ pub fn solve_level(rules: Rules, seeds: usize, lower: &[&[i8]], progress: Progre
     let n = usize::try_from(size).expect("level fits in memory");
 
     // Forward pass: best capture and number of quiet moves of every position.
-    let mut cells: Vec<Cell> = (0..n)
-        .into_par_iter()
-        .map(|_| Cell { value: AtomicI8::new(UNKNOWN), quiet: AtomicU8::new(0), best: NO_CAPTURE })
-        .collect();
+    let memory = "memory for the level's working state";
+    let mut cells = HugeSlice::<Cell>::zeroed(n).expect(memory);
+    let mut best = HugeSlice::<i8>::zeroed(n).expect(memory);
     let stage = progress.stage(format!("level {seeds}: moves"), size);
-    cells.par_chunks_mut(CHUNK as usize).enumerate().for_each(|(c, chunk)| {
+    let chunk = CHUNK as usize;
+    cells.par_chunks_mut(chunk).zip(best.par_chunks_mut(chunk)).enumerate().for_each(|(c, (cells, best))| {
         let start = c as u64 * CHUNK;
-        forward_chunk(rules, seeds, &enc, lower, start, chunk);
-        stage.inc(chunk.len() as u64);
+        forward_chunk(rules, seeds, &enc, lower, start, cells, best);
+        stage.inc(cells.len() as u64);
     });
     stage.finish();
 
-    let solver = Propagation { rules, seeds, enc: &enc, cells: &cells };
+    let solver = Propagation { rules, seeds, enc: &enc, cells: &cells, best: &best };
 
     let stage = progress.stage(format!("level {seeds}: values"), size);
     for t in (1..=seeds as i8).rev() {
@@ -76,33 +77,42 @@ pub fn solve_level(rules: Rules, seeds: usize, lower: &[&[i8]], progress: Progre
     stage.finish();
 
     cells
-        .into_par_iter()
-        .map(|c| match c.value.into_inner() {
+        .par_iter()
+        .map(|c| match c.value.load(Relaxed) {
             UNKNOWN => 0,
             v => v,
         })
         .collect()
 }
 
-/// Fills the best capture and quiet-move count of the cells of positions
-/// `start..start + cells.len()`.
+/// Fills the cells and best captures of positions `start..start + cells.len()`.
 ///
 /// Capture values live in lower levels, at random places: each lookup is
 /// prefetched and resolved `LAG` captures later so that misses overlap.
-fn forward_chunk(rules: Rules, seeds: usize, enc: &Encoder, lower: &[&[i8]], start: u64, cells: &mut [Cell]) {
+fn forward_chunk(
+    rules: Rules,
+    seeds: usize,
+    enc: &Encoder,
+    lower: &[&[i8]],
+    start: u64,
+    cells: &mut [Cell],
+    best: &mut [i8],
+) {
     const LAG: usize = 16;
-    // (cell, captured, lower level, index there)
+    // (position, captured, lower level, index there)
     let mut ring = [(0usize, 0u8, 0usize, 0usize); LAG];
     let mut n = 0usize;
-    let resolve = |cells: &mut [Cell], (j, captured, level, index): (usize, u8, usize, usize)| {
+    best.fill(NO_CAPTURE);
+    let resolve = |best: &mut [i8], (j, captured, level, index): (usize, u8, usize, usize)| {
         let v = captured as i8 - lower[level][index];
-        cells[j].best = cells[j].best.max(v);
+        best[j] = best[j].max(v);
     };
     enc.for_range(seeds, start, start + cells.len() as u64, |i, b| {
         let j = (i - start) as usize;
         let ms = moves(rules, b);
+        cells[j] = Cell { value: AtomicI8::new(UNKNOWN), quiet: AtomicU8::new(0) };
         if ms.as_slice().is_empty() {
-            cells[j].best = -(seeds as i8); // no seeds: the opponent takes the rest
+            best[j] = -(seeds as i8); // no seeds: the opponent takes the rest
             return;
         }
         let mut quiet = 0u8;
@@ -116,7 +126,7 @@ fn forward_chunk(rules: Rules, seeds: usize, enc: &Encoder, lower: &[&[i8]], sta
             prefetch(&lower[level][index]);
             let slot = &mut ring[n % LAG];
             if n >= LAG {
-                resolve(cells, *slot);
+                resolve(best, *slot);
             }
             *slot = (j, m.captured, level, index);
             n += 1;
@@ -124,20 +134,21 @@ fn forward_chunk(rules: Rules, seeds: usize, enc: &Encoder, lower: &[&[i8]], sta
         *cells[j].quiet.get_mut() = quiet;
     });
     for k in n.saturating_sub(LAG)..n {
-        resolve(cells, ring[k % LAG]);
+        resolve(best, ring[k % LAG]);
     }
 }
 
-/// The working state of one position, kept together so that a visit from a
+/// The changing state of one position, kept together so that a visit from a
 /// predecessor walk touches one cache line.
 struct Cell {
     /// The value once known, else `UNKNOWN`.
     value: AtomicI8,
     /// Quiet moves not yet known to lead into `W` of the current threshold.
     quiet: AtomicU8,
-    /// Best capture value, `NO_CAPTURE` if none.
-    best: i8,
 }
+
+// SAFETY: atomic bytes are valid all-zero and have no drop glue.
+unsafe impl Zeroable for Cell {}
 
 /// Shared state of the backward propagation of one level.
 struct Propagation<'a> {
@@ -145,6 +156,9 @@ struct Propagation<'a> {
     seeds: usize,
     enc: &'a Encoder,
     cells: &'a [Cell],
+    /// Best capture value of each position, `NO_CAPTURE` if none; apart from
+    /// the cells so that seeding scans it at memory speed.
+    best: &'a [i8],
 }
 
 impl Propagation<'_> {
@@ -158,19 +172,28 @@ impl Propagation<'_> {
     /// threshold's propagation: a capture worth exactly `t`, or no quiet move
     /// left and a best capture of exactly `-t`.
     fn seed(&self, t: i8) -> (Vec<Board>, Vec<Board>) {
-        let parts: Vec<(Vec<Board>, Vec<Board>)> = (0..self.cells.len())
-            .into_par_iter()
-            .step_by(CHUNK as usize)
-            .map(|start| {
-                let end = (start + CHUNK as usize).min(self.cells.len());
+        const BLOCK: usize = 64;
+        let parts: Vec<(Vec<Board>, Vec<Board>)> = self
+            .best
+            .par_chunks(CHUNK as usize)
+            .enumerate()
+            .map(|(c, best)| {
+                let start = c * CHUNK as usize;
                 let (mut w, mut l) = (Vec::new(), Vec::new());
                 let mut cursor = self.enc.cursor(self.seeds);
-                for i in start..end {
-                    let e = self.cells[i].best;
-                    if e == t && self.claim(i, t) {
-                        w.push(cursor.seek(i as u64));
-                    } else if e == -t && self.cells[i].quiet.load(Relaxed) == 0 && self.claim(i, -t) {
-                        l.push(cursor.seek(i as u64));
+                for (b, block) in best.chunks(BLOCK).enumerate() {
+                    // Branch-free test of a whole block first: most hold no
+                    // candidate, and this loop vectorises.
+                    if !block.iter().fold(false, |any, &e| any | (e == t) | (e == -t)) {
+                        continue;
+                    }
+                    for (k, &e) in block.iter().enumerate() {
+                        let i = start + b * BLOCK + k;
+                        if e == t && self.claim(i, t) {
+                            w.push(cursor.seek(i as u64));
+                        } else if e == -t && self.cells[i].quiet.load(Relaxed) == 0 && self.claim(i, -t) {
+                            l.push(cursor.seek(i as u64));
+                        }
                     }
                 }
                 (w, l)
@@ -190,13 +213,15 @@ impl Propagation<'_> {
             }
             let before = cell.quiet.fetch_sub(1, Relaxed);
             debug_assert!(before > 0);
-            before == 1 && cell.best <= -t && self.claim(p, -t)
+            before == 1 && self.best[p] <= -t && self.claim(p, -t)
         })
     }
 
     /// Positions just found in `L_t`: every undecided predecessor enters `W_t`.
     fn after_losses(&self, t: i8, losses: &[Board]) -> Vec<Board> {
-        self.round(losses, |p| self.claim(p, t))
+        // A plain load first: most predecessors met late are decided already,
+        // and a failed compare-exchange still costs a locked instruction.
+        self.round(losses, |p| self.cells[p].value.load(Relaxed) == UNKNOWN && self.claim(p, t))
     }
 
     /// Applies `visit` to every predecessor of every position of `frontier`,
@@ -216,6 +241,7 @@ impl Propagation<'_> {
                     for_each_predecessor(self.rules, child, |p| {
                         let i = self.enc.rank_in(self.seeds, p) as usize;
                         prefetch(&self.cells[i]);
+                        prefetch(&self.best[i]);
                         let slot = &mut ring[n % LAG];
                         if n >= LAG && visit(slot.0) {
                             out.push(slot.1);

@@ -1,0 +1,56 @@
+//! Large working arrays on transparent huge pages.
+//!
+//! The solver touches its per-position cells at random; with 4 KiB pages
+//! nearly every touch of a level of hundreds of megabytes also misses the
+//! TLB. Anonymous memory advised `MADV_HUGEPAGE` (2 MiB pages, where the
+//! kernel allows it) removes most of those misses.
+
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
+
+use memmap2::{Advice, MmapMut};
+
+/// Types for which all-zero bytes are a valid value.
+///
+/// # Safety
+/// Implementors must be valid when every byte is zero, and have no drop glue.
+pub unsafe trait Zeroable: Sized {}
+
+/// A zero-initialised slice of `T` in anonymous, huge-page-advised memory.
+pub struct HugeSlice<T: Zeroable> {
+    map: MmapMut,
+    len: usize,
+    _items: PhantomData<T>,
+}
+
+impl<T: Zeroable> HugeSlice<T> {
+    /// `len` zeroed items.
+    pub fn zeroed(len: usize) -> std::io::Result<HugeSlice<T>> {
+        let bytes = len.checked_mul(size_of::<T>()).ok_or(std::io::ErrorKind::OutOfMemory)?;
+        let map = MmapMut::map_anon(bytes.max(1))?;
+        #[cfg(target_os = "linux")]
+        let _ = map.advise(Advice::HugePage); // a hint: fine if refused
+        assert!(map.as_ptr().align_offset(align_of::<T>()) == 0, "mmap is page aligned");
+        Ok(HugeSlice { map, len, _items: PhantomData })
+    }
+}
+
+impl<T: Zeroable> Deref for HugeSlice<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: the map holds len * size_of::<T>() zero-initialised or
+        // since-written bytes, is aligned (pages), and T is Zeroable.
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr().cast::<T>(), self.len) }
+    }
+}
+
+impl<T: Zeroable> DerefMut for HugeSlice<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as in `deref`, and `&mut self` makes the borrow unique.
+        unsafe { std::slice::from_raw_parts_mut(self.map.as_mut_ptr().cast::<T>(), self.len) }
+    }
+}
+
+// SAFETY: integers are valid all-zero and have no drop glue.
+unsafe impl Zeroable for i8 {}
+unsafe impl Zeroable for u8 {}

@@ -1,0 +1,52 @@
+//! Shared test fixtures: table directories built once per test binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The command-line binary under test.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mancaladb"))
+}
+
+/// Runs the binary with `args`.
+pub fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run mancaladb")
+}
+
+/// A fresh directory under the cargo target dir.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Awari levels 0..=18 built by the command line, as the README does.
+pub fn awari_db() -> &'static Path {
+    static DB: OnceLock<PathBuf> = OnceLock::new();
+    DB.get_or_init(|| {
+        let dir = scratch("awari-db");
+        let out = run(&["build", "--max-seeds", "18", "--db", dir.to_str().unwrap()]);
+        assert!(out.status.success(), "build failed: {}", String::from_utf8_lossy(&out.stderr));
+        dir
+    })
+}
+
+/// sha256 of a file, hex.
+pub fn file_sha256(path: &Path) -> String {
+    mancaladb::table::hex(&mancaladb::table::sha256(&std::fs::read(path).unwrap()))
+}
+
+/// The committed checksums: (rules, level) -> (content sha256, file sha256).
+pub fn committed_checksums() -> Vec<(String, usize, String, String)> {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("db/CHECKSUMS")).unwrap();
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f[0].to_string(), f[1].parse().unwrap(), f[3].to_string(), f[4].to_string())
+        })
+        .collect()
+}

@@ -1,0 +1,161 @@
+//! The rules, bullet by bullet, on hand-worked boards (both rule sets), and
+//! the values they imply on forced lines, derived here by simulation rather
+//! than by the solver.
+
+use std::collections::HashMap;
+
+use mancaladb::oware::solve::solve_level;
+use mancaladb::oware::{moves, Board, Encoder, Move, Rules};
+use mancaladb::progress::Progress;
+
+fn board(s: &str) -> Board {
+    Board::parse(&[s]).unwrap()
+}
+
+fn legal(rules: Rules, s: &str) -> Vec<Move> {
+    moves(rules, &board(s)).as_slice().to_vec()
+}
+
+/// The board after a move, seen again by the player who made it.
+fn after(m: &Move) -> String {
+    m.child.swapped().to_string()
+}
+
+#[test]
+fn sowing_skips_the_emptied_pit_on_every_lap() {
+    for rules in Rules::ALL {
+        // 12 seeds from pit 0: one in each of pits 1..11, the 12th skips pit 0.
+        let m = legal(rules, "12 0 0 0 0 0 0 0 0 0 0 1");
+        assert_eq!(after(&m[0]), "0 2 1 1 1 1 1 1 1 1 1 2");
+        assert_eq!(m[0].captured, 0);
+        // 23 seeds from pit 3: two laps of 11, the last seed in pit 4.
+        let m = legal(rules, "0 0 0 23 0 0 0 0 0 0 0 0");
+        assert_eq!(after(&m[0]), "2 2 2 0 3 2 2 2 2 2 2 2");
+    }
+}
+
+#[test]
+fn captures_run_backwards_over_twos_and_threes() {
+    for rules in Rules::ALL {
+        // Pit 5 sows into 6, 7, 8 making 2, 2, 2: all three are taken.
+        let m = legal(rules, "0 0 0 0 0 3 1 1 1 0 4 0");
+        assert_eq!((m[0].pit, m[0].captured), (5, 6));
+        assert_eq!(after(&m[0]), "0 0 0 0 0 0 0 0 0 0 4 0");
+        // Pit 7 ends at 5 seeds: the run stops there, only pit 8 is taken.
+        let m = legal(rules, "0 0 0 0 0 3 1 4 1 0 4 0");
+        assert_eq!(m[0].captured, 2);
+        assert_eq!(after(&m[0]), "0 0 0 0 0 0 2 5 0 0 4 0");
+        // A 2 made on the mover's own side is never captured.
+        let m = legal(rules, "0 0 0 1 1 0 1 0 0 0 0 0");
+        assert_eq!(m.iter().map(|m| m.captured).sum::<u8>(), 0);
+        // The run stops at the mover's side, even at a pit holding 2.
+        let m = legal(rules, "0 0 0 0 2 1 1 0 0 0 0 5");
+        assert_eq!((m[0].pit, m[0].captured), (4, 2));
+        assert_eq!(after(&m[0]), "0 0 0 0 0 2 0 0 0 0 0 5");
+    }
+}
+
+#[test]
+fn a_move_that_starves_the_opponent_is_illegal_when_another_feeds() {
+    for rules in Rules::ALL {
+        // The opponent has nothing: pit 4 would leave them empty, pit 5 feeds.
+        let m = legal(rules, "0 0 0 0 1 3 0 0 0 0 0 0");
+        assert_eq!(m.iter().map(|m| m.pit).collect::<Vec<_>>(), [5]);
+    }
+    // The capture from pit 5 would take the opponent's last seeds (Awari):
+    // only pit 0 is legal.
+    let m = legal(Rules::Awari, "1 0 0 0 0 1 1 0 0 0 0 0");
+    assert_eq!(m.iter().map(|m| (m.pit, m.captured)).collect::<Vec<_>>(), [(0, 0)]);
+}
+
+#[test]
+fn when_every_move_starves_the_mover_takes_every_seed() {
+    for rules in Rules::ALL {
+        // No move can reach the opponent: each ends the game, taking both.
+        let m = legal(rules, "1 0 0 1 0 0 0 0 0 0 0 0");
+        assert_eq!(m.len(), 2);
+        assert!(m.iter().all(|m| m.captured == 2 && m.child == Board::EMPTY));
+    }
+    // Awari: the only move is a grand slam, so it ends the game with all 4.
+    let m = legal(Rules::Awari, "0 0 0 0 0 2 1 1 0 0 0 0");
+    assert_eq!(m.iter().map(|m| (m.pit, m.captured)).collect::<Vec<_>>(), [(5, 4)]);
+}
+
+#[test]
+fn abapa_grand_slam_is_legal_and_captures_nothing() {
+    let m = legal(Rules::Abapa, "0 0 0 0 0 2 1 1 0 0 0 0");
+    assert_eq!(m.iter().map(|m| (m.pit, m.captured)).collect::<Vec<_>>(), [(5, 0)]);
+    assert_eq!(after(&m[0]), "0 0 0 0 0 0 2 2 0 0 0 0");
+    // Next to a move that feeds, the grand slam stays legal under Abapa and
+    // is illegal under Awari.
+    let s = "0 0 0 1 0 2 1 1 0 0 0 0";
+    assert_eq!(legal(Rules::Abapa, s).iter().map(|m| m.pit).collect::<Vec<_>>(), [3, 5]);
+    assert_eq!(legal(Rules::Awari, s).iter().map(|m| m.pit).collect::<Vec<_>>(), [3]);
+}
+
+#[test]
+fn no_seeds_means_no_move() {
+    for rules in Rules::ALL {
+        assert!(legal(rules, "0 0 0 0 0 0 1 2 0 0 0 0").is_empty());
+    }
+}
+
+/// Solves levels `0..=max` in memory.
+fn solve(rules: Rules, max: usize) -> Vec<Vec<i8>> {
+    let mut levels: Vec<Vec<i8>> = Vec::new();
+    for n in 0..=max {
+        let lower: Vec<&[i8]> = levels.iter().map(|v| v.as_slice()).collect();
+        levels.push(solve_level(rules, n, &lower, Progress::Quiet));
+    }
+    levels
+}
+
+/// The value of `start` by playing out its line, when every position on it
+/// has a single legal move: the alternating sum of captures, plus `-n` if a
+/// player is left without seeds, or nothing more once a position repeats
+/// (endless play splits the rest evenly). `None` if the line has a choice;
+/// the flag tells whether the line ended in a cycle.
+fn forced_value(rules: Rules, start: &Board) -> Option<(i32, bool)> {
+    let mut seen = HashMap::new();
+    let (mut pos, mut sign, mut total) = (*start, 1i32, 0i32);
+    loop {
+        if seen.insert(pos, ()).is_some() {
+            return Some((total, true)); // endless play from here on: worth 0
+        }
+        let ms = moves(rules, &pos);
+        match ms.as_slice() {
+            [] => return Some((total - sign * pos.seeds() as i32, false)),
+            [m] => {
+                total += sign * i32::from(m.captured);
+                if m.child.seeds() == 0 {
+                    return Some((total, false));
+                }
+                pos = m.child;
+                sign = -sign;
+            }
+            _ => return None,
+        }
+    }
+}
+
+#[test]
+fn forced_lines_cycles_included_have_the_values_the_rules_give() {
+    for rules in Rules::ALL {
+        let levels = solve(rules, 7);
+        let (mut forced, mut cycles) = (0, 0);
+        for n in 1..=7 {
+            let e = Encoder::new(n);
+            e.for_range(n, 0, e.level_size(n), |i, b| {
+                if let Some((v, cycle)) = forced_value(rules, b) {
+                    forced += 1;
+                    cycles += usize::from(cycle);
+                    assert_eq!(i32::from(levels[n][i as usize]), v, "{rules} {b}");
+                }
+            });
+        }
+        assert!(forced > 1000, "{rules}: only {forced} forced positions");
+        assert!(cycles >= 20, "{rules}: only {cycles} forced cycles");
+        // For instance two lone seeds chasing each other round the board.
+        assert_eq!(forced_value(rules, &board("0 0 0 0 1 0 0 0 0 0 1 0")), Some((0, true)));
+    }
+}

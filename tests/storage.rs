@@ -1,0 +1,157 @@
+//! Stored tables: round trips, and corrupt, truncated or mismatched files
+//! turned into errors that name the file (never a panic, never a value);
+//! builds that resume after an interruption or damage.
+
+mod common;
+
+use std::path::Path;
+
+use common::{run, scratch};
+use mancaladb::db::Db;
+use mancaladb::oware::{Board, Rules};
+use mancaladb::progress::Progress;
+use mancaladb::query::{analyze, Tables};
+use mancaladb::table::{write_table, Table, TableId, BLOCK_SIZE};
+use mancaladb::Error;
+
+/// Pseudo-random values in -14..=14 (xorshift), so blocks do not compress away.
+fn values(n: usize) -> Vec<i8> {
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 29) as i8 - 14
+        })
+        .collect()
+}
+
+const ID: TableId = TableId { game: 1, rules: 1, seeds: 14 };
+
+#[test]
+fn tables_round_trip_across_blocks() {
+    let dir = scratch("roundtrip");
+    let path = dir.join("t.mdb");
+    let v = values(3 * BLOCK_SIZE as usize + 123);
+    let file_sha = write_table(&path, ID, &v).unwrap();
+    let t = Table::open(&path).unwrap();
+    assert_eq!(t.verify().unwrap(), file_sha);
+    assert_eq!(t.header().positions, v.len() as u64);
+    assert_eq!(t.read_all().unwrap(), v);
+    for i in [0, 1, BLOCK_SIZE as usize - 1, BLOCK_SIZE as usize, v.len() - 1] {
+        assert_eq!(t.get(i as u64).unwrap(), v[i]);
+    }
+    assert!(matches!(t.get(v.len() as u64), Err(Error::Usage(_))));
+    assert!(!dir.join("t.mdb.tmp").exists());
+}
+
+/// Writes a table, damages it with `damage`, and returns what reading it says.
+fn damaged(name: &str, damage: impl FnOnce(&mut Vec<u8>)) -> String {
+    let dir = scratch(name);
+    let path = dir.join("t.mdb");
+    write_table(&path, ID, &values(2 * BLOCK_SIZE as usize)).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    damage(&mut bytes);
+    std::fs::write(&path, &bytes).unwrap();
+    let err = match Table::open(&path) {
+        Err(e) => e,
+        Ok(t) => match t.read_all() {
+            Err(e) => e,
+            Ok(_) => t.verify().expect_err("damage went unnoticed"),
+        },
+    };
+    let msg = err.to_string();
+    assert!(matches!(err, Error::Corrupt { .. }), "{msg}");
+    assert!(msg.contains(&path.display().to_string()), "{msg}");
+    msg
+}
+
+#[test]
+fn damage_is_an_error_naming_the_file() {
+    assert!(damaged("magic", |b| b[0] ^= 1).contains("bad magic"));
+    assert!(damaged("version", |b| b[8] = 9).contains("format version 9"));
+    // Block size 65536 becomes 0.
+    assert!(damaged("block-size", |b| b[22] ^= 1).contains("block count does not match"));
+    assert!(damaged("positions", |b| b[24] ^= 4).contains("corrupt table"));
+    assert!(damaged("content-sha", |b| b[50] ^= 1).contains("header checksum"));
+    assert!(damaged("truncated", |b| b.truncate(b.len() - 100)).contains("corrupt table"));
+    assert!(damaged("tiny", |b| b.truncate(40)).contains("truncated"));
+    assert!(damaged("padded", |b| b.extend_from_slice(&[0; 7])).contains("corrupt table"));
+    assert!(damaged("trailer", |b| {
+        let n = b.len();
+        b[n - 1] ^= 1
+    })
+    .contains("file checksum"));
+    // A flipped byte inside every compressed block: each read of that block
+    // fails (zstd's content checksum or frame checks), so no wrong value.
+    for part in [3usize, 2] {
+        damaged(&format!("data-{part}"), |b| {
+            let at = b.len() / part;
+            b[at] ^= 0x10
+        });
+    }
+}
+
+#[test]
+fn a_table_of_the_wrong_level_is_refused() {
+    let dir = scratch("wrong-level");
+    let db = Db::new(&dir);
+    db.build(Rules::Awari, 3, Progress::Quiet, |_| {}).unwrap();
+    std::fs::copy(db.table_path(Rules::Awari, 2), db.table_path(Rules::Awari, 3)).unwrap();
+    let err = db.open(Rules::Awari, 3).unwrap_err().to_string();
+    assert!(err.contains("awari-03.mdb") && err.contains("not awari level 3"), "{err}");
+    let err = db.open(Rules::Abapa, 2).unwrap_err();
+    assert!(matches!(err, Error::Missing { .. }));
+}
+
+fn file_bytes(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap()
+}
+
+#[test]
+fn builds_resume_and_repair() {
+    let dir = scratch("resume");
+    let db = Db::new(&dir);
+    let first = db.build(Rules::Abapa, 9, Progress::Quiet, |_| {}).unwrap();
+    assert!(first.iter().all(|r| !r.skipped));
+    let level7 = file_bytes(&db.table_path(Rules::Abapa, 7));
+
+    // An interrupted run leaves a temporary file and no level 9; damage
+    // level 7 and lose the raw copy of level 4.
+    std::fs::remove_file(db.table_path(Rules::Abapa, 9)).unwrap();
+    std::fs::write(dir.join("abapa-09.mdb.tmp"), b"half a table").unwrap();
+    let mut bytes = level7.clone();
+    let n = bytes.len();
+    bytes[n / 2] ^= 0xff;
+    std::fs::write(db.table_path(Rules::Abapa, 7), &bytes).unwrap();
+    std::fs::remove_file(db.raw_path(Rules::Abapa, 4)).unwrap();
+
+    let second = db.build(Rules::Abapa, 9, Progress::Quiet, |_| {}).unwrap();
+    let rebuilt: Vec<usize> = second.iter().filter(|r| !r.skipped).map(|r| r.seeds).collect();
+    assert_eq!(rebuilt, [7, 9]);
+    assert_eq!(file_bytes(&db.table_path(Rules::Abapa, 7)), level7, "rebuilt identically");
+    assert!(db.raw_path(Rules::Abapa, 4).exists());
+
+    // Queries read through the repaired tables.
+    let tables = Tables::new(db.clone(), Rules::Abapa);
+    let a = analyze(Rules::Abapa, &tables, &Board::parse(&["0 0 0 0 0 2 1 1 0 0 0 0"]).unwrap()).unwrap();
+    assert_eq!(a.moves.len(), 1);
+}
+
+#[test]
+fn a_query_on_a_damaged_table_fails_with_exit_2() {
+    let dir = scratch("damaged-query");
+    let db = Db::new(&dir);
+    db.build(Rules::Awari, 5, Progress::Quiet, |_| {}).unwrap();
+    let path = db.table_path(Rules::Awari, 5);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    bytes[n - 40] ^= 0x55; // inside the only block
+    std::fs::write(&path, &bytes).unwrap();
+    let out = run(&["query", "--db", dir.to_str().unwrap(), "1 1 1 1 1 0 0 0 0 0 0 0"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("awari-05.mdb: corrupt table"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
