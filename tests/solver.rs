@@ -11,7 +11,7 @@ fn build(rules: Rules, max: usize) -> Vec<Vec<i8>> {
     let mut levels: Vec<Vec<i8>> = Vec::new();
     for n in 0..=max {
         let lower: Vec<&[i8]> = levels.iter().map(|v| v.as_slice()).collect();
-        let v = solve_level(rules, n, &lower, Progress::Quiet);
+        let v = solve_level(rules, n, &lower, Progress::Quiet).to_vec();
         levels.push(v);
     }
     levels

@@ -42,7 +42,7 @@ const CHUNK: u64 = 1 << 15;
 
 /// Solves level `seeds` under `rules`, given `lower[k]`, the values of every
 /// level `k < seeds` in index order. Returns the level's values in index order.
-pub fn solve_level(rules: Rules, seeds: usize, lower: &[&[i8]], progress: Progress) -> Vec<i8> {
+pub fn solve_level(rules: Rules, seeds: usize, lower: &[&[i8]], progress: Progress) -> HugeSlice<i8> {
     assert_eq!(lower.len(), seeds, "every lower level is needed");
     let enc = Encoder::new(seeds);
     let size = enc.level_size(seeds);
@@ -65,24 +65,26 @@ pub fn solve_level(rules: Rules, seeds: usize, lower: &[&[i8]], progress: Progre
 
     let stage = progress.stage(format!("level {seeds}: values"), size);
     for t in (1..=seeds as i8).rev() {
-        let (mut wins, mut losses) = solver.seed(t);
+        let (seeded, mut wins, mut losses) = solver.seed(t);
+        stage.inc(seeded);
         while !wins.is_empty() || !losses.is_empty() {
             stage.inc((wins.len() + losses.len()) as u64);
-            let next_losses = solver.after_wins(t, &wins);
-            let next_wins = solver.after_losses(t, &losses);
+            let next_losses = solver.round(&wins, |p| solver.after_win(t, p));
+            let next_wins = solver.round(&losses, |p| solver.after_loss(t, p));
             wins = next_wins;
             losses = next_losses;
         }
     }
     stage.finish();
 
-    cells
-        .par_iter()
-        .map(|c| match c.value.load(Relaxed) {
+    // The best captures are no longer needed: their array takes the values.
+    best.par_iter_mut().zip(cells.par_iter()).for_each(|(v, c)| {
+        *v = match c.value.load(Relaxed) {
             UNKNOWN => 0,
             v => v,
-        })
-        .collect()
+        }
+    });
+    best
 }
 
 /// Fills the cells and best captures of positions `start..start + cells.len()`.
@@ -168,12 +170,15 @@ impl Propagation<'_> {
         self.cells[index].value.compare_exchange(UNKNOWN, v, Relaxed, Relaxed).is_ok()
     }
 
-    /// The positions entering `W_t` and `L_t` without help from this
-    /// threshold's propagation: a capture worth exactly `t`, or no quiet move
-    /// left and a best capture of exactly `-t`.
-    fn seed(&self, t: i8) -> (Vec<Board>, Vec<Board>) {
+    /// Finds the positions entering `W_t` and `L_t` without help from this
+    /// threshold's propagation (a capture worth exactly `t`; or no quiet move
+    /// left and a best capture of exactly `-t`) and runs the first round of
+    /// propagation from them chunk by chunk, so that they never have to be
+    /// held all at once. Returns how many were found, and the positions
+    /// decided by that round: (seeded, wins, losses).
+    fn seed(&self, t: i8) -> (u64, Vec<Board>, Vec<Board>) {
         const BLOCK: usize = 64;
-        let parts: Vec<(Vec<Board>, Vec<Board>)> = self
+        let parts: Vec<(u64, Vec<Board>, Vec<Board>)> = self
             .best
             .par_chunks(CHUNK as usize)
             .enumerate()
@@ -196,32 +201,38 @@ impl Propagation<'_> {
                         }
                     }
                 }
-                (w, l)
+                let (mut next_w, mut next_l) = (Vec::new(), Vec::new());
+                self.visit_predecessors(&w, |p| self.after_win(t, p), &mut next_l);
+                self.visit_predecessors(&l, |p| self.after_loss(t, p), &mut next_w);
+                ((w.len() + l.len()) as u64, next_w, next_l)
             })
             .collect();
-        let (w, l): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
-        (w.concat(), l.concat())
+        let seeded = parts.iter().map(|p| p.0).sum();
+        let (w, l): (Vec<_>, Vec<_>) = parts.into_iter().map(|(_, w, l)| (w, l)).unzip();
+        (seeded, w.concat(), l.concat())
     }
 
-    /// Positions just found in `W_t`: each predecessor loses one quiet move;
-    /// those left with none (and no capture better than `-t`) enter `L_t`.
-    fn after_wins(&self, t: i8, wins: &[Board]) -> Vec<Board> {
-        self.round(wins, |p| {
-            let cell = &self.cells[p];
-            if cell.value.load(Relaxed) != UNKNOWN {
-                return false;
-            }
-            let before = cell.quiet.fetch_sub(1, Relaxed);
-            debug_assert!(before > 0);
-            before == 1 && self.best[p] <= -t && self.claim(p, -t)
-        })
+    /// A predecessor `p` of a position just found in `W_t` loses one quiet
+    /// move; left with none (and no capture better than `-t`), it enters
+    /// `L_t`. True if this call decided `p`.
+    #[inline]
+    fn after_win(&self, t: i8, p: usize) -> bool {
+        let cell = &self.cells[p];
+        if cell.value.load(Relaxed) != UNKNOWN {
+            return false;
+        }
+        let before = cell.quiet.fetch_sub(1, Relaxed);
+        debug_assert!(before > 0);
+        before == 1 && self.best[p] <= -t && self.claim(p, -t)
     }
 
-    /// Positions just found in `L_t`: every undecided predecessor enters `W_t`.
-    fn after_losses(&self, t: i8, losses: &[Board]) -> Vec<Board> {
+    /// A predecessor `p` of a position just found in `L_t` enters `W_t` if
+    /// still undecided. True if this call decided `p`.
+    #[inline]
+    fn after_loss(&self, t: i8, p: usize) -> bool {
         // A plain load first: most predecessors met late are decided already,
         // and a failed compare-exchange still costs a locked instruction.
-        self.round(losses, |p| self.cells[p].value.load(Relaxed) == UNKNOWN && self.claim(p, t))
+        self.cells[p].value.load(Relaxed) == UNKNOWN && self.claim(p, t)
     }
 
     /// Applies `visit` to every predecessor of every position of `frontier`,
@@ -230,38 +241,44 @@ impl Propagation<'_> {
         let parts: Vec<Vec<Board>> = frontier
             .par_chunks(4096)
             .map(|chunk| {
-                // A software pipeline: each predecessor's cell is prefetched
-                // and visited LAG predecessors later, so that cache misses
-                // overlap instead of stalling one by one.
-                const LAG: usize = 16;
                 let mut out = Vec::new();
-                let mut ring = [(0usize, Board::EMPTY); LAG];
-                let mut n = 0usize;
-                for child in chunk {
-                    for_each_predecessor(self.rules, child, |p| {
-                        let i = self.enc.rank_in(self.seeds, p) as usize;
-                        prefetch(&self.cells[i]);
-                        prefetch(&self.best[i]);
-                        let slot = &mut ring[n % LAG];
-                        if n >= LAG && visit(slot.0) {
-                            out.push(slot.1);
-                        }
-                        *slot = (i, *p);
-                        n += 1;
-                    });
-                }
-                for k in n.saturating_sub(LAG)..n {
-                    let (i, p) = ring[k % LAG];
-                    if visit(i) {
-                        out.push(p);
-                    }
-                }
+                self.visit_predecessors(chunk, &visit, &mut out);
                 out
             })
             .collect();
         parts.concat()
     }
 
+    /// Applies `visit` to the index of every predecessor of `children`,
+    /// pushing onto `out` those for which it returns true.
+    ///
+    /// A software pipeline: each predecessor's cell is prefetched and
+    /// visited `LAG` predecessors later, so that cache misses overlap
+    /// instead of stalling one by one.
+    fn visit_predecessors(&self, children: &[Board], visit: impl Fn(usize) -> bool, out: &mut Vec<Board>) {
+        const LAG: usize = 16;
+        let mut ring = [(0usize, Board::EMPTY); LAG];
+        let mut n = 0usize;
+        for child in children {
+            for_each_predecessor(self.rules, child, |p| {
+                let i = self.enc.rank_in(self.seeds, p) as usize;
+                prefetch(&self.cells[i]);
+                prefetch(&self.best[i]);
+                let slot = &mut ring[n % LAG];
+                if n >= LAG && visit(slot.0) {
+                    out.push(slot.1);
+                }
+                *slot = (i, *p);
+                n += 1;
+            });
+        }
+        for k in n.saturating_sub(LAG)..n {
+            let (i, p) = ring[k % LAG];
+            if visit(i) {
+                out.push(p);
+            }
+        }
+    }
 }
 
 /// Hints the processor to load `item` into cache; no effect on other targets.
