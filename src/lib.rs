@@ -19,3 +19,4 @@ pub mod stats;
 pub mod table;
 
 pub use error::{Error, Result};
+pub mod omweso;

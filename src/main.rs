@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use mancaladb::db::{Db, LevelReport};
+use mancaladb::omweso::{self, census, moves::Position, Side};
 use mancaladb::oware::{Board, Rules};
 use mancaladb::progress::Progress;
 use mancaladb::query::{analyze, principal_line, Analysis, LineEnd, Ply, Tables};
@@ -62,6 +63,26 @@ enum Command {
         #[command(flatten)]
         at: Where,
     },
+    /// Omweso: does each move of a configuration end, loop, or can it loop?
+    Loops(LoopArgs),
+    /// Omweso: count looping configurations of K (to K2) seeds on one side.
+    Census {
+        /// Seed count K or range K..K2.
+        #[arg(long)]
+        seeds: String,
+        /// Print a JSON list.
+        #[arg(long)]
+        json: bool,
+        /// Also write the JSON list to this file.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Directory of the resumable results file (omweso-census.jsonl).
+        #[arg(long, default_value = "db")]
+        db: PathBuf,
+        /// Most laps to follow per cycle before counting a start undecided.
+        #[arg(long, default_value_t = 1_000_000_000)]
+        max_laps: u64,
+    },
     /// Write the tables in another layout.
     Export {
         #[command(flatten)]
@@ -73,6 +94,30 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+}
+
+/// Options of `loops`.
+#[derive(clap::Args)]
+struct LoopArgs {
+    /// The opponent's 16 pits, in their own numbering (default: empty).
+    #[arg(long)]
+    opponent: Option<String>,
+    /// Check only this start pit (0..15).
+    #[arg(long, allow_negative_numbers = true)]
+    pit: Option<i64>,
+    /// A match's first turn: no captures.
+    #[arg(long)]
+    first_turn: bool,
+    /// Most laps to follow per start before answering undecided.
+    #[arg(long, default_value_t = 1_000_000_000, allow_negative_numbers = true)]
+    max_laps: i64,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// The player's 16 pits: 0..7 the near row left to right, 8..15 the
+    /// inner row right to left.
+    #[arg(required = true, num_args = 1.., allow_negative_numbers = true)]
+    pits: Vec<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -145,11 +190,117 @@ fn run(cli: Cli) -> Result<(), Error> {
             }
             Ok(())
         }
+        Command::Loops(args) => loops(args),
+        Command::Census { seeds, json, out, db, max_laps } => {
+            let range = census::parse_range(&seeds)?;
+            let rows = census::run_resumable(&db, range, max_laps, Progress::Auto)?;
+            let list = format!("[{}]", rows.iter().map(|r| r.to_json()).collect::<Vec<_>>().join(",\n"));
+            if let Some(path) = out {
+                std::fs::write(&path, format!("{list}\n")).map_err(|e| Error::io(&path, e))?;
+            }
+            if json {
+                println!("{list}");
+            } else {
+                print_census(&rows);
+            }
+            Ok(())
+        }
         Command::Export { at, format: Format::Vu, out } => {
             let levels = Db::new(&at.db).export_vu(at.rules, &out)?;
             println!("wrote scores.N for levels {levels:?} to {}", out.display());
             Ok(())
         }
+    }
+}
+
+fn loops(a: LoopArgs) -> Result<(), Error> {
+    let me = Side::parse(&a.pits, "the player's side")?;
+    let opp = match &a.opponent {
+        Some(o) => Side::parse(&[o], "--opponent")?,
+        None => Side::EMPTY,
+    };
+    if a.max_laps <= 0 {
+        return Err(Error::Usage(format!("--max-laps {} must be at least 1", a.max_laps)));
+    }
+    let rules = omweso::moves::Rules { first_turn: a.first_turn };
+    let pos = Position { me, opp };
+    let mut starts = omweso::moves::starts(rules, pos);
+    if let Some(p) = a.pit {
+        if !(0..16).contains(&p) {
+            return Err(Error::Usage(format!("--pit {p}: pits are numbered 0..15")));
+        }
+        let p = p as usize;
+        if me.get(p) < 2 {
+            return Err(Error::Usage(format!("--pit {p} holds {} seeds; a move starts from 2 or more", me.get(p))));
+        }
+        starts.retain(|s| s.0 == p);
+    }
+    if starts.is_empty() {
+        return Err(Error::Usage("no pit holds 2 or more seeds: the player has no move".into()));
+    }
+    let reports: Vec<_> = starts
+        .iter()
+        .map(|&(pit, dir)| omweso::moves::analyze_start(rules, pos, pit, dir, a.max_laps as u64))
+        .collect();
+    if a.json {
+        let items: Vec<String> = reports
+            .iter()
+            .map(|r| {
+                let period = r.line.cycle.map(|c| format!(",\"period\":{}", c.period)).unwrap_or_default();
+                format!(
+                    "{{\"pit\":{},\"direction\":\"{}\",\"verdict\":\"{}\",\"laps\":{}{period}}}",
+                    r.pit,
+                    r.direction.name(),
+                    r.verdict.name(),
+                    r.line.laps
+                )
+            })
+            .collect();
+        println!("{{\"starts\":[{}]}}", items.join(","));
+        return Ok(());
+    }
+    for r in &reports {
+        println!("pit {} {}: {}", r.pit, r.direction.name(), r.verdict.name());
+        let l = &r.line;
+        println!("  decided by: {}", r.criterion.name());
+        println!("  laps {}, seeds sown {}, captures {}", l.laps, l.sown, l.captures);
+        if !l.reversed.is_empty() {
+            let laps: Vec<String> = l.reversed.iter().map(|v| v.to_string()).collect();
+            println!("  reverse (clockwise) laps chosen: {}", laps.join(", "));
+        }
+        if let Some(end) = l.end {
+            println!("  ends with: {end_me} | opponent {end_opp}", end_me = end.me, end_opp = end.opp);
+        }
+        if let Some(c) = l.cycle {
+            println!(
+                "  repeat proven at lap {}; period {} laps, {} seeds; repeating state: lift pit {} of {} | opponent {}",
+                l.laps, c.period, c.sown, c.pit, c.pos.me, c.pos.opp
+            );
+        }
+    }
+    Ok(())
+}
+
+fn print_census(rows: &[census::Row]) {
+    println!(
+        "{:>5} {:>14} {:>14} {:>10} {:>9} {:>7} {:>6} {:>13} {:>8}",
+        "seeds", "configs", "legal_pairs", "loop_pairs", "cfg_any", "cfg_all", "cycles", "periods", "longest"
+    );
+    for r in rows {
+        let periods = r.period.map_or("-".to_string(), |(a, b)| format!("{a}..{b}"));
+        println!(
+            "{:>5} {:>14} {:>14} {:>10} {:>9} {:>7} {:>6} {:>13} {:>8}{}",
+            r.seeds,
+            r.configs,
+            r.legal_pairs,
+            r.loop_pairs,
+            r.cfg_any,
+            r.cfg_all,
+            r.cycles,
+            periods,
+            r.longest_finite,
+            if r.undecided > 0 { format!("  ({} undecided)", r.undecided) } else { String::new() }
+        );
     }
 }
 

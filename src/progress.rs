@@ -69,7 +69,7 @@ impl Stage {
             Some(bar) => bar.finish_and_clear(),
             None if self.log => {
                 let rate = if secs > 0.0 { self.total as f64 / secs } else { 0.0 };
-                eprintln!("{:>24}: {} positions in {secs:.2} s ({rate:.0}/s)", self.label, self.total);
+                eprintln!("{:>24}: {} done in {secs:.2} s ({rate:.0}/s)", self.label, self.total);
             }
             None => {}
         }

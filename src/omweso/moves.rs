@@ -1,0 +1,350 @@
+//! Whole Omweso moves: relays, captures with re-sowing, reverse captures,
+//! and the exact decision of whether a move ends, loops, or can be made to
+//! loop by the player's choices.
+//!
+//! A move is a sequence of laps. Between captures the laps form a
+//! deterministic counter-clockwise relay; the player's only choices are
+//! reverse captures (a lap from one of the four leftmost pits sown clockwise
+//! because that lap ends in a capture). Every capture empties one of the
+//! opponent's 8 columns for good (seeds never enter the opponent's pits), so
+//! a move makes at most 8 captures: every path is a finite chain of
+//! capture-free segments, the last of which ends or cycles. Within a segment
+//! a cycle is proven exactly by the return of its first relay state (fact 2
+//! of [`super::relay`]); the anchor restarts after each capture.
+
+use super::relay::certificate;
+use super::side::{Dir, Side, LEFTMOST, PITS};
+
+/// Rule switches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rules {
+    /// A match's first turn: no captures (a capturing landing relays).
+    pub first_turn: bool,
+}
+
+/// Both sides, seen by the player to move. The opponent's pits are in the
+/// opponent's own numbering: inner pit `i` (8..16) of the mover faces the
+/// opponent's pits `23 - i` (inner row) and `i - 8` (outer row).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Position {
+    /// The player to move.
+    pub me: Side,
+    /// The opponent.
+    pub opp: Side,
+}
+
+/// Where a lap starts and what it sows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Hand {
+    /// Lift every seed of the start pit (a move's first lap, or a relay).
+    Lift,
+    /// Sow seeds just captured, from the pit after the start pit.
+    Captured(u8),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct LapStart {
+    pos: Position,
+    pit: usize,
+    hand: Hand,
+}
+
+/// What one lap leads to.
+enum Next {
+    /// The last seed fell in an empty pit.
+    Ends(Position),
+    /// A capture; the captured seeds are the next lap.
+    Capture(LapStart),
+    /// A relay from the landing pit.
+    Relay(LapStart),
+}
+
+/// Plays one lap: returns what follows and the seeds sown.
+fn play(rules: Rules, st: &LapStart, dir: Dir) -> (Next, u64) {
+    let mut me = st.pos.me;
+    let mut opp = st.pos.opp;
+    let hand = match st.hand {
+        Hand::Lift => {
+            let h = usize::from(me.get(st.pit));
+            me.set(st.pit, 0);
+            h
+        }
+        Hand::Captured(h) => usize::from(h),
+    };
+    let last = me.sow(st.pit, hand, dir);
+    let sown = hand as u64;
+    if me.get(last) == 1 {
+        return (Next::Ends(Position { me, opp }), sown);
+    }
+    if !rules.first_turn && last >= 8 {
+        let (a, b) = (23 - last, last - 8);
+        let (sa, sb) = (opp.get(a), opp.get(b));
+        if sa > 0 && sb > 0 {
+            opp.set(a, 0);
+            opp.set(b, 0);
+            let next = LapStart { pos: Position { me, opp }, pit: st.pit, hand: Hand::Captured(sa + sb) };
+            return (Next::Capture(next), sown);
+        }
+    }
+    (Next::Relay(LapStart { pos: Position { me, opp }, pit: last, hand: Hand::Lift }), sown)
+}
+
+/// Whether the lap from `st` may be sown clockwise: it starts in one of the
+/// four leftmost pits and, sown clockwise, ends in a capture.
+fn reversible(rules: Rules, st: &LapStart) -> bool {
+    !rules.first_turn && LEFTMOST.contains(&st.pit) && matches!(play(rules, st, Dir::Cw).0, Next::Capture(_))
+}
+
+/// The verdict on one start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every way of playing the move ends.
+    Terminates,
+    /// The move has no choices and never ends.
+    Infinite,
+    /// Some choice of reverse captures makes the move endless, some does not.
+    CanLoop,
+    /// The move has choices and every one of them is endless.
+    MustLoop,
+    /// The lap budget ran out before a decision.
+    Undecided,
+}
+
+impl Verdict {
+    /// The name used in output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Terminates => "terminates",
+            Verdict::Infinite => "infinite",
+            Verdict::CanLoop => "can-loop",
+            Verdict::MustLoop => "must-loop",
+            Verdict::Undecided => "undecided",
+        }
+    }
+}
+
+/// What decided a verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Criterion {
+    /// Fact 3: the pit behind the start pit is empty and no capture is
+    /// possible, so the relay must end (the laps were then counted).
+    Certificate,
+    /// Fact 2: the first relay state after the last capture came back.
+    Recurrence,
+    /// The move was played to its end.
+    Played,
+    /// The budget ran out.
+    Budget,
+}
+
+impl Criterion {
+    /// The name used in output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Criterion::Certificate => "certificate (fact 3: the pit behind the start is empty)",
+            Criterion::Recurrence => "recurrence (fact 2: a relay state came back)",
+            Criterion::Played => "played to the end",
+            Criterion::Budget => "lap budget exhausted",
+        }
+    }
+}
+
+/// One way of playing a move, as far as it was followed.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Line {
+    /// Laps played; for a loop, the lap at which the repeat was proven.
+    pub laps: u64,
+    /// Seeds sown.
+    pub sown: u64,
+    /// Captures made.
+    pub captures: u32,
+    /// Laps (1-based) sown clockwise by choice.
+    pub reversed: Vec<u64>,
+    /// The position when the move ends.
+    pub end: Option<Position>,
+    /// For a loop: laps and seeds in one period, and the repeating state
+    /// (position and pit about to be lifted).
+    pub cycle: Option<Cycle>,
+}
+
+/// A proven loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cycle {
+    /// Laps in one period.
+    pub period: u64,
+    /// Seeds sown in one period.
+    pub sown: u64,
+    /// The position at the repeating state.
+    pub pos: Position,
+    /// The pit lifted at the repeating state.
+    pub pit: usize,
+}
+
+/// The analysis of one start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    /// The start pit.
+    pub pit: usize,
+    /// Direction of the first lap.
+    pub direction: Dir,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// What decided it.
+    pub criterion: Criterion,
+    /// The line shown: the looping one for loops (fewest reversals first),
+    /// else the one declining every reversal.
+    pub line: Line,
+}
+
+/// Follows every way of playing a move, within a lap budget.
+struct Explorer {
+    rules: Rules,
+    budget: u64,
+    used: u64,
+    /// Best witnesses found so far.
+    ends: Option<Line>,
+    loops: Option<Line>,
+    undecided: bool,
+    choices: bool,
+}
+
+impl Explorer {
+    fn keep(slot: &mut Option<Line>, line: Line) {
+        if slot.as_ref().is_none_or(|l| line.reversed.len() < l.reversed.len()) {
+            *slot = Some(line);
+        }
+    }
+
+    /// Follows the segment starting at `st`, having played `line` so far.
+    /// The reverse option is offered at every lap but, if `first_fixed`, the
+    /// first (a move's first lap: its clockwise version is a start of its own).
+    fn segment(&mut self, mut st: LapStart, mut line: Line, first_fixed: bool) {
+        // The first relay state of the segment, with laps and seeds up to it.
+        let mut anchor: Option<(LapStart, u64, u64)> = None;
+        let mut offer = !first_fixed;
+        loop {
+            if self.used >= self.budget {
+                self.undecided = true;
+                return;
+            }
+            if anchor.is_none() && st.hand == Hand::Lift {
+                anchor = Some((st, line.laps, line.sown));
+            }
+            if offer && reversible(self.rules, &st) {
+                // The player may sow this lap clockwise instead, capturing.
+                self.choices = true;
+                let mut alt = line.clone();
+                alt.reversed.push(alt.laps + 1);
+                self.step(st, Dir::Cw, alt);
+            }
+            offer = true;
+            self.used += 1;
+            let (next, sown) = play(self.rules, &st, Dir::Ccw);
+            line.laps += 1;
+            line.sown += sown;
+            match next {
+                Next::Ends(pos) => {
+                    line.end = Some(pos);
+                    Self::keep(&mut self.ends, line);
+                    return;
+                }
+                Next::Capture(next) => {
+                    line.captures += 1;
+                    self.segment(next, line, false);
+                    return;
+                }
+                Next::Relay(next) => {
+                    if let Some((a, laps, sown)) = anchor {
+                        if a == next {
+                            line.cycle = Some(Cycle {
+                                period: line.laps - laps,
+                                sown: line.sown - sown,
+                                pos: a.pos,
+                                pit: a.pit,
+                            });
+                            Self::keep(&mut self.loops, line);
+                            return;
+                        }
+                    }
+                    st = next;
+                }
+            }
+        }
+    }
+
+    /// Plays one lap of `st` in `dir` (a capture, for clockwise laps) and
+    /// follows what comes after.
+    fn step(&mut self, st: LapStart, dir: Dir, mut line: Line) {
+        self.used += 1;
+        let (next, sown) = play(self.rules, &st, dir);
+        line.laps += 1;
+        line.sown += sown;
+        match next {
+            Next::Capture(next) => {
+                line.captures += 1;
+                self.segment(next, line, false);
+            }
+            Next::Ends(pos) => {
+                line.end = Some(pos);
+                Self::keep(&mut self.ends, line);
+            }
+            Next::Relay(next) => self.segment(next, line, false),
+        }
+    }
+}
+
+/// Decides the move from `pit` of `pos`, first lap sown `direction`
+/// (clockwise only where that lap captures), within `budget` laps in all.
+pub fn analyze_start(rules: Rules, pos: Position, pit: usize, direction: Dir, budget: u64) -> Report {
+    let start = LapStart { pos, pit, hand: Hand::Lift };
+    let mut ex = Explorer { rules, budget, used: 0, ends: None, loops: None, undecided: false, choices: false };
+    // The start state is the first relay state of the first segment, so a
+    // move that comes back to it is caught after one period.
+    if direction == Dir::Ccw {
+        ex.segment(start, Line::default(), true);
+    } else {
+        ex.step(start, Dir::Cw, Line { reversed: vec![1], ..Line::default() });
+        ex.choices = true;
+    }
+    let verdict = match (ex.loops.is_some(), ex.ends.is_some(), ex.undecided, ex.choices) {
+        (true, true, _, _) => Verdict::CanLoop,
+        (true, false, true, _) => Verdict::CanLoop,
+        (true, false, false, false) => Verdict::Infinite,
+        (true, false, false, true) => Verdict::MustLoop,
+        (false, _, true, _) => Verdict::Undecided,
+        (false, true, false, _) => Verdict::Terminates,
+        (false, false, false, _) => unreachable!("every path ends, loops or runs out of budget"),
+    };
+    let pure_relay = rules.first_turn || pos.opp == Side::EMPTY;
+    let criterion = match verdict {
+        Verdict::Undecided => Criterion::Budget,
+        Verdict::Terminates if pure_relay && direction == Dir::Ccw && certificate(pos.me, pit, Dir::Ccw) => {
+            Criterion::Certificate
+        }
+        Verdict::Terminates => Criterion::Played,
+        _ => Criterion::Recurrence,
+    };
+    let line = match verdict {
+        Verdict::Infinite | Verdict::CanLoop | Verdict::MustLoop => ex.loops,
+        Verdict::Terminates => ex.ends,
+        Verdict::Undecided => None,
+    }
+    .unwrap_or(Line { laps: ex.used, ..Line::default() });
+    Report { pit, direction, verdict, criterion, line }
+}
+
+/// Every start of the player to move: each pit holding 2 or more seeds
+/// counter-clockwise, and clockwise too where that first lap captures.
+pub fn starts(rules: Rules, pos: Position) -> Vec<(usize, Dir)> {
+    let mut out = Vec::new();
+    for pit in 0..PITS {
+        if pos.me.get(pit) < 2 {
+            continue;
+        }
+        out.push((pit, Dir::Ccw));
+        if reversible(rules, &LapStart { pos, pit, hand: Hand::Lift }) {
+            out.push((pit, Dir::Cw));
+        }
+    }
+    out
+}

@@ -1,0 +1,127 @@
+//! Capture-free relay sowing on one side, the facts that make its loops
+//! decidable exactly, and the walk that decides them.
+//!
+//! A *relay state* is a side and the pit about to be lifted (holding 2 or
+//! more seeds), sowing counter-clockwise. One lap lifts the pit and sows; if
+//! the last seed falls in a pit that was empty the move ends, otherwise that
+//! pit is the next state's pit.
+//!
+//! 1. [`unlap`] inverts a lap: the map from a state to the next is injective.
+//! 2. Hence a relay is infinite if and only if its start state comes back:
+//!    orbits have no lead-in, and the period is exact ([`run`]).
+//! 3. If the pit just behind the start pit is empty, the state has no
+//!    predecessor, so it cannot lie on a cycle: the relay ends
+//!    ([`certificate`]).
+//!
+//! Proofs in `docs/omweso-loops.md`.
+
+use super::side::{Dir, Side, PITS};
+
+/// The end of one lap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lap {
+    /// The side after the lap.
+    pub side: Side,
+    /// Where the last seed fell.
+    pub last: usize,
+    /// Seeds sown.
+    pub sown: usize,
+}
+
+impl Lap {
+    /// Whether the last seed fell in an empty pit (the move ends).
+    #[inline]
+    pub fn ends(&self) -> bool {
+        self.side.get(self.last) == 1
+    }
+}
+
+/// Lifts pit `pit` of `side` and sows its seeds in direction `dir`.
+#[inline]
+pub fn lap(mut side: Side, pit: usize, dir: Dir) -> Lap {
+    let hand = usize::from(side.get(pit));
+    side.set(pit, 0);
+    let last = side.sow(pit, hand, dir);
+    Lap { side, last, sown: hand }
+}
+
+/// Fact 1: the state a counter-clockwise lap came from, given the side it
+/// left and the pit of its last seed. With `m` the smallest pit count, the
+/// lap started at the first pit `q` at or behind `last` holding `m`, and
+/// carried `16m + (last - q) mod 16` seeds. `None` if no lap of at least one
+/// seed can have left this side (only when more seeds would be needed than
+/// the side holds).
+pub fn unlap(after: Side, last: usize) -> Option<(Side, usize)> {
+    let pits = after.pits();
+    let m = *pits.iter().min().expect("16 pits");
+    let q = (0..PITS).map(|back| (last + PITS - back) % PITS).find(|&q| pits[q] == m)?;
+    let hand = PITS * usize::from(m) + (last + PITS - q) % PITS;
+    if hand == 0 {
+        return None;
+    }
+    let mut before = after;
+    // Remove what the lap dropped, then put the hand back in `q`.
+    let mut undo = Side::EMPTY;
+    undo.sow(q, hand, Dir::Ccw);
+    before.0 -= undo.0;
+    before.set(q, hand as u8);
+    Some((before, q))
+}
+
+/// Fact 3: a relay from `pit` (sowing `dir`) whose pit just behind is empty
+/// cannot be on a cycle, so a capture-free relay from it ends.
+#[inline]
+pub fn certificate(side: Side, pit: usize, dir: Dir) -> bool {
+    let behind = match dir {
+        Dir::Ccw => (pit + PITS - 1) % PITS,
+        Dir::Cw => (pit + 1) % PITS,
+    };
+    side.get(behind) == 0
+}
+
+/// How a capture-free counter-clockwise relay ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Relay {
+    /// The last seed of lap `laps` fell in an empty pit, leaving `side`.
+    Ends {
+        /// Laps, counting the last.
+        laps: u64,
+        /// Seeds sown in all.
+        sown: u64,
+        /// The side when the move ends.
+        side: Side,
+    },
+    /// The start state came back after `period` laps: the relay never ends.
+    Loops {
+        /// Laps in one period (the repeat is proven after this many).
+        period: u64,
+        /// Seeds sown in one period.
+        sown: u64,
+    },
+    /// Neither within the lap budget.
+    Undecided {
+        /// Laps walked.
+        laps: u64,
+    },
+}
+
+/// Walks the relay from `(side, pit)` counter-clockwise, without captures,
+/// for at most `budget` laps. By facts 1 and 2 the only possible repeat is of
+/// the start state, so that is the only comparison made.
+#[inline]
+pub fn run(side: Side, pit: usize, budget: u64) -> Relay {
+    let (mut s, mut p) = (side, pit);
+    let mut sown = 0u64;
+    for laps in 1..=budget {
+        let l = lap(s, p, Dir::Ccw);
+        sown += l.sown as u64;
+        if l.ends() {
+            return Relay::Ends { laps, sown, side: l.side };
+        }
+        (s, p) = (l.side, l.last);
+        if p == pit && s == side {
+            return Relay::Loops { period: laps, sown };
+        }
+    }
+    Relay::Undecided { laps: budget }
+}

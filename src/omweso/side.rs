@@ -1,0 +1,163 @@
+//! One player's 16 pits on their closed loop, packed one byte per pit into
+//! a `u128`, so that a whole lap of sowing is a handful of word operations.
+
+use std::fmt;
+
+use crate::error::{Error, Result};
+
+/// Pits on one side.
+pub const PITS: usize = 16;
+/// Seeds in an Omweso game (32 a side): no side or pit can hold more.
+pub const MAX_SEEDS: usize = 64;
+/// The four leftmost pits, from which a lap may be sown clockwise.
+pub const LEFTMOST: [usize; 4] = [0, 1, 14, 15];
+
+/// One byte in every lane.
+const ONES: u128 = u128::from_le_bytes([1; 16]);
+
+/// Sowing direction along the loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dir {
+    /// Counter-clockwise: index + 1 (the normal direction).
+    Ccw,
+    /// Clockwise: index - 1 (reverse captures only).
+    Cw,
+}
+
+impl Dir {
+    /// The name used in output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dir::Ccw => "ccw",
+            Dir::Cw => "cw",
+        }
+    }
+
+    /// The pit `steps` pits from `pit` in this direction.
+    #[inline]
+    pub fn step(self, pit: usize, steps: usize) -> usize {
+        match self {
+            Dir::Ccw => (pit + steps) % PITS,
+            Dir::Cw => (pit + PITS - steps % PITS) % PITS,
+        }
+    }
+}
+
+/// `RUN[d][p][r]`: one seed in each of the `r` pits after `p` in direction `d`.
+static RUN: [[[u128; PITS]; PITS]; 2] = {
+    let mut t = [[[0u128; PITS]; PITS]; 2];
+    let mut d = 0;
+    while d < 2 {
+        let mut p = 0;
+        while p < PITS {
+            let mut r = 1;
+            while r < PITS {
+                let k = if d == 0 { (p + r) % PITS } else { (p + PITS - r) % PITS };
+                t[d][p][r] = t[d][p][r - 1] | (1u128 << (8 * k));
+                r += 1;
+            }
+            p += 1;
+        }
+        d += 1;
+    }
+    t
+};
+
+/// A side: `x[0..8]` the outer row from the player's left to right, `x[8..16]`
+/// the inner row from right to left, so that index + 1 is counter-clockwise.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Side(pub u128);
+
+impl Side {
+    /// The empty side.
+    pub const EMPTY: Side = Side(0);
+
+    /// A side from pit counts.
+    pub fn from_pits(pits: [u8; PITS]) -> Side {
+        Side(u128::from_le_bytes(pits))
+    }
+
+    /// Pit counts.
+    pub fn pits(self) -> [u8; PITS] {
+        self.0.to_le_bytes()
+    }
+
+    /// Seeds in pit `pit`.
+    #[inline]
+    pub fn get(self, pit: usize) -> u8 {
+        (self.0 >> (8 * pit)) as u8
+    }
+
+    /// Sets pit `pit` to `v`.
+    #[inline]
+    pub fn set(&mut self, pit: usize, v: u8) {
+        self.0 = (self.0 & !(0xffu128 << (8 * pit))) | (u128::from(v) << (8 * pit));
+    }
+
+    /// Seeds on the side.
+    pub fn seeds(self) -> usize {
+        self.pits().iter().map(|&v| usize::from(v)).sum()
+    }
+
+    /// Sows `hand` seeds one per pit from the pit after `from` in direction
+    /// `dir` (`from` itself gets seeds on every full lap of 16) and returns
+    /// the pit of the last seed. `from` must already be emptied if the seeds
+    /// were lifted from it.
+    #[inline]
+    pub fn sow(&mut self, from: usize, hand: usize, dir: Dir) -> usize {
+        let laps = (hand / PITS) as u128;
+        let rest = hand % PITS;
+        self.0 += laps * ONES + RUN[dir as usize][from][rest];
+        dir.step(from, hand)
+    }
+
+    /// The side rotated so that pit `pit` becomes pit 0.
+    #[inline]
+    pub fn rotated_to(self, pit: usize) -> Side {
+        Side(self.0.rotate_right(8 * pit as u32))
+    }
+
+    /// Parses 16 pit counts, as words or one string separated by commas or
+    /// spaces, `what` naming the side in errors.
+    pub fn parse<S: AsRef<str>>(words: &[S], what: &str) -> Result<Side> {
+        let parts: Vec<&str> = words
+            .iter()
+            .flat_map(|w| w.as_ref().split(|c: char| c == ',' || c.is_whitespace()))
+            .filter(|p| !p.is_empty())
+            .collect();
+        if parts.len() != PITS {
+            return Err(Error::Usage(format!("{what} has {PITS} pits, got {} numbers", parts.len())));
+        }
+        let mut pits = [0u8; PITS];
+        for (slot, part) in pits.iter_mut().zip(&parts) {
+            let v: i64 = part
+                .parse()
+                .map_err(|_| Error::Usage(format!("{what}: pit count '{part}' is not a whole number")))?;
+            if v < 0 {
+                return Err(Error::Usage(format!("{what}: pit count {v} is negative")));
+            }
+            if v > MAX_SEEDS as i64 {
+                return Err(Error::Usage(format!("{what}: pit count {v} exceeds the {MAX_SEEDS} seeds of a game")));
+            }
+            *slot = v as u8;
+        }
+        let side = Side::from_pits(pits);
+        if side.seeds() > MAX_SEEDS {
+            return Err(Error::Usage(format!("{what} holds {} seeds; a game has {MAX_SEEDS}", side.seeds())));
+        }
+        Ok(side)
+    }
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let words: Vec<String> = self.pits().iter().map(|v| v.to_string()).collect();
+        f.write_str(&words.join(" "))
+    }
+}
+
+impl fmt::Debug for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Side({self})")
+    }
+}

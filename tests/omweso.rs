@@ -1,0 +1,252 @@
+//! Omweso moves on hand-worked boards, facts 1-3 checked exhaustively for
+//! small seed counts (and by sampling beyond), and the `loops` command.
+
+mod common;
+
+use std::collections::HashSet;
+
+use common::run;
+use mancaladb::compose::Ranker;
+use mancaladb::omweso::moves::{analyze_start, starts, Position, Rules, Verdict};
+use mancaladb::omweso::relay::{certificate, lap, run as relay, unlap, Relay};
+use mancaladb::omweso::{Dir, Side};
+
+fn side(pits: &[(usize, u8)]) -> Side {
+    let mut s = Side::EMPTY;
+    for &(p, v) in pits {
+        s.set(p, v);
+    }
+    s
+}
+
+const PLAY: Rules = Rules { first_turn: false };
+
+#[test]
+fn relay_lifts_an_occupied_landing_pit_and_ends_in_an_empty_one() {
+    // Pit 0 (2 seeds) sows 1 and 2; pit 2 was occupied, so it is lifted and
+    // sows 3 and 4; pit 4 was empty: the move ends after 2 laps, 4 seeds.
+    let pos = Position { me: side(&[(0, 2), (2, 1)]), opp: Side::EMPTY };
+    let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 100);
+    assert_eq!(r.verdict, Verdict::Terminates);
+    assert_eq!((r.line.laps, r.line.sown), (2, 4));
+    assert_eq!(r.line.end.unwrap().me, side(&[(1, 1), (3, 1), (4, 1)]));
+}
+
+#[test]
+fn the_emptied_start_pit_is_not_skipped() {
+    // 16 seeds from pit 0: one in each of 1..15, the 16th back in pit 0,
+    // which was emptied: the lap ends there.
+    let l = lap(side(&[(0, 16)]), 0, Dir::Ccw);
+    assert_eq!(l.last, 0);
+    assert!(l.ends());
+    assert_eq!(l.side.pits(), [1; 16]);
+}
+
+/// Lap 1: pit 6 (2 seeds) sows 7 and 8; inner pit 8 was occupied and faces
+/// the opponent's pits 23 - 8 = 15 and 8 - 8 = 0, both holding seeds: the 3
+/// seeds there are captured and sown from the pit after pit 6 (7, 8, 9);
+/// pit 9 was empty, so the move ends. Pit 8 keeps its seeds.
+fn capture_position() -> Position {
+    Position { me: side(&[(6, 2), (8, 1)]), opp: side(&[(0, 1), (15, 2)]) }
+}
+
+#[test]
+fn capture_resows_from_the_capturing_laps_start() {
+    let r = analyze_start(PLAY, capture_position(), 6, Dir::Ccw, 100);
+    assert_eq!(r.verdict, Verdict::Terminates);
+    assert_eq!((r.line.laps, r.line.sown, r.line.captures), (2, 5, 1));
+    let end = r.line.end.unwrap();
+    assert_eq!(end.me, side(&[(7, 2), (8, 3), (9, 1)]));
+    assert_eq!(end.opp, Side::EMPTY);
+}
+
+#[test]
+fn first_turn_has_no_captures() {
+    // The same landing relays instead: pit 8 (2 seeds) sows 9 and 10.
+    let r = analyze_start(Rules { first_turn: true }, capture_position(), 6, Dir::Ccw, 100);
+    assert_eq!((r.line.laps, r.line.captures), (2, 0));
+    assert_eq!(r.line.end.unwrap().me, side(&[(7, 1), (9, 1), (10, 1)]));
+}
+
+#[test]
+fn reverse_capture_from_a_leftmost_pit() {
+    // Pit 0 (3 seeds) clockwise sows 15, 14, 13; inner pit 13 was occupied
+    // and faces the opponent's 10 and 5: a capture of 2, re-sown from the
+    // pit after pit 0 (counter-clockwise: 1, 2); pit 2 was empty.
+    // Counter-clockwise the same pit sows 1, 2, 3 and simply ends.
+    let pos = Position { me: side(&[(0, 3), (13, 1)]), opp: side(&[(5, 1), (10, 1)]) };
+    assert_eq!(starts(PLAY, pos), [(0, Dir::Ccw), (0, Dir::Cw)]);
+    let cw = analyze_start(PLAY, pos, 0, Dir::Cw, 100);
+    assert_eq!(cw.verdict, Verdict::Terminates);
+    assert_eq!((cw.line.laps, cw.line.captures, cw.line.reversed.clone()), (2, 1, vec![1]));
+    assert_eq!(cw.line.end.unwrap().me, side(&[(1, 1), (2, 1), (13, 2), (14, 1), (15, 1)]));
+    let ccw = analyze_start(PLAY, pos, 0, Dir::Ccw, 100);
+    assert_eq!((ccw.line.laps, ccw.line.captures), (1, 0));
+    // A pit that is not leftmost never sows clockwise, nor does a first turn.
+    let pos2 = Position { me: side(&[(2, 3), (15, 1)]), opp: side(&[(5, 1), (10, 1)]) };
+    assert_eq!(starts(PLAY, pos2), [(2, Dir::Ccw)]);
+    assert_eq!(starts(Rules { first_turn: true }, pos), [(0, Dir::Ccw)]);
+}
+
+#[test]
+fn the_example_loop() {
+    // 3 1 0 1 0 1 ... from pit 0: infinite, period 128 laps.
+    let me = Side::parse(&["3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"], "side").unwrap();
+    let r = analyze_start(PLAY, Position { me, opp: Side::EMPTY }, 0, Dir::Ccw, 1_000_000);
+    assert_eq!(r.verdict, Verdict::Infinite);
+    let c = r.line.cycle.unwrap();
+    assert_eq!((c.period, c.pit, c.pos.me), (128, 0, me));
+    assert!(matches!(relay(me, 0, 1000), Relay::Loops { period: 128, .. }));
+    // Under its budget it is undecided, never finite.
+    assert!(matches!(relay(me, 0, 127), Relay::Undecided { .. }));
+    let r = analyze_start(PLAY, Position { me, opp: Side::EMPTY }, 0, Dir::Ccw, 100);
+    assert_eq!(r.verdict, Verdict::Undecided);
+}
+
+/// Calls `f` on every side of `k` seeds.
+fn every_side(k: usize, mut f: impl FnMut(Side)) {
+    let r = Ranker::new(16, k, None);
+    let mut x = [0u8; 16];
+    r.unrank(k, 0, &mut x);
+    loop {
+        f(Side::from_pits(x));
+        if !r.advance(&mut x) {
+            break;
+        }
+    }
+}
+
+/// Brute-force relay: general cycle detection over every state visited.
+fn brute(side: Side, pit: usize) -> Result<u64, u64> {
+    let mut seen = HashSet::new();
+    let (mut s, mut p, mut laps) = (side, pit, 0u64);
+    loop {
+        if !seen.insert((s, p)) {
+            return Err(laps); // a repeat of some state: an endless relay
+        }
+        let l = lap(s, p, Dir::Ccw);
+        laps += 1;
+        if l.ends() {
+            return Ok(laps);
+        }
+        (s, p) = (l.side, l.last);
+    }
+}
+
+fn check_facts(s: Side) {
+    for p in 0..16 {
+        let h = s.get(p);
+        if h >= 1 {
+            // Fact 1: the lap is inverted exactly.
+            let l = lap(s, p, Dir::Ccw);
+            assert_eq!(unlap(l.side, l.last), Some((s, p)), "{s} pit {p}");
+        }
+        if h >= 2 {
+            // Fact 2: comparing with the start state alone decides the same
+            // as general cycle detection; a loop has no lead-in.
+            match (relay(s, p, 100_000), brute(s, p)) {
+                (Relay::Ends { laps, .. }, Ok(b)) => assert_eq!(laps, b),
+                (Relay::Loops { period, .. }, Err(b)) => assert_eq!(period, b, "{s} pit {p}: lead-in"),
+                (a, b) => panic!("{s} pit {p}: {a:?} vs {b:?}"),
+            }
+            // Fact 3: an empty pit behind the start means the relay ends.
+            if certificate(s, p, Dir::Ccw) {
+                assert!(matches!(relay(s, p, 100_000), Relay::Ends { .. }), "{s} pit {p}");
+            }
+        }
+    }
+}
+
+#[test]
+fn facts_1_to_3_exhaustively_for_small_seed_counts() {
+    // k = 11 includes the first loops; every state of every side.
+    for k in 1..=8 {
+        every_side(k, check_facts);
+    }
+    let mut loops = 0;
+    every_side(11, |s| {
+        if s.get(0) >= 2 {
+            check_facts(s);
+            loops += usize::from(matches!(relay(s, 0, 1000), Relay::Loops { .. }));
+        }
+    });
+    assert_eq!(loops, 8, "128 looping pairs / 16 starts");
+}
+
+#[test]
+fn facts_1_to_3_on_sampled_sides_up_to_32_seeds() {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for k in [13usize, 16, 20, 24, 28, 32] {
+        let r = Ranker::new(16, k, None);
+        let n = r.count(k);
+        for _ in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mut pits = [0u8; 16];
+            r.unrank(k, x % n, &mut pits);
+            check_facts(Side::from_pits(pits));
+        }
+    }
+}
+
+#[test]
+fn loops_command_reports_the_example() {
+    let out = run(&["loops", "--json", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("{\"pit\":0,\"direction\":\"ccw\",\"verdict\":\"infinite\",\"laps\":128,\"period\":128}"),
+        "{text}"
+    );
+    let out = run(&["loops", "--pit", "0", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("period 128 laps") && text.contains("recurrence"), "{text}");
+    // A start with the pit behind it empty is certified to end.
+    let out = run(&["loops", "--pit", "1", "0 2 0 0 0 0 0 0 0 0 0 0 0 0 0 0"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("terminates") && text.contains("certificate"), "{text}");
+}
+
+fn refuses(args: &[&str], want: &str) {
+    let out = run(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(want), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+}
+
+#[test]
+fn bad_loops_and_census_input_is_refused() {
+    refuses(&["loops", "1 2 3"], "has 16 pits, got 3");
+    refuses(&["loops", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 -1"], "is negative");
+    refuses(&["loops", "--pit", "1", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"], "--pit 1 holds 1 seeds");
+    refuses(&["loops", "--max-laps", "0", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"], "--max-laps 0 must be at least 1");
+    refuses(&["loops", "--opponent", "1 2", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"], "--opponent has 16 pits");
+    refuses(&["loops", "--pit", "16", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"], "pits are numbered 0..15");
+    refuses(&["census", "--seeds", "9..x"], "give K or K..K2");
+    refuses(&["census", "--seeds", "5..3"], "give K or K..K2");
+}
+
+/// Two positions found by a random search over small boards, kept as
+/// regression tests of the choice logic: in the first the line declining
+/// every reversal loops (after one capture) while some reversal ends the
+/// move; in the second the loop needs the clockwise option at lap 4.
+#[test]
+fn reverse_options_make_moves_that_can_loop() {
+    let pos = |me: &str, opp: &str| Position {
+        me: Side::parse(&[me], "me").unwrap(),
+        opp: Side::parse(&[opp], "opp").unwrap(),
+    };
+    let a = pos("0 1 0 1 0 2 1 0 2 1 2 2 3 1 0 1", "0 0 0 0 1 0 0 0 0 0 1 1 0 0 0 0");
+    let r = analyze_start(PLAY, a, 12, Dir::Ccw, 100_000);
+    assert_eq!(r.verdict, Verdict::CanLoop);
+    assert_eq!((r.line.reversed.clone(), r.line.captures, r.line.cycle.unwrap().period), (vec![], 1, 104));
+    let b = pos("1 2 1 0 1 0 1 2 0 1 0 2 2 1 1 2", "0 0 0 0 1 0 0 0 0 0 0 1 0 0 0 0");
+    let r = analyze_start(PLAY, b, 7, Dir::Ccw, 100_000);
+    assert_eq!(r.verdict, Verdict::CanLoop);
+    assert_eq!((r.line.reversed.clone(), r.line.captures, r.line.cycle.unwrap().period), (vec![4], 1, 326));
+    // On a first turn there are no captures, hence no choices.
+    let r = analyze_start(Rules { first_turn: true }, b, 7, Dir::Ccw, 100_000);
+    assert!(matches!(r.verdict, Verdict::Terminates | Verdict::Infinite));
+}
