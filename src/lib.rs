@@ -13,6 +13,7 @@ pub mod db;
 pub mod error;
 pub mod memory;
 pub mod oware;
+pub mod pits;
 pub mod progress;
 pub mod query;
 pub mod stats;

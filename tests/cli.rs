@@ -128,10 +128,10 @@ fn refuses(args: &[&str], want: &str) {
 #[test]
 fn bad_input_is_refused_with_one_line_and_exit_2() {
     let db = awari_db().to_str().unwrap();
-    refuses(&["query", "--db", db, "1 2 3"], "a board has 12 pits, got 3");
+    refuses(&["query", "--db", db, "1 2 3"], "has 12 pits, got 3");
     refuses(&["query", "--db", db, "1 1 1 1 1 1 1 1 1 1 1 -1"], "is negative");
     refuses(&["query", "--db", db, "1 1 1 1 1 1 1 1 1 1 1 x"], "not a whole number");
-    refuses(&["query", "--db", db, "9 9 9 9 9 9 0 0 0 0 0 0"], "holds 54 seeds; an Oware game has 48");
+    refuses(&["query", "--db", db, "9 9 9 9 9 9 0 0 0 0 0 0"], "holds 54 seeds; a game has 48");
     refuses(&["query", "--db", db, "49 0 0 0 0 0 0 0 0 0 0 0"], "exceeds");
     // 20 seeds: level 20 is not built here; say how to build it.
     refuses(&["query", "--db", db, "4 4 4 4 4 0 0 0 0 0 0 0"], "mancaladb build --rules awari --max-seeds 20");

@@ -33,8 +33,8 @@ fn awari_levels_match_published_hashes() {
 #[test]
 fn forward_solver_agrees_on_small_levels() {
     for rules in Rules::ALL {
-        let levels = build(rules, 9);
-        for n in 0..=9 {
+        let levels = build(rules, 11);
+        for n in 0..=11 {
             let lower: Vec<&[i8]> = levels[..n].iter().map(|v| v.as_slice()).collect();
             let fwd = solve_level_forward(rules, n, &lower);
             assert!(fwd == levels[n], "{rules} level {n} differs");

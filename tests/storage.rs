@@ -115,6 +115,17 @@ fn builds_resume_and_repair() {
     let db = Db::new(&dir);
     let first = db.build(Rules::Abapa, 9, Progress::Quiet, |_| {}).unwrap();
     assert!(first.iter().all(|r| !r.skipped));
+    // The canonical files, as committed in db/CHECKSUMS.
+    let committed = common::committed_checksums();
+    for n in 0..=9 {
+        let (_, _, content, file) = committed
+            .iter()
+            .find(|(r, l, _, _)| r == "abapa" && *l == n)
+            .expect("abapa levels 0..=9 are listed in db/CHECKSUMS");
+        let path = db.table_path(Rules::Abapa, n);
+        assert_eq!(&mancaladb::table::hex(&Table::open(&path).unwrap().header().content_sha256), content);
+        assert_eq!(&common::file_sha256(&path), file, "abapa level {n}");
+    }
     let level7 = file_bytes(&db.table_path(Rules::Abapa, 7));
 
     // An interrupted run leaves a temporary file and no level 9; damage

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Pits on one side.
 pub const PITS: usize = 16;
@@ -120,32 +120,7 @@ impl Side {
     /// Parses 16 pit counts, as words or one string separated by commas or
     /// spaces, `what` naming the side in errors.
     pub fn parse<S: AsRef<str>>(words: &[S], what: &str) -> Result<Side> {
-        let parts: Vec<&str> = words
-            .iter()
-            .flat_map(|w| w.as_ref().split(|c: char| c == ',' || c.is_whitespace()))
-            .filter(|p| !p.is_empty())
-            .collect();
-        if parts.len() != PITS {
-            return Err(Error::Usage(format!("{what} has {PITS} pits, got {} numbers", parts.len())));
-        }
-        let mut pits = [0u8; PITS];
-        for (slot, part) in pits.iter_mut().zip(&parts) {
-            let v: i64 = part
-                .parse()
-                .map_err(|_| Error::Usage(format!("{what}: pit count '{part}' is not a whole number")))?;
-            if v < 0 {
-                return Err(Error::Usage(format!("{what}: pit count {v} is negative")));
-            }
-            if v > MAX_SEEDS as i64 {
-                return Err(Error::Usage(format!("{what}: pit count {v} exceeds the {MAX_SEEDS} seeds of a game")));
-            }
-            *slot = v as u8;
-        }
-        let side = Side::from_pits(pits);
-        if side.seeds() > MAX_SEEDS {
-            return Err(Error::Usage(format!("{what} holds {} seeds; a game has {MAX_SEEDS}", side.seeds())));
-        }
-        Ok(side)
+        crate::pits::parse(words, what, MAX_SEEDS).map(Side::from_pits)
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Pits on an Oware board.
 pub const PITS: usize = 12;
@@ -53,38 +53,7 @@ impl Board {
     /// assert!(Board::parse(&["1", "2"]).is_err());
     /// ```
     pub fn parse<S: AsRef<str>>(words: &[S]) -> Result<Board> {
-        let parts: Vec<&str> = words
-            .iter()
-            .flat_map(|w| w.as_ref().split(|c: char| c == ',' || c.is_whitespace()))
-            .filter(|p| !p.is_empty())
-            .collect();
-        if parts.len() != PITS {
-            return Err(Error::Usage(format!(
-                "a board has {PITS} pits, got {} numbers (give pits 0..11, the player to move first)",
-                parts.len()
-            )));
-        }
-        let mut b = [0u8; PITS];
-        for (slot, part) in b.iter_mut().zip(&parts) {
-            let v: i64 = part
-                .parse()
-                .map_err(|_| Error::Usage(format!("pit count '{part}' is not a whole number")))?;
-            if v < 0 {
-                return Err(Error::Usage(format!("pit count {v} is negative")));
-            }
-            if v > MAX_SEEDS as i64 {
-                return Err(Error::Usage(format!("pit count {v} exceeds the {MAX_SEEDS} seeds of a game")));
-            }
-            *slot = v as u8;
-        }
-        let board = Board(b);
-        if board.seeds() > MAX_SEEDS {
-            return Err(Error::Usage(format!(
-                "the board holds {} seeds; an Oware game has {MAX_SEEDS}",
-                board.seeds()
-            )));
-        }
-        Ok(board)
+        crate::pits::parse(words, "an Oware board", MAX_SEEDS).map(Board)
     }
 }
 
