@@ -89,7 +89,13 @@ impl Ranker {
                 }
             }
         }
-        Ranker { pits, max_seeds, constrained_from, below, count }
+        Ranker {
+            pits,
+            max_seeds,
+            constrained_from,
+            below,
+            count,
+        }
     }
 
     /// Number of pits.
@@ -124,7 +130,8 @@ impl Ranker {
     #[inline]
     pub fn in_domain(&self, x: &[u8]) -> bool {
         // `iter().any` rather than `contains`, which calls memchr for bytes.
-        self.constrained_from == self.pits || x[self.constrained_from..self.pits].iter().any(|&v| v == 0)
+        self.constrained_from == self.pits
+            || x[self.constrained_from..self.pits].iter().any(|&v| v == 0)
     }
 
     /// Rank of `x` among the boards with the same seed count.
@@ -193,7 +200,9 @@ impl Ranker {
         loop {
             // Lexicographic successor of a composition: move one seed from the
             // lowest non-empty pit up one place, the rest back to pit 0.
-            let Some(k) = x.iter().position(|&v| v > 0) else { return false };
+            let Some(k) = x.iter().position(|&v| v > 0) else {
+                return false;
+            };
             if k == last {
                 return false;
             }

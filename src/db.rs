@@ -16,7 +16,7 @@ use std::time::Instant;
 use memmap2::Mmap;
 
 use crate::error::{Error, Result};
-use crate::oware::{level_size, solve::solve_level, Rules, MAX_SEEDS};
+use crate::oware::{MAX_SEEDS, Rules, level_size, solve::solve_level};
 use crate::progress::Progress;
 use crate::table::{self, Table, TableId};
 
@@ -64,7 +64,10 @@ impl Db {
 
     /// Path of the uncompressed working copy of a level.
     pub fn raw_path(&self, rules: Rules, seeds: usize) -> PathBuf {
-        self.dir.join("raw").join(rules.name()).join(format!("scores.{seeds}"))
+        self.dir
+            .join("raw")
+            .join(rules.name())
+            .join(format!("scores.{seeds}"))
     }
 
     /// Opens the table of a level and checks that it is the one asked for.
@@ -82,18 +85,29 @@ impl Db {
             });
         }
         let t = Table::open(&path)?;
-        let want = TableId { game: GAME_OWARE, rules: rules.code(), seeds: seeds as u32 };
+        let want = TableId {
+            game: GAME_OWARE,
+            rules: rules.code(),
+            seeds: seeds as u32,
+        };
         let h = t.header();
         if h.id != want {
             return Err(Error::corrupt(
                 &path,
-                format!("holds game {} rules {} level {}, not {rules} level {seeds}", h.id.game, h.id.rules, h.id.seeds),
+                format!(
+                    "holds game {} rules {} level {}, not {rules} level {seeds}",
+                    h.id.game, h.id.rules, h.id.seeds
+                ),
             ));
         }
         if h.positions != level_size(seeds) {
             return Err(Error::corrupt(
                 &path,
-                format!("{} positions, level {seeds} has {}", h.positions, level_size(seeds)),
+                format!(
+                    "{} positions, level {seeds} has {}",
+                    h.positions,
+                    level_size(seeds)
+                ),
             ));
         }
         Ok(t)
@@ -101,7 +115,9 @@ impl Db {
 
     /// Levels of `rules` present in the directory, in order.
     pub fn levels(&self, rules: Rules) -> Vec<usize> {
-        (0..=MAX_SEEDS).filter(|&n| self.table_path(rules, n).exists()).collect()
+        (0..=MAX_SEEDS)
+            .filter(|&n| self.table_path(rules, n).exists())
+            .collect()
     }
 
     /// Builds levels `0..=max_seeds` of `rules`, skipping levels whose table
@@ -115,14 +131,20 @@ impl Db {
         mut on_level: impl FnMut(&LevelReport),
     ) -> Result<Vec<LevelReport>> {
         if max_seeds > MAX_SEEDS {
-            return Err(Error::Usage(format!("--max-seeds {max_seeds}: an Oware game has {MAX_SEEDS} seeds")));
+            return Err(Error::Usage(format!(
+                "--max-seeds {max_seeds}: an Oware game has {MAX_SEEDS} seeds"
+            )));
         }
         progress.line(&format!(
             "building {rules} levels 0..={max_seeds} in {} with {} threads",
             self.dir.display(),
             rayon::current_num_threads()
         ));
-        let raw_dir = self.raw_path(rules, 0).parent().expect("raw dir").to_path_buf();
+        let raw_dir = self
+            .raw_path(rules, 0)
+            .parent()
+            .expect("raw dir")
+            .to_path_buf();
         std::fs::create_dir_all(&raw_dir).map_err(|e| Error::io(&raw_dir, e))?;
         let mut lower: Vec<Mmap> = Vec::with_capacity(max_seeds + 1);
         let mut reports = Vec::new();
@@ -134,11 +156,17 @@ impl Db {
                     let start = Instant::now();
                     let slices: Vec<&[i8]> = lower.iter().map(|m| table::as_values(m)).collect();
                     let values = solve_level(rules, seeds, &slices, progress);
-                    let id = TableId { game: GAME_OWARE, rules: rules.code(), seeds: seeds as u32 };
+                    let id = TableId {
+                        game: GAME_OWARE,
+                        rules: rules.code(),
+                        seeds: seeds as u32,
+                    };
                     let path = self.table_path(rules, seeds);
                     table::write_table(&path, id, &values)?;
                     write_raw(&self.raw_path(rules, seeds), &values)?;
-                    let file_bytes = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
+                    let file_bytes = std::fs::metadata(&path)
+                        .map_err(|e| Error::io(&path, e))?
+                        .len();
                     LevelReport {
                         seeds,
                         positions: values.len() as u64,
@@ -159,7 +187,12 @@ impl Db {
     /// If level `seeds` is already built and sound, makes sure its raw copy
     /// is too and reports it; `None` if it must be built. A corrupt table is
     /// reported and rebuilt.
-    fn existing(&self, rules: Rules, seeds: usize, progress: Progress) -> Result<Option<LevelReport>> {
+    fn existing(
+        &self,
+        rules: Rules,
+        seeds: usize,
+        progress: Progress,
+    ) -> Result<Option<LevelReport>> {
         let path = self.table_path(rules, seeds);
         if !path.exists() {
             return Ok(None);
@@ -172,7 +205,8 @@ impl Db {
             }
         };
         let raw = self.raw_path(rules, seeds);
-        let raw_ok = map_raw(&raw).is_ok_and(|m| table::sha256(&m) == table.header().content_sha256);
+        let raw_ok =
+            map_raw(&raw).is_ok_and(|m| table::sha256(&m) == table.header().content_sha256);
         if !raw_ok {
             write_raw(&raw, &table.read_all()?)?;
         }
@@ -188,6 +222,35 @@ impl Db {
 }
 
 impl Db {
+    /// Imports every `scores.N` of `vu` as a table of `rules` (and its raw
+    /// working copy). Returns the levels imported.
+    pub fn import_vu(&self, rules: Rules, vu: &crate::source::VuDir) -> Result<Vec<usize>> {
+        let levels = vu.levels();
+        if levels.is_empty() {
+            return Err(Error::Missing {
+                what: "no scores.N file".into(),
+                dir: vu.dir().to_path_buf(),
+                hint: "download the VU files, or mancaladb export --format vu".into(),
+            });
+        }
+        std::fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
+        for &seeds in &levels {
+            let map = vu.open(seeds)?;
+            let values = table::as_values(&map);
+            let id = TableId {
+                game: GAME_OWARE,
+                rules: rules.code(),
+                seeds: seeds as u32,
+            };
+            table::write_table(&self.table_path(rules, seeds), id, values)?;
+            let raw = self.raw_path(rules, seeds);
+            std::fs::create_dir_all(raw.parent().expect("raw dir"))
+                .map_err(|e| Error::io(&raw, e))?;
+            write_raw(&raw, values)?;
+        }
+        Ok(levels)
+    }
+
     /// Writes `scores.N` (one signed byte per position, index order, no
     /// header: the published VU layout) into `out` for every level of
     /// `rules` present. Returns the levels written.
@@ -197,7 +260,10 @@ impl Db {
             return Err(Error::Missing {
                 what: format!("no {rules} level"),
                 dir: self.dir.clone(),
-                hint: format!("mancaladb build --rules {rules} --db {}", self.dir.display()),
+                hint: format!(
+                    "mancaladb build --rules {rules} --db {}",
+                    self.dir.display()
+                ),
             });
         }
         std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;

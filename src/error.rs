@@ -21,18 +21,28 @@ pub enum Error {
     Corrupt { path: PathBuf, why: String },
     /// A level needed for the request has not been built.
     #[error("{what} is not in {}; build it first: {hint}", dir.display())]
-    Missing { what: String, dir: PathBuf, hint: String },
+    Missing {
+        what: String,
+        dir: PathBuf,
+        hint: String,
+    },
 }
 
 impl Error {
     /// Shorthand for an I/O error on `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
-        Error::Io { path: path.into(), source }
+        Error::Io {
+            path: path.into(),
+            source,
+        }
     }
 
     /// Shorthand for a corrupt-file error on `path`.
     pub fn corrupt(path: impl Into<PathBuf>, why: impl Into<String>) -> Error {
-        Error::Corrupt { path: path.into(), why: why.into() }
+        Error::Corrupt {
+            path: path.into(),
+            why: why.into(),
+        }
     }
 }
 

@@ -6,7 +6,10 @@
 //! * [`compose`]: ranking of seed distributions, shared by every game;
 //! * [`table`]: the stored, checksummed, compressed table format;
 //! * [`db`]: a directory of tables, built and resumed level by level;
-//! * [`query`] and [`stats`]: reading values back.
+//! * [`query`] and [`stats`]: reading values back;
+//! * [`source`]: our tables or the published VU files, read in place;
+//! * [`verify`]: integrity, consistency and independent re-derivation;
+//! * [`omweso`]: Omweso moves, the exact loop test and the loop census.
 
 pub mod compose;
 pub mod db;
@@ -16,8 +19,10 @@ pub mod oware;
 pub mod pits;
 pub mod progress;
 pub mod query;
+pub mod source;
 pub mod stats;
 pub mod table;
+pub mod verify;
 
 pub use error::{Error, Result};
 pub mod omweso;

@@ -1,19 +1,36 @@
 //! The `mancaladb` command line: parses arguments, calls the library, prints.
 
+use std::io::Write;
 use std::path::PathBuf;
+
+/// `println!` that stops quietly when standard output is closed (a pipe to
+/// `head`, say) instead of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        if writeln!(std::io::stdout(), $($arg)*).is_err() {
+            std::process::exit(0);
+        }
+    };
+}
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use mancaladb::Error;
 use mancaladb::db::{Db, LevelReport};
-use mancaladb::omweso::{self, census, moves::Position, Side};
+use mancaladb::omweso::{self, Side, census, moves::Position};
 use mancaladb::oware::{Board, Rules};
 use mancaladb::progress::Progress;
-use mancaladb::query::{analyze, principal_line, Analysis, LineEnd, Ply, Tables};
+use mancaladb::query::{Analysis, LineEnd, Ply, Tables, Values, analyze, principal_line};
+use mancaladb::source::{Source, VuDir};
 use mancaladb::stats::LevelStats;
-use mancaladb::Error;
+use mancaladb::verify::{self, LevelCheck, Outcome};
 
 #[derive(Parser)]
-#[command(name = "mancaladb", version, about = "Endgame databases for mancala games")]
+#[command(
+    name = "mancaladb",
+    version,
+    about = "Endgame databases for mancala games"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -28,6 +45,53 @@ struct Where {
     /// Rule set: awari (Romein & Bal's) or abapa (international).
     #[arg(long, default_value = "awari", value_parser = parse_rules)]
     rules: Rules,
+}
+
+/// Where values are read from: tables, or published-layout VU files.
+#[derive(clap::Args)]
+struct Reading {
+    #[command(flatten)]
+    at: Where,
+    /// Read `scores.N` files (the published VU layout) from this directory
+    /// instead of tables, in place.
+    #[arg(long)]
+    vu: Option<PathBuf>,
+}
+
+impl Reading {
+    fn source(&self) -> Source {
+        match &self.vu {
+            Some(dir) => Source::Vu(VuDir::new(dir)),
+            None => Source::Tables(Db::new(&self.at.db), self.at.rules),
+        }
+    }
+
+    /// The levels present, or the error saying how to get some.
+    fn levels(&self, source: &Source) -> Result<Vec<usize>, Error> {
+        let levels = source.levels();
+        if levels.is_empty() {
+            let (dir, hint) = match &self.vu {
+                Some(d) => (
+                    d.clone(),
+                    "download the VU files, or mancaladb export --format vu".to_string(),
+                ),
+                None => (
+                    self.at.db.clone(),
+                    format!(
+                        "mancaladb build --rules {} --db {}",
+                        self.at.rules,
+                        self.at.db.display()
+                    ),
+                ),
+            };
+            return Err(Error::Missing {
+                what: format!("no {} level", self.at.rules),
+                dir,
+                hint,
+            });
+        }
+        Ok(levels)
+    }
 }
 
 #[derive(Subcommand)]
@@ -46,7 +110,7 @@ enum Command {
     /// Value of a position and of each legal move.
     Query {
         #[command(flatten)]
-        at: Where,
+        read: Reading,
         /// Print one JSON object.
         #[arg(long)]
         json: bool,
@@ -61,7 +125,30 @@ enum Command {
     /// Per-level statistics of the built tables.
     Stats {
         #[command(flatten)]
+        read: Reading,
+    },
+    /// Check stored levels: integrity, consistency, independent re-derivation.
+    /// Exit 0 if all pass, 1 on any failure, 2 on usage or I/O errors.
+    Verify {
+        #[command(flatten)]
+        read: Reading,
+        /// Level N or range N..M (default: every level present).
+        #[arg(long)]
+        seeds: Option<String>,
+        /// Integrity only (headers, checksums, sizes).
+        #[arg(long)]
+        quick: bool,
+        /// Print a JSON list, one object per level.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Import published-layout `scores.N` files as tables.
+    Import {
+        #[command(flatten)]
         at: Where,
+        /// Directory of `scores.N` files.
+        #[arg(long)]
+        vu: PathBuf,
     },
     /// Omweso: does each move of a configuration end, loop, or can it loop?
     Loops(LoopArgs),
@@ -132,7 +219,7 @@ fn parse_rules(s: &str) -> Result<Rules, String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("mancaladb: {e}");
             ExitCode::from(2)
@@ -140,9 +227,14 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<(), Error> {
+/// Runs a command: exit code 0, or 1 when `verify` finds a failure.
+fn run(cli: Cli) -> Result<ExitCode, Error> {
     match cli.command {
-        Command::Build { at, max_seeds, threads } => {
+        Command::Build {
+            at,
+            max_seeds,
+            threads,
+        } => {
             if let Some(t) = threads {
                 if t == 0 {
                     return Err(Error::Usage("--threads must be at least 1".into()));
@@ -154,61 +246,139 @@ fn run(cli: Cli) -> Result<(), Error> {
             }
             let cores = rayon::current_num_threads();
             let db = Db::new(&at.db);
-            db.build(at.rules, max_seeds, Progress::Auto, |r| print_level(r, cores))?;
-            Ok(())
+            db.build(at.rules, max_seeds, Progress::Auto, |r| {
+                print_level(r, cores)
+            })?;
+            Ok(ExitCode::SUCCESS)
         }
-        Command::Query { at, json, line, pits } => {
+        Command::Query {
+            read,
+            json,
+            line,
+            pits,
+        } => {
             let board = Board::parse(&pits)?;
-            let tables = Tables::new(Db::new(&at.db), at.rules);
-            let a = analyze(at.rules, &tables, &board)?;
-            let pv = if line { Some(principal_line(at.rules, &tables, &board, 200)?) } else { None };
-            if json {
-                println!("{}", analysis_json(&a, pv.as_ref()));
+            let rules = read.at.rules;
+            let values: Box<dyn Values> = match &read.vu {
+                Some(dir) => Box::new(VuDir::new(dir)),
+                None => Box::new(Tables::new(Db::new(&read.at.db), rules)),
+            };
+            let a = analyze(rules, values.as_ref(), &board)?;
+            let pv = if line {
+                Some(principal_line(rules, values.as_ref(), &board, 200)?)
             } else {
-                print_analysis(at.rules, &a, pv.as_ref());
+                None
+            };
+            if json {
+                out!("{}", analysis_json(&a, pv.as_ref()));
+            } else {
+                print_analysis(rules, &a, pv.as_ref());
             }
-            Ok(())
+            Ok(ExitCode::SUCCESS)
         }
-        Command::Stats { at } => {
-            let db = Db::new(&at.db);
-            let levels = db.levels(at.rules);
-            if levels.is_empty() {
-                return Err(Error::Missing {
-                    what: format!("no {} level", at.rules),
-                    dir: at.db.clone(),
-                    hint: format!("mancaladb build --rules {} --db {}", at.rules, at.db.display()),
-                });
-            }
-            println!("{:>5} {:>14} {:>9} {:>14}  histogram (value:count)", "seeds", "positions", "mean", "zero");
-            for n in levels {
-                let s = LevelStats::of_table(n, &db.open(at.rules, n)?)?;
+        Command::Stats { read } => {
+            let source = read.source();
+            out!(
+                "{:>5} {:>14} {:>9} {:>14}  histogram (value:count)",
+                "seeds",
+                "positions",
+                "mean",
+                "zero"
+            );
+            for n in read.levels(&source)? {
+                let s = LevelStats::of_source(&source, n)?;
                 let hist: Vec<String> = (-(n as i32)..=n as i32)
                     .filter(|&v| s.count(v) > 0)
                     .map(|v| format!("{v}:{}", s.count(v)))
                     .collect();
-                println!("{n:>5} {:>14} {:>9.4} {:>14}  {}", s.positions, s.mean(), s.count(0), hist.join(" "));
+                out!(
+                    "{n:>5} {:>14} {:>9.4} {:>14}  {}",
+                    s.positions,
+                    s.mean(),
+                    s.count(0),
+                    hist.join(" ")
+                );
             }
-            Ok(())
+            Ok(ExitCode::SUCCESS)
         }
-        Command::Loops(args) => loops(args),
-        Command::Census { seeds, json, out, db, max_laps } => {
+        Command::Verify {
+            read,
+            seeds,
+            quick,
+            json,
+        } => {
+            let source = read.source();
+            let present = read.levels(&source)?;
+            let range = match seeds {
+                Some(text) => census::parse_range(&text)?,
+                None => 0..=*present.last().expect("levels() is non-empty"),
+            };
+            let checks =
+                verify::verify(&source, read.at.rules, range, quick, Progress::Auto, |c| {
+                    if !json {
+                        print_check(c, &source);
+                    }
+                })?;
+            if json {
+                out!(
+                    "[{}]",
+                    checks
+                        .iter()
+                        .map(check_json)
+                        .collect::<Vec<_>>()
+                        .join(",\n")
+                );
+            }
+            return Ok(if checks.iter().all(|c| c.passed()) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            });
+        }
+        Command::Import { at, vu } => {
+            let levels = Db::new(&at.db).import_vu(at.rules, &VuDir::new(&vu))?;
+            out!(
+                "imported levels {levels:?} from {} into {}",
+                vu.display(),
+                at.db.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Loops(args) => loops(args).map(|()| ExitCode::SUCCESS),
+        Command::Census {
+            seeds,
+            json,
+            out,
+            db,
+            max_laps,
+        } => {
             let range = census::parse_range(&seeds)?;
             let rows = census::run_resumable(&db, range, max_laps, Progress::Auto)?;
-            let list = format!("[{}]", rows.iter().map(|r| r.to_json()).collect::<Vec<_>>().join(",\n"));
+            let list = format!(
+                "[{}]",
+                rows.iter()
+                    .map(|r| r.to_json())
+                    .collect::<Vec<_>>()
+                    .join(",\n")
+            );
             if let Some(path) = out {
                 std::fs::write(&path, format!("{list}\n")).map_err(|e| Error::io(&path, e))?;
             }
             if json {
-                println!("{list}");
+                out!("{list}");
             } else {
                 print_census(&rows);
             }
-            Ok(())
+            Ok(ExitCode::SUCCESS)
         }
-        Command::Export { at, format: Format::Vu, out } => {
+        Command::Export {
+            at,
+            format: Format::Vu,
+            out,
+        } => {
             let levels = Db::new(&at.db).export_vu(at.rules, &out)?;
-            println!("wrote scores.N for levels {levels:?} to {}", out.display());
-            Ok(())
+            out!("wrote scores.N for levels {levels:?} to {}", out.display());
+            Ok(ExitCode::SUCCESS)
         }
     }
 }
@@ -220,9 +390,14 @@ fn loops(a: LoopArgs) -> Result<(), Error> {
         None => Side::EMPTY,
     };
     if a.max_laps <= 0 {
-        return Err(Error::Usage(format!("--max-laps {} must be at least 1", a.max_laps)));
+        return Err(Error::Usage(format!(
+            "--max-laps {} must be at least 1",
+            a.max_laps
+        )));
     }
-    let rules = omweso::moves::Rules { first_turn: a.first_turn };
+    let rules = omweso::moves::Rules {
+        first_turn: a.first_turn,
+    };
     let pos = Position { me, opp };
     let mut starts = omweso::moves::starts(rules, pos);
     if let Some(p) = a.pit {
@@ -231,12 +406,17 @@ fn loops(a: LoopArgs) -> Result<(), Error> {
         }
         let p = p as usize;
         if me.get(p) < 2 {
-            return Err(Error::Usage(format!("--pit {p} holds {} seeds; a move starts from 2 or more", me.get(p))));
+            return Err(Error::Usage(format!(
+                "--pit {p} holds {} seeds; a move starts from 2 or more",
+                me.get(p)
+            )));
         }
         starts.retain(|s| s.0 == p);
     }
     if starts.is_empty() {
-        return Err(Error::Usage("no pit holds 2 or more seeds: the player has no move".into()));
+        return Err(Error::Usage(
+            "no pit holds 2 or more seeds: the player has no move".into(),
+        ));
     }
     let reports: Vec<_> = starts
         .iter()
@@ -246,7 +426,11 @@ fn loops(a: LoopArgs) -> Result<(), Error> {
         let items: Vec<String> = reports
             .iter()
             .map(|r| {
-                let period = r.line.cycle.map(|c| format!(",\"period\":{}", c.period)).unwrap_or_default();
+                let period = r
+                    .line
+                    .cycle
+                    .map(|c| format!(",\"period\":{}", c.period))
+                    .unwrap_or_default();
                 format!(
                     "{{\"pit\":{},\"direction\":\"{}\",\"verdict\":\"{}\",\"laps\":{}{period}}}",
                     r.pit,
@@ -256,25 +440,39 @@ fn loops(a: LoopArgs) -> Result<(), Error> {
                 )
             })
             .collect();
-        println!("{{\"starts\":[{}]}}", items.join(","));
+        out!("{{\"starts\":[{}]}}", items.join(","));
         return Ok(());
     }
     for r in &reports {
-        println!("pit {} {}: {}", r.pit, r.direction.name(), r.verdict.name());
+        out!("pit {} {}: {}", r.pit, r.direction.name(), r.verdict.name());
         let l = &r.line;
-        println!("  decided by: {}", r.criterion.name());
-        println!("  laps {}, seeds sown {}, captures {}", l.laps, l.sown, l.captures);
+        out!("  decided by: {}", r.criterion.name());
+        out!(
+            "  laps {}, seeds sown {}, captures {}",
+            l.laps,
+            l.sown,
+            l.captures
+        );
         if !l.reversed.is_empty() {
             let laps: Vec<String> = l.reversed.iter().map(|v| v.to_string()).collect();
-            println!("  reverse (clockwise) laps chosen: {}", laps.join(", "));
+            out!("  reverse (clockwise) laps chosen: {}", laps.join(", "));
         }
         if let Some(end) = l.end {
-            println!("  ends with: {end_me} | opponent {end_opp}", end_me = end.me, end_opp = end.opp);
+            out!(
+                "  ends with: {end_me} | opponent {end_opp}",
+                end_me = end.me,
+                end_opp = end.opp
+            );
         }
         if let Some(c) = l.cycle {
-            println!(
+            out!(
                 "  repeat proven at lap {}; period {} laps, {} seeds; repeating state: lift pit {} of {} | opponent {}",
-                l.laps, c.period, c.sown, c.pit, c.pos.me, c.pos.opp
+                l.laps,
+                c.period,
+                c.sown,
+                c.pit,
+                c.pos.me,
+                c.pos.opp
             );
         }
     }
@@ -282,13 +480,23 @@ fn loops(a: LoopArgs) -> Result<(), Error> {
 }
 
 fn print_census(rows: &[census::Row]) {
-    println!(
+    out!(
         "{:>5} {:>14} {:>14} {:>10} {:>9} {:>7} {:>6} {:>13} {:>8}",
-        "seeds", "configs", "legal_pairs", "loop_pairs", "cfg_any", "cfg_all", "cycles", "periods", "longest"
+        "seeds",
+        "configs",
+        "legal_pairs",
+        "loop_pairs",
+        "cfg_any",
+        "cfg_all",
+        "cycles",
+        "periods",
+        "longest"
     );
     for r in rows {
-        let periods = r.period.map_or("-".to_string(), |(a, b)| format!("{a}..{b}"));
-        println!(
+        let periods = r
+            .period
+            .map_or("-".to_string(), |(a, b)| format!("{a}..{b}"));
+        out!(
             "{:>5} {:>14} {:>14} {:>10} {:>9} {:>7} {:>6} {:>13} {:>8}{}",
             r.seeds,
             r.configs,
@@ -299,19 +507,114 @@ fn print_census(rows: &[census::Row]) {
             r.cycles,
             periods,
             r.longest_finite,
-            if r.undecided > 0 { format!("  ({} undecided)", r.undecided) } else { String::new() }
+            if r.undecided > 0 {
+                format!("  ({} undecided)", r.undecided)
+            } else {
+                String::new()
+            }
         );
     }
 }
 
+fn print_check(c: &LevelCheck, source: &Source) {
+    let path = source.path(c.seeds);
+    out!(
+        "level {:>2} ({}): {} in {:.2} s",
+        c.seeds,
+        path.display(),
+        if c.passed() { "ok" } else { "FAILED" },
+        c.seconds
+    );
+    for (name, o) in [
+        ("1 integrity", &c.integrity),
+        ("2 consistency", &c.consistency),
+        ("3 re-derivation", &c.rederivation),
+    ] {
+        match o {
+            Outcome::Pass => out!("  check {name}: pass"),
+            Outcome::Skipped => out!("  check {name}: not run"),
+            Outcome::Broken(why) => out!("  check {name}: FAILED: {why}"),
+            Outcome::Differs(n, first) => {
+                out!("  check {name}: FAILED: {n} positions differ; first ones:");
+                for m in first {
+                    out!(
+                        "    index {} board {}: stored {}, expected {}",
+                        m.index,
+                        m.board,
+                        m.stored,
+                        m.expected
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn check_json(c: &LevelCheck) -> String {
+    let one = |o: &Outcome| -> String {
+        match o {
+            Outcome::Pass => "\"pass\"".into(),
+            Outcome::Skipped => "null".into(),
+            Outcome::Broken(why) => format!("{{\"error\":{}}}", json_string(why)),
+            Outcome::Differs(n, first) => {
+                let list: Vec<String> = first
+                    .iter()
+                    .map(|m| {
+                        let pits: Vec<String> = m.board.0.iter().map(|v| v.to_string()).collect();
+                        format!(
+                            "{{\"index\":{},\"board\":[{}],\"stored\":{},\"expected\":{}}}",
+                            m.index,
+                            pits.join(","),
+                            m.stored,
+                            m.expected
+                        )
+                    })
+                    .collect();
+                format!("{{\"differ\":{n},\"first\":[{}]}}", list.join(","))
+            }
+        }
+    };
+    format!(
+        "{{\"seeds\":{},\"passed\":{},\"integrity\":{},\"consistency\":{},\"rederivation\":{},\"seconds\":{:.3}}}",
+        c.seeds,
+        c.passed(),
+        one(&c.integrity),
+        one(&c.consistency),
+        one(&c.rederivation),
+        c.seconds
+    )
+}
+
+/// A JSON string literal.
+fn json_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for ch in s.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 fn print_level(r: &LevelReport, cores: usize) {
     if r.skipped {
-        println!("level {:>2}: {:>12} positions, already built ({} bytes)", r.seeds, r.positions, r.file_bytes);
+        out!(
+            "level {:>2}: {:>12} positions, already built ({} bytes)",
+            r.seeds,
+            r.positions,
+            r.file_bytes
+        );
         return;
     }
     let rate = r.positions as f64 / r.seconds.max(1e-9);
-    let rss = r.peak_rss.map_or("?".to_string(), |b| format!("{:.0} MiB", b as f64 / 1048576.0));
-    println!(
+    let rss = r.peak_rss.map_or("?".to_string(), |b| {
+        format!("{:.0} MiB", b as f64 / 1048576.0)
+    });
+    out!(
         "level {:>2}: {:>12} positions in {:>7.2} s, {:>10.0} pos/s ({:.0}/core), peak RSS {rss}, {} bytes ({:.3} bits/pos)",
         r.seeds,
         r.positions,
@@ -332,29 +635,51 @@ fn verdict(v: i8) -> &'static str {
 }
 
 fn print_analysis(rules: Rules, a: &Analysis, pv: Option<&(Vec<Ply>, LineEnd)>) {
-    println!("board:  {} ({rules} rules; pits 0..5 are the player to move's)", a.board);
-    println!("seeds:  {}", a.seeds);
-    let how = if a.stored { "" } else { " (not stored: valued from its moves)" };
-    println!("value:  {:+} ({}){how}", a.value, verdict(a.value));
+    out!(
+        "board:  {} ({rules} rules; pits 0..5 are the player to move's)",
+        a.board
+    );
+    out!("seeds:  {}", a.seeds);
+    let how = if a.stored {
+        ""
+    } else {
+        " (not stored: valued from its moves)"
+    };
+    out!("value:  {:+} ({}){how}", a.value, verdict(a.value));
     if a.moves.is_empty() {
-        println!("moves:  none: the player to move has no seeds; the opponent takes the rest");
+        out!("moves:  none: the player to move has no seeds; the opponent takes the rest");
     }
     for m in &a.moves {
-        println!("  pit {}: value {:+}, captures {}", m.pit, m.value, m.captures);
+        out!(
+            "  pit {}: value {:+}, captures {}",
+            m.pit,
+            m.value,
+            m.captures
+        );
     }
     let best: Vec<String> = a.best().iter().map(|p| p.to_string()).collect();
     if !best.is_empty() {
-        println!("best:   pit {}", best.join(", pit "));
+        out!("best:   pit {}", best.join(", pit "));
     }
     if let Some((line, end)) = pv {
-        println!("line (each board seen by the player making the move):");
+        out!("line (each board seen by the player making the move):");
         for (i, p) in line.iter().enumerate() {
-            println!("  {:>3}. {}  pit {} captures {} (value {:+})", i + 1, p.board, p.pit, p.captures, p.value);
+            out!(
+                "  {:>3}. {}  pit {} captures {} (value {:+})",
+                i + 1,
+                p.board,
+                p.pit,
+                p.captures,
+                p.value
+            );
         }
         match end {
-            LineEnd::GameOver => println!("  end: game over"),
-            LineEnd::Cycle { ply } => println!("  end: the position before ply {} repeats: endless play", ply + 1),
-            LineEnd::Limit => println!("  end: cut at {} plies", line.len()),
+            LineEnd::GameOver => out!("  end: game over"),
+            LineEnd::Cycle { ply } => out!(
+                "  end: the position before ply {} repeats: endless play",
+                ply + 1
+            ),
+            LineEnd::Limit => out!("  end: cut at {} plies", line.len()),
         }
     }
 }
@@ -363,7 +688,12 @@ fn analysis_json(a: &Analysis, pv: Option<&(Vec<Ply>, LineEnd)>) -> String {
     let moves: Vec<String> = a
         .moves
         .iter()
-        .map(|m| format!("{{\"pit\":{},\"value\":{},\"captures\":{}}}", m.pit, m.value, m.captures))
+        .map(|m| {
+            format!(
+                "{{\"pit\":{},\"value\":{},\"captures\":{}}}",
+                m.pit, m.value, m.captures
+            )
+        })
         .collect();
     let best: Vec<String> = a.best().iter().map(|p| p.to_string()).collect();
     let mut s = format!(
@@ -392,7 +722,10 @@ fn analysis_json(a: &Analysis, pv: Option<&(Vec<Ply>, LineEnd)>) -> String {
             LineEnd::Cycle { ply } => format!("\"cycle\",\"cycle_ply\":{ply}"),
             LineEnd::Limit => "\"limit\"".to_string(),
         };
-        s.push_str(&format!(",\"line\":[{}],\"line_end\":{end}", plies.join(",")));
+        s.push_str(&format!(
+            ",\"line\":[{}],\"line_end\":{end}",
+            plies.join(",")
+        ));
     }
     s.push('}');
     s

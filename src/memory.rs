@@ -26,12 +26,21 @@ pub struct HugeSlice<T: Zeroable> {
 impl<T: Zeroable> HugeSlice<T> {
     /// `len` zeroed items.
     pub fn zeroed(len: usize) -> std::io::Result<HugeSlice<T>> {
-        let bytes = len.checked_mul(size_of::<T>()).ok_or(std::io::ErrorKind::OutOfMemory)?;
+        let bytes = len
+            .checked_mul(size_of::<T>())
+            .ok_or(std::io::ErrorKind::OutOfMemory)?;
         let map = MmapMut::map_anon(bytes.max(1))?;
         #[cfg(target_os = "linux")]
         let _ = map.advise(Advice::HugePage); // a hint: fine if refused
-        assert!(map.as_ptr().align_offset(align_of::<T>()) == 0, "mmap is page aligned");
-        Ok(HugeSlice { map, len, _items: PhantomData })
+        assert!(
+            map.as_ptr().align_offset(align_of::<T>()) == 0,
+            "mmap is page aligned"
+        );
+        Ok(HugeSlice {
+            map,
+            len,
+            _items: PhantomData,
+        })
     }
 }
 

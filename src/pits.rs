@@ -11,31 +11,42 @@ use crate::error::{Error, Result};
 /// assert_eq!(pits, [1, 2, 3]);
 /// assert!(mancaladb::pits::parse::<3, _>(&["1 2"], "a row", 10).is_err());
 /// ```
-pub fn parse<const N: usize, S: AsRef<str>>(words: &[S], what: &str, max_seeds: usize) -> Result<[u8; N]> {
+pub fn parse<const N: usize, S: AsRef<str>>(
+    words: &[S],
+    what: &str,
+    max_seeds: usize,
+) -> Result<[u8; N]> {
     let parts: Vec<&str> = words
         .iter()
         .flat_map(|w| w.as_ref().split(|c: char| c == ',' || c.is_whitespace()))
         .filter(|p| !p.is_empty())
         .collect();
     if parts.len() != N {
-        return Err(Error::Usage(format!("{what} has {N} pits, got {} numbers", parts.len())));
+        return Err(Error::Usage(format!(
+            "{what} has {N} pits, got {} numbers",
+            parts.len()
+        )));
     }
     let mut pits = [0u8; N];
     for (slot, part) in pits.iter_mut().zip(&parts) {
-        let v: i64 = part
-            .parse()
-            .map_err(|_| Error::Usage(format!("{what}: pit count '{part}' is not a whole number")))?;
+        let v: i64 = part.parse().map_err(|_| {
+            Error::Usage(format!("{what}: pit count '{part}' is not a whole number"))
+        })?;
         if v < 0 {
             return Err(Error::Usage(format!("{what}: pit count {v} is negative")));
         }
         if v > max_seeds as i64 {
-            return Err(Error::Usage(format!("{what}: pit count {v} exceeds the {max_seeds} seeds of a game")));
+            return Err(Error::Usage(format!(
+                "{what}: pit count {v} exceeds the {max_seeds} seeds of a game"
+            )));
         }
         *slot = v as u8;
     }
     let total: usize = pits.iter().map(|&v| usize::from(v)).sum();
     if total > max_seeds {
-        return Err(Error::Usage(format!("{what} holds {total} seeds; a game has {max_seeds}")));
+        return Err(Error::Usage(format!(
+            "{what} holds {total} seeds; a game has {max_seeds}"
+        )));
     }
     Ok(pits)
 }

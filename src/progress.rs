@@ -34,7 +34,13 @@ impl Progress {
             }
             _ => None,
         };
-        Stage { bar, label, total, start: Instant::now(), log: self == Progress::Auto }
+        Stage {
+            bar,
+            label,
+            total,
+            start: Instant::now(),
+            log: self == Progress::Auto,
+        }
     }
 
     /// Prints a line of its own (not a bar), unless quiet.
@@ -68,8 +74,15 @@ impl Stage {
         match self.bar {
             Some(bar) => bar.finish_and_clear(),
             None if self.log => {
-                let rate = if secs > 0.0 { self.total as f64 / secs } else { 0.0 };
-                eprintln!("{:>24}: {} done in {secs:.2} s ({rate:.0}/s)", self.label, self.total);
+                let rate = if secs > 0.0 {
+                    self.total as f64 / secs
+                } else {
+                    0.0
+                };
+                eprintln!(
+                    "{:>24}: {} done in {secs:.2} s ({rate:.0}/s)",
+                    self.label, self.total
+                );
             }
             None => {}
         }

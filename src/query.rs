@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use crate::db::Db;
 use crate::error::{Error, Result};
-use crate::oware::{moves, Board, Encoder, Rules, MAX_SEEDS};
+use crate::oware::{Board, Encoder, MAX_SEEDS, Rules, moves};
 use crate::table::Table;
 
 /// A source of stored values: anything that can tell the value of a
@@ -30,7 +30,12 @@ pub struct Tables {
 impl Tables {
     /// Reads `rules` tables from `db`.
     pub fn new(db: Db, rules: Rules) -> Tables {
-        Tables { db, rules, encoder: Encoder::new(MAX_SEEDS), open: Mutex::new(HashMap::new()) }
+        Tables {
+            db,
+            rules,
+            encoder: Encoder::new(MAX_SEEDS),
+            open: Mutex::new(HashMap::new()),
+        }
     }
 
     fn table(&self, seeds: usize) -> Result<std::sync::Arc<Table>> {
@@ -51,7 +56,10 @@ impl Values for Tables {
     }
 
     fn origin(&self, board: &Board) -> String {
-        self.db.table_path(self.rules, board.seeds()).display().to_string()
+        self.db
+            .table_path(self.rules, board.seeds())
+            .display()
+            .to_string()
     }
 }
 
@@ -85,7 +93,11 @@ pub struct Analysis {
 impl Analysis {
     /// Pits of the moves that achieve the value.
     pub fn best(&self) -> Vec<u8> {
-        self.moves.iter().filter(|m| m.value == self.value).map(|m| m.pit).collect()
+        self.moves
+            .iter()
+            .filter(|m| m.value == self.value)
+            .map(|m| m.pit)
+            .collect()
     }
 }
 
@@ -99,7 +111,11 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
     let mut list = Vec::new();
     for m in moves(rules, board).as_slice() {
         let child = values.value(&m.child)?;
-        list.push(MoveValue { pit: m.pit, value: m.captured as i8 - child, captures: m.captured });
+        list.push(MoveValue {
+            pit: m.pit,
+            value: m.captured as i8 - child,
+            captures: m.captured,
+        });
     }
     let value = list.iter().map(|m| m.value).max().unwrap_or(-(seeds as i8));
     let stored = board.in_domain();
@@ -112,7 +128,13 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
             ));
         }
     }
-    Ok(Analysis { board: *board, seeds, value, moves: list, stored })
+    Ok(Analysis {
+        board: *board,
+        seeds,
+        value,
+        moves: list,
+        stored,
+    })
 }
 
 /// One ply of a principal variation.
@@ -167,7 +189,12 @@ pub fn principal_line(
         let Some(best) = a.moves.iter().find(|m| m.value == a.value) else {
             return Ok((line, LineEnd::GameOver));
         };
-        line.push(Ply { board: pos, pit: best.pit, captures: best.captures, value: a.value });
+        line.push(Ply {
+            board: pos,
+            pit: best.pit,
+            captures: best.captures,
+            value: a.value,
+        });
         let next = moves(rules, &pos)
             .as_slice()
             .iter()

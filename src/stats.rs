@@ -17,7 +17,11 @@ pub struct LevelStats {
 impl LevelStats {
     /// Counts the values of `table`, a level of `seeds` seeds, block by block.
     pub fn of_table(seeds: usize, table: &Table) -> Result<LevelStats> {
-        let mut s = LevelStats { seeds, positions: 0, histogram: vec![0; 2 * seeds + 1] };
+        let mut s = LevelStats {
+            seeds,
+            positions: 0,
+            histogram: vec![0; 2 * seeds + 1],
+        };
         table.for_each_block(|vals| {
             s.add(vals);
             Ok(())
@@ -25,9 +29,26 @@ impl LevelStats {
         Ok(s)
     }
 
+    /// Counts level `seeds` of `source`: tables block by block, VU files in place.
+    pub fn of_source(source: &crate::source::Source, seeds: usize) -> Result<LevelStats> {
+        match source {
+            crate::source::Source::Tables(db, rules) => {
+                LevelStats::of_table(seeds, &db.open(*rules, seeds)?)
+            }
+            crate::source::Source::Vu(vu) => Ok(LevelStats::of_values(
+                seeds,
+                crate::table::as_values(&vu.open(seeds)?),
+            )),
+        }
+    }
+
     /// Counts `values` (as stored, index order) of a level of `seeds` seeds.
     pub fn of_values(seeds: usize, values: &[i8]) -> LevelStats {
-        let mut s = LevelStats { seeds, positions: 0, histogram: vec![0; 2 * seeds + 1] };
+        let mut s = LevelStats {
+            seeds,
+            positions: 0,
+            histogram: vec![0; 2 * seeds + 1],
+        };
         s.add(values);
         s
     }
@@ -46,7 +67,11 @@ impl LevelStats {
     /// Positions with value `v`.
     pub fn count(&self, v: i32) -> u64 {
         let i = v + self.seeds as i32;
-        if i < 0 || i as usize >= self.histogram.len() { 0 } else { self.histogram[i as usize] }
+        if i < 0 || i as usize >= self.histogram.len() {
+            0
+        } else {
+            self.histogram[i as usize]
+        }
     }
 
     /// Positions counted whose value lies outside `-seeds..=seeds` (always 0
@@ -63,6 +88,10 @@ impl LevelStats {
             .enumerate()
             .map(|(i, &c)| (i as i64 - self.seeds as i64) * c as i64)
             .sum();
-        if self.positions == 0 { 0.0 } else { sum as f64 / self.positions as f64 }
+        if self.positions == 0 {
+            0.0
+        } else {
+            sum as f64 / self.positions as f64
+        }
     }
 }

@@ -96,7 +96,10 @@ pub fn as_values(bytes: &[u8]) -> &[i8] {
 }
 
 /// Writes `bytes` to `path` through a temporary file renamed when complete.
-pub fn write_atomically(path: &Path, write: impl FnOnce(&mut File) -> std::io::Result<()>) -> Result<()> {
+pub fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> Result<()> {
     let tmp = tmp_path(path);
     let result = (|| {
         let mut f = File::create(&tmp)?;
@@ -123,7 +126,12 @@ pub fn write_table(path: &Path, id: TableId, values: &[i8]) -> Result<[u8; 32]> 
     // Hashing is sequential: overlap it with the parallel compression.
     let (content_sha256, frames) = rayon::join(
         || sha256(bytes),
-        || bytes.par_chunks(BLOCK_SIZE as usize).map(compress_block).collect::<std::io::Result<Vec<_>>>(),
+        || {
+            bytes
+                .par_chunks(BLOCK_SIZE as usize)
+                .map(compress_block)
+                .collect::<std::io::Result<Vec<_>>>()
+        },
     );
     let frames = frames.map_err(|e| Error::io(path, e))?;
     let header = Header {
@@ -146,7 +154,10 @@ pub fn write_table(path: &Path, id: TableId, values: &[i8]) -> Result<[u8; 32]> 
     let mut file_hash = Sha256::new();
     write_atomically(path, |f| {
         let mut out = std::io::BufWriter::with_capacity(1 << 20, f);
-        for part in std::iter::once(&head[..]).chain([&index[..]]).chain(frames.iter().map(|v| &v[..])) {
+        for part in std::iter::once(&head[..])
+            .chain([&index[..]])
+            .chain(frames.iter().map(|v| &v[..]))
+        {
             file_hash.update(part);
             out.write_all(part)?;
         }
@@ -206,7 +217,10 @@ pub struct Table {
 
 impl std::fmt::Debug for Table {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Table").field("path", &self.path).field("header", &self.header).finish()
+        f.debug_struct("Table")
+            .field("path", &self.path)
+            .field("header", &self.header)
+            .finish()
     }
 }
 
@@ -227,13 +241,19 @@ impl Table {
         }
         let version = u32_at(&map, 8);
         if version != FORMAT_VERSION {
-            return Err(bad(format!("format version {version}; this build reads version {FORMAT_VERSION}")));
+            return Err(bad(format!(
+                "format version {version}; this build reads version {FORMAT_VERSION}"
+            )));
         }
         if map[14] != ENCODING_I8 {
             return Err(bad(format!("unknown value encoding {}", map[14])));
         }
         let header = Header {
-            id: TableId { game: map[12], rules: map[13], seeds: u32_at(&map, 16) },
+            id: TableId {
+                game: map[12],
+                rules: map[13],
+                seeds: u32_at(&map, 16),
+            },
             block_size: u32_at(&map, 20),
             positions: u64_at(&map, 24),
             blocks: u64_at(&map, 32),
@@ -241,7 +261,9 @@ impl Table {
         };
         let bs = u64::from(header.block_size);
         if bs == 0 || header.blocks != header.positions.div_ceil(bs) {
-            return Err(bad("block count does not match positions and block size".into()));
+            return Err(bad(
+                "block count does not match positions and block size".into()
+            ));
         }
         let index_len = header
             .blocks
@@ -249,7 +271,12 @@ impl Table {
             .and_then(|b| b.checked_mul(8))
             .and_then(|b| usize::try_from(b).ok())
             .filter(|&b| HEADER_LEN + b + TRAILER_LEN <= map.len())
-            .ok_or_else(|| bad(format!("truncated: {} bytes cannot hold the block index", map.len())))?;
+            .ok_or_else(|| {
+                bad(format!(
+                    "truncated: {} bytes cannot hold the block index",
+                    map.len()
+                ))
+            })?;
         let data_start = HEADER_LEN + index_len;
         let index = &map[HEADER_LEN..data_start];
         if header_check(&map[..72], index) != map[72..80] {
@@ -260,7 +287,9 @@ impl Table {
         for k in 0..=header.blocks as usize {
             let off = u64_at(index, 8 * k);
             if (k == 0 && off != 0) || off < prev || off > data_len {
-                return Err(bad(format!("block index entry {k} out of order or out of bounds")));
+                return Err(bad(format!(
+                    "block index entry {k} out of order or out of bounds"
+                )));
             }
             prev = off;
         }
@@ -270,7 +299,13 @@ impl Table {
                 prev
             )));
         }
-        Ok(Table { path: path.to_path_buf(), map, header, data_start, cache: Mutex::new(None) })
+        Ok(Table {
+            path: path.to_path_buf(),
+            map,
+            header,
+            data_start,
+            cache: Mutex::new(None),
+        })
     }
 
     /// The file's header.
@@ -308,7 +343,10 @@ impl Table {
     pub fn read_block(&self, block: u64, out: &mut Vec<u8>) -> Result<()> {
         assert!(block < self.header.blocks, "block out of range");
         let index = &self.map[HEADER_LEN..self.data_start];
-        let (a, b) = (u64_at(index, 8 * block as usize), u64_at(index, 8 * block as usize + 8));
+        let (a, b) = (
+            u64_at(index, 8 * block as usize),
+            u64_at(index, 8 * block as usize + 8),
+        );
         let frame = &self.map[self.data_start + a as usize..self.data_start + b as usize];
         let want = self.block_len(block);
         out.clear();
@@ -317,7 +355,10 @@ impl Table {
             .and_then(|mut d| d.decompress_to_buffer(frame, out))
             .map_err(|e| Error::corrupt(&self.path, format!("block {block}: {e}")))?;
         if got != want {
-            return Err(Error::corrupt(&self.path, format!("block {block}: {got} values, expected {want}")));
+            return Err(Error::corrupt(
+                &self.path,
+                format!("block {block}: {got} values, expected {want}"),
+            ));
         }
         Ok(())
     }
@@ -325,7 +366,10 @@ impl Table {
     /// The value at position `index`, decompressing only its block.
     pub fn get(&self, index: u64) -> Result<i8> {
         if index >= self.header.positions {
-            return Err(Error::Usage(format!("index {index} beyond the {} positions of the level", self.header.positions)));
+            return Err(Error::Usage(format!(
+                "index {index} beyond the {} positions of the level",
+                self.header.positions
+            )));
         }
         let bs = u64::from(self.header.block_size);
         let (block, offset) = (index / bs, (index % bs) as usize);

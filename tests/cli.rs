@@ -8,7 +8,11 @@ use common::{awari_db, committed_checksums, file_sha256, run, scratch};
 fn query_json(pits: &str) -> String {
     let db = awari_db().to_str().unwrap();
     let out = run(&["query", "--db", db, "--json", pits]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
@@ -35,9 +39,14 @@ fn known_values() {
 #[test]
 fn text_query_and_principal_line() {
     let db = awari_db().to_str().unwrap();
-    let out = run(&["query", "--db", db, "--line", "0", "0", "0", "0", "0", "2", "1", "1", "0", "0", "0", "0"]);
+    let out = run(&[
+        "query", "--db", db, "--line", "0", "0", "0", "0", "0", "2", "1", "1", "0", "0", "0", "0",
+    ]);
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("value:  +4 (win for the player to move)"), "{text}");
+    assert!(
+        text.contains("value:  +4 (win for the player to move)"),
+        "{text}"
+    );
     assert!(text.contains("pit 5: value +4, captures 4"), "{text}");
     assert!(text.contains("end: game over"), "{text}");
     // The 12-seed start (every pit filled) is outside the stored domain and
@@ -53,26 +62,63 @@ fn text_query_and_principal_line() {
 fn a_principal_line_that_cycles_says_so() {
     // Two lone seeds chasing each other: endless play.
     let db = awari_db().to_str().unwrap();
-    let out = run(&["query", "--db", db, "--json", "--line", "0 0 0 0 1 0 0 0 0 0 1 0"]);
+    let out = run(&[
+        "query",
+        "--db",
+        db,
+        "--json",
+        "--line",
+        "0 0 0 0 1 0 0 0 0 0 1 0",
+    ]);
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("\"value\":0,") && text.contains("\"line_end\":\"cycle\""), "{text}");
+    assert!(
+        text.contains("\"value\":0,") && text.contains("\"line_end\":\"cycle\""),
+        "{text}"
+    );
 }
 
 #[test]
 fn exported_vu_files_match_published_hashes_and_sizes() {
     let out_dir = scratch("vu-export");
     let db = awari_db().to_str().unwrap();
-    let out = run(&["export", "--format", "vu", "--db", db, "--out", out_dir.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(&[
+        "export",
+        "--format",
+        "vu",
+        "--db",
+        db,
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     for (n, sha) in [
-        (0, "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d"),
-        (6, "421692ea9842e97c127a7751c0ab9517dfa810db77ef79a41da4e2d6782288e3"),
-        (12, "68afa309a2e62cd2f1998fef7710a5ba3e01ef624ae0a3daa46a5a0d2b52e14c"),
+        (
+            0,
+            "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
+        ),
+        (
+            6,
+            "421692ea9842e97c127a7751c0ab9517dfa810db77ef79a41da4e2d6782288e3",
+        ),
+        (
+            12,
+            "68afa309a2e62cd2f1998fef7710a5ba3e01ef624ae0a3daa46a5a0d2b52e14c",
+        ),
     ] {
-        assert_eq!(file_sha256(&out_dir.join(format!("scores.{n}"))), sha, "scores.{n}");
+        assert_eq!(
+            file_sha256(&out_dir.join(format!("scores.{n}"))),
+            sha,
+            "scores.{n}"
+        );
     }
     for n in 0..=18 {
-        let len = std::fs::metadata(out_dir.join(format!("scores.{n}"))).unwrap().len();
+        let len = std::fs::metadata(out_dir.join(format!("scores.{n}")))
+            .unwrap()
+            .len();
         assert_eq!(len, mancaladb::oware::level_size(n));
     }
 }
@@ -86,7 +132,11 @@ fn built_tables_match_committed_checksums() {
             continue;
         }
         let t = mancaladb::table::Table::open(&path).unwrap();
-        assert_eq!(mancaladb::table::hex(&t.header().content_sha256), content, "{rules} {n} content");
+        assert_eq!(
+            mancaladb::table::hex(&t.header().content_sha256),
+            content,
+            "{rules} {n} content"
+        );
         assert_eq!(file_sha256(&path), file, "{rules} {n} file");
         checked += 1;
     }
@@ -109,8 +159,16 @@ fn stats_lists_every_level() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     // Level 0: one position, the empty board, worth 0.
-    assert!(text.lines().any(|l| l.split_whitespace().take(2).collect::<Vec<_>>() == ["0", "1"]), "{text}");
-    assert!(text.lines().any(|l| l.trim_start().starts_with("16 ") && l.contains("12685179")), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.split_whitespace().take(2).collect::<Vec<_>>() == ["0", "1"]),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("16 ") && l.contains("12685179")),
+        "{text}"
+    );
 }
 
 /// Runs a bad command: exit code 2 and one line on stderr containing `want`.
@@ -129,16 +187,48 @@ fn refuses(args: &[&str], want: &str) {
 fn bad_input_is_refused_with_one_line_and_exit_2() {
     let db = awari_db().to_str().unwrap();
     refuses(&["query", "--db", db, "1 2 3"], "has 12 pits, got 3");
-    refuses(&["query", "--db", db, "1 1 1 1 1 1 1 1 1 1 1 -1"], "is negative");
-    refuses(&["query", "--db", db, "1 1 1 1 1 1 1 1 1 1 1 x"], "not a whole number");
-    refuses(&["query", "--db", db, "9 9 9 9 9 9 0 0 0 0 0 0"], "holds 54 seeds; a game has 48");
-    refuses(&["query", "--db", db, "49 0 0 0 0 0 0 0 0 0 0 0"], "exceeds");
+    refuses(
+        &["query", "--db", db, "1 1 1 1 1 1 1 1 1 1 1 -1"],
+        "is negative",
+    );
+    refuses(
+        &["query", "--db", db, "1 1 1 1 1 1 1 1 1 1 1 x"],
+        "not a whole number",
+    );
+    refuses(
+        &["query", "--db", db, "9 9 9 9 9 9 0 0 0 0 0 0"],
+        "holds 54 seeds; a game has 48",
+    );
+    refuses(
+        &["query", "--db", db, "49 0 0 0 0 0 0 0 0 0 0 0"],
+        "exceeds",
+    );
     // 20 seeds: level 20 is not built here; say how to build it.
-    refuses(&["query", "--db", db, "4 4 4 4 4 0 0 0 0 0 0 0"], "mancaladb build --rules awari --max-seeds 20");
-    refuses(&["query", "--db", "/nonexistent/db", "1 0 0 0 0 0 0 0 0 0 0 0"], "mancaladb build");
+    refuses(
+        &["query", "--db", db, "4 4 4 4 4 0 0 0 0 0 0 0"],
+        "mancaladb build --rules awari --max-seeds 20",
+    );
+    refuses(
+        &[
+            "query",
+            "--db",
+            "/nonexistent/db",
+            "1 0 0 0 0 0 0 0 0 0 0 0",
+        ],
+        "mancaladb build",
+    );
     refuses(&["stats", "--db", "/nonexistent/db"], "mancaladb build");
-    refuses(&["query", "--rules", "kalah", "1 0 0 0 0 0 0 0 0 0 0 0"], "unknown rule set 'kalah'");
-    refuses(&["build", "--max-seeds", "49", "--db", db], "an Oware game has 48 seeds");
-    refuses(&["build", "--threads", "0", "--db", db], "--threads must be at least 1");
+    refuses(
+        &["query", "--rules", "kalah", "1 0 0 0 0 0 0 0 0 0 0 0"],
+        "unknown rule set 'kalah'",
+    );
+    refuses(
+        &["build", "--max-seeds", "49", "--db", db],
+        "an Oware game has 48 seeds",
+    );
+    refuses(
+        &["build", "--threads", "0", "--db", db],
+        "--threads must be at least 1",
+    );
     refuses(&["query", "--bogus"], "unexpected argument");
 }

@@ -1,7 +1,7 @@
 //! The position numbering: published test vectors, level sizes, and exact
 //! rank/unrank/advance agreement over whole levels.
 
-use mancaladb::oware::{level_size, Board, Encoder};
+use mancaladb::oware::{Board, Encoder, level_size};
 
 fn board(s: &str) -> Board {
     Board::parse(&[s]).unwrap()

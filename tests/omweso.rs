@@ -7,8 +7,8 @@ use std::collections::HashSet;
 
 use common::run;
 use mancaladb::compose::Ranker;
-use mancaladb::omweso::moves::{analyze_start, starts, Position, Rules, Verdict};
-use mancaladb::omweso::relay::{certificate, lap, run as relay, unlap, Relay};
+use mancaladb::omweso::moves::{Position, Rules, Verdict, analyze_start, starts};
+use mancaladb::omweso::relay::{Relay, certificate, lap, run as relay, unlap};
 use mancaladb::omweso::{Dir, Side};
 
 fn side(pits: &[(usize, u8)]) -> Side {
@@ -25,7 +25,10 @@ const PLAY: Rules = Rules { first_turn: false };
 fn relay_lifts_an_occupied_landing_pit_and_ends_in_an_empty_one() {
     // Pit 0 (2 seeds) sows 1 and 2; pit 2 was occupied, so it is lifted and
     // sows 3 and 4; pit 4 was empty: the move ends after 2 laps, 4 seeds.
-    let pos = Position { me: side(&[(0, 2), (2, 1)]), opp: Side::EMPTY };
+    let pos = Position {
+        me: side(&[(0, 2), (2, 1)]),
+        opp: Side::EMPTY,
+    };
     let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 100);
     assert_eq!(r.verdict, Verdict::Terminates);
     assert_eq!((r.line.laps, r.line.sown), (2, 4));
@@ -47,7 +50,10 @@ fn the_emptied_start_pit_is_not_skipped() {
 /// seeds there are captured and sown from the pit after pit 6 (7, 8, 9);
 /// pit 9 was empty, so the move ends. Pit 8 keeps its seeds.
 fn capture_position() -> Position {
-    Position { me: side(&[(6, 2), (8, 1)]), opp: side(&[(0, 1), (15, 2)]) }
+    Position {
+        me: side(&[(6, 2), (8, 1)]),
+        opp: side(&[(0, 1), (15, 2)]),
+    }
 }
 
 #[test]
@@ -63,7 +69,13 @@ fn capture_resows_from_the_capturing_laps_start() {
 #[test]
 fn first_turn_has_no_captures() {
     // The same landing relays instead: pit 8 (2 seeds) sows 9 and 10.
-    let r = analyze_start(Rules { first_turn: true }, capture_position(), 6, Dir::Ccw, 100);
+    let r = analyze_start(
+        Rules { first_turn: true },
+        capture_position(),
+        6,
+        Dir::Ccw,
+        100,
+    );
     assert_eq!((r.line.laps, r.line.captures), (2, 0));
     assert_eq!(r.line.end.unwrap().me, side(&[(7, 1), (9, 1), (10, 1)]));
 }
@@ -74,16 +86,28 @@ fn reverse_capture_from_a_leftmost_pit() {
     // and faces the opponent's 10 and 5: a capture of 2, re-sown from the
     // pit after pit 0 (counter-clockwise: 1, 2); pit 2 was empty.
     // Counter-clockwise the same pit sows 1, 2, 3 and simply ends.
-    let pos = Position { me: side(&[(0, 3), (13, 1)]), opp: side(&[(5, 1), (10, 1)]) };
+    let pos = Position {
+        me: side(&[(0, 3), (13, 1)]),
+        opp: side(&[(5, 1), (10, 1)]),
+    };
     assert_eq!(starts(PLAY, pos), [(0, Dir::Ccw), (0, Dir::Cw)]);
     let cw = analyze_start(PLAY, pos, 0, Dir::Cw, 100);
     assert_eq!(cw.verdict, Verdict::Terminates);
-    assert_eq!((cw.line.laps, cw.line.captures, cw.line.reversed.clone()), (2, 1, vec![1]));
-    assert_eq!(cw.line.end.unwrap().me, side(&[(1, 1), (2, 1), (13, 2), (14, 1), (15, 1)]));
+    assert_eq!(
+        (cw.line.laps, cw.line.captures, cw.line.reversed.clone()),
+        (2, 1, vec![1])
+    );
+    assert_eq!(
+        cw.line.end.unwrap().me,
+        side(&[(1, 1), (2, 1), (13, 2), (14, 1), (15, 1)])
+    );
     let ccw = analyze_start(PLAY, pos, 0, Dir::Ccw, 100);
     assert_eq!((ccw.line.laps, ccw.line.captures), (1, 0));
     // A pit that is not leftmost never sows clockwise, nor does a first turn.
-    let pos2 = Position { me: side(&[(2, 3), (15, 1)]), opp: side(&[(5, 1), (10, 1)]) };
+    let pos2 = Position {
+        me: side(&[(2, 3), (15, 1)]),
+        opp: side(&[(5, 1), (10, 1)]),
+    };
     assert_eq!(starts(PLAY, pos2), [(2, Dir::Ccw)]);
     assert_eq!(starts(Rules { first_turn: true }, pos), [(0, Dir::Ccw)]);
 }
@@ -92,14 +116,35 @@ fn reverse_capture_from_a_leftmost_pit() {
 fn the_example_loop() {
     // 3 1 0 1 0 1 ... from pit 0: infinite, period 128 laps.
     let me = Side::parse(&["3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"], "side").unwrap();
-    let r = analyze_start(PLAY, Position { me, opp: Side::EMPTY }, 0, Dir::Ccw, 1_000_000);
+    let r = analyze_start(
+        PLAY,
+        Position {
+            me,
+            opp: Side::EMPTY,
+        },
+        0,
+        Dir::Ccw,
+        1_000_000,
+    );
     assert_eq!(r.verdict, Verdict::Infinite);
     let c = r.line.cycle.unwrap();
     assert_eq!((c.period, c.pit, c.pos.me), (128, 0, me));
-    assert!(matches!(relay(me, 0, 1000), Relay::Loops { period: 128, .. }));
+    assert!(matches!(
+        relay(me, 0, 1000),
+        Relay::Loops { period: 128, .. }
+    ));
     // Under its budget it is undecided, never finite.
     assert!(matches!(relay(me, 0, 127), Relay::Undecided { .. }));
-    let r = analyze_start(PLAY, Position { me, opp: Side::EMPTY }, 0, Dir::Ccw, 100);
+    let r = analyze_start(
+        PLAY,
+        Position {
+            me,
+            opp: Side::EMPTY,
+        },
+        0,
+        Dir::Ccw,
+        100,
+    );
     assert_eq!(r.verdict, Verdict::Undecided);
 }
 
@@ -146,12 +191,17 @@ fn check_facts(s: Side) {
             // as general cycle detection; a loop has no lead-in.
             match (relay(s, p, 100_000), brute(s, p)) {
                 (Relay::Ends { laps, .. }, Ok(b)) => assert_eq!(laps, b),
-                (Relay::Loops { period, .. }, Err(b)) => assert_eq!(period, b, "{s} pit {p}: lead-in"),
+                (Relay::Loops { period, .. }, Err(b)) => {
+                    assert_eq!(period, b, "{s} pit {p}: lead-in")
+                }
                 (a, b) => panic!("{s} pit {p}: {a:?} vs {b:?}"),
             }
             // Fact 3: an empty pit behind the start means the relay ends.
             if certificate(s, p, Dir::Ccw) {
-                assert!(matches!(relay(s, p, 100_000), Relay::Ends { .. }), "{s} pit {p}");
+                assert!(
+                    matches!(relay(s, p, 100_000), Relay::Ends { .. }),
+                    "{s} pit {p}"
+                );
             }
         }
     }
@@ -196,16 +246,24 @@ fn loops_command_reports_the_example() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("{\"pit\":0,\"direction\":\"ccw\",\"verdict\":\"infinite\",\"laps\":128,\"period\":128}"),
+        text.contains(
+            "{\"pit\":0,\"direction\":\"ccw\",\"verdict\":\"infinite\",\"laps\":128,\"period\":128}"
+        ),
         "{text}"
     );
     let out = run(&["loops", "--pit", "0", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"]);
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("period 128 laps") && text.contains("recurrence"), "{text}");
+    assert!(
+        text.contains("period 128 laps") && text.contains("recurrence"),
+        "{text}"
+    );
     // A start with the pit behind it empty is certified to end.
     let out = run(&["loops", "--pit", "1", "0 2 0 0 0 0 0 0 0 0 0 0 0 0 0 0"]);
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("terminates") && text.contains("certificate"), "{text}");
+    assert!(
+        text.contains("terminates") && text.contains("certificate"),
+        "{text}"
+    );
 }
 
 fn refuses(args: &[&str], want: &str) {
@@ -219,11 +277,36 @@ fn refuses(args: &[&str], want: &str) {
 #[test]
 fn bad_loops_and_census_input_is_refused() {
     refuses(&["loops", "1 2 3"], "has 16 pits, got 3");
-    refuses(&["loops", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 -1"], "is negative");
-    refuses(&["loops", "--pit", "1", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"], "--pit 1 holds 1 seeds");
-    refuses(&["loops", "--max-laps", "0", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"], "--max-laps 0 must be at least 1");
-    refuses(&["loops", "--opponent", "1 2", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"], "--opponent has 16 pits");
-    refuses(&["loops", "--pit", "16", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"], "pits are numbered 0..15");
+    refuses(
+        &["loops", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 -1"],
+        "is negative",
+    );
+    refuses(
+        &["loops", "--pit", "1", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"],
+        "--pit 1 holds 1 seeds",
+    );
+    refuses(
+        &[
+            "loops",
+            "--max-laps",
+            "0",
+            "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1",
+        ],
+        "--max-laps 0 must be at least 1",
+    );
+    refuses(
+        &[
+            "loops",
+            "--opponent",
+            "1 2",
+            "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1",
+        ],
+        "--opponent has 16 pits",
+    );
+    refuses(
+        &["loops", "--pit", "16", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"],
+        "pits are numbered 0..15",
+    );
     refuses(&["census", "--seeds", "9..x"], "give K or K..K2");
     refuses(&["census", "--seeds", "5..3"], "give K or K..K2");
 }
@@ -238,14 +321,34 @@ fn reverse_options_make_moves_that_can_loop() {
         me: Side::parse(&[me], "me").unwrap(),
         opp: Side::parse(&[opp], "opp").unwrap(),
     };
-    let a = pos("0 1 0 1 0 2 1 0 2 1 2 2 3 1 0 1", "0 0 0 0 1 0 0 0 0 0 1 1 0 0 0 0");
+    let a = pos(
+        "0 1 0 1 0 2 1 0 2 1 2 2 3 1 0 1",
+        "0 0 0 0 1 0 0 0 0 0 1 1 0 0 0 0",
+    );
     let r = analyze_start(PLAY, a, 12, Dir::Ccw, 100_000);
     assert_eq!(r.verdict, Verdict::CanLoop);
-    assert_eq!((r.line.reversed.clone(), r.line.captures, r.line.cycle.unwrap().period), (vec![], 1, 104));
-    let b = pos("1 2 1 0 1 0 1 2 0 1 0 2 2 1 1 2", "0 0 0 0 1 0 0 0 0 0 0 1 0 0 0 0");
+    assert_eq!(
+        (
+            r.line.reversed.clone(),
+            r.line.captures,
+            r.line.cycle.unwrap().period
+        ),
+        (vec![], 1, 104)
+    );
+    let b = pos(
+        "1 2 1 0 1 0 1 2 0 1 0 2 2 1 1 2",
+        "0 0 0 0 1 0 0 0 0 0 0 1 0 0 0 0",
+    );
     let r = analyze_start(PLAY, b, 7, Dir::Ccw, 100_000);
     assert_eq!(r.verdict, Verdict::CanLoop);
-    assert_eq!((r.line.reversed.clone(), r.line.captures, r.line.cycle.unwrap().period), (vec![4], 1, 326));
+    assert_eq!(
+        (
+            r.line.reversed.clone(),
+            r.line.captures,
+            r.line.cycle.unwrap().period
+        ),
+        (vec![4], 1, 326)
+    );
     // On a first turn there are no captures, hence no choices.
     let r = analyze_start(Rules { first_turn: true }, b, 7, Dir::Ccw, 100_000);
     assert!(matches!(r.verdict, Verdict::Terminates | Verdict::Infinite));

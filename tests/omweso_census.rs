@@ -7,19 +7,32 @@ use mancaladb::progress::Progress;
 fn known_rows() {
     for k in 2..=13 {
         let r = census(k, 1_000_000_000, Progress::Quiet);
-        assert_eq!(r.configs, mancaladb::compose::binomial(k as u64 + 15, 15) as u64);
+        assert_eq!(
+            r.configs,
+            mancaladb::compose::binomial(k as u64 + 15, 15) as u64
+        );
         assert_eq!(r.undecided, 0);
         match k {
             11 => {
-                assert_eq!((r.loop_pairs, r.cfg_any, r.cfg_all, r.cycles), (128, 128, 16, 1));
+                assert_eq!(
+                    (r.loop_pairs, r.cfg_any, r.cfg_all, r.cycles),
+                    (128, 128, 16, 1)
+                );
                 assert_eq!(r.period, Some((128, 128)));
             }
             13 => {
-                assert_eq!((r.loop_pairs, r.cfg_any, r.cfg_all, r.cycles), (1808, 1808, 16, 7));
+                assert_eq!(
+                    (r.loop_pairs, r.cfg_any, r.cfg_all, r.cycles),
+                    (1808, 1808, 16, 7)
+                );
                 assert_eq!(r.period, Some((120, 368)));
             }
             _ => {
-                assert_eq!((r.loop_pairs, r.cfg_any, r.cfg_all, r.cycles), (0, 0, 0, 0), "k={k}");
+                assert_eq!(
+                    (r.loop_pairs, r.cfg_any, r.cfg_all, r.cycles),
+                    (0, 0, 0, 0),
+                    "k={k}"
+                );
                 assert_eq!(r.period, None);
             }
         }

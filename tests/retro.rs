@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use mancaladb::oware::retro::for_each_predecessor;
-use mancaladb::oware::{moves, Board, Encoder, Rules};
+use mancaladb::oware::{Board, Encoder, Rules, moves};
 
 #[test]
 fn predecessors_invert_quiet_moves_on_whole_levels() {
@@ -15,7 +15,11 @@ fn predecessors_invert_quiet_moves_on_whole_levels() {
             // Every quiet edge, found forwards.
             let mut forward: HashSet<(Board, Board)> = HashSet::new();
             e.for_range(n, 0, size, |_, p| {
-                for m in moves(rules, p).as_slice().iter().filter(|m| m.captured == 0) {
+                for m in moves(rules, p)
+                    .as_slice()
+                    .iter()
+                    .filter(|m| m.captured == 0)
+                {
                     assert!(m.child.in_domain() && m.child.seeds() == n);
                     forward.insert((*p, m.child));
                 }
@@ -24,7 +28,10 @@ fn predecessors_invert_quiet_moves_on_whole_levels() {
             let mut backward = 0usize;
             e.for_range(n, 0, size, |_, q| {
                 for_each_predecessor(rules, q, |p| {
-                    assert!(forward.contains(&(*p, *q)), "{rules}: {p} -> {q} is not a quiet move");
+                    assert!(
+                        forward.contains(&(*p, *q)),
+                        "{rules}: {p} -> {q} is not a quiet move"
+                    );
                     backward += 1;
                 });
             });

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use mancaladb::oware::solve::solve_level;
-use mancaladb::oware::{moves, Board, Encoder, Move, Rules};
+use mancaladb::oware::{Board, Encoder, Move, Rules, moves};
 use mancaladb::progress::Progress;
 
 fn board(s: &str) -> Board {
@@ -65,7 +65,10 @@ fn a_move_that_starves_the_opponent_is_illegal_when_another_feeds() {
     // The capture from pit 5 would take the opponent's last seeds (Awari):
     // only pit 0 is legal.
     let m = legal(Rules::Awari, "1 0 0 0 0 1 1 0 0 0 0 0");
-    assert_eq!(m.iter().map(|m| (m.pit, m.captured)).collect::<Vec<_>>(), [(0, 0)]);
+    assert_eq!(
+        m.iter().map(|m| (m.pit, m.captured)).collect::<Vec<_>>(),
+        [(0, 0)]
+    );
 }
 
 #[test]
@@ -78,19 +81,37 @@ fn when_every_move_starves_the_mover_takes_every_seed() {
     }
     // Awari: the only move is a grand slam, so it ends the game with all 4.
     let m = legal(Rules::Awari, "0 0 0 0 0 2 1 1 0 0 0 0");
-    assert_eq!(m.iter().map(|m| (m.pit, m.captured)).collect::<Vec<_>>(), [(5, 4)]);
+    assert_eq!(
+        m.iter().map(|m| (m.pit, m.captured)).collect::<Vec<_>>(),
+        [(5, 4)]
+    );
 }
 
 #[test]
 fn abapa_grand_slam_is_legal_and_captures_nothing() {
     let m = legal(Rules::Abapa, "0 0 0 0 0 2 1 1 0 0 0 0");
-    assert_eq!(m.iter().map(|m| (m.pit, m.captured)).collect::<Vec<_>>(), [(5, 0)]);
+    assert_eq!(
+        m.iter().map(|m| (m.pit, m.captured)).collect::<Vec<_>>(),
+        [(5, 0)]
+    );
     assert_eq!(after(&m[0]), "0 0 0 0 0 0 2 2 0 0 0 0");
     // Next to a move that feeds, the grand slam stays legal under Abapa and
     // is illegal under Awari.
     let s = "0 0 0 1 0 2 1 1 0 0 0 0";
-    assert_eq!(legal(Rules::Abapa, s).iter().map(|m| m.pit).collect::<Vec<_>>(), [3, 5]);
-    assert_eq!(legal(Rules::Awari, s).iter().map(|m| m.pit).collect::<Vec<_>>(), [3]);
+    assert_eq!(
+        legal(Rules::Abapa, s)
+            .iter()
+            .map(|m| m.pit)
+            .collect::<Vec<_>>(),
+        [3, 5]
+    );
+    assert_eq!(
+        legal(Rules::Awari, s)
+            .iter()
+            .map(|m| m.pit)
+            .collect::<Vec<_>>(),
+        [3]
+    );
 }
 
 #[test]
@@ -156,6 +177,9 @@ fn forced_lines_cycles_included_have_the_values_the_rules_give() {
         assert!(forced > 1000, "{rules}: only {forced} forced positions");
         assert!(cycles >= 20, "{rules}: only {cycles} forced cycles");
         // For instance two lone seeds chasing each other round the board.
-        assert_eq!(forced_value(rules, &board("0 0 0 0 1 0 0 0 0 0 1 0")), Some((0, true)));
+        assert_eq!(
+            forced_value(rules, &board("0 0 0 0 1 0 0 0 0 0 1 0")),
+            Some((0, true))
+        );
     }
 }

@@ -7,12 +7,12 @@ mod common;
 use std::path::Path;
 
 use common::{run, scratch};
+use mancaladb::Error;
 use mancaladb::db::Db;
 use mancaladb::oware::{Board, Rules};
 use mancaladb::progress::Progress;
-use mancaladb::query::{analyze, Tables};
-use mancaladb::table::{write_table, Table, TableId, BLOCK_SIZE};
-use mancaladb::Error;
+use mancaladb::query::{Tables, analyze};
+use mancaladb::table::{BLOCK_SIZE, Table, TableId, write_table};
 
 /// Pseudo-random values in -14..=14 (xorshift), so blocks do not compress away.
 fn values(n: usize) -> Vec<i8> {
@@ -27,7 +27,11 @@ fn values(n: usize) -> Vec<i8> {
         .collect()
 }
 
-const ID: TableId = TableId { game: 1, rules: 1, seeds: 14 };
+const ID: TableId = TableId {
+    game: 1,
+    rules: 1,
+    seeds: 14,
+};
 
 #[test]
 fn tables_round_trip_across_blocks() {
@@ -39,7 +43,13 @@ fn tables_round_trip_across_blocks() {
     assert_eq!(t.verify().unwrap(), file_sha);
     assert_eq!(t.header().positions, v.len() as u64);
     assert_eq!(t.read_all().unwrap(), v);
-    for i in [0, 1, BLOCK_SIZE as usize - 1, BLOCK_SIZE as usize, v.len() - 1] {
+    for i in [
+        0,
+        1,
+        BLOCK_SIZE as usize - 1,
+        BLOCK_SIZE as usize,
+        v.len() - 1,
+    ] {
         assert_eq!(t.get(i as u64).unwrap(), v[i]);
     }
     assert!(matches!(t.get(v.len() as u64), Err(Error::Usage(_))));
@@ -78,11 +88,13 @@ fn damage_is_an_error_naming_the_file() {
     assert!(damaged("truncated", |b| b.truncate(b.len() - 100)).contains("corrupt table"));
     assert!(damaged("tiny", |b| b.truncate(40)).contains("truncated"));
     assert!(damaged("padded", |b| b.extend_from_slice(&[0; 7])).contains("corrupt table"));
-    assert!(damaged("trailer", |b| {
-        let n = b.len();
-        b[n - 1] ^= 1
-    })
-    .contains("file checksum"));
+    assert!(
+        damaged("trailer", |b| {
+            let n = b.len();
+            b[n - 1] ^= 1
+        })
+        .contains("file checksum")
+    );
     // A flipped byte inside every compressed block: each read of that block
     // fails (zstd's content checksum or frame checks), so no wrong value.
     for part in [3usize, 2] {
@@ -98,9 +110,16 @@ fn a_table_of_the_wrong_level_is_refused() {
     let dir = scratch("wrong-level");
     let db = Db::new(&dir);
     db.build(Rules::Awari, 3, Progress::Quiet, |_| {}).unwrap();
-    std::fs::copy(db.table_path(Rules::Awari, 2), db.table_path(Rules::Awari, 3)).unwrap();
+    std::fs::copy(
+        db.table_path(Rules::Awari, 2),
+        db.table_path(Rules::Awari, 3),
+    )
+    .unwrap();
     let err = db.open(Rules::Awari, 3).unwrap_err().to_string();
-    assert!(err.contains("awari-03.mdb") && err.contains("not awari level 3"), "{err}");
+    assert!(
+        err.contains("awari-03.mdb") && err.contains("not awari level 3"),
+        "{err}"
+    );
     let err = db.open(Rules::Abapa, 2).unwrap_err();
     assert!(matches!(err, Error::Missing { .. }));
 }
@@ -123,7 +142,10 @@ fn builds_resume_and_repair() {
             .find(|(r, l, _, _)| r == "abapa" && *l == n)
             .expect("abapa levels 0..=9 are listed in db/CHECKSUMS");
         let path = db.table_path(Rules::Abapa, n);
-        assert_eq!(&mancaladb::table::hex(&Table::open(&path).unwrap().header().content_sha256), content);
+        assert_eq!(
+            &mancaladb::table::hex(&Table::open(&path).unwrap().header().content_sha256),
+            content
+        );
         assert_eq!(&common::file_sha256(&path), file, "abapa level {n}");
     }
     let level7 = file_bytes(&db.table_path(Rules::Abapa, 7));
@@ -139,14 +161,27 @@ fn builds_resume_and_repair() {
     std::fs::remove_file(db.raw_path(Rules::Abapa, 4)).unwrap();
 
     let second = db.build(Rules::Abapa, 9, Progress::Quiet, |_| {}).unwrap();
-    let rebuilt: Vec<usize> = second.iter().filter(|r| !r.skipped).map(|r| r.seeds).collect();
+    let rebuilt: Vec<usize> = second
+        .iter()
+        .filter(|r| !r.skipped)
+        .map(|r| r.seeds)
+        .collect();
     assert_eq!(rebuilt, [7, 9]);
-    assert_eq!(file_bytes(&db.table_path(Rules::Abapa, 7)), level7, "rebuilt identically");
+    assert_eq!(
+        file_bytes(&db.table_path(Rules::Abapa, 7)),
+        level7,
+        "rebuilt identically"
+    );
     assert!(db.raw_path(Rules::Abapa, 4).exists());
 
     // Queries read through the repaired tables.
     let tables = Tables::new(db.clone(), Rules::Abapa);
-    let a = analyze(Rules::Abapa, &tables, &Board::parse(&["0 0 0 0 0 2 1 1 0 0 0 0"]).unwrap()).unwrap();
+    let a = analyze(
+        Rules::Abapa,
+        &tables,
+        &Board::parse(&["0 0 0 0 0 2 1 1 0 0 0 0"]).unwrap(),
+    )
+    .unwrap();
     assert_eq!(a.moves.len(), 1);
 }
 
@@ -160,7 +195,12 @@ fn a_query_on_a_damaged_table_fails_with_exit_2() {
     let n = bytes.len();
     bytes[n - 40] ^= 0x55; // inside the only block
     std::fs::write(&path, &bytes).unwrap();
-    let out = run(&["query", "--db", dir.to_str().unwrap(), "1 1 1 1 1 0 0 0 0 0 0 0"]);
+    let out = run(&[
+        "query",
+        "--db",
+        dir.to_str().unwrap(),
+        "1 1 1 1 1 0 0 0 0 0 0 0",
+    ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("awari-05.mdb: corrupt table"), "{err}");

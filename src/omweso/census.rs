@@ -13,9 +13,9 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::relay::{run, Relay};
-use super::side::{Side, PITS};
-use crate::compose::{binomial, Ranker};
+use super::relay::{Relay, run};
+use super::side::{PITS, Side};
+use crate::compose::{Ranker, binomial};
 use crate::progress::Progress;
 
 /// One row of the census.
@@ -74,7 +74,11 @@ impl Row {
         let mut f: HashMap<&str, Option<u64>> = HashMap::new();
         for part in body.split(',') {
             let (k, v) = part.split_once(':')?;
-            let v = if v == "null" { None } else { Some(v.parse().ok()?) };
+            let v = if v == "null" {
+                None
+            } else {
+                Some(v.parse().ok()?)
+            };
             f.insert(k.trim_matches('"'), v);
         }
         let get = |k: &str| f.get(k).copied().flatten();
@@ -172,7 +176,11 @@ pub fn census(seeds: usize, budget: u64, progress: Progress) -> Row {
         cfg_any,
         cfg_all,
         cycles: cycles.periods.len() as u64,
-        period: cycles.periods.iter().min().map(|&a| (a, *cycles.periods.iter().max().expect("non-empty"))),
+        period: cycles
+            .periods
+            .iter()
+            .min()
+            .map(|&a| (a, *cycles.periods.iter().max().expect("non-empty"))),
         longest_finite: longest,
         undecided: PITS as u64 * undecided,
         budget,
@@ -193,7 +201,12 @@ fn walk(side: Side, budget: u64, cycles: &Mutex<Cycles>) -> Walk {
         Relay::Undecided { .. } if budget <= QUICK => return Walk::Undecided,
         Relay::Undecided { .. } => {}
     }
-    if cycles.lock().expect("no panics while held").states.contains(&side.0) {
+    if cycles
+        .lock()
+        .expect("no panics while held")
+        .states
+        .contains(&side.0)
+    {
         return Walk::Cycle;
     }
     match run(side, 0, budget) {
@@ -231,7 +244,9 @@ fn configurations_looping(states: &HashSet<u128>) -> (u64, u64) {
     let all = looping
         .iter()
         .filter(|&(&c, &mask)| {
-            let legal = (0..PITS).filter(|&p| Side(c).get(p) >= 2).fold(0u16, |m, p| m | 1 << p);
+            let legal = (0..PITS)
+                .filter(|&p| Side(c).get(p) >= 2)
+                .fold(0u16, |m, p| m | 1 << p);
             mask == legal
         })
         .count();
@@ -240,7 +255,12 @@ fn configurations_looping(states: &HashSet<u128>) -> (u64, u64) {
 
 /// Parses `K` or `K..K2` (inclusive) for `--seeds`.
 pub fn parse_range(text: &str) -> crate::Result<std::ops::RangeInclusive<usize>> {
-    let bad = || crate::Error::Usage(format!("--seeds '{text}': give K or K..K2, seed counts 0..={}", super::side::MAX_SEEDS));
+    let bad = || {
+        crate::Error::Usage(format!(
+            "--seeds '{text}': give K or K..K2, seed counts 0..={}",
+            super::side::MAX_SEEDS
+        ))
+    };
     let (a, b) = match text.split_once("..") {
         Some((a, b)) => (a, b),
         None => (text, text),
@@ -266,7 +286,11 @@ pub fn run_resumable(
     }
     let path = dir.join("omweso-census.jsonl");
     let mut saved: HashMap<usize, Row> = match std::fs::read_to_string(&path) {
-        Ok(text) => text.lines().filter_map(Row::from_json).map(|r| (r.seeds, r)).collect(),
+        Ok(text) => text
+            .lines()
+            .filter_map(Row::from_json)
+            .map(|r| (r.seeds, r))
+            .collect(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => HashMap::new(),
         Err(e) => return Err(crate::Error::io(&path, e)),
     };
@@ -281,7 +305,9 @@ pub fn run_resumable(
                 all.sort_by_key(|r| r.seeds);
                 let text: String = all.iter().map(|r| r.to_json() + "\n").collect();
                 std::fs::create_dir_all(dir).map_err(|e| crate::Error::io(dir, e))?;
-                crate::table::write_atomically(&path, |f| std::io::Write::write_all(f, text.as_bytes()))?;
+                crate::table::write_atomically(&path, |f| {
+                    std::io::Write::write_all(f, text.as_bytes())
+                })?;
                 r
             }
         };

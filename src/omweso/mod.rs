@@ -12,4 +12,4 @@ pub mod moves;
 pub mod relay;
 mod side;
 
-pub use side::{Dir, Side, LEFTMOST, MAX_SEEDS, PITS};
+pub use side::{Dir, LEFTMOST, MAX_SEEDS, PITS, Side};

@@ -13,7 +13,7 @@
 //! of [`super::relay`]); the anchor restarts after each capture.
 
 use super::relay::certificate;
-use super::side::{Dir, Side, LEFTMOST, PITS};
+use super::side::{Dir, LEFTMOST, PITS, Side};
 
 /// Rule switches.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -82,17 +82,30 @@ fn play(rules: Rules, st: &LapStart, dir: Dir) -> (Next, u64) {
         if sa > 0 && sb > 0 {
             opp.set(a, 0);
             opp.set(b, 0);
-            let next = LapStart { pos: Position { me, opp }, pit: st.pit, hand: Hand::Captured(sa + sb) };
+            let next = LapStart {
+                pos: Position { me, opp },
+                pit: st.pit,
+                hand: Hand::Captured(sa + sb),
+            };
             return (Next::Capture(next), sown);
         }
     }
-    (Next::Relay(LapStart { pos: Position { me, opp }, pit: last, hand: Hand::Lift }), sown)
+    (
+        Next::Relay(LapStart {
+            pos: Position { me, opp },
+            pit: last,
+            hand: Hand::Lift,
+        }),
+        sown,
+    )
 }
 
 /// Whether the lap from `st` may be sown clockwise: it starts in one of the
 /// four leftmost pits and, sown clockwise, ends in a capture.
 fn reversible(rules: Rules, st: &LapStart) -> bool {
-    !rules.first_turn && LEFTMOST.contains(&st.pit) && matches!(play(rules, st, Dir::Cw).0, Next::Capture(_))
+    !rules.first_turn
+        && LEFTMOST.contains(&st.pit)
+        && matches!(play(rules, st, Dir::Cw).0, Next::Capture(_))
 }
 
 /// The verdict on one start.
@@ -210,7 +223,10 @@ struct Explorer {
 
 impl Explorer {
     fn keep(slot: &mut Option<Line>, line: Line) {
-        if slot.as_ref().is_none_or(|l| line.reversed.len() < l.reversed.len()) {
+        if slot
+            .as_ref()
+            .is_none_or(|l| line.reversed.len() < l.reversed.len())
+        {
             *slot = Some(line);
         }
     }
@@ -295,18 +311,48 @@ impl Explorer {
 
 /// Decides the move from `pit` of `pos`, first lap sown `direction`
 /// (clockwise only where that lap captures), within `budget` laps in all.
-pub fn analyze_start(rules: Rules, pos: Position, pit: usize, direction: Dir, budget: u64) -> Report {
-    let start = LapStart { pos, pit, hand: Hand::Lift };
-    let mut ex = Explorer { rules, budget, used: 0, ends: None, loops: None, undecided: false, choices: false };
+pub fn analyze_start(
+    rules: Rules,
+    pos: Position,
+    pit: usize,
+    direction: Dir,
+    budget: u64,
+) -> Report {
+    let start = LapStart {
+        pos,
+        pit,
+        hand: Hand::Lift,
+    };
+    let mut ex = Explorer {
+        rules,
+        budget,
+        used: 0,
+        ends: None,
+        loops: None,
+        undecided: false,
+        choices: false,
+    };
     // The start state is the first relay state of the first segment, so a
     // move that comes back to it is caught after one period.
     if direction == Dir::Ccw {
         ex.segment(start, Line::default(), true);
     } else {
-        ex.step(start, Dir::Cw, Line { reversed: vec![1], ..Line::default() });
+        ex.step(
+            start,
+            Dir::Cw,
+            Line {
+                reversed: vec![1],
+                ..Line::default()
+            },
+        );
         ex.choices = true;
     }
-    let verdict = match (ex.loops.is_some(), ex.ends.is_some(), ex.undecided, ex.choices) {
+    let verdict = match (
+        ex.loops.is_some(),
+        ex.ends.is_some(),
+        ex.undecided,
+        ex.choices,
+    ) {
         (true, true, _, _) => Verdict::CanLoop,
         (true, false, true, _) => Verdict::CanLoop,
         (true, false, false, false) => Verdict::Infinite,
@@ -318,7 +364,9 @@ pub fn analyze_start(rules: Rules, pos: Position, pit: usize, direction: Dir, bu
     let pure_relay = rules.first_turn || pos.opp == Side::EMPTY;
     let criterion = match verdict {
         Verdict::Undecided => Criterion::Budget,
-        Verdict::Terminates if pure_relay && direction == Dir::Ccw && certificate(pos.me, pit, Dir::Ccw) => {
+        Verdict::Terminates
+            if pure_relay && direction == Dir::Ccw && certificate(pos.me, pit, Dir::Ccw) =>
+        {
             Criterion::Certificate
         }
         Verdict::Terminates => Criterion::Played,
@@ -329,8 +377,17 @@ pub fn analyze_start(rules: Rules, pos: Position, pit: usize, direction: Dir, bu
         Verdict::Terminates => ex.ends,
         Verdict::Undecided => None,
     }
-    .unwrap_or(Line { laps: ex.used, ..Line::default() });
-    Report { pit, direction, verdict, criterion, line }
+    .unwrap_or(Line {
+        laps: ex.used,
+        ..Line::default()
+    });
+    Report {
+        pit,
+        direction,
+        verdict,
+        criterion,
+        line,
+    }
 }
 
 /// Every start of the player to move: each pit holding 2 or more seeds
@@ -342,7 +399,14 @@ pub fn starts(rules: Rules, pos: Position) -> Vec<(usize, Dir)> {
             continue;
         }
         out.push((pit, Dir::Ccw));
-        if reversible(rules, &LapStart { pos, pit, hand: Hand::Lift }) {
+        if reversible(
+            rules,
+            &LapStart {
+                pos,
+                pit,
+                hand: Hand::Lift,
+            },
+        ) {
             out.push((pit, Dir::Cw));
         }
     }

@@ -15,7 +15,7 @@
 //!
 //! Proofs in `docs/omweso-loops.md`.
 
-use super::side::{Dir, Side, PITS};
+use super::side::{Dir, PITS, Side};
 
 /// The end of one lap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,7 +42,11 @@ pub fn lap(mut side: Side, pit: usize, dir: Dir) -> Lap {
     let hand = usize::from(side.get(pit));
     side.set(pit, 0);
     let last = side.sow(pit, hand, dir);
-    Lap { side, last, sown: hand }
+    Lap {
+        side,
+        last,
+        sown: hand,
+    }
 }
 
 /// Fact 1: the state a counter-clockwise lap came from, given the side it
@@ -54,7 +58,9 @@ pub fn lap(mut side: Side, pit: usize, dir: Dir) -> Lap {
 pub fn unlap(after: Side, last: usize) -> Option<(Side, usize)> {
     let pits = after.pits();
     let m = *pits.iter().min().expect("16 pits");
-    let q = (0..PITS).map(|back| (last + PITS - back) % PITS).find(|&q| pits[q] == m)?;
+    let q = (0..PITS)
+        .map(|back| (last + PITS - back) % PITS)
+        .find(|&q| pits[q] == m)?;
     let hand = PITS * usize::from(m) + (last + PITS - q) % PITS;
     if hand == 0 {
         return None;
@@ -116,7 +122,11 @@ pub fn run(side: Side, pit: usize, budget: u64) -> Relay {
         let l = lap(s, p, Dir::Ccw);
         sown += l.sown as u64;
         if l.ends() {
-            return Relay::Ends { laps, sown, side: l.side };
+            return Relay::Ends {
+                laps,
+                sown,
+                side: l.side,
+            };
         }
         (s, p) = (l.side, l.last);
         if p == pit && s == side {

@@ -52,7 +52,11 @@ static RUN: [[[u128; PITS]; PITS]; 2] = {
         while p < PITS {
             let mut r = 1;
             while r < PITS {
-                let k = if d == 0 { (p + r) % PITS } else { (p + PITS - r) % PITS };
+                let k = if d == 0 {
+                    (p + r) % PITS
+                } else {
+                    (p + PITS - r) % PITS
+                };
                 t[d][p][r] = t[d][p][r - 1] | (1u128 << (8 * k));
                 r += 1;
             }

@@ -15,40 +15,48 @@ use std::sync::atomic::{AtomicBool, AtomicI8, Ordering::Relaxed};
 use rayon::prelude::*;
 
 use super::index::Encoder;
-use super::rules::{moves, Rules};
+use super::rules::{Rules, moves};
 
 const UNKNOWN: i8 = i8::MIN;
-/// Marks an unused move slot in [`Graph::targets`].
-const NONE: u32 = u32::MAX;
+/// Marks an unused move slot in [`Graph::quiet`].
+pub const NO_MOVE: u32 = u32::MAX;
+/// Marks a position without moves leaving the level in [`Graph::exit`].
+pub const NO_EXIT: i8 = i8::MIN;
 
-/// The quiet-move graph of a level with its capture values, laid out flat.
-struct Graph {
-    /// Up to six in-level children per position (`NONE` where unused).
-    targets: Vec<[u32; 6]>,
-    /// Best value of the capturing moves (`i8::MIN` if none).
-    capture_best: Vec<i8>,
+/// A game graph: positions, each with up to six quiet moves to positions of
+/// the graph and a best value among its other moves (which leave the graph
+/// with known values). A level of Oware is one; so is any small hand-made
+/// graph used to test the solver.
+#[derive(Clone, Debug, Default)]
+pub struct Graph {
+    /// Children by quiet moves (`NO_MOVE` where unused).
+    pub quiet: Vec<[u32; 6]>,
+    /// Best value of the moves that leave the graph (`NO_EXIT` if none).
+    pub exit: Vec<i8>,
 }
 
 /// Solves level `seeds` from the values of the lower levels, by sweeps.
 /// Levels beyond `u32::MAX` positions are out of its reach (it is a checker).
 pub fn solve_level_forward(rules: Rules, seeds: usize, lower: &[&[i8]]) -> Vec<i8> {
-    assert_eq!(lower.len(), seeds);
-    let enc = Encoder::new(seeds);
-    let size = enc.level_size(seeds);
-    assert!(size < u64::from(NONE), "level too large for the forward solver");
-    let g = graph(rules, seeds, &enc, lower, size as usize);
-    let value: Vec<AtomicI8> = (0..size).map(|_| AtomicI8::new(UNKNOWN)).collect();
-    for t in (1..=seeds as i8).rev() {
+    solve_graph(&Graph::oware_level(rules, seeds, lower), seeds as i8)
+}
+
+/// The exact values of `g` (endless play worth 0), all within
+/// `-max..=max`: for each threshold the least fixed points are grown by
+/// sweeps until a sweep changes nothing.
+pub fn solve_graph(g: &Graph, max: i8) -> Vec<i8> {
+    let value: Vec<AtomicI8> = (0..g.exit.len()).map(|_| AtomicI8::new(UNKNOWN)).collect();
+    for t in (1..=max).rev() {
         loop {
             let changed = AtomicBool::new(false);
             value.par_iter().enumerate().for_each(|(i, v)| {
                 if v.load(Relaxed) != UNKNOWN {
                     return;
                 }
-                // `i8::MIN` (no capture) passes the first test and fails the second.
-                let mut all_bad = g.capture_best[i] <= -t;
-                let mut some_good = g.capture_best[i] >= t;
-                for &c in g.targets[i].iter().filter(|&&c| c != NONE) {
+                // `NO_EXIT` passes the first test and fails the second.
+                let mut all_bad = g.exit[i] <= -t;
+                let mut some_good = g.exit[i] >= t;
+                for &c in g.quiet[i].iter().filter(|&&c| c != NO_MOVE) {
                     let cv = value[c as usize].load(Relaxed);
                     // Known values all satisfy |v| >= t at this point.
                     some_good |= cv != UNKNOWN && cv < 0;
@@ -76,15 +84,30 @@ pub fn solve_level_forward(rules: Rules, seeds: usize, lower: &[&[i8]]) -> Vec<i
         .collect()
 }
 
+impl Graph {
+    /// The graph of Oware level `seeds`: quiet moves stay in it, captures
+    /// (and the end of the game) leave it with values from `lower`.
+    pub fn oware_level(rules: Rules, seeds: usize, lower: &[&[i8]]) -> Graph {
+        assert_eq!(lower.len(), seeds);
+        let enc = Encoder::new(seeds);
+        let size = enc.level_size(seeds);
+        assert!(
+            size < u64::from(NO_MOVE),
+            "level too large for the forward solver"
+        );
+        graph(rules, seeds, &enc, lower, size as usize)
+    }
+}
+
 fn graph(rules: Rules, seeds: usize, enc: &Encoder, lower: &[&[i8]], size: usize) -> Graph {
     let mut g = Graph {
-        targets: vec![[NONE; 6]; size],
-        capture_best: vec![i8::MIN; size],
+        quiet: vec![[NO_MOVE; 6]; size],
+        exit: vec![NO_EXIT; size],
     };
     let chunk = 1 << 14;
-    g.targets
+    g.quiet
         .par_chunks_mut(chunk)
-        .zip(g.capture_best.par_chunks_mut(chunk))
+        .zip(g.exit.par_chunks_mut(chunk))
         .enumerate()
         .for_each(|(c, (targets, best))| {
             let start = (c * chunk) as u64;

@@ -28,7 +28,9 @@ impl Encoder {
     /// `max_seeds²`, so solvers make one sized for the level at hand.
     pub fn new(max_seeds: usize) -> Encoder {
         assert!(max_seeds <= MAX_SEEDS);
-        Encoder { ranker: Ranker::new(PITS, max_seeds, Some(6)) }
+        Encoder {
+            ranker: Ranker::new(PITS, max_seeds, Some(6)),
+        }
     }
 
     /// Positions in level `seeds`.
@@ -64,7 +66,12 @@ impl Encoder {
 
     /// A cursor over level `seeds`, for visiting increasing indices.
     pub fn cursor(&self, seeds: usize) -> Cursor<'_> {
-        Cursor { enc: self, seeds, index: 0, board: self.unrank(seeds, 0) }
+        Cursor {
+            enc: self,
+            seeds,
+            index: 0,
+            board: self.unrank(seeds, 0),
+        }
     }
 
     /// Calls `f(index, board)` for the positions `start..end` of level

@@ -7,7 +7,7 @@
 //! inverse of the `captured == 0` moves of [`super::rules::moves`].
 
 use super::board::{Board, PITS};
-use super::rules::{capture_run, Rules};
+use super::rules::{Rules, capture_run};
 
 /// Calls `f(p)` for each predecessor `p` of `child` (see the module docs).
 /// Each (predecessor, move) edge is reported once; distinct moves of one

@@ -122,12 +122,18 @@ struct Lap {
 /// `SOWING[pit][s]` for the mover's pits and every seed count, computed at
 /// compile time by sowing seed by seed: sowing is then one 12-byte add.
 static SOWING: [[Lap; MAX_SEEDS + 1]; 6] = {
-    let mut table = [[Lap { add: [0; PITS], last: 0 }; MAX_SEEDS + 1]; 6];
+    let mut table = [[Lap {
+        add: [0; PITS],
+        last: 0,
+    }; MAX_SEEDS + 1]; 6];
     let mut pit = 0;
     while pit < 6 {
         let mut s = 1;
         while s <= MAX_SEEDS {
-            let mut lap = Lap { add: [0; PITS], last: 0 };
+            let mut lap = Lap {
+                add: [0; PITS],
+                last: 0,
+            };
             let (mut k, mut left) = (pit, s);
             while left > 0 {
                 k = (k + 1) % PITS;
@@ -182,14 +188,22 @@ pub fn moves(rules: Rules, board: &Board) -> Moves {
         let mut b = board.0;
         let last = sow(&mut b, pit);
         let opponent: u8 = b[6..].iter().sum();
-        let (mut got, from) = if last >= 6 { capture_run(&b, last) } else { (0, last + 1) };
+        let (mut got, from) = if last >= 6 {
+            capture_run(&b, last)
+        } else {
+            (0, last + 1)
+        };
         if got == opponent && got > 0 && rules == Rules::Abapa {
             got = 0; // a grand slam captures nothing under Abapa
         }
         if got > 0 {
             b[from..=last].fill(0);
         }
-        let m = Move { pit: pit as u8, captured: got, child: Board(b).swapped() };
+        let m = Move {
+            pit: pit as u8,
+            captured: got,
+            child: Board(b).swapped(),
+        };
         if opponent == got {
             starving.push(m);
         } else {

@@ -29,7 +29,7 @@ use rayon::prelude::*;
 use super::board::Board;
 use super::index::Encoder;
 use super::retro::for_each_predecessor;
-use super::rules::{moves, Rules};
+use super::rules::{Rules, moves};
 use crate::memory::{HugeSlice, Zeroable};
 use crate::progress::Progress;
 
@@ -42,7 +42,12 @@ const CHUNK: u64 = 1 << 15;
 
 /// Solves level `seeds` under `rules`, given `lower[k]`, the values of every
 /// level `k < seeds` in index order. Returns the level's values in index order.
-pub fn solve_level(rules: Rules, seeds: usize, lower: &[&[i8]], progress: Progress) -> HugeSlice<i8> {
+pub fn solve_level(
+    rules: Rules,
+    seeds: usize,
+    lower: &[&[i8]],
+    progress: Progress,
+) -> HugeSlice<i8> {
     assert_eq!(lower.len(), seeds, "every lower level is needed");
     let enc = Encoder::new(seeds);
     let size = enc.level_size(seeds);
@@ -54,14 +59,24 @@ pub fn solve_level(rules: Rules, seeds: usize, lower: &[&[i8]], progress: Progre
     let mut best = HugeSlice::<i8>::zeroed(n).expect(memory);
     let stage = progress.stage(format!("level {seeds}: moves"), size);
     let chunk = CHUNK as usize;
-    cells.par_chunks_mut(chunk).zip(best.par_chunks_mut(chunk)).enumerate().for_each(|(c, (cells, best))| {
-        let start = c as u64 * CHUNK;
-        forward_chunk(rules, seeds, &enc, lower, start, cells, best);
-        stage.inc(cells.len() as u64);
-    });
+    cells
+        .par_chunks_mut(chunk)
+        .zip(best.par_chunks_mut(chunk))
+        .enumerate()
+        .for_each(|(c, (cells, best))| {
+            let start = c as u64 * CHUNK;
+            forward_chunk(rules, seeds, &enc, lower, start, cells, best);
+            stage.inc(cells.len() as u64);
+        });
     stage.finish();
 
-    let solver = Propagation { rules, seeds, enc: &enc, cells: &cells, best: &best };
+    let solver = Propagation {
+        rules,
+        seeds,
+        enc: &enc,
+        cells: &cells,
+        best: &best,
+    };
 
     let stage = progress.stage(format!("level {seeds}: values"), size);
     for t in (1..=seeds as i8).rev() {
@@ -78,12 +93,14 @@ pub fn solve_level(rules: Rules, seeds: usize, lower: &[&[i8]], progress: Progre
     stage.finish();
 
     // The best captures are no longer needed: their array takes the values.
-    best.par_iter_mut().zip(cells.par_iter()).for_each(|(v, c)| {
-        *v = match c.value.load(Relaxed) {
-            UNKNOWN => 0,
-            v => v,
-        }
-    });
+    best.par_iter_mut()
+        .zip(cells.par_iter())
+        .for_each(|(v, c)| {
+            *v = match c.value.load(Relaxed) {
+                UNKNOWN => 0,
+                v => v,
+            }
+        });
     best
 }
 
@@ -112,7 +129,10 @@ fn forward_chunk(
     enc.for_range(seeds, start, start + cells.len() as u64, |i, b| {
         let j = (i - start) as usize;
         let ms = moves(rules, b);
-        cells[j] = Cell { value: AtomicI8::new(UNKNOWN), quiet: AtomicU8::new(0) };
+        cells[j] = Cell {
+            value: AtomicI8::new(UNKNOWN),
+            quiet: AtomicU8::new(0),
+        };
         if ms.as_slice().is_empty() {
             best[j] = -(seeds as i8); // no seeds: the opponent takes the rest
             return;
@@ -167,7 +187,10 @@ impl Propagation<'_> {
     /// Claims `index` for value `v` if still unknown; true if this call did.
     #[inline]
     fn claim(&self, index: usize, v: i8) -> bool {
-        self.cells[index].value.compare_exchange(UNKNOWN, v, Relaxed, Relaxed).is_ok()
+        self.cells[index]
+            .value
+            .compare_exchange(UNKNOWN, v, Relaxed, Relaxed)
+            .is_ok()
     }
 
     /// Finds the positions entering `W_t` and `L_t` without help from this
@@ -189,14 +212,20 @@ impl Propagation<'_> {
                 for (b, block) in best.chunks(BLOCK).enumerate() {
                     // Branch-free test of a whole block first: most hold no
                     // candidate, and this loop vectorises.
-                    if !block.iter().fold(false, |any, &e| any | (e == t) | (e == -t)) {
+                    if !block
+                        .iter()
+                        .fold(false, |any, &e| any | (e == t) | (e == -t))
+                    {
                         continue;
                     }
                     for (k, &e) in block.iter().enumerate() {
                         let i = start + b * BLOCK + k;
                         if e == t && self.claim(i, t) {
                             w.push(cursor.seek(i as u64));
-                        } else if e == -t && self.cells[i].quiet.load(Relaxed) == 0 && self.claim(i, -t) {
+                        } else if e == -t
+                            && self.cells[i].quiet.load(Relaxed) == 0
+                            && self.claim(i, -t)
+                        {
                             l.push(cursor.seek(i as u64));
                         }
                     }
@@ -255,7 +284,12 @@ impl Propagation<'_> {
     /// A software pipeline: each predecessor's cell is prefetched and
     /// visited `LAG` predecessors later, so that cache misses overlap
     /// instead of stalling one by one.
-    fn visit_predecessors(&self, children: &[Board], visit: impl Fn(usize) -> bool, out: &mut Vec<Board>) {
+    fn visit_predecessors(
+        &self,
+        children: &[Board],
+        visit: impl Fn(usize) -> bool,
+        out: &mut Vec<Board>,
+    ) {
         const LAG: usize = 16;
         let mut ring = [(0usize, Board::EMPTY); LAG];
         let mut n = 0usize;
@@ -288,7 +322,7 @@ fn prefetch<T>(item: &T) {
     // SAFETY: prefetching is a hint; it never faults, even on bad addresses,
     // and this one is a valid reference anyway.
     unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         _mm_prefetch::<_MM_HINT_T0>((item as *const T).cast::<i8>());
     }
     #[cfg(not(target_arch = "x86_64"))]

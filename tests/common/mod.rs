@@ -29,7 +29,11 @@ pub fn awari_db() -> &'static Path {
     DB.get_or_init(|| {
         let dir = scratch("awari-db");
         let out = run(&["build", "--max-seeds", "18", "--db", dir.to_str().unwrap()]);
-        assert!(out.status.success(), "build failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "build failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         dir
     })
 }
@@ -41,12 +45,18 @@ pub fn file_sha256(path: &Path) -> String {
 
 /// The committed checksums: (rules, level) -> (content sha256, file sha256).
 pub fn committed_checksums() -> Vec<(String, usize, String, String)> {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("db/CHECKSUMS")).unwrap();
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("db/CHECKSUMS"))
+        .unwrap();
     text.lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
-            (f[0].to_string(), f[1].parse().unwrap(), f[3].to_string(), f[4].to_string())
+            (
+                f[0].to_string(),
+                f[1].parse().unwrap(),
+                f[3].to_string(),
+                f[4].to_string(),
+            )
         })
         .collect()
 }
