@@ -178,6 +178,9 @@ impl Db {
                 }
             };
             lower.push(map_raw(&self.raw_path(rules, seeds))?);
+            if !report.skipped {
+                self.log_build(rules, &report)?;
+            }
             on_level(&report);
             reports.push(report);
         }
@@ -273,6 +276,72 @@ impl Db {
             write_raw(&out.join(format!("scores.{seeds}")), &t.read_all()?)?;
         }
         Ok(levels)
+    }
+}
+
+/// Build times and verifications are kept in small text files beside the
+/// tables, so that `known` can say what is verified and estimate the rest.
+impl Db {
+    fn log_path(&self) -> PathBuf {
+        self.dir.join("build-log.tsv")
+    }
+
+    fn verified_path(&self) -> PathBuf {
+        self.dir.join("verified.tsv")
+    }
+
+    /// Appends `rules level positions seconds threads` to the build log.
+    fn log_build(&self, rules: Rules, r: &LevelReport) -> Result<()> {
+        use std::io::Write;
+        let path = self.log_path();
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        writeln!(f, "{rules}\t{}\t{}\t{:.3}\t{}", r.seeds, r.positions, r.seconds, rayon::current_num_threads())
+            .map_err(|e| Error::io(&path, e))
+    }
+
+    /// Positions per second of the largest level built here (any rule
+    /// set), from the build log; `None` before any build.
+    pub fn measured_rate(&self) -> Option<f64> {
+        let text = std::fs::read_to_string(self.log_path()).ok()?;
+        text.lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                let positions: f64 = f.get(2)?.parse().ok()?;
+                let seconds: f64 = f.get(3)?.parse().ok()?;
+                (seconds > 0.0).then_some((positions, positions / seconds))
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, rate)| rate)
+    }
+
+    /// Records that level `seeds` of `rules` passed every check of `verify`.
+    pub fn record_verified(&self, rules: Rules, seeds: usize) -> Result<()> {
+        let sha = table::hex(&self.open(rules, seeds)?.header().content_sha256);
+        let path = self.verified_path();
+        let mut lines: Vec<String> = std::fs::read_to_string(&path)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.starts_with(&format!("{rules}\t{seeds}\t")))
+            .map(String::from)
+            .collect();
+        lines.push(format!("{rules}\t{seeds}\t{sha}"));
+        lines.sort();
+        table::write_atomically(&path, |f| {
+            use std::io::Write;
+            f.write_all((lines.join("\n") + "\n").as_bytes())
+        })
+    }
+
+    /// Whether level `seeds` of `rules` passed `verify` as it is now (the
+    /// record names the table's content checksum).
+    pub fn is_verified(&self, rules: Rules, seeds: usize) -> bool {
+        let Ok(t) = self.open(rules, seeds) else { return false };
+        let want = format!("{rules}\t{seeds}\t{}", table::hex(&t.header().content_sha256));
+        std::fs::read_to_string(self.verified_path()).is_ok_and(|text| text.lines().any(|l| l == want))
     }
 }
 

@@ -14,6 +14,7 @@
 pub mod compose;
 pub mod db;
 pub mod error;
+pub mod known;
 pub mod memory;
 pub mod oware;
 pub mod pits;

@@ -17,6 +17,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use mancaladb::Error;
 use mancaladb::db::{Db, LevelReport};
+use mancaladb::known;
 use mancaladb::omweso::{self, Side, census, moves::Position};
 use mancaladb::oware::{Board, Rules};
 use mancaladb::progress::Progress;
@@ -141,6 +142,12 @@ enum Command {
         /// Print a JSON list, one object per level.
         #[arg(long)]
         json: bool,
+    },
+    /// What this installation confirms about the starting positions (1 to 4
+    /// seeds per pit), and what the missing levels would take.
+    Known {
+        #[command(flatten)]
+        read: Reading,
     },
     /// Import published-layout `scores.N` files as tables.
     Import {
@@ -319,6 +326,11 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                         print_check(c, &source);
                     }
                 })?;
+            if let (Source::Tables(db, rules), false) = (&source, quick) {
+                for c in checks.iter().filter(|c| c.passed()) {
+                    db.record_verified(*rules, c.seeds)?;
+                }
+            }
             if json {
                 out!(
                     "[{}]",
@@ -334,6 +346,54 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             } else {
                 ExitCode::from(1)
             });
+        }
+        Command::Known { read } => {
+            let source = read.source();
+            let present = source.levels();
+            let rules = read.at.rules;
+            let db = Db::new(&read.at.db);
+            let values: Box<dyn Values> = match &read.vu {
+                Some(dir) => Box::new(VuDir::new(dir)),
+                None => Box::new(Tables::new(db.clone(), rules)),
+            };
+            let verified = |n: usize| read.vu.is_none() && db.is_verified(rules, n);
+            let starts = known::starts(rules, values.as_ref(), &present, verified)?;
+            let rate = db.measured_rate();
+            out!("Starting positions under {rules} rules, from {}:", source.path(0).parent().map_or(String::new(), |p| p.display().to_string()));
+            for s in &starts {
+                let name = format!("{} per pit ({} seeds)", s.per_pit, s.seeds);
+                match (s.value, s.verdict()) {
+                    (Some(v), Some(what)) => {
+                        let levels: Vec<String> = s.levels_used.iter().map(|n| n.to_string()).collect();
+                        let checked = if s.verified {
+                            "levels 0..".to_string() + &s.seeds.to_string() + " verified"
+                        } else if read.vu.is_some() {
+                            "not verified here (run: mancaladb verify --vu DIR)".to_string()
+                        } else {
+                            format!("not all verified (run: mancaladb verify --db {})", read.at.db.display())
+                        };
+                        out!("  {name}: value {v:+}, {what}; levels read {}; {checked}", levels.join(", "));
+                    }
+                    _ => {
+                        let (a, b) = (s.missing[0], *s.missing.last().expect("non-empty"));
+                        let time = match rate {
+                            Some(r) => format!(
+                                ", about {} at the {:.1} M positions/s measured here for the largest level built (larger levels run slower)",
+                                human_seconds(s.missing_positions as f64 / r),
+                                r / 1e6
+                            ),
+                            None => String::new(),
+                        };
+                        out!(
+                            "  {name}: needs levels {a}..{b} ({} missing): {} positions, {} bytes uncompressed{time}",
+                            s.missing.len(),
+                            s.missing_positions,
+                            s.missing_positions
+                        );
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Command::Import { at, vu } => {
             let levels = Db::new(&at.db).import_vu(at.rules, &VuDir::new(&vu))?;
@@ -513,6 +573,15 @@ fn print_census(rows: &[census::Row]) {
                 String::new()
             }
         );
+    }
+}
+
+fn human_seconds(s: f64) -> String {
+    match s {
+        s if s < 120.0 => format!("{s:.0} s"),
+        s if s < 7200.0 => format!("{:.0} min", s / 60.0),
+        s if s < 172_800.0 => format!("{:.1} h", s / 3600.0),
+        s => format!("{:.1} days", s / 86400.0),
     }
 }
 

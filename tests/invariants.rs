@@ -1,0 +1,42 @@
+//! Whole-level invariants that follow from the rules alone, over every
+//! position of levels 0..=12 of both rule sets.
+
+use mancaladb::oware::solve::solve_level;
+use mancaladb::oware::{moves, Encoder, Rules};
+use mancaladb::progress::Progress;
+
+#[test]
+fn invariants_hold_on_whole_levels() {
+    for rules in Rules::ALL {
+        let mut levels: Vec<Vec<i8>> = Vec::new();
+        for n in 0..=12usize {
+            let lower: Vec<&[i8]> = levels.iter().map(|v| v.as_slice()).collect();
+            let values = solve_level(rules, n, &lower, Progress::Quiet).to_vec();
+            let e = Encoder::new(n);
+            let nn = n as i8;
+            e.for_range(n, 0, e.level_size(n), |i, b| {
+                let v = values[i as usize];
+                // The stone difference of n seeds lies in -n..=n.
+                assert!((-nn..=nn).contains(&v), "{rules} {b}: {v}");
+                let ms = moves(rules, b);
+                if b.own_seeds() == 0 {
+                    // No seeds to move: the opponent takes all n.
+                    assert_eq!(v, -nn, "{rules} {b}");
+                } else if ms.as_slice().iter().all(|m| m.child.seeds() == 0) {
+                    // Every move starves the opponent: the mover takes all n.
+                    assert_eq!(v, nn, "{rules} {b}");
+                } else {
+                    // The value is the best move's: never below what any
+                    // single move guarantees, captured - value(child).
+                    for m in ms.as_slice() {
+                        let rest = n - usize::from(m.captured);
+                        let child = if rest == n { &values } else { &levels[rest] };
+                        let cv = child[e.rank_in(rest, &m.child) as usize];
+                        assert!(v >= m.captured as i8 - cv, "{rules} {b}");
+                    }
+                }
+            });
+            levels.push(values);
+        }
+    }
+}
