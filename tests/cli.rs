@@ -272,3 +272,14 @@ fn known_lists_what_is_confirmed_and_what_is_missing() {
     let missing: u64 = (19..=48).filter(|&n| n != 47).map(mancaladb::oware::level_size).sum();
     assert!(text.contains(&format!("({} missing): {missing} positions", 29)), "{text}");
 }
+
+/// Every level this suite builds passes all three checks (abapa's and the
+/// smaller ones are verified in tests/verify.rs).
+#[test]
+fn verify_passes_on_the_built_levels() {
+    let db = awari_db().to_str().unwrap();
+    let out = run(&["verify", "--db", db, "--json"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(text.matches("\"passed\":true,\"integrity\":\"pass\",\"consistency\":\"pass\",\"rederivation\":\"pass\"").count(), 19, "{text}");
+}

@@ -1,16 +1,18 @@
-//! A second, independent level solver: forward fixed-point sweeps.
+//! A second, independent level solver: forward evaluation to a fixed point.
 //!
-//! It shares no solving code with [`super::solve`] (no predecessors, no
-//! counters): for each threshold `t = n..1` it sweeps the level, moving a
-//! position into `W_t` when some move is worth `>= t` and into `L_t` when
-//! every move is worth `<= -t`, judged from values already known, until a
-//! sweep changes nothing. Each sweep only adds positions that belong to the
-//! least fixed points, and a sweep that adds nothing means the sets are
-//! closed, so the result is exact; it is slower than retrograde propagation
-//! (one sweep per step of the longest forced line), which is why the builder
-//! does not use it. The verifier and the tests use it to re-derive levels.
+//! It shares no solving code with [`super::solve`] (no unmove generation, no
+//! move counters). For each threshold `t = n..1` it evaluates positions
+//! forwards, from their moves: a position enters `W_t` when some move is
+//! worth `>= t` and `L_t` when every move is worth `<= -t`, judged from the
+//! values already known. After a first pass over every undecided position,
+//! only the parents of positions just decided are evaluated again (parents
+//! are found by inverting the forward move lists, not by unmoving), until
+//! nothing changes. Each evaluation only adds positions that belong to the
+//! least fixed points, and when nothing is left to evaluate the sets are
+//! closed, so the result is exact. The verifier and the tests use it to
+//! re-derive levels; the builder does not.
 
-use std::sync::atomic::{AtomicBool, AtomicI8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI8, AtomicU32, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
@@ -41,38 +43,57 @@ pub fn solve_level_forward(rules: Rules, seeds: usize, lower: &[&[i8]]) -> Vec<i
     solve_graph(&Graph::oware_level(rules, seeds, lower), seeds as i8)
 }
 
-/// The exact values of `g` (endless play worth 0), all within
-/// `-max..=max`: for each threshold the least fixed points are grown by
-/// sweeps until a sweep changes nothing.
+/// The exact values of `g` (endless play worth 0), all within `-max..=max`.
 pub fn solve_graph(g: &Graph, max: i8) -> Vec<i8> {
-    let value: Vec<AtomicI8> = (0..g.exit.len()).map(|_| AtomicI8::new(UNKNOWN)).collect();
+    let n = g.exit.len();
+    let parents = Parents::build(g);
+    let value: Vec<AtomicI8> = (0..n).map(|_| AtomicI8::new(UNKNOWN)).collect();
+    let queued: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
+    // Decides position `i` for threshold `t` if its moves allow it.
+    let decide = |i: usize, t: i8| -> bool {
+        // `NO_EXIT` passes the first test and fails the second.
+        let mut all_bad = g.exit[i] <= -t;
+        let mut some_good = g.exit[i] >= t;
+        for &c in g.quiet[i].iter().filter(|&&c| c != NO_MOVE) {
+            let cv = value[c as usize].load(Relaxed);
+            // Known values all satisfy |v| >= t at this point.
+            some_good |= cv != UNKNOWN && cv < 0;
+            all_bad &= cv != UNKNOWN && cv > 0;
+        }
+        let v = if some_good {
+            t
+        } else if all_bad {
+            -t
+        } else {
+            return false;
+        };
+        value[i].compare_exchange(UNKNOWN, v, Relaxed, Relaxed).is_ok()
+    };
     for t in (1..=max).rev() {
-        loop {
-            let changed = AtomicBool::new(false);
-            value.par_iter().enumerate().for_each(|(i, v)| {
-                if v.load(Relaxed) != UNKNOWN {
-                    return;
-                }
-                // `NO_EXIT` passes the first test and fails the second.
-                let mut all_bad = g.exit[i] <= -t;
-                let mut some_good = g.exit[i] >= t;
-                for &c in g.quiet[i].iter().filter(|&&c| c != NO_MOVE) {
-                    let cv = value[c as usize].load(Relaxed);
-                    // Known values all satisfy |v| >= t at this point.
-                    some_good |= cv != UNKNOWN && cv < 0;
-                    all_bad &= cv != UNKNOWN && cv > 0;
-                }
-                if some_good {
-                    v.store(t, Relaxed);
-                    changed.store(true, Relaxed);
-                } else if all_bad {
-                    v.store(-t, Relaxed);
-                    changed.store(true, Relaxed);
-                }
-            });
-            if !changed.load(Relaxed) {
-                break;
-            }
+        let mut work: Vec<u32> =
+            (0..n as u32).into_par_iter().filter(|&i| value[i as usize].load(Relaxed) == UNKNOWN).collect();
+        while !work.is_empty() {
+            let parts: Vec<Vec<u32>> = work
+                .par_chunks(4096)
+                .map(|chunk| {
+                    let mut next = Vec::new();
+                    for &i in chunk {
+                        let i = i as usize;
+                        queued[i].store(false, Relaxed);
+                        if value[i].load(Relaxed) != UNKNOWN || !decide(i, t) {
+                            continue;
+                        }
+                        for &p in parents.list(i) {
+                            let p = p as usize;
+                            if value[p].load(Relaxed) == UNKNOWN && !queued[p].swap(true, Relaxed) {
+                                next.push(p as u32);
+                            }
+                        }
+                    }
+                    next
+                })
+                .collect();
+            work = parts.concat();
         }
     }
     value
@@ -82,6 +103,45 @@ pub fn solve_graph(g: &Graph, max: i8) -> Vec<i8> {
             v => v,
         })
         .collect()
+}
+
+/// Quiet-move parents of every position, by inverting the forward lists
+/// (compressed rows: the parents of `i` are `edges[start[i]..start[i+1]]`).
+struct Parents {
+    start: Vec<u32>,
+    edges: Vec<u32>,
+}
+
+impl Parents {
+    fn build(g: &Graph) -> Parents {
+        let n = g.quiet.len();
+        let count: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
+        g.quiet.par_iter().for_each(|children| {
+            for &c in children.iter().filter(|&&c| c != NO_MOVE) {
+                count[c as usize].fetch_add(1, Relaxed);
+            }
+        });
+        let mut start = Vec::with_capacity(n + 1);
+        let mut total = 0u32;
+        start.push(0);
+        for c in &count {
+            total += c.load(Relaxed);
+            start.push(total);
+        }
+        // Fill each row from its end, counting down.
+        let edges: Vec<AtomicU32> = (0..total).map(|_| AtomicU32::new(0)).collect();
+        g.quiet.par_iter().enumerate().for_each(|(p, children)| {
+            for &c in children.iter().filter(|&&c| c != NO_MOVE) {
+                let slot = start[c as usize] + count[c as usize].fetch_sub(1, Relaxed) - 1;
+                edges[slot as usize].store(p as u32, Relaxed);
+            }
+        });
+        Parents { start, edges: edges.into_iter().map(AtomicU32::into_inner).collect() }
+    }
+
+    fn list(&self, i: usize) -> &[u32] {
+        &self.edges[self.start[i] as usize..self.start[i + 1] as usize]
+    }
 }
 
 impl Graph {
