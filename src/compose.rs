@@ -44,7 +44,7 @@ impl Ranker {
     /// With `need_empty_from = Some(c)`, only boards with an empty pit among
     /// `x[c..pits]` are ranked (`1 <= c < pits`).
     pub fn new(pits: usize, max_seeds: usize, need_empty_from: Option<usize>) -> Ranker {
-        assert!(pits >= 1 && pits <= 32, "pit count out of range");
+        assert!((1..=32).contains(&pits), "pit count out of range");
         let constrained_from = need_empty_from.unwrap_or(pits);
         assert!(constrained_from >= 1 && constrained_from <= pits);
         let s1 = max_seeds + 1;
@@ -98,16 +98,6 @@ impl Ranker {
         }
     }
 
-    /// Number of pits.
-    pub fn pits(&self) -> usize {
-        self.pits
-    }
-
-    /// Largest seed count this ranker handles.
-    pub fn max_seeds(&self) -> usize {
-        self.max_seeds
-    }
-
     /// Whether no constraint has been met before any pit is chosen.
     fn initially_ok(&self) -> usize {
         usize::from(self.constrained_from == self.pits)
@@ -128,6 +118,7 @@ impl Ranker {
 
     /// Whether `x` lies in the ranked domain (the emptiness constraint).
     #[inline]
+    #[allow(clippy::manual_contains)]
     pub fn in_domain(&self, x: &[u8]) -> bool {
         // `iter().any` rather than `contains`, which calls memchr for bytes.
         self.constrained_from == self.pits

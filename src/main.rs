@@ -341,11 +341,11 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                         .join(",\n")
                 );
             }
-            return Ok(if checks.iter().all(|c| c.passed()) {
+            Ok(if checks.iter().all(|c| c.passed()) {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)
-            });
+            })
         }
         Command::Known { read } => {
             let source = read.source();

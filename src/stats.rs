@@ -74,12 +74,6 @@ impl LevelStats {
         }
     }
 
-    /// Positions counted whose value lies outside `-seeds..=seeds` (always 0
-    /// for a sound table).
-    pub fn out_of_range(&self) -> u64 {
-        self.positions - self.histogram.iter().sum::<u64>()
-    }
-
     /// Mean value.
     pub fn mean(&self) -> f64 {
         let sum: i64 = self

@@ -313,11 +313,6 @@ impl Table {
         &self.header
     }
 
-    /// The file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Size of the file in bytes.
     pub fn file_len(&self) -> u64 {
         self.map.len() as u64

@@ -270,17 +270,15 @@ impl Explorer {
                     return;
                 }
                 Next::Relay(next) => {
-                    if let Some((a, laps, sown)) = anchor {
-                        if a == next {
-                            line.cycle = Some(Cycle {
-                                period: line.laps - laps,
-                                sown: line.sown - sown,
-                                pos: a.pos,
-                                pit: a.pit,
-                            });
-                            Self::keep(&mut self.loops, line);
-                            return;
-                        }
+                    if let Some((a, laps, sown)) = anchor.filter(|(a, _, _)| *a == next) {
+                        line.cycle = Some(Cycle {
+                            period: line.laps - laps,
+                            sown: line.sown - sown,
+                            pos: a.pos,
+                            pit: a.pit,
+                        });
+                        Self::keep(&mut self.loops, line);
+                        return;
                     }
                     st = next;
                 }

@@ -38,6 +38,7 @@ impl Board {
     /// Whether the board lies in the stored domain: at least one empty pit on
     /// the opponent's side. Every child of a move does (the pit just sown from).
     #[inline]
+    #[allow(clippy::manual_contains)]
     pub fn in_domain(&self) -> bool {
         // `iter().any` rather than `contains`, which calls memchr for bytes.
         self.0[6..].iter().any(|&v| v == 0)

@@ -222,18 +222,3 @@ pub fn moves(rules: Rules, board: &Board) -> Moves {
     }
     legal
 }
-
-/// The value of a position from its children's values: the best
-/// `captured - value(child)`, or `-seeds` when there is no move.
-pub fn value_from_children(
-    rules: Rules,
-    board: &Board,
-    mut child_value: impl FnMut(&Board) -> i8,
-) -> i8 {
-    let ms = moves(rules, board);
-    ms.as_slice()
-        .iter()
-        .map(|m| m.captured as i8 - child_value(&m.child))
-        .max()
-        .unwrap_or(-(board.seeds() as i8))
-}
