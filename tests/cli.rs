@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{awari_db, committed_checksums, file_sha256, run, scratch};
+use common::{awari_db, committed_checksums, file_sha256, refuses, run, scratch};
 
 fn query_json(pits: &str) -> String {
     let db = awari_db().to_str().unwrap();
@@ -169,18 +169,6 @@ fn stats_lists_every_level() {
             .any(|l| l.trim_start().starts_with("16 ") && l.contains("12685179")),
         "{text}"
     );
-}
-
-/// Runs a bad command: exit code 2 and one line on stderr containing `want`.
-fn refuses(args: &[&str], want: &str) {
-    let out = run(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert!(err.contains(want), "{args:?}: {err}");
-    assert!(!err.contains("panicked"), "{args:?}: {err}");
-    if !args.contains(&"--bogus") && !args.contains(&"--rules") {
-        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
-    }
 }
 
 #[test]

@@ -5,7 +5,7 @@ mod common;
 
 use std::collections::HashSet;
 
-use common::run;
+use common::{refuses, run};
 use mancaladb::compose::Ranker;
 use mancaladb::omweso::moves::{Position, Rules, Verdict, analyze_start, starts};
 use mancaladb::omweso::relay::{Relay, certificate, lap, run as relay, unlap};
@@ -264,14 +264,6 @@ fn loops_command_reports_the_example() {
         text.contains("terminates") && text.contains("certificate"),
         "{text}"
     );
-}
-
-fn refuses(args: &[&str], want: &str) {
-    let out = run(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert!(err.contains(want), "{args:?}: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
 }
 
 #[test]

@@ -60,3 +60,16 @@ pub fn committed_checksums() -> Vec<(String, usize, String, String)> {
         })
         .collect()
 }
+
+/// Runs a bad command: exit code 2, `want` on stderr, no panic, and one line
+/// (clap's own usage errors, which start with `error:`, add a usage hint).
+pub fn refuses(args: &[&str], want: &str) {
+    let out = run(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(want), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    if !err.starts_with("error:") {
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    }
+}
