@@ -24,7 +24,7 @@ impl Progress {
                 let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
                 bar.set_style(
                     ProgressStyle::with_template(
-                        "{prefix:>24} [{bar:30}] {human_pos}/{human_len} {per_sec} eta {eta}",
+                        "{prefix:>24} [{bar:30}] {human_pos}/{human_len} {per_sec:0} eta {eta}",
                     )
                     .expect("static template")
                     .progress_chars("=> "),
