@@ -62,3 +62,24 @@ fn legal_pairs_by_brute_force() {
     }
     assert_eq!(r.legal_pairs, pairs);
 }
+
+/// Finished rows are kept and not computed again; a row computed with
+/// another lap budget is.
+#[test]
+fn census_resumes_from_saved_rows() {
+    use mancaladb::omweso::census::run_resumable;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("census-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let first = run_resumable(&dir, 5..=6, 1000, Progress::Quiet).unwrap();
+    let file = dir.join("omweso-census.jsonl");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(text.lines().count(), 2);
+    // Plant a marker in the saved row for k = 6: a resumed run returns it.
+    std::fs::write(&file, text.replace("\"longest_finite\":5,", "\"longest_finite\":999,")).unwrap();
+    let again = run_resumable(&dir, 5..=6, 1000, Progress::Quiet).unwrap();
+    assert_eq!(again[0], first[0]);
+    assert_eq!(again[1].longest_finite, 999);
+    // Another budget: recomputed.
+    let other = run_resumable(&dir, 6..=6, 2000, Progress::Quiet).unwrap();
+    assert_eq!(other[0].longest_finite, 5);
+}
