@@ -79,7 +79,7 @@ impl Db {
                 what: format!("level {seeds} ({rules})"),
                 dir: self.dir.clone(),
                 hint: format!(
-                    "mancaladb build --rules {rules} --max-seeds {seeds} --db {}",
+                    "build it: mancaladb build --rules {rules} --max-seeds {seeds} --db {}",
                     self.dir.display()
                 ),
             });
@@ -111,6 +111,15 @@ impl Db {
             ));
         }
         Ok(t)
+    }
+
+    /// The error for a directory without any level of `rules`.
+    pub fn nothing_built(&self, rules: Rules) -> Error {
+        Error::Missing {
+            what: format!("{rules} levels"),
+            dir: self.dir.clone(),
+            hint: format!("build them: mancaladb build --rules {rules} --db {}", self.dir.display()),
+        }
     }
 
     /// Levels of `rules` present in the directory, in order.
@@ -230,11 +239,7 @@ impl Db {
     pub fn import_vu(&self, rules: Rules, vu: &crate::source::VuDir) -> Result<Vec<usize>> {
         let levels = vu.levels();
         if levels.is_empty() {
-            return Err(Error::Missing {
-                what: "no scores.N file".into(),
-                dir: vu.dir().to_path_buf(),
-                hint: "download the VU files, or mancaladb export --format vu".into(),
-            });
+            return Err(vu.nothing_found());
         }
         std::fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
         for &seeds in &levels {
@@ -260,14 +265,7 @@ impl Db {
     pub fn export_vu(&self, rules: Rules, out: &Path) -> Result<Vec<usize>> {
         let levels = self.levels(rules);
         if levels.is_empty() {
-            return Err(Error::Missing {
-                what: format!("no {rules} level"),
-                dir: self.dir.clone(),
-                hint: format!(
-                    "mancaladb build --rules {rules} --db {}",
-                    self.dir.display()
-                ),
-            });
+            return Err(self.nothing_built(rules));
         }
         std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
         for &seeds in &levels {

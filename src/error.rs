@@ -20,7 +20,7 @@ pub enum Error {
     #[error("{}: corrupt table: {why}", path.display())]
     Corrupt { path: PathBuf, why: String },
     /// A level needed for the request has not been built.
-    #[error("{what} is not in {}; build it first: {hint}", dir.display())]
+    #[error("{what} not found in {}: {hint}", dir.display())]
     Missing {
         what: String,
         dir: PathBuf,

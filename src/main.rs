@@ -67,32 +67,6 @@ impl Reading {
         }
     }
 
-    /// The levels present, or the error saying how to get some.
-    fn levels(&self, source: &Source) -> Result<Vec<usize>, Error> {
-        let levels = source.levels();
-        if levels.is_empty() {
-            let (dir, hint) = match &self.vu {
-                Some(d) => (
-                    d.clone(),
-                    "download the VU files, or mancaladb export --format vu".to_string(),
-                ),
-                None => (
-                    self.at.db.clone(),
-                    format!(
-                        "mancaladb build --rules {} --db {}",
-                        self.at.rules,
-                        self.at.db.display()
-                    ),
-                ),
-            };
-            return Err(Error::Missing {
-                what: format!("no {} level", self.at.rules),
-                dir,
-                hint,
-            });
-        }
-        Ok(levels)
-    }
 }
 
 #[derive(Subcommand)]
@@ -266,6 +240,10 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         } => {
             let board = Board::parse(&pits)?;
             let rules = read.at.rules;
+            if read.vu.is_none() {
+                // The board's own level first: its absence names the build to run.
+                Db::new(&read.at.db).open(rules, board.seeds())?;
+            }
             let values: Box<dyn Values> = match &read.vu {
                 Some(dir) => Box::new(VuDir::new(dir)),
                 None => Box::new(Tables::new(Db::new(&read.at.db), rules)),
@@ -285,6 +263,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         }
         Command::Stats { read } => {
             let source = read.source();
+            let levels = source.present()?;
             out!(
                 "{:>5} {:>14} {:>9} {:>14}  histogram (value:count)",
                 "seeds",
@@ -292,7 +271,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                 "mean",
                 "zero"
             );
-            for n in read.levels(&source)? {
+            for n in levels {
                 let s = LevelStats::of_source(&source, n)?;
                 let hist: Vec<String> = (-(n as i32)..=n as i32)
                     .filter(|&v| s.count(v) > 0)
@@ -315,7 +294,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             json,
         } => {
             let source = read.source();
-            let present = read.levels(&source)?;
+            let present = source.present()?;
             let range = match seeds {
                 Some(text) => census::parse_range(&text)?,
                 None => 0..=*present.last().expect("levels() is non-empty"),
@@ -350,6 +329,12 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Known { read } => {
             let source = read.source();
             let present = source.levels();
+            // An empty directory shows what building would take; a missing
+            // one is more likely a typo.
+            let dir = read.vu.clone().unwrap_or_else(|| read.at.db.clone());
+            if !dir.is_dir() {
+                return Err(Error::Usage(format!("{}: no such directory", dir.display())));
+            }
             let rules = read.at.rules;
             let db = Db::new(&read.at.db);
             let values: Box<dyn Values> = match &read.vu {

@@ -50,6 +50,15 @@ impl VuDir {
         (0..=MAX_SEEDS).filter(|&n| self.path(n).exists()).collect()
     }
 
+    /// The error for a directory without any `scores.N`.
+    pub fn nothing_found(&self) -> Error {
+        Error::Missing {
+            what: "scores.N files".into(),
+            dir: self.dir.clone(),
+            hint: "download them, or export them: mancaladb export --format vu".into(),
+        }
+    }
+
     /// Maps level `seeds`, checking its size: `C(N+11,11) - C(N+5,11)` bytes.
     pub fn open(&self, seeds: usize) -> Result<Arc<Mmap>> {
         let mut maps = self.maps.lock().unwrap_or_else(|p| p.into_inner());
@@ -125,6 +134,18 @@ impl Source {
             Source::Tables(db, rules) => db.levels(*rules),
             Source::Vu(vu) => vu.levels(),
         }
+    }
+
+    /// Levels present, or the error saying how to get some.
+    pub fn present(&self) -> Result<Vec<usize>> {
+        let levels = self.levels();
+        if levels.is_empty() {
+            return Err(match self {
+                Source::Tables(db, rules) => db.nothing_built(*rules),
+                Source::Vu(vu) => vu.nothing_found(),
+            });
+        }
+        Ok(levels)
     }
 
     /// The file holding level `seeds`.

@@ -313,34 +313,17 @@ fn reverse_options_make_moves_that_can_loop() {
         me: Side::parse(&[me], "me").unwrap(),
         opp: Side::parse(&[opp], "opp").unwrap(),
     };
-    let a = pos(
-        "0 1 0 1 0 2 1 0 2 1 2 2 3 1 0 1",
-        "0 0 0 0 1 0 0 0 0 0 1 1 0 0 0 0",
-    );
-    let r = analyze_start(PLAY, a, 12, Dir::Ccw, 100_000);
-    assert_eq!(r.verdict, Verdict::CanLoop);
-    assert_eq!(
-        (
-            r.line.reversed.clone(),
-            r.line.captures,
-            r.line.cycle.unwrap().period
-        ),
-        (vec![], 1, 104)
-    );
-    let b = pos(
-        "1 2 1 0 1 0 1 2 0 1 0 2 2 1 1 2",
-        "0 0 0 0 1 0 0 0 0 0 0 1 0 0 0 0",
-    );
-    let r = analyze_start(PLAY, b, 7, Dir::Ccw, 100_000);
-    assert_eq!(r.verdict, Verdict::CanLoop);
-    assert_eq!(
-        (
-            r.line.reversed.clone(),
-            r.line.captures,
-            r.line.cycle.unwrap().period
-        ),
-        (vec![4], 1, 326)
-    );
+    let cases = [
+        ("0 1 0 1 0 2 1 0 2 1 2 2 3 1 0 1", "0 0 0 0 1 0 0 0 0 0 1 1 0 0 0 0", 12, vec![], 104),
+        ("1 2 1 0 1 0 1 2 0 1 0 2 2 1 1 2", "0 0 0 0 1 0 0 0 0 0 0 1 0 0 0 0", 7, vec![4], 326),
+    ];
+    for (me, opp, pit, reversed, period) in cases {
+        let r = analyze_start(PLAY, pos(me, opp), pit, Dir::Ccw, 100_000);
+        assert_eq!(r.verdict, Verdict::CanLoop, "{me}");
+        let cycle = r.line.cycle.unwrap();
+        assert_eq!((r.line.reversed, r.line.captures, cycle.period), (reversed, 1, period), "{me}");
+    }
+    let b = pos("1 2 1 0 1 0 1 2 0 1 0 2 2 1 1 2", "0 0 0 0 1 0 0 0 0 0 0 1 0 0 0 0");
     // On a first turn there are no captures, hence no choices.
     let r = analyze_start(Rules { first_turn: true }, b, 7, Dir::Ccw, 100_000);
     assert!(matches!(r.verdict, Verdict::Terminates | Verdict::Infinite));
