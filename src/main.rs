@@ -614,11 +614,11 @@ fn check_json(c: &LevelCheck) -> String {
                 let list: Vec<String> = first
                     .iter()
                     .map(|m| {
-                        let pits: Vec<String> = m.board.0.iter().map(|v| v.to_string()).collect();
+                        let pits = board_json(&m.board);
                         format!(
                             "{{\"index\":{},\"board\":[{}],\"stored\":{},\"expected\":{}}}",
                             m.index,
-                            pits.join(","),
+                            pits,
                             m.stored,
                             m.expected
                         )
@@ -637,6 +637,11 @@ fn check_json(c: &LevelCheck) -> String {
         one(&c.rederivation),
         c.seconds
     )
+}
+
+/// A board's pits as the inside of a JSON array: `1,0,2,...`.
+fn board_json(board: &Board) -> String {
+    board.0.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",")
 }
 
 /// A JSON string literal.
@@ -761,10 +766,10 @@ fn analysis_json(a: &Analysis, pv: Option<&(Vec<Ply>, LineEnd)>) -> String {
         let plies: Vec<String> = line
             .iter()
             .map(|p| {
-                let pits: Vec<String> = p.board.0.iter().map(|v| v.to_string()).collect();
+                let pits = board_json(&p.board);
                 format!(
                     "{{\"board\":[{}],\"pit\":{},\"captures\":{},\"value\":{}}}",
-                    pits.join(","),
+                    pits,
                     p.pit,
                     p.captures,
                     p.value

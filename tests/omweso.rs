@@ -116,16 +116,8 @@ fn reverse_capture_from_a_leftmost_pit() {
 fn the_example_loop() {
     // 3 1 0 1 0 1 ... from pit 0: infinite, period 128 laps.
     let me = Side::parse(&["3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"], "side").unwrap();
-    let r = analyze_start(
-        PLAY,
-        Position {
-            me,
-            opp: Side::EMPTY,
-        },
-        0,
-        Dir::Ccw,
-        1_000_000,
-    );
+    let pos = Position { me, opp: Side::EMPTY };
+    let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 1_000_000);
     assert_eq!(r.verdict, Verdict::Infinite);
     let c = r.line.cycle.unwrap();
     assert_eq!((c.period, c.pit, c.pos.me), (128, 0, me));
@@ -135,16 +127,7 @@ fn the_example_loop() {
     ));
     // Under its budget it is undecided, never finite.
     assert!(matches!(relay(me, 0, 127), Relay::Undecided { .. }));
-    let r = analyze_start(
-        PLAY,
-        Position {
-            me,
-            opp: Side::EMPTY,
-        },
-        0,
-        Dir::Ccw,
-        100,
-    );
+    let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 100);
     assert_eq!(r.verdict, Verdict::Undecided);
 }
 
