@@ -16,7 +16,8 @@ use std::time::Instant;
 use memmap2::Mmap;
 
 use crate::error::{Error, Result};
-use crate::oware::{MAX_SEEDS, Rules, level_size, solve::solve_level};
+use crate::exchange::Exchange;
+use crate::oware::{MAX_SEEDS, Rules, level_size, solve::solve_part};
 use crate::progress::Progress;
 use crate::table::{self, Table, TableId};
 
@@ -44,6 +45,10 @@ pub struct LevelReport {
     pub peak_rss: Option<u64>,
     /// Size of the table file.
     pub file_bytes: u64,
+    /// Processes that built it (1 unless distributed).
+    pub ranks: usize,
+    /// Bytes the ranks sent each other while solving it.
+    pub exchanged_bytes: u64,
 }
 
 impl Db {
@@ -118,7 +123,10 @@ impl Db {
         Error::Missing {
             what: format!("{rules} levels"),
             dir: self.dir.clone(),
-            hint: format!("build them: mancaladb build --rules {rules} --db {}", self.dir.display()),
+            hint: format!(
+                "build them: mancaladb build --rules {rules} --db {}",
+                self.dir.display()
+            ),
         }
     }
 
@@ -131,11 +139,17 @@ impl Db {
 
     /// Builds levels `0..=max_seeds` of `rules`, skipping levels whose table
     /// is present and passes its checksum, so an interrupted build resumes.
-    /// `on_level` is called as each level is done.
+    ///
+    /// Every rank of `ex` calls this with the same arguments; each solves
+    /// its slice of every level, and rank 0 alone decides what stands and
+    /// writes the tables. A level's files appear (by rename) only once every
+    /// rank has finished it. `on_level` is called on rank 0 as each level is
+    /// done, and only rank 0 returns the reports.
     pub fn build(
         &self,
         rules: Rules,
         max_seeds: usize,
+        ex: &dyn Exchange,
         progress: Progress,
         mut on_level: impl FnMut(&LevelReport),
     ) -> Result<Vec<LevelReport>> {
@@ -144,8 +158,12 @@ impl Db {
                 "--max-seeds {max_seeds}: an Oware game has {MAX_SEEDS} seeds"
             )));
         }
+        let ranks = match ex.ranks() {
+            1 => String::new(),
+            p => format!("{p} ranks x "),
+        };
         progress.line(&format!(
-            "building {rules} levels 0..={max_seeds} in {} with {} threads",
+            "building {rules} levels 0..={max_seeds} in {} with {ranks}{} threads",
             self.dir.display(),
             rayon::current_num_threads()
         ));
@@ -158,42 +176,82 @@ impl Db {
         let mut lower: Vec<Mmap> = Vec::with_capacity(max_seeds + 1);
         let mut reports = Vec::new();
         for seeds in 0..=max_seeds {
-            let report = match self.existing(rules, seeds, progress)? {
-                Some(report) => report,
+            // Rank 0 checks (and repairs) what stands; the others wait for
+            // its word before they map anything.
+            let existing = match ex.rank() {
+                0 => self.existing(rules, seeds, progress)?,
+                _ => None,
+            };
+            let skip = ex.broadcast(existing.is_some().into()) == 1;
+            let report = match existing {
+                Some(report) => Some(report),
+                None if skip => None,
                 None => {
-                    reset_peak_rss();
-                    let start = Instant::now();
                     let slices: Vec<&[i8]> = lower.iter().map(|m| table::as_values(m)).collect();
-                    let values = solve_level(rules, seeds, &slices, progress);
-                    let id = TableId {
-                        game: GAME_OWARE,
-                        rules: rules.code(),
-                        seeds: seeds as u32,
-                    };
-                    let path = self.table_path(rules, seeds);
-                    table::write_table(&path, id, &values)?;
-                    write_raw(&self.raw_path(rules, seeds), &values)?;
-                    let file_bytes = std::fs::metadata(&path)
-                        .map_err(|e| Error::io(&path, e))?
-                        .len();
-                    LevelReport {
-                        seeds,
-                        positions: values.len() as u64,
-                        skipped: false,
-                        seconds: start.elapsed().as_secs_f64(),
-                        peak_rss: peak_rss(),
-                        file_bytes,
-                    }
+                    self.build_level(rules, seeds, &slices, ex, progress)?
                 }
             };
             lower.push(map_raw(&self.raw_path(rules, seeds))?);
-            if !report.skipped {
-                self.log_build(rules, &report)?;
+            if let Some(report) = report {
+                if !report.skipped {
+                    self.log_build(rules, &report)?;
+                }
+                on_level(&report);
+                reports.push(report);
             }
-            on_level(&report);
-            reports.push(report);
         }
         Ok(reports)
+    }
+
+    /// Solves one level on every rank: each writes its slice of the raw
+    /// file at its offset, then rank 0 writes the table and renames the raw
+    /// file into place. Returns the report on rank 0.
+    fn build_level(
+        &self,
+        rules: Rules,
+        seeds: usize,
+        lower: &[&[i8]],
+        ex: &dyn Exchange,
+        progress: Progress,
+    ) -> Result<Option<LevelReport>> {
+        reset_peak_rss();
+        let start = Instant::now();
+        let part = solve_part(rules, seeds, lower, ex, progress);
+        let raw = self.raw_path(rules, seeds);
+        let partial = raw.with_file_name(format!("scores.{seeds}.part"));
+        let positions = level_size(seeds);
+        write_slice(&partial, positions, part.range.start, &part.values)?;
+        let exchanged_bytes = ex.sum(part.sent_bytes);
+        drop(part);
+        ex.barrier(); // every slice is written
+        let peak_rss = Some(ex.max(peak_rss().unwrap_or(0))).filter(|&b| b > 0);
+        let report = if ex.rank() == 0 {
+            let id = TableId {
+                game: GAME_OWARE,
+                rules: rules.code(),
+                seeds: seeds as u32,
+            };
+            let path = self.table_path(rules, seeds);
+            table::write_table(&path, id, table::as_values(&map_raw(&partial)?))?;
+            std::fs::rename(&partial, &raw).map_err(|e| Error::io(&raw, e))?;
+            let file_bytes = std::fs::metadata(&path)
+                .map_err(|e| Error::io(&path, e))?
+                .len();
+            Some(LevelReport {
+                seeds,
+                positions,
+                skipped: false,
+                seconds: start.elapsed().as_secs_f64(),
+                peak_rss,
+                file_bytes,
+                ranks: ex.ranks(),
+                exchanged_bytes,
+            })
+        } else {
+            None
+        };
+        ex.barrier(); // the level's files are in place
+        Ok(report)
     }
 
     /// If level `seeds` is already built and sound, makes sure its raw copy
@@ -229,6 +287,8 @@ impl Db {
             seconds: 0.0,
             peak_rss: None,
             file_bytes: table.file_len(),
+            ranks: 1,
+            exchanged_bytes: 0,
         }))
     }
 }
@@ -288,7 +348,8 @@ impl Db {
         self.dir.join("verified.tsv")
     }
 
-    /// Appends `rules level positions seconds threads` to the build log.
+    /// Appends `rules level positions seconds threads ranks exchanged-bytes`
+    /// to the build log.
     fn log_build(&self, rules: Rules, r: &LevelReport) -> Result<()> {
         use std::io::Write;
         let path = self.log_path();
@@ -297,8 +358,17 @@ impl Db {
             .append(true)
             .open(&path)
             .map_err(|e| Error::io(&path, e))?;
-        writeln!(f, "{rules}\t{}\t{}\t{:.3}\t{}", r.seeds, r.positions, r.seconds, rayon::current_num_threads())
-            .map_err(|e| Error::io(&path, e))
+        writeln!(
+            f,
+            "{rules}\t{}\t{}\t{:.3}\t{}\t{}\t{}",
+            r.seeds,
+            r.positions,
+            r.seconds,
+            rayon::current_num_threads(),
+            r.ranks,
+            r.exchanged_bytes
+        )
+        .map_err(|e| Error::io(&path, e))
     }
 
     /// Positions per second of the largest level built here (any rule
@@ -337,15 +407,39 @@ impl Db {
     /// Whether level `seeds` of `rules` passed `verify` as it is now (the
     /// record names the table's content checksum).
     pub fn is_verified(&self, rules: Rules, seeds: usize) -> bool {
-        let Ok(t) = self.open(rules, seeds) else { return false };
-        let want = format!("{rules}\t{seeds}\t{}", table::hex(&t.header().content_sha256));
-        std::fs::read_to_string(self.verified_path()).is_ok_and(|text| text.lines().any(|l| l == want))
+        let Ok(t) = self.open(rules, seeds) else {
+            return false;
+        };
+        let want = format!(
+            "{rules}\t{seeds}\t{}",
+            table::hex(&t.header().content_sha256)
+        );
+        std::fs::read_to_string(self.verified_path())
+            .is_ok_and(|text| text.lines().any(|l| l == want))
     }
 }
 
 fn write_raw(path: &Path, values: &[i8]) -> Result<()> {
     use std::io::Write;
     table::write_atomically(path, |f| f.write_all(table::as_bytes(values)))
+}
+
+/// Writes `values`, the slice of a level starting at index `start`, into
+/// the raw file `path` of `positions` bytes, beside the other ranks' slices.
+fn write_slice(path: &Path, positions: u64, start: u64, values: &[i8]) -> Result<()> {
+    use std::os::unix::fs::FileExt;
+    let result = (|| {
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
+        // Every rank sets the same length, so none cuts another's slice.
+        f.set_len(positions)?;
+        f.write_all_at(table::as_bytes(values), start)?;
+        f.sync_all()
+    })();
+    result.map_err(|e| Error::io(path, e))
 }
 
 fn map_raw(path: &Path) -> Result<Mmap> {

@@ -3,8 +3,8 @@
 //! Romein & Bal's result is that the 48-seed game, Awari itself, is a draw.
 
 use crate::error::Result;
-use crate::oware::{level_size, moves, Board, Rules};
-use crate::query::{analyze, Values};
+use crate::oware::{Board, Rules, level_size, moves};
+use crate::query::{Values, analyze};
 
 /// One starting position.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,15 +52,34 @@ pub fn starts(
         // The first capture takes 2 or more seeds: level seeds - 1 is never
         // reached (the published database has no scores.47).
         let needed: Vec<usize> = (0..=seeds).filter(|&n| n + 1 != seeds).collect();
-        let missing: Vec<usize> = needed.iter().copied().filter(|n| !present.contains(n)).collect();
+        let missing: Vec<usize> = needed
+            .iter()
+            .copied()
+            .filter(|n| !present.contains(n))
+            .collect();
         let missing_positions = missing.iter().map(|&n| level_size(n)).sum();
-        let mut levels_used: Vec<usize> =
-            moves(rules, &board).as_slice().iter().map(|m| m.child.seeds()).collect();
+        let mut levels_used: Vec<usize> = moves(rules, &board)
+            .as_slice()
+            .iter()
+            .map(|m| m.child.seeds())
+            .collect();
         levels_used.sort();
         levels_used.dedup();
-        let value = if missing.is_empty() { Some(analyze(rules, values, &board)?.value) } else { None };
+        let value = if missing.is_empty() {
+            Some(analyze(rules, values, &board)?.value)
+        } else {
+            None
+        };
         let verified = value.is_some() && needed.iter().all(|&n| verified(n));
-        out.push(Start { per_pit, seeds, value, levels_used, verified, missing, missing_positions });
+        out.push(Start {
+            per_pit,
+            seeds,
+            value,
+            levels_used,
+            verified,
+            missing,
+            missing_positions,
+        });
     }
     Ok(out)
 }

@@ -6,6 +6,7 @@
 //! * [`compose`]: ranking of seed distributions, shared by every game;
 //! * [`table`]: the stored, checksummed, compressed table format;
 //! * [`db`]: a directory of tables, built and resumed level by level;
+//! * [`exchange`]: the ranks of a distributed build and what they exchange;
 //! * [`query`] and [`stats`]: reading values back;
 //! * [`source`]: our tables or the published VU files, read in place;
 //! * [`verify`]: integrity, consistency and independent re-derivation;
@@ -14,6 +15,7 @@
 pub mod compose;
 pub mod db;
 pub mod error;
+pub mod exchange;
 pub mod known;
 pub mod memory;
 pub mod oware;

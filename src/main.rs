@@ -17,6 +17,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use mancaladb::Error;
 use mancaladb::db::{Db, LevelReport};
+use mancaladb::exchange::Alone;
 use mancaladb::known;
 use mancaladb::omweso::{self, Side, census, moves::Position};
 use mancaladb::oware::{Board, Rules};
@@ -66,7 +67,6 @@ impl Reading {
             None => Source::Tables(Db::new(&self.at.db), self.at.rules),
         }
     }
-
 }
 
 #[derive(Subcommand)]
@@ -81,6 +81,11 @@ enum Command {
         /// Worker threads (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
+        /// Build together with the other ranks of an MPI job, each solving
+        /// a slice of every level (run under mpirun; needs a build with
+        /// `--features mpi`).
+        #[arg(long)]
+        distributed: bool,
     },
     /// Value of a position and of each legal move.
     Query {
@@ -215,6 +220,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             at,
             max_seeds,
             threads,
+            distributed,
         } => {
             if let Some(t) = threads {
                 if t == 0 {
@@ -225,9 +231,12 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                     .build_global()
                     .map_err(|e| Error::Usage(format!("cannot start {t} threads: {e}")))?;
             }
-            let cores = rayon::current_num_threads();
             let db = Db::new(&at.db);
-            db.build(at.rules, max_seeds, Progress::Auto, |r| {
+            if distributed {
+                return build_distributed(&db, at.rules, max_seeds);
+            }
+            let cores = rayon::current_num_threads();
+            db.build(at.rules, max_seeds, &Alone, Progress::Auto, |r| {
                 print_level(r, cores)
             })?;
             Ok(ExitCode::SUCCESS)
@@ -333,7 +342,10 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             // one is more likely a typo.
             let dir = read.vu.clone().unwrap_or_else(|| read.at.db.clone());
             if !dir.is_dir() {
-                return Err(Error::Usage(format!("{}: no such directory", dir.display())));
+                return Err(Error::Usage(format!(
+                    "{}: no such directory",
+                    dir.display()
+                )));
             }
             let rules = read.at.rules;
             let db = Db::new(&read.at.db);
@@ -344,20 +356,33 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             let verified = |n: usize| read.vu.is_none() && db.is_verified(rules, n);
             let starts = known::starts(rules, values.as_ref(), &present, verified)?;
             let rate = db.measured_rate();
-            out!("Starting positions under {rules} rules, from {}:", source.path(0).parent().map_or(String::new(), |p| p.display().to_string()));
+            out!(
+                "Starting positions under {rules} rules, from {}:",
+                source
+                    .path(0)
+                    .parent()
+                    .map_or(String::new(), |p| p.display().to_string())
+            );
             for s in &starts {
                 let name = format!("{} per pit ({} seeds)", s.per_pit, s.seeds);
                 match (s.value, s.verdict()) {
                     (Some(v), Some(what)) => {
-                        let levels: Vec<String> = s.levels_used.iter().map(|n| n.to_string()).collect();
+                        let levels: Vec<String> =
+                            s.levels_used.iter().map(|n| n.to_string()).collect();
                         let checked = if s.verified {
                             "levels 0..".to_string() + &s.seeds.to_string() + " verified"
                         } else if read.vu.is_some() {
                             "not verified here (run: mancaladb verify --vu DIR)".to_string()
                         } else {
-                            format!("not all verified (run: mancaladb verify --db {})", read.at.db.display())
+                            format!(
+                                "not all verified (run: mancaladb verify --db {})",
+                                read.at.db.display()
+                            )
                         };
-                        out!("  {name}: value {v:+}, {what}; levels read {}; {checked}", levels.join(", "));
+                        out!(
+                            "  {name}: value {v:+}, {what}; levels read {}; {checked}",
+                            levels.join(", ")
+                        );
                     }
                     _ => {
                         let (a, b) = (s.missing[0], *s.missing.last().expect("non-empty"));
@@ -617,10 +642,7 @@ fn check_json(c: &LevelCheck) -> String {
                         let pits = board_json(&m.board);
                         format!(
                             "{{\"index\":{},\"board\":[{}],\"stored\":{},\"expected\":{}}}",
-                            m.index,
-                            pits,
-                            m.stored,
-                            m.expected
+                            m.index, pits, m.stored, m.expected
                         )
                     })
                     .collect();
@@ -641,7 +663,12 @@ fn check_json(c: &LevelCheck) -> String {
 
 /// A board's pits as the inside of a JSON array: `1,0,2,...`.
 fn board_json(board: &Board) -> String {
-    board.0.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",")
+    board
+        .0
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// A JSON string literal.
@@ -659,6 +686,40 @@ fn json_string(s: &str) -> String {
     out
 }
 
+/// `build --distributed`: this process is one rank of an MPI job. An error
+/// on any rank stops every rank (the levels already written stay valid);
+/// rank 0 alone prints.
+#[cfg(feature = "mpi")]
+fn build_distributed(db: &Db, rules: Rules, max_seeds: usize) -> Result<ExitCode, Error> {
+    use mancaladb::exchange::{Exchange, mpi::Mpi};
+    let Some(mpi) = Mpi::init() else {
+        return Err(Error::Usage("MPI could not be initialised".into()));
+    };
+    let (rank, ranks) = (mpi.rank(), mpi.ranks());
+    let progress = if rank == 0 {
+        Progress::Auto
+    } else {
+        Progress::Quiet
+    };
+    let cores = rayon::current_num_threads() * ranks;
+    match db.build(rules, max_seeds, &mpi, progress, |r| print_level(r, cores)) {
+        Ok(_) => Ok(ExitCode::SUCCESS),
+        Err(e) => {
+            eprintln!("mancaladb: rank {rank} of {ranks}: {e}; stopping every rank");
+            mpi.abort(2)
+        }
+    }
+}
+
+/// Without the `mpi` feature there is no distributed build.
+#[cfg(not(feature = "mpi"))]
+fn build_distributed(_: &Db, _: Rules, _: usize) -> Result<ExitCode, Error> {
+    Err(Error::Usage(
+        "--distributed needs a build with MPI: cargo build --release --features mpi (see README)"
+            .into(),
+    ))
+}
+
 fn print_level(r: &LevelReport, cores: usize) {
     if r.skipped {
         out!(
@@ -673,8 +734,16 @@ fn print_level(r: &LevelReport, cores: usize) {
     let rss = r.peak_rss.map_or("?".to_string(), |b| {
         format!("{:.0} MiB", b as f64 / 1048576.0)
     });
+    let exchanged = match r.ranks {
+        1 => String::new(),
+        p => format!(
+            ", {p} ranks exchanged {} bytes ({:.2} bytes/pos)",
+            r.exchanged_bytes,
+            r.exchanged_bytes as f64 / r.positions.max(1) as f64
+        ),
+    };
     out!(
-        "level {:>2}: {:>12} positions in {:>7.2} s, {:>10.0} pos/s ({:.0}/core), peak RSS {rss}, {} bytes ({:.3} bits/pos)",
+        "level {:>2}: {:>12} positions in {:>7.2} s, {:>10.0} pos/s ({:.0}/core), peak RSS {rss}, {} bytes ({:.3} bits/pos){exchanged}",
         r.seeds,
         r.positions,
         r.seconds,
@@ -769,10 +838,7 @@ fn analysis_json(a: &Analysis, pv: Option<&(Vec<Ply>, LineEnd)>) -> String {
                 let pits = board_json(&p.board);
                 format!(
                     "{{\"board\":[{}],\"pit\":{},\"captures\":{},\"value\":{}}}",
-                    pits,
-                    p.pit,
-                    p.captures,
-                    p.value
+                    pits, p.pit, p.captures, p.value
                 )
             })
             .collect();

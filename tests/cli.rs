@@ -219,24 +219,46 @@ fn bad_input_is_refused_with_one_line_and_exit_2() {
         "--threads must be at least 1",
     );
     refuses(&["query", "--bogus"], "unexpected argument");
+    #[cfg(not(feature = "mpi"))]
+    refuses(
+        &["build", "--distributed", "--db", db],
+        "--distributed needs a build with MPI: cargo build --release --features mpi",
+    );
 }
 
 /// Every line of `tests/known-answers.txt` (values that do not come from the
 /// builder; each is explained there) against the tables.
 #[test]
 fn known_answer_file() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/known-answers.txt")).unwrap();
-    let tables = mancaladb::query::Tables::new(mancaladb::db::Db::new(awari_db()), mancaladb::oware::Rules::Awari);
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/known-answers.txt"
+    ))
+    .unwrap();
+    let tables = mancaladb::query::Tables::new(
+        mancaladb::db::Db::new(awari_db()),
+        mancaladb::oware::Rules::Awari,
+    );
     let mut checked = 0;
-    for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
         let (board, rest) = line.split_once('=').unwrap();
         let (value, move_values) = rest.split_once(':').unwrap_or((rest, ""));
         let board = mancaladb::oware::Board::parse(&[board]).unwrap();
         let a = mancaladb::query::analyze(mancaladb::oware::Rules::Awari, &tables, &board).unwrap();
         assert_eq!(a.value, value.trim().parse::<i8>().unwrap(), "{line}");
         if !move_values.trim().is_empty() {
-            let want: Vec<i8> = move_values.split_whitespace().map(|v| v.parse().unwrap()).collect();
-            assert_eq!(a.moves.iter().map(|m| m.value).collect::<Vec<_>>(), want, "{line}");
+            let want: Vec<i8> = move_values
+                .split_whitespace()
+                .map(|v| v.parse().unwrap())
+                .collect();
+            assert_eq!(
+                a.moves.iter().map(|m| m.value).collect::<Vec<_>>(),
+                want,
+                "{line}"
+            );
         }
         checked += 1;
     }
@@ -251,14 +273,39 @@ fn known_lists_what_is_confirmed_and_what_is_missing() {
     let text = String::from_utf8(out.stdout).unwrap();
     // The 12-seed start is valued as query values it.
     let q = query_json("1 1 1 1 1 1 1 1 1 1 1 1");
-    let v: i8 = q.split("\"value\":").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
-    assert!(text.contains(&format!("1 per pit (12 seeds): value {v:+}")), "{text}");
+    let v: i8 = q
+        .split("\"value\":")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        text.contains(&format!("1 per pit (12 seeds): value {v:+}")),
+        "{text}"
+    );
     // 24 seeds needs levels 19..24 but 23: five levels.
-    let missing: u64 = [19, 20, 21, 22, 24].iter().map(|&n| mancaladb::oware::level_size(n)).sum();
-    assert!(text.contains(&format!("2 per pit (24 seeds): needs levels 19..24 (5 missing): {missing} positions")), "{text}");
+    let missing: u64 = [19, 20, 21, 22, 24]
+        .iter()
+        .map(|&n| mancaladb::oware::level_size(n))
+        .sum();
+    assert!(
+        text.contains(&format!(
+            "2 per pit (24 seeds): needs levels 19..24 (5 missing): {missing} positions"
+        )),
+        "{text}"
+    );
     // The 48-seed game needs everything but level 47 above 18.
-    let missing: u64 = (19..=48).filter(|&n| n != 47).map(mancaladb::oware::level_size).sum();
-    assert!(text.contains(&format!("({} missing): {missing} positions", 29)), "{text}");
+    let missing: u64 = (19..=48)
+        .filter(|&n| n != 47)
+        .map(mancaladb::oware::level_size)
+        .sum();
+    assert!(
+        text.contains(&format!("({} missing): {missing} positions", 29)),
+        "{text}"
+    );
 }
 
 /// Every level this suite builds passes all three checks (abapa's and the

@@ -4,11 +4,11 @@
 //! nothing leaves values that pass check 2. Any such values that differ from
 //! the exact ones must be rejected by check 3.
 
-use mancaladb::oware::forward::{solve_graph, Graph, NO_MOVE};
-use mancaladb::oware::solve::solve_level;
 use mancaladb::oware::Rules;
+use mancaladb::oware::forward::{Graph, NO_MOVE, solve_graph};
+use mancaladb::oware::solve::solve_level;
 use mancaladb::progress::Progress;
-use mancaladb::verify::{consistency, rederivation, Outcome};
+use mancaladb::verify::{Outcome, consistency, rederivation};
 
 /// Iterates the consistency equations from `start`; `None` if no fixed
 /// point within `sweeps`.
@@ -16,7 +16,11 @@ fn iterate(g: &Graph, mut v: Vec<i8>, sweeps: usize) -> Option<Vec<i8>> {
     for _ in 0..sweeps {
         let mut changed = false;
         for i in 0..v.len() {
-            let best = g.quiet[i].iter().filter(|&&c| c != NO_MOVE).map(|&c| -v[c as usize]).fold(g.exit[i], i8::max);
+            let best = g.quiet[i]
+                .iter()
+                .filter(|&&c| c != NO_MOVE)
+                .map(|&c| -v[c as usize])
+                .fold(g.exit[i], i8::max);
             if best != v[i] {
                 v[i] = best;
                 changed = true;
@@ -37,7 +41,10 @@ fn consistent_but_wrong_values_in_real_levels() {
         for n in 0..=9usize {
             let lower: Vec<&[i8]> = levels.iter().map(|v| v.as_slice()).collect();
             let g = Graph::oware_level(rules, n, &lower);
-            assert_eq!(solve_graph(&g, n as i8), solve_level(rules, n, &lower, Progress::Quiet).to_vec());
+            assert_eq!(
+                solve_graph(&g, n as i8),
+                solve_level(rules, n, &lower, Progress::Quiet).to_vec()
+            );
             let exact = solve_graph(&g, n as i8);
             let (mut fixed, mut wrong, mut max_diff) = (0, 0, 0usize);
             let lower: Vec<&[i8]> = levels.iter().map(|v| v.as_slice()).collect();
@@ -59,11 +66,16 @@ fn consistent_but_wrong_values_in_real_levels() {
                         wrong += 1;
                         max_diff = max_diff.max(diff);
                         // ...check 3 can.
-                        assert!(matches!(rederivation(rules, n, &v, &lower), Outcome::Differs(d, _) if d == diff as u64));
+                        assert!(
+                            matches!(rederivation(rules, n, &v, &lower), Outcome::Differs(d, _) if d == diff as u64)
+                        );
                     }
                 }
             }
-            eprintln!("{rules} level {n}: {} positions, {fixed}/20 starts reached a fixed point, {wrong} of them wrong (up to {max_diff} positions)", exact.len());
+            eprintln!(
+                "{rules} level {n}: {} positions, {fixed}/20 starts reached a fixed point, {wrong} of them wrong (up to {max_diff} positions)",
+                exact.len()
+            );
             if n == 9 {
                 // Found on every run with this seed: real levels do have them.
                 assert!(wrong > 0, "{rules}: no wrong fixed point at level 9");

@@ -2,7 +2,7 @@
 //! position of levels 0..=12 of both rule sets.
 
 use mancaladb::oware::solve::solve_level;
-use mancaladb::oware::{moves, Encoder, Rules};
+use mancaladb::oware::{Encoder, Rules, moves};
 use mancaladb::progress::Progress;
 
 #[test]

@@ -116,7 +116,10 @@ fn reverse_capture_from_a_leftmost_pit() {
 fn the_example_loop() {
     // 3 1 0 1 0 1 ... from pit 0: infinite, period 128 laps.
     let me = Side::parse(&["3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"], "side").unwrap();
-    let pos = Position { me, opp: Side::EMPTY };
+    let pos = Position {
+        me,
+        opp: Side::EMPTY,
+    };
     let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 1_000_000);
     assert_eq!(r.verdict, Verdict::Infinite);
     let c = r.line.cycle.unwrap();
@@ -297,16 +300,35 @@ fn reverse_options_make_moves_that_can_loop() {
         opp: Side::parse(&[opp], "opp").unwrap(),
     };
     let cases = [
-        ("0 1 0 1 0 2 1 0 2 1 2 2 3 1 0 1", "0 0 0 0 1 0 0 0 0 0 1 1 0 0 0 0", 12, vec![], 104),
-        ("1 2 1 0 1 0 1 2 0 1 0 2 2 1 1 2", "0 0 0 0 1 0 0 0 0 0 0 1 0 0 0 0", 7, vec![4], 326),
+        (
+            "0 1 0 1 0 2 1 0 2 1 2 2 3 1 0 1",
+            "0 0 0 0 1 0 0 0 0 0 1 1 0 0 0 0",
+            12,
+            vec![],
+            104,
+        ),
+        (
+            "1 2 1 0 1 0 1 2 0 1 0 2 2 1 1 2",
+            "0 0 0 0 1 0 0 0 0 0 0 1 0 0 0 0",
+            7,
+            vec![4],
+            326,
+        ),
     ];
     for (me, opp, pit, reversed, period) in cases {
         let r = analyze_start(PLAY, pos(me, opp), pit, Dir::Ccw, 100_000);
         assert_eq!(r.verdict, Verdict::CanLoop, "{me}");
         let cycle = r.line.cycle.unwrap();
-        assert_eq!((r.line.reversed, r.line.captures, cycle.period), (reversed, 1, period), "{me}");
+        assert_eq!(
+            (r.line.reversed, r.line.captures, cycle.period),
+            (reversed, 1, period),
+            "{me}"
+        );
     }
-    let b = pos("1 2 1 0 1 0 1 2 0 1 0 2 2 1 1 2", "0 0 0 0 1 0 0 0 0 0 0 1 0 0 0 0");
+    let b = pos(
+        "1 2 1 0 1 0 1 2 0 1 0 2 2 1 1 2",
+        "0 0 0 0 1 0 0 0 0 0 0 1 0 0 0 0",
+    );
     // On a first turn there are no captures, hence no choices.
     let r = analyze_start(Rules { first_turn: true }, b, 7, Dir::Ccw, 100_000);
     assert!(matches!(r.verdict, Verdict::Terminates | Verdict::Infinite));

@@ -68,14 +68,19 @@ fn legal_pairs_by_brute_force() {
 #[test]
 fn census_resumes_from_saved_rows() {
     use mancaladb::omweso::census::run_resumable;
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("census-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("census-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let first = run_resumable(&dir, 5..=6, 1000, Progress::Quiet).unwrap();
     let file = dir.join("omweso-census.jsonl");
     let text = std::fs::read_to_string(&file).unwrap();
     assert_eq!(text.lines().count(), 2);
     // Plant a marker in the saved row for k = 6: a resumed run returns it.
-    std::fs::write(&file, text.replace("\"longest_finite\":5,", "\"longest_finite\":999,")).unwrap();
+    std::fs::write(
+        &file,
+        text.replace("\"longest_finite\":5,", "\"longest_finite\":999,"),
+    )
+    .unwrap();
     let again = run_resumable(&dir, 5..=6, 1000, Progress::Quiet).unwrap();
     assert_eq!(again[0], first[0]);
     assert_eq!(again[1].longest_finite, 999);

@@ -9,6 +9,7 @@ use std::path::Path;
 use common::{run, scratch};
 use mancaladb::Error;
 use mancaladb::db::Db;
+use mancaladb::exchange::Alone;
 use mancaladb::oware::{Board, Rules};
 use mancaladb::progress::Progress;
 use mancaladb::query::{Tables, analyze};
@@ -109,7 +110,8 @@ fn damage_is_an_error_naming_the_file() {
 fn a_table_of_the_wrong_level_is_refused() {
     let dir = scratch("wrong-level");
     let db = Db::new(&dir);
-    db.build(Rules::Awari, 3, Progress::Quiet, |_| {}).unwrap();
+    db.build(Rules::Awari, 3, &Alone, Progress::Quiet, |_| {})
+        .unwrap();
     std::fs::copy(
         db.table_path(Rules::Awari, 2),
         db.table_path(Rules::Awari, 3),
@@ -132,7 +134,9 @@ fn file_bytes(p: &Path) -> Vec<u8> {
 fn builds_resume_and_repair() {
     let dir = scratch("resume");
     let db = Db::new(&dir);
-    let first = db.build(Rules::Abapa, 9, Progress::Quiet, |_| {}).unwrap();
+    let first = db
+        .build(Rules::Abapa, 9, &Alone, Progress::Quiet, |_| {})
+        .unwrap();
     assert!(first.iter().all(|r| !r.skipped));
     // The canonical files, as committed in db/CHECKSUMS.
     let committed = common::committed_checksums();
@@ -160,7 +164,9 @@ fn builds_resume_and_repair() {
     std::fs::write(db.table_path(Rules::Abapa, 7), &bytes).unwrap();
     std::fs::remove_file(db.raw_path(Rules::Abapa, 4)).unwrap();
 
-    let second = db.build(Rules::Abapa, 9, Progress::Quiet, |_| {}).unwrap();
+    let second = db
+        .build(Rules::Abapa, 9, &Alone, Progress::Quiet, |_| {})
+        .unwrap();
     let rebuilt: Vec<usize> = second
         .iter()
         .filter(|r| !r.skipped)
@@ -189,7 +195,8 @@ fn builds_resume_and_repair() {
 fn a_query_on_a_damaged_table_fails_with_exit_2() {
     let dir = scratch("damaged-query");
     let db = Db::new(&dir);
-    db.build(Rules::Awari, 5, Progress::Quiet, |_| {}).unwrap();
+    db.build(Rules::Awari, 5, &Alone, Progress::Quiet, |_| {})
+        .unwrap();
     let path = db.table_path(Rules::Awari, 5);
     let mut bytes = std::fs::read(&path).unwrap();
     let n = bytes.len();

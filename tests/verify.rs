@@ -6,6 +6,7 @@ use std::path::Path;
 
 use common::{run, scratch};
 use mancaladb::db::Db;
+use mancaladb::exchange::Alone;
 use mancaladb::oware::forward::{Graph, NO_EXIT, NO_MOVE, solve_graph};
 use mancaladb::oware::{Encoder, Rules};
 use mancaladb::progress::Progress;
@@ -16,7 +17,7 @@ use mancaladb::verify::{Outcome, verify};
 fn built(name: &str, rules: Rules, max: usize) -> std::path::PathBuf {
     let dir = scratch(name);
     Db::new(&dir)
-        .build(rules, max, Progress::Quiet, |_| {})
+        .build(rules, max, &Alone, Progress::Quiet, |_| {})
         .unwrap();
     dir
 }

@@ -67,11 +67,15 @@ pub fn solve_graph(g: &Graph, max: i8) -> Vec<i8> {
         } else {
             return false;
         };
-        value[i].compare_exchange(UNKNOWN, v, Relaxed, Relaxed).is_ok()
+        value[i]
+            .compare_exchange(UNKNOWN, v, Relaxed, Relaxed)
+            .is_ok()
     };
     for t in (1..=max).rev() {
-        let mut work: Vec<u32> =
-            (0..n as u32).into_par_iter().filter(|&i| value[i as usize].load(Relaxed) == UNKNOWN).collect();
+        let mut work: Vec<u32> = (0..n as u32)
+            .into_par_iter()
+            .filter(|&i| value[i as usize].load(Relaxed) == UNKNOWN)
+            .collect();
         while !work.is_empty() {
             let parts: Vec<Vec<u32>> = work
                 .par_chunks(4096)
@@ -136,7 +140,10 @@ impl Parents {
                 edges[slot as usize].store(p as u32, Relaxed);
             }
         });
-        Parents { start, edges: edges.into_iter().map(AtomicU32::into_inner).collect() }
+        Parents {
+            start,
+            edges: edges.into_iter().map(AtomicU32::into_inner).collect(),
+        }
     }
 
     fn list(&self, i: usize) -> &[u32] {

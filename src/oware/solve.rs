@@ -18,10 +18,14 @@
 //! `t` falls, so counters carry over from one threshold to the next. Whatever
 //! is left after `t = 1` has value 0. This is exact, cycles included.
 //!
-//! Work is split by index ranges (forward pass, threshold seeding) and
-//! propagation runs in rounds over frontiers, so that a distributed version
-//! can exchange each round's cross-range updates in one batch.
+//! The level may be split among several ranks (processes, see
+//! [`crate::exchange`]), each holding the working state of its own index
+//! range only. Propagation runs in rounds over frontiers: a predecessor in
+//! another rank's range becomes a message in that rank's batch, and the
+//! batches of a round travel in one all-to-all exchange. The single process
+//! is the case of one rank, with nothing to send.
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicI8, AtomicU8, Ordering::Relaxed};
 
 use rayon::prelude::*;
@@ -30,6 +34,7 @@ use super::board::Board;
 use super::index::Encoder;
 use super::retro::for_each_predecessor;
 use super::rules::{Rules, moves};
+use crate::exchange::{Alone, Exchange, Owners};
 use crate::memory::{HugeSlice, Zeroable};
 use crate::progress::Progress;
 
@@ -39,6 +44,9 @@ const UNKNOWN: i8 = i8::MIN;
 const NO_CAPTURE: i8 = i8::MIN;
 /// Positions per unit of parallel work.
 const CHUNK: u64 = 1 << 15;
+/// How many random memory accesses a pipeline keeps in flight: each is
+/// prefetched and resolved this many accesses later.
+const LAG: usize = 16;
 
 /// Solves level `seeds` under `rules`, given `lower[k]`, the values of every
 /// level `k < seeds` in index order. Returns the level's values in index order.
@@ -48,10 +56,35 @@ pub fn solve_level(
     lower: &[&[i8]],
     progress: Progress,
 ) -> HugeSlice<i8> {
+    solve_part(rules, seeds, lower, &Alone, progress).values
+}
+
+/// One rank's share of a solved level.
+pub struct Part {
+    /// The indices of the level this rank owns.
+    pub range: Range<u64>,
+    /// Their values, in index order.
+    pub values: HugeSlice<i8>,
+    /// Bytes this rank sent to the others.
+    pub sent_bytes: u64,
+}
+
+/// Solves this rank's slice of level `seeds` together with the other ranks
+/// of `ex` (see [`solve_level`]). Every rank must call it with the same
+/// arguments; `lower` is read only at the positions this rank's moves reach.
+pub fn solve_part(
+    rules: Rules,
+    seeds: usize,
+    lower: &[&[i8]],
+    ex: &dyn Exchange,
+    progress: Progress,
+) -> Part {
     assert_eq!(lower.len(), seeds, "every lower level is needed");
     let enc = Encoder::new(seeds);
     let size = enc.level_size(seeds);
-    let n = usize::try_from(size).expect("level fits in memory");
+    let owners = Owners::new(size, ex.ranks());
+    let range = owners.range(ex.rank());
+    let n = usize::try_from(range.end - range.start).expect("slice fits in memory");
 
     // Forward pass: best capture and number of quiet moves of every position.
     let memory = "memory for the level's working state";
@@ -59,14 +92,16 @@ pub fn solve_level(
     let mut best = HugeSlice::<i8>::zeroed(n).expect(memory);
     let stage = progress.stage(format!("level {seeds}: moves"), size);
     let chunk = CHUNK as usize;
+    let ranks = ex.ranks() as u64;
     cells
         .par_chunks_mut(chunk)
         .zip(best.par_chunks_mut(chunk))
         .enumerate()
         .for_each(|(c, (cells, best))| {
-            let start = c as u64 * CHUNK;
+            let start = range.start + c as u64 * CHUNK;
             forward_chunk(rules, seeds, &enc, lower, start, cells, best);
-            stage.inc(cells.len() as u64);
+            // Slices are even: this rank's share stands for the whole.
+            stage.inc(cells.len() as u64 * ranks);
         });
     stage.finish();
 
@@ -74,20 +109,29 @@ pub fn solve_level(
         rules,
         seeds,
         enc: &enc,
+        owners: &owners,
+        start: range.start,
         cells: &cells,
         best: &best,
     };
 
+    // Each loop turn delivers the last round's messages, then runs a round
+    // on what is newly decided; a threshold ends when no rank decided anything.
     let stage = progress.stage(format!("level {seeds}: values"), size);
+    let mut sent_bytes = 0;
     for t in (1..=seeds as i8).rev() {
-        let (seeded, mut wins, mut losses) = solver.seed(t);
-        stage.inc(seeded);
-        while !wins.is_empty() || !losses.is_empty() {
-            stage.inc((wins.len() + losses.len()) as u64);
-            let next_losses = solver.round(&wins, |p| solver.after_win(t, p));
-            let next_wins = solver.round(&losses, |p| solver.after_loss(t, p));
-            wins = next_wins;
-            losses = next_losses;
+        let (seeded, mut frontier, mut outboxes) = solver.seed(t);
+        stage.inc(ex.sum(seeded));
+        loop {
+            sent_bytes += outboxes.iter().map(|o| o.len() as u64 * 8).sum::<u64>();
+            let inbox = ex.all_to_all(&outboxes);
+            solver.receive(t, &inbox, &mut frontier);
+            let decided = ex.sum(frontier.len() as u64);
+            if decided == 0 {
+                break;
+            }
+            stage.inc(decided);
+            (frontier, outboxes) = solver.round(t, &frontier);
         }
     }
     stage.finish();
@@ -101,13 +145,17 @@ pub fn solve_level(
                 v => v,
             }
         });
-    best
+    Part {
+        range,
+        values: best,
+        sent_bytes,
+    }
 }
 
 /// Fills the cells and best captures of positions `start..start + cells.len()`.
 ///
 /// Capture values live in lower levels, at random places: each lookup is
-/// prefetched and resolved `LAG` captures later so that misses overlap.
+/// prefetched and resolved [`LAG`] captures later so that misses overlap.
 fn forward_chunk(
     rules: Rules,
     seeds: usize,
@@ -117,7 +165,6 @@ fn forward_chunk(
     cells: &mut [Cell],
     best: &mut [i8],
 ) {
-    const LAG: usize = 16;
     // (position, captured, lower level, index there)
     let mut ring = [(0usize, 0u8, 0usize, 0usize); LAG];
     let mut n = 0usize;
@@ -172,11 +219,52 @@ struct Cell {
 // SAFETY: atomic bytes are valid all-zero and have no drop glue.
 unsafe impl Zeroable for Cell {}
 
-/// Shared state of the backward propagation of one level.
+/// Positions newly decided whose predecessors are still to be told.
+#[derive(Default)]
+struct Frontier {
+    /// Entered `W_t`.
+    wins: Vec<Board>,
+    /// Entered `L_t`.
+    losses: Vec<Board>,
+}
+
+impl Frontier {
+    fn len(&self) -> usize {
+        self.wins.len() + self.losses.len()
+    }
+
+    fn concat(parts: impl IntoIterator<Item = Frontier>) -> Frontier {
+        let (wins, losses): (Vec<_>, Vec<_>) =
+            parts.into_iter().map(|f| (f.wins, f.losses)).unzip();
+        Frontier {
+            wins: wins.concat(),
+            losses: losses.concat(),
+        }
+    }
+}
+
+/// One batch of messages per rank. A message is the index of a predecessor
+/// owned by that rank, with [`ENTERED_W`] set if its child entered `W_t`
+/// (else `L_t`).
+type Outboxes = Vec<Vec<u64>>;
+
+/// Message flag: the child entered `W_t`. Indices stay far below 2^63.
+const ENTERED_W: u64 = 1 << 63;
+
+fn concat_outboxes(parts: Vec<Outboxes>, ranks: usize) -> Outboxes {
+    (0..ranks)
+        .map(|r| parts.iter().flat_map(|p| &p[r]).copied().collect())
+        .collect()
+}
+
+/// Shared state of the backward propagation of one rank's slice of a level.
 struct Propagation<'a> {
     rules: Rules,
     seeds: usize,
     enc: &'a Encoder,
+    owners: &'a Owners,
+    /// First index of this rank's slice; cells are numbered from it.
+    start: u64,
     cells: &'a [Cell],
     /// Best capture value of each position, `NO_CAPTURE` if none; apart from
     /// the cells so that seeding scans it at memory speed.
@@ -184,66 +272,30 @@ struct Propagation<'a> {
 }
 
 impl Propagation<'_> {
-    /// Claims `index` for value `v` if still unknown; true if this call did.
+    /// Claims slice position `j` for value `v` if still unknown; true if
+    /// this call did.
     #[inline]
-    fn claim(&self, index: usize, v: i8) -> bool {
-        self.cells[index]
+    fn claim(&self, j: usize, v: i8) -> bool {
+        self.cells[j]
             .value
             .compare_exchange(UNKNOWN, v, Relaxed, Relaxed)
             .is_ok()
     }
 
-    /// Finds the positions entering `W_t` and `L_t` without help from this
-    /// threshold's propagation (a capture worth exactly `t`; or no quiet move
-    /// left and a best capture of exactly `-t`) and runs the first round of
-    /// propagation from them chunk by chunk, so that they never have to be
-    /// held all at once. Returns how many were found, and the positions
-    /// decided by that round: (seeded, wins, losses).
-    fn seed(&self, t: i8) -> (u64, Vec<Board>, Vec<Board>) {
-        const BLOCK: usize = 64;
-        let parts: Vec<(u64, Vec<Board>, Vec<Board>)> = self
-            .best
-            .par_chunks(CHUNK as usize)
-            .enumerate()
-            .map(|(c, best)| {
-                let start = c * CHUNK as usize;
-                let (mut w, mut l) = (Vec::new(), Vec::new());
-                let mut cursor = self.enc.cursor(self.seeds);
-                for (b, block) in best.chunks(BLOCK).enumerate() {
-                    // Branch-free test of a whole block first: most hold no
-                    // candidate, and this loop vectorises.
-                    if !block
-                        .iter()
-                        .fold(false, |any, &e| any | (e == t) | (e == -t))
-                    {
-                        continue;
-                    }
-                    for (k, &e) in block.iter().enumerate() {
-                        let i = start + b * BLOCK + k;
-                        if e == t && self.claim(i, t) {
-                            w.push(cursor.seek(i as u64));
-                        } else if e == -t
-                            && self.cells[i].quiet.load(Relaxed) == 0
-                            && self.claim(i, -t)
-                        {
-                            l.push(cursor.seek(i as u64));
-                        }
-                    }
-                }
-                let (mut next_w, mut next_l) = (Vec::new(), Vec::new());
-                self.visit_predecessors(&w, |p| self.after_win(t, p), &mut next_l);
-                self.visit_predecessors(&l, |p| self.after_loss(t, p), &mut next_w);
-                ((w.len() + l.len()) as u64, next_w, next_l)
-            })
-            .collect();
-        let seeded = parts.iter().map(|p| p.0).sum();
-        let (w, l): (Vec<_>, Vec<_>) = parts.into_iter().map(|(_, w, l)| (w, l)).unzip();
-        (seeded, w.concat(), l.concat())
+    /// Tells slice position `p` that one of its children entered `W_t`
+    /// (`win`) or `L_t`. True if this decided `p`.
+    #[inline]
+    fn visit(&self, t: i8, win: bool, p: usize) -> bool {
+        if win {
+            self.after_win(t, p)
+        } else {
+            self.after_loss(t, p)
+        }
     }
 
     /// A predecessor `p` of a position just found in `W_t` loses one quiet
     /// move; left with none (and no capture better than `-t`), it enters
-    /// `L_t`. True if this call decided `p`.
+    /// `L_t`.
     #[inline]
     fn after_win(&self, t: i8, p: usize) -> bool {
         let cell = &self.cells[p];
@@ -256,7 +308,7 @@ impl Propagation<'_> {
     }
 
     /// A predecessor `p` of a position just found in `L_t` enters `W_t` if
-    /// still undecided. True if this call decided `p`.
+    /// still undecided.
     #[inline]
     fn after_loss(&self, t: i8, p: usize) -> bool {
         // A plain load first: most predecessors met late are decided already,
@@ -264,53 +316,189 @@ impl Propagation<'_> {
         self.cells[p].value.load(Relaxed) == UNKNOWN && self.claim(p, t)
     }
 
-    /// Applies `visit` to every predecessor of every position of `frontier`,
-    /// in parallel, collecting the positions it decides.
-    fn round(&self, frontier: &[Board], visit: impl Fn(usize) -> bool + Sync) -> Vec<Board> {
-        let parts: Vec<Vec<Board>> = frontier
-            .par_chunks(4096)
-            .map(|chunk| {
-                let mut out = Vec::new();
-                self.visit_predecessors(chunk, &visit, &mut out);
-                out
-            })
-            .collect();
-        parts.concat()
+    fn outboxes(&self) -> Outboxes {
+        vec![Vec::new(); self.owners.ranks()]
     }
 
-    /// Applies `visit` to the index of every predecessor of `children`,
-    /// pushing onto `out` those for which it returns true.
-    ///
-    /// A software pipeline: each predecessor's cell is prefetched and
-    /// visited `LAG` predecessors later, so that cache misses overlap
-    /// instead of stalling one by one.
-    fn visit_predecessors(
+    /// Finds the positions entering `W_t` and `L_t` without help from this
+    /// threshold's propagation (a capture worth exactly `t`; or no quiet move
+    /// left and a best capture of exactly `-t`) and runs the first round of
+    /// propagation from them chunk by chunk, so that they never have to be
+    /// held all at once. Returns how many were found, and what that round
+    /// decided and has to send.
+    fn seed(&self, t: i8) -> (u64, Frontier, Outboxes) {
+        const BLOCK: usize = 64;
+        let parts: Vec<(u64, Frontier, Outboxes)> = self
+            .best
+            .par_chunks(CHUNK as usize)
+            .enumerate()
+            .map(|(c, best)| {
+                let first = c * CHUNK as usize;
+                let mut found = Frontier::default();
+                let mut cursor = self.enc.cursor(self.seeds);
+                for (b, block) in best.chunks(BLOCK).enumerate() {
+                    // Branch-free test of a whole block first: most hold no
+                    // candidate, and this loop vectorises.
+                    if !block
+                        .iter()
+                        .fold(false, |any, &e| any | (e == t) | (e == -t))
+                    {
+                        continue;
+                    }
+                    for (k, &e) in block.iter().enumerate() {
+                        let j = first + b * BLOCK + k;
+                        let mut board = || cursor.seek(self.start + j as u64);
+                        if e == t && self.claim(j, t) {
+                            found.wins.push(board());
+                        } else if e == -t
+                            && self.cells[j].quiet.load(Relaxed) == 0
+                            && self.claim(j, -t)
+                        {
+                            found.losses.push(board());
+                        }
+                    }
+                }
+                let mut next = Frontier::default();
+                let mut out = self.outboxes();
+                self.tell_predecessors(t, &found.wins, true, &mut next, &mut out);
+                self.tell_predecessors(t, &found.losses, false, &mut next, &mut out);
+                (found.len() as u64, next, out)
+            })
+            .collect();
+        let seeded = parts.iter().map(|p| p.0).sum();
+        let (next, out): (Vec<_>, Vec<_>) = parts.into_iter().map(|(_, f, o)| (f, o)).unzip();
+        (
+            seeded,
+            Frontier::concat(next),
+            concat_outboxes(out, self.owners.ranks()),
+        )
+    }
+
+    /// Tells the predecessors of a frontier, in parallel: returns the
+    /// positions of this slice it decides and the messages for other ranks.
+    fn round(&self, t: i8, frontier: &Frontier) -> (Frontier, Outboxes) {
+        const PIECE: usize = 4096;
+        let pieces = frontier.wins.par_chunks(PIECE).map(|c| (c, true));
+        let pieces = pieces.chain(frontier.losses.par_chunks(PIECE).map(|c| (c, false)));
+        let parts: Vec<(Frontier, Outboxes)> = pieces
+            .map(|(children, win)| {
+                let mut next = Frontier::default();
+                let mut out = self.outboxes();
+                self.tell_predecessors(t, children, win, &mut next, &mut out);
+                (next, out)
+            })
+            .collect();
+        let (next, out): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
+        (
+            Frontier::concat(next),
+            concat_outboxes(out, self.owners.ranks()),
+        )
+    }
+
+    /// Tells every predecessor of `children` (which entered `W_t` if `win`,
+    /// else `L_t`): those in this slice now, adding the ones it decides to
+    /// `next`; the others by a message in `out`.
+    fn tell_predecessors(
         &self,
+        t: i8,
         children: &[Board],
-        visit: impl Fn(usize) -> bool,
-        out: &mut Vec<Board>,
+        win: bool,
+        next: &mut Frontier,
+        out: &mut Outboxes,
     ) {
-        const LAG: usize = 16;
-        let mut ring = [(0usize, Board::EMPTY); LAG];
-        let mut n = 0usize;
+        let decided = if win {
+            &mut next.losses
+        } else {
+            &mut next.wins
+        };
+        let mut visit = |j: usize, p: Board| {
+            if self.visit(t, win, j) {
+                decided.push(p);
+            }
+        };
+        let mut pipeline = Pipeline::new(Board::EMPTY);
+        let end = self.start + self.cells.len() as u64;
         for child in children {
             for_each_predecessor(self.rules, child, |p| {
-                let i = self.enc.rank_in(self.seeds, p) as usize;
-                prefetch(&self.cells[i]);
-                prefetch(&self.best[i]);
-                let slot = &mut ring[n % LAG];
-                if n >= LAG && visit(slot.0) {
-                    out.push(slot.1);
+                let i = self.enc.rank_in(self.seeds, p);
+                if (self.start..end).contains(&i) {
+                    pipeline.push(self, (i - self.start) as usize, *p, &mut visit);
+                } else {
+                    let tag = if win { ENTERED_W } else { 0 };
+                    out[self.owners.owner(i)].push(i | tag);
                 }
-                *slot = (i, *p);
-                n += 1;
             });
         }
-        for k in n.saturating_sub(LAG)..n {
-            let (i, p) = ring[k % LAG];
-            if visit(i) {
-                out.push(p);
-            }
+        pipeline.finish(&mut visit);
+    }
+
+    /// Applies the messages other ranks sent this one, in parallel, adding
+    /// the positions they decide to `frontier`.
+    fn receive(&self, t: i8, inbox: &[u64], frontier: &mut Frontier) {
+        let parts: Vec<Frontier> = inbox
+            .par_chunks(4096)
+            .map(|messages| {
+                let mut next = Frontier::default();
+                let mut visit = |j: usize, message: u64| {
+                    let win = message & ENTERED_W != 0;
+                    if self.visit(t, win, j) {
+                        let p = self.enc.unrank(self.seeds, message & !ENTERED_W);
+                        if win {
+                            &mut next.losses
+                        } else {
+                            &mut next.wins
+                        }
+                        .push(p);
+                    }
+                };
+                let mut pipeline = Pipeline::new(0u64);
+                for &m in messages {
+                    let j = (m & !ENTERED_W) - self.start;
+                    pipeline.push(self, j as usize, m, &mut visit);
+                }
+                pipeline.finish(&mut visit);
+                next
+            })
+            .collect();
+        let received = Frontier::concat(parts);
+        frontier.wins.extend(received.wins);
+        frontier.losses.extend(received.losses);
+    }
+}
+
+/// Visits slice positions `LAG` steps after prefetching their cell, so that
+/// cache misses overlap instead of stalling one by one.
+struct Pipeline<T> {
+    ring: [(usize, T); LAG],
+    n: usize,
+}
+
+impl<T: Copy> Pipeline<T> {
+    fn new(filler: T) -> Self {
+        Pipeline {
+            ring: [(0, filler); LAG],
+            n: 0,
+        }
+    }
+
+    /// Prefetches position `j` and visits the one pushed `LAG` steps ago.
+    #[inline]
+    fn push(&mut self, p: &Propagation, j: usize, item: T, visit: &mut impl FnMut(usize, T)) {
+        prefetch(&p.cells[j]);
+        prefetch(&p.best[j]);
+        let slot = &mut self.ring[self.n % LAG];
+        if self.n >= LAG {
+            visit(slot.0, slot.1);
+        }
+        *slot = (j, item);
+        self.n += 1;
+    }
+
+    /// Visits what is still in flight.
+    fn finish(self, visit: &mut impl FnMut(usize, T)) {
+        for k in self.n.saturating_sub(LAG)..self.n {
+            let (j, item) = self.ring[k % LAG];
+            visit(j, item);
         }
     }
 }

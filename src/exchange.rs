@@ -1,0 +1,136 @@
+//! Communication between the processes (ranks) that build one level together.
+//!
+//! A level's index range is split into one contiguous slice per rank
+//! ([`split`]). The solver needs only a handful of collective operations,
+//! always called by every rank in the same order, and always carrying whole
+//! rounds of work at once (never one message per position):
+//!
+//! * [`Exchange::all_to_all`]: each rank hands over one batch of predecessor
+//!   updates per other rank and receives everything addressed to it (message
+//!   combining, as Romein & Bal did);
+//! * [`Exchange::sum`], [`Exchange::max`], [`Exchange::broadcast`]: the small
+//!   agreements ("anything left this round?", "is this level built?").
+//!
+//! [`Alone`] is the single process. With the `mpi` feature, [`mpi::Mpi`]
+//! runs the same solver across the ranks of an MPI job.
+
+#[cfg(feature = "mpi")]
+pub mod mpi;
+
+use std::ops::Range;
+
+/// The collective operations of a group of ranks. Every rank calls every
+/// operation, in the same order.
+pub trait Exchange {
+    /// This process's rank, `0..ranks()`.
+    fn rank(&self) -> usize;
+    /// Number of ranks.
+    fn ranks(&self) -> usize;
+    /// Sends `outboxes[r]` to rank `r` (the own entry must be empty) and
+    /// returns everything the other ranks sent to this one.
+    fn all_to_all(&self, outboxes: &[Vec<u64>]) -> Vec<u64>;
+    /// The sum of `x` over all ranks.
+    fn sum(&self, x: u64) -> u64;
+    /// The maximum of `x` over all ranks.
+    fn max(&self, x: u64) -> u64;
+    /// Rank 0's `x`, on every rank.
+    fn broadcast(&self, x: u64) -> u64;
+    /// Returns once every rank has called it.
+    fn barrier(&self);
+}
+
+/// One process holding the whole level: every operation is trivial.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Alone;
+
+impl Exchange for Alone {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn ranks(&self) -> usize {
+        1
+    }
+    fn all_to_all(&self, outboxes: &[Vec<u64>]) -> Vec<u64> {
+        debug_assert!(outboxes.iter().all(Vec::is_empty));
+        Vec::new()
+    }
+    fn sum(&self, x: u64) -> u64 {
+        x
+    }
+    fn max(&self, x: u64) -> u64 {
+        x
+    }
+    fn broadcast(&self, x: u64) -> u64 {
+        x
+    }
+    fn barrier(&self) {}
+}
+
+/// Slice boundaries of `size` indices split as evenly as possible among
+/// `ranks`: rank `r` owns `bounds[r]..bounds[r + 1]`.
+///
+/// ```
+/// use mancaladb::exchange::split;
+/// assert_eq!(split(10, 3), vec![0, 3, 6, 10]);
+/// assert_eq!(split(2, 4), vec![0, 0, 1, 1, 2]);
+/// ```
+pub fn split(size: u64, ranks: usize) -> Vec<u64> {
+    (0..=ranks as u128)
+        .map(|r| (size as u128 * r / ranks as u128) as u64)
+        .collect()
+}
+
+/// The owners of the indices of one level.
+#[derive(Clone, Debug)]
+pub struct Owners {
+    bounds: Vec<u64>,
+}
+
+impl Owners {
+    /// A level of `size` positions split among `ranks`.
+    pub fn new(size: u64, ranks: usize) -> Owners {
+        Owners {
+            bounds: split(size, ranks),
+        }
+    }
+
+    /// Number of ranks.
+    pub fn ranks(&self) -> usize {
+        self.bounds.len() - 1
+    }
+
+    /// The slice of rank `r`.
+    pub fn range(&self, r: usize) -> Range<u64> {
+        self.bounds[r]..self.bounds[r + 1]
+    }
+
+    /// The rank owning `index`.
+    #[inline]
+    pub fn owner(&self, index: u64) -> usize {
+        self.bounds.partition_point(|&b| b <= index) - 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_cover_the_level_and_owners_match() {
+        for size in [0u64, 1, 5, 97, 1000] {
+            for ranks in 1..=5 {
+                let o = Owners::new(size, ranks);
+                let mut next = 0;
+                for r in 0..ranks {
+                    let range = o.range(r);
+                    assert_eq!(range.start, next);
+                    next = range.end;
+                    for i in range {
+                        assert_eq!(o.owner(i), r, "size {size} ranks {ranks} index {i}");
+                    }
+                }
+                assert_eq!(next, size);
+            }
+        }
+    }
+}

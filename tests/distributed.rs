@@ -1,0 +1,137 @@
+//! The split solver without MPI: ranks simulated by threads of this process,
+//! exchanging through shared mailboxes, must give the single-process values
+//! for every split. The same solver runs under `mpirun` in `tests/mpi.rs`.
+
+use std::sync::{Arc, Barrier, Mutex};
+
+use mancaladb::exchange::{Exchange, split};
+use mancaladb::oware::Rules;
+use mancaladb::oware::solve::{solve_level, solve_part};
+use mancaladb::progress::Progress;
+
+/// What the simulated ranks share.
+struct Hub {
+    barrier: Barrier,
+    /// `mail[to][from]`: the batch in transit.
+    mail: Mutex<Vec<Vec<Vec<u64>>>>,
+    /// One number per rank, for the reductions.
+    numbers: Mutex<Vec<u64>>,
+}
+
+/// One simulated rank.
+struct Member {
+    rank: usize,
+    ranks: usize,
+    hub: Arc<Hub>,
+}
+
+impl Member {
+    /// Every rank posts `x`; all read the posted numbers once all posted.
+    fn gather(&self, x: u64) -> Vec<u64> {
+        self.hub.numbers.lock().unwrap()[self.rank] = x;
+        self.hub.barrier.wait();
+        let all = self.hub.numbers.lock().unwrap().clone();
+        self.hub.barrier.wait();
+        all
+    }
+}
+
+impl Exchange for Member {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn ranks(&self) -> usize {
+        self.ranks
+    }
+    fn all_to_all(&self, outboxes: &[Vec<u64>]) -> Vec<u64> {
+        assert!(
+            outboxes[self.rank].is_empty(),
+            "a rank never sends to itself"
+        );
+        {
+            let mut mail = self.hub.mail.lock().unwrap();
+            for (to, batch) in outboxes.iter().enumerate() {
+                mail[to][self.rank] = batch.clone();
+            }
+        }
+        self.hub.barrier.wait();
+        let received = std::mem::take(&mut self.hub.mail.lock().unwrap()[self.rank]).concat();
+        self.hub.mail.lock().unwrap()[self.rank] = vec![Vec::new(); self.ranks];
+        self.hub.barrier.wait();
+        received
+    }
+    fn sum(&self, x: u64) -> u64 {
+        self.gather(x).iter().sum()
+    }
+    fn max(&self, x: u64) -> u64 {
+        self.gather(x).into_iter().max().unwrap()
+    }
+    fn broadcast(&self, x: u64) -> u64 {
+        self.gather(x)[0]
+    }
+    fn barrier(&self) {
+        self.hub.barrier.wait();
+    }
+}
+
+/// Runs `f` on `ranks` simulated ranks at once; their results in rank order.
+fn on_ranks<T: Send>(ranks: usize, f: impl Fn(&Member) -> T + Sync) -> Vec<T> {
+    let hub = Arc::new(Hub {
+        barrier: Barrier::new(ranks),
+        mail: Mutex::new(vec![vec![Vec::new(); ranks]; ranks]),
+        numbers: Mutex::new(vec![0; ranks]),
+    });
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..ranks)
+            .map(|rank| {
+                let member = Member {
+                    rank,
+                    ranks,
+                    hub: hub.clone(),
+                };
+                let f = &f;
+                s.spawn(move || f(&member))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+#[test]
+fn every_split_gives_the_single_process_values() {
+    for rules in Rules::ALL {
+        let mut levels: Vec<Vec<i8>> = Vec::new();
+        for seeds in 0..=13 {
+            let lower: Vec<&[i8]> = levels.iter().map(|v| v.as_slice()).collect();
+            let whole = solve_level(rules, seeds, &lower, Progress::Quiet).to_vec();
+            for ranks in 1..=4 {
+                let parts = on_ranks(ranks, |ex| {
+                    let part = solve_part(rules, seeds, &lower, ex, Progress::Quiet);
+                    (part.range, part.values.to_vec(), part.sent_bytes)
+                });
+                let bounds = split(whole.len() as u64, ranks);
+                let mut joined = Vec::new();
+                for (r, (range, values, sent)) in parts.iter().enumerate() {
+                    assert_eq!(*range, bounds[r]..bounds[r + 1]);
+                    assert_eq!(values.len() as u64, range.end - range.start);
+                    // One rank has no one to send to; split, every slice
+                    // has predecessors in the others once a level is big.
+                    if ranks == 1 {
+                        assert_eq!(*sent, 0);
+                    } else if seeds >= 4 {
+                        assert!(
+                            *sent > 0,
+                            "{rules} level {seeds}, rank {r} of {ranks} sent nothing"
+                        );
+                    }
+                    joined.extend_from_slice(values);
+                }
+                assert!(
+                    joined == whole,
+                    "{rules} level {seeds} split {ranks} ways differs"
+                );
+            }
+            levels.push(whole);
+        }
+    }
+}

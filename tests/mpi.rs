@@ -1,0 +1,223 @@
+//! The distributed build under a real `mpirun` (Open MPI), for P = 1..4
+//! ranks: the same files as the single-process build, a failed rank stopping
+//! the job with the finished levels intact, and a re-run resuming.
+//!
+//! Needs `--features mpi` and `mpirun` on the PATH (`.ci/run` installs
+//! Debian's `openmpi-bin libopenmpi-dev`): `cargo test --release --features
+//! mpi --test mpi`. Each test launches its own job, so MPI is initialised
+//! once per process as it must be.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{awari_db, committed_checksums, file_sha256, run, scratch};
+
+/// `mpirun -np <ranks> mancaladb <args>`, oversubscribing this machine's
+/// cores, not pinning a rank to one core (each runs worker threads), and
+/// allowed to run as root (CI does).
+fn mpirun(ranks: usize) -> Command {
+    let mut c = Command::new("mpirun");
+    c.args([
+        "--oversubscribe",
+        "--bind-to",
+        "none",
+        "-np",
+        &ranks.to_string(),
+    ])
+    .arg(env!("CARGO_BIN_EXE_mancaladb"))
+    .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    c
+}
+
+fn build_distributed(ranks: usize, max_seeds: usize, db: &Path) -> Output {
+    mpirun(ranks)
+        .args([
+            "build",
+            "--distributed",
+            "--max-seeds",
+            &max_seeds.to_string(),
+        ])
+        .arg("--db")
+        .arg(db)
+        .output()
+        .expect("run mpirun (is Open MPI installed?)")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn export(db: &Path, out: &Path) {
+    ok(&run(&[
+        "export",
+        "--format",
+        "vu",
+        "--db",
+        db.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+}
+
+/// The committed checksum of every awari table file in `db`, for levels
+/// `0..=max`; all must be present.
+fn assert_committed(db: &Path, max: usize) {
+    let sums = committed_checksums();
+    for n in 0..=max {
+        let (.., file) = sums
+            .iter()
+            .find(|(r, level, ..)| r == "awari" && *level == n)
+            .expect("awari level in db/CHECKSUMS");
+        assert_eq!(
+            &file_sha256(&db.join(format!("awari-{n:02}.mdb"))),
+            file,
+            "level {n}"
+        );
+    }
+}
+
+#[test]
+fn one_to_four_ranks_build_the_same_files_as_one_process() {
+    const MAX: usize = 16;
+    let single = awari_db(); // levels 0..=18, one process
+    let single_vu = scratch("mpi-single-vu");
+    export(single, &single_vu);
+    for ranks in 1..=4 {
+        let db = scratch(&format!("mpi-{ranks}"));
+        let text = ok(&build_distributed(ranks, MAX, &db));
+        // Rank 0 alone prints, one line per level.
+        assert_eq!(
+            text.lines().filter(|l| l.starts_with("level")).count(),
+            MAX + 1,
+            "{text}"
+        );
+        if ranks > 1 {
+            assert!(text.contains(&format!("{ranks} ranks exchanged")), "{text}");
+        }
+        for n in 0..=MAX {
+            let name = format!("awari-{n:02}.mdb");
+            assert_eq!(
+                file_sha256(&db.join(&name)),
+                file_sha256(&single.join(&name)),
+                "{ranks} ranks: {name}"
+            );
+        }
+        assert_committed(&db, MAX);
+        let vu = scratch(&format!("mpi-{ranks}-vu"));
+        export(&db, &vu);
+        for n in 0..=MAX {
+            let name = format!("scores.{n}");
+            assert!(
+                std::fs::read(vu.join(&name)).unwrap()
+                    == std::fs::read(single_vu.join(&name)).unwrap(),
+                "{ranks} ranks: exported {name} differs"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_killed_rank_stops_the_job_and_a_rerun_resumes() {
+    const MAX: usize = 20;
+    let db = scratch("mpi-killed");
+    let mut job = mpirun(2)
+        .args(["build", "--distributed", "--max-seeds", &MAX.to_string()])
+        .arg("--db")
+        .arg(&db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mpirun");
+    // Let a few levels finish, then kill one rank in the middle of the next.
+    let started = Instant::now();
+    while !db.join("awari-17.mdb").exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "level 17 never appeared"
+        );
+        assert!(job.try_wait().unwrap().is_none(), "the job ended early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ranks = children(job.id());
+    assert_eq!(ranks.len(), 2, "mpirun's rank processes: {ranks:?}");
+    let killed = Command::new("kill")
+        .args(["-9", &ranks[1].to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = job.wait_with_output().unwrap();
+    assert!(!out.status.success(), "the job went on without a rank");
+
+    // What was finished stands, as a prefix of whole, sound levels.
+    let built: Vec<usize> = (0..=MAX)
+        .filter(|n| db.join(format!("awari-{n:02}.mdb")).exists())
+        .collect();
+    let last = *built.last().unwrap();
+    assert!((17..MAX).contains(&last), "levels {built:?}");
+    assert_eq!(built, (0..=last).collect::<Vec<_>>());
+    let seeds = format!("0..{last}");
+    ok(&run(&[
+        "verify",
+        "--quick",
+        "--seeds",
+        &seeds,
+        "--db",
+        db.to_str().unwrap(),
+    ]));
+    assert_committed(&db, last);
+
+    // A re-run skips them and finishes the rest.
+    let text = ok(&build_distributed(2, MAX, &db));
+    assert_eq!(text.matches("already built").count(), last + 1, "{text}");
+    assert_committed(&db, MAX);
+}
+
+#[test]
+fn an_error_on_one_rank_stops_every_rank_with_its_message() {
+    let db = scratch("mpi-error");
+    // Only rank 0 writes tables: a directory where level 5's temporary file
+    // goes makes that write fail there, while rank 1 waits for it.
+    std::fs::create_dir_all(db.join("awari-05.mdb.tmp")).unwrap();
+    let out = build_distributed(2, 8, &db);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("mancaladb: rank 0 of 2:") && err.contains("awari-05.mdb"),
+        "{err}"
+    );
+    assert!(err.contains("stopping every rank"), "{err}");
+    assert!(db.join("awari-04.mdb").exists() && !db.join("awari-05.mdb").exists());
+
+    std::fs::remove_dir(db.join("awari-05.mdb.tmp")).unwrap();
+    let text = ok(&build_distributed(2, 8, &db));
+    assert_eq!(text.matches("already built").count(), 5, "{text}");
+    assert_committed(&db, 8);
+}
+
+/// Process ids whose parent is `parent`, in increasing order.
+fn children(parent: u32) -> Vec<u32> {
+    let mut out: Vec<u32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                // pid (comm) state ppid ...; comm may hold spaces.
+                let after = &stat[stat.rfind(')').map_or(0, |i| i + 1)..];
+                after.split_whitespace().nth(1) == Some(&parent.to_string())
+            })
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
