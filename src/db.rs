@@ -118,6 +118,14 @@ impl Db {
         Ok(t)
     }
 
+    /// The raw working copy of a level, mapped, if it holds exactly the
+    /// content of `table` (its sha256 is the table's content checksum).
+    pub fn raw_copy(&self, rules: Rules, seeds: usize, table: &Table) -> Option<Mmap> {
+        map_raw(&self.raw_path(rules, seeds))
+            .ok()
+            .filter(|m| table::sha256(m) == table.header().content_sha256)
+    }
+
     /// The error for a directory without any level of `rules`.
     pub fn nothing_built(&self, rules: Rules) -> Error {
         Error::Missing {
@@ -274,11 +282,8 @@ impl Db {
                 return Ok(None);
             }
         };
-        let raw = self.raw_path(rules, seeds);
-        let raw_ok =
-            map_raw(&raw).is_ok_and(|m| table::sha256(&m) == table.header().content_sha256);
-        if !raw_ok {
-            write_raw(&raw, &table.read_all()?)?;
+        if self.raw_copy(rules, seeds, &table).is_none() {
+            write_raw(&self.raw_path(rules, seeds), &table.read_all()?)?;
         }
         Ok(Some(LevelReport {
             seeds,

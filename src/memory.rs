@@ -63,3 +63,20 @@ impl<T: Zeroable> DerefMut for HugeSlice<T> {
 // SAFETY: integers are valid all-zero and have no drop glue.
 unsafe impl Zeroable for i8 {}
 unsafe impl Zeroable for u8 {}
+// SAFETY: atomics of those are valid all-zero (0, false) and have no drop glue.
+unsafe impl Zeroable for std::sync::atomic::AtomicI8 {}
+unsafe impl Zeroable for std::sync::atomic::AtomicBool {}
+
+/// Hints the processor to load `item` into cache; no effect on other targets.
+#[inline(always)]
+pub fn prefetch<T>(item: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; it never faults, even on bad addresses,
+    // and this one is a valid reference anyway.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>((item as *const T).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = item;
+}

@@ -105,7 +105,7 @@ impl Values for VuDir {
 pub enum LevelData {
     /// Decompressed from a table.
     Owned(Vec<i8>),
-    /// A mapped `scores.N`.
+    /// A mapped `scores.N` (published, or a table's raw working copy).
     Mapped(Arc<Mmap>),
 }
 
@@ -169,7 +169,15 @@ impl Source {
     /// All values of level `seeds`.
     pub fn load(&self, seeds: usize) -> Result<LevelData> {
         match self {
-            Source::Tables(db, rules) => Ok(LevelData::Owned(db.open(*rules, seeds)?.read_all()?)),
+            Source::Tables(db, rules) => {
+                // The raw copy, when it matches, is mapped rather than the
+                // table decompressed: large levels then cost page cache only.
+                let table = db.open(*rules, seeds)?;
+                match db.raw_copy(*rules, seeds, &table) {
+                    Some(map) => Ok(LevelData::Mapped(Arc::new(map))),
+                    None => Ok(LevelData::Owned(table.read_all()?)),
+                }
+            }
             Source::Vu(vu) => Ok(LevelData::Mapped(vu.open(seeds)?)),
         }
     }

@@ -1,41 +1,67 @@
-//! Unmove generation is exactly the inverse of the quiet moves, on whole
-//! levels of both rule sets: the retrograde solver stands on this.
+//! Both ways of finding predecessors are exactly the inverse of the quiet
+//! moves, on whole levels of both rule sets: the builder's unmoves (the
+//! retrograde solver stands on them) and the forward checker's
+//! candidate-and-confirm search (its schedule stands on it).
 
 use std::collections::HashSet;
 
+use mancaladb::oware::forward::{Game, OwareLevel};
 use mancaladb::oware::retro::for_each_predecessor;
-use mancaladb::oware::{Board, Encoder, Rules, moves};
+use mancaladb::oware::{Board, Encoder, Rules, level_size, moves};
+
+/// Checks that `predecessors(q, f)` calls `f` once for each quiet edge into
+/// `q`, on every position `q` of level `n`.
+fn inverts_quiet_moves(
+    rules: Rules,
+    n: usize,
+    predecessors: impl Fn(&Board, &mut dyn FnMut(Board)),
+) {
+    let e = Encoder::new(n);
+    let size = e.level_size(n);
+    // Every quiet edge, found forwards.
+    let mut forward: HashSet<(Board, Board)> = HashSet::new();
+    e.for_range(n, 0, size, |_, p| {
+        for m in moves(rules, p)
+            .as_slice()
+            .iter()
+            .filter(|m| m.captured == 0)
+        {
+            assert!(m.child.in_domain() && m.child.seeds() == n);
+            forward.insert((*p, m.child));
+        }
+    });
+    // The same edges, found backwards, each once.
+    let mut backward = 0usize;
+    e.for_range(n, 0, size, |_, q| {
+        predecessors(q, &mut |p| {
+            assert!(
+                forward.contains(&(p, *q)),
+                "{rules}: {p} -> {q} is not a quiet move"
+            );
+            backward += 1;
+        });
+    });
+    assert_eq!(backward, forward.len(), "{rules} level {n}: edges missed");
+}
 
 #[test]
-fn predecessors_invert_quiet_moves_on_whole_levels() {
+fn unmoves_invert_quiet_moves_on_whole_levels() {
     for rules in Rules::ALL {
         for n in 0..=10 {
-            let e = Encoder::new(n);
-            let size = e.level_size(n);
-            // Every quiet edge, found forwards.
-            let mut forward: HashSet<(Board, Board)> = HashSet::new();
-            e.for_range(n, 0, size, |_, p| {
-                for m in moves(rules, p)
-                    .as_slice()
-                    .iter()
-                    .filter(|m| m.captured == 0)
-                {
-                    assert!(m.child.in_domain() && m.child.seeds() == n);
-                    forward.insert((*p, m.child));
-                }
-            });
-            // The same edges, found backwards, each once.
-            let mut backward = 0usize;
-            e.for_range(n, 0, size, |_, q| {
-                for_each_predecessor(rules, q, |p| {
-                    assert!(
-                        forward.contains(&(*p, *q)),
-                        "{rules}: {p} -> {q} is not a quiet move"
-                    );
-                    backward += 1;
-                });
-            });
-            assert_eq!(backward, forward.len(), "{rules} level {n}: edges missed");
+            inverts_quiet_moves(rules, n, |q, f| for_each_predecessor(rules, q, |p| f(*p)));
+        }
+    }
+}
+
+#[test]
+fn the_checkers_parents_invert_quiet_moves_on_whole_levels() {
+    for rules in Rules::ALL {
+        for n in 0..=10 {
+            // Lower-level values only matter for captures, not for parents.
+            let zeros: Vec<Vec<i8>> = (0..n).map(|k| vec![0; level_size(k) as usize]).collect();
+            let lower: Vec<&[i8]> = zeros.iter().map(|v| v.as_slice()).collect();
+            let level = OwareLevel::new(rules, n, &lower);
+            inverts_quiet_moves(rules, n, |q, f| level.parents(q, &mut *f));
         }
     }
 }

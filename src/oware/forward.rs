@@ -1,34 +1,302 @@
 //! A second, independent level solver: forward evaluation to a fixed point.
 //!
-//! It shares no solving code with [`super::solve`] (no unmove generation, no
-//! move counters). For each threshold `t = n..1` it evaluates positions
-//! forwards, from their moves: a position enters `W_t` when some move is
-//! worth `>= t` and `L_t` when every move is worth `<= -t`, judged from the
-//! values already known. After a first pass over every undecided position,
-//! only the parents of positions just decided are evaluated again (parents
-//! are found by inverting the forward move lists, not by unmoving), until
-//! nothing changes. Each evaluation only adds positions that belong to the
-//! least fixed points, and when nothing is left to evaluate the sets are
-//! closed, so the result is exact. The verifier and the tests use it to
-//! re-derive levels; the builder does not.
+//! It shares no solving code with [`super::solve`] (no unmove generator, no
+//! move counters, no stored move graph). For each threshold `t = n..1` a
+//! position is *evaluated* from its moves: it enters `W_t` when some move is
+//! worth `>= t` (a capture, or a quiet move to a position in `L_t`) and
+//! `L_t` when every move is worth `<= -t`, judged from the values decided so
+//! far. Evaluated are the positions whose best capture is exactly `±t` (the
+//! only ones the lower levels alone can newly decide at `t`), then, round
+//! after round, the parents of positions just decided, until nothing is
+//! left. Whatever is undecided after `t = 1` is worth 0.
+//!
+//! Why it is exact, and why a checker can trust it: every decision follows
+//! from values already decided, so the sets only ever hold positions of the
+//! true least fixed points (a value is never claimed without being forced).
+//! Parents are found by trying every (pit, seed count) that could have sown
+//! into the position and confirming each candidate with the forward rules.
+//! Were a parent missed, some position would stay undecided that should not
+//! — values that fail the consistency check (2) — so a stored level that
+//! passes check 2 *and* equals this solver's values is exactly right,
+//! whatever the order of evaluation.
+//!
+//! Memory: three bytes per position (value, best capture, queued flag) and
+//! the boards of one round's work, so it checks any level the builder can
+//! build on the same machine.
 
-use std::sync::atomic::{AtomicBool, AtomicI8, AtomicU32, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI8, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
+use super::board::{Board, MAX_SEEDS, PITS};
 use super::index::Encoder;
-use super::rules::{Rules, moves};
+use super::rules::{Rules, moves, sow};
+use crate::memory::{HugeSlice, prefetch};
 
 const UNKNOWN: i8 = i8::MIN;
 /// Marks an unused move slot in [`Graph::quiet`].
 pub const NO_MOVE: u32 = u32::MAX;
-/// Marks a position without moves leaving the level in [`Graph::exit`].
+/// Best value of the moves leaving the graph, for a position without any.
 pub const NO_EXIT: i8 = i8::MIN;
+/// Positions per unit of parallel work.
+const CHUNK: u64 = 1 << 14;
+/// Positions evaluated together, their random reads prefetched at once.
+const BATCH: usize = 16;
 
-/// A game graph: positions, each with up to six quiet moves to positions of
-/// the graph and a best value among its other moves (which leave the graph
-/// with known values). A level of Oware is one; so is any small hand-made
-/// graph used to test the solver.
+/// A game graph as the forward solver sees it: positions `0..size()`, each
+/// with moves that stay in the graph and moves that leave it with known
+/// values. Every position has at least one move.
+pub trait Game: Sync {
+    /// A position as the solver hands it around (a board, or an index).
+    type Node: Copy + Send + Sync;
+    /// Number of positions.
+    fn size(&self) -> u64;
+    /// Calls `f(index, node)` for positions `start..end`, in order.
+    fn walk(&self, start: u64, end: u64, f: impl FnMut(u64, Self::Node));
+    /// The index of `node`.
+    fn index(&self, node: &Self::Node) -> u64;
+    /// The best value among the moves leaving the graph, `NO_EXIT` if none.
+    fn exit(&self, node: &Self::Node) -> i8;
+    /// Calls `f(child)` for the index of each move staying in the graph
+    /// (at most six).
+    fn children(&self, node: &Self::Node, f: impl FnMut(u64));
+    /// Calls `f(parent)` for each position with a move to `node` that stays
+    /// in the graph.
+    fn parents(&self, node: &Self::Node, f: impl FnMut(Self::Node));
+}
+
+/// Solves level `seeds` from the values of the lower levels.
+pub fn solve_level_forward(rules: Rules, seeds: usize, lower: &[&[i8]]) -> HugeSlice<i8> {
+    solve(&OwareLevel::new(rules, seeds, lower), seeds as i8)
+}
+
+/// The exact values of `game` (endless play worth 0), all within
+/// `-max..=max`.
+pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
+    let n = usize::try_from(game.size()).expect("graph fits in memory");
+    let memory = "memory for the forward solver";
+    let mut exit = HugeSlice::<i8>::zeroed(n).expect(memory);
+    exit.par_chunks_mut(CHUNK as usize)
+        .enumerate()
+        .for_each(|(c, exit)| {
+            let start = c as u64 * CHUNK;
+            game.walk(start, start + exit.len() as u64, |i, node| {
+                exit[(i - start) as usize] = game.exit(&node);
+            });
+        });
+    let value = HugeSlice::<AtomicI8>::zeroed(n).expect(memory);
+    value.par_iter().for_each(|v| v.store(UNKNOWN, Relaxed));
+    let queued = HugeSlice::<AtomicBool>::zeroed(n).expect(memory);
+
+    // Decides position `i` for threshold `t` if its moves allow it, given
+    // the indices of its quiet children.
+    let decide = |i: usize, children: &[u64], t: i8| -> bool {
+        // `NO_EXIT` passes the first test and fails the second.
+        let mut all_bad = exit[i] <= -t;
+        let mut some_good = exit[i] >= t;
+        for &c in children {
+            let cv = value[c as usize].load(Relaxed);
+            // Decided values all satisfy |v| >= t at this point.
+            some_good |= cv != UNKNOWN && cv < 0;
+            all_bad &= cv != UNKNOWN && cv > 0;
+        }
+        let v = match (some_good, all_bad) {
+            (true, _) => t,
+            (false, true) => -t,
+            (false, false) => return false,
+        };
+        value[i]
+            .compare_exchange(UNKNOWN, v, Relaxed, Relaxed)
+            .is_ok()
+    };
+
+    for t in (1..=max).rev() {
+        let mut work: Vec<G::Node> = exit
+            .par_chunks(CHUNK as usize)
+            .enumerate()
+            .flat_map_iter(|(c, exits)| {
+                let mut found = Vec::new();
+                if exits.iter().any(|&e| e == t || e == -t) {
+                    let start = c as u64 * CHUNK;
+                    game.walk(start, start + exits.len() as u64, |i, node| {
+                        let e = exits[(i - start) as usize];
+                        if (e == t || e == -t) && value[i as usize].load(Relaxed) == UNKNOWN {
+                            found.push(node);
+                        }
+                    });
+                }
+                found
+            })
+            .collect();
+        while !work.is_empty() {
+            work = work
+                .par_chunks(4096)
+                .flat_map_iter(|chunk| {
+                    let mut next = Vec::new();
+                    let mut parents = Vec::new();
+                    // In batches, each in three passes over it, so that the
+                    // random reads of a pass are prefetched together.
+                    for batch in chunk.chunks(BATCH) {
+                        let mut index = [0usize; BATCH];
+                        let mut children = [([0u64; 6], 0usize); BATCH];
+                        for (b, node) in batch.iter().enumerate() {
+                            index[b] = game.index(node) as usize;
+                            prefetch(&value[index[b]]);
+                            let (list, n) = &mut children[b];
+                            game.children(node, |c| {
+                                prefetch(&value[c as usize]);
+                                list[*n] = c;
+                                *n += 1;
+                            });
+                        }
+                        parents.clear();
+                        for (b, node) in batch.iter().enumerate() {
+                            let i = index[b];
+                            queued[i].store(false, Relaxed);
+                            let (list, n) = &children[b];
+                            if value[i].load(Relaxed) != UNKNOWN || !decide(i, &list[..*n], t) {
+                                continue;
+                            }
+                            game.parents(node, |p| {
+                                let j = game.index(&p) as usize;
+                                prefetch(&value[j]);
+                                prefetch(&queued[j]);
+                                parents.push((p, j));
+                            });
+                        }
+                        for &(p, j) in &parents {
+                            if value[j].load(Relaxed) == UNKNOWN && !queued[j].swap(true, Relaxed) {
+                                next.push(p);
+                            }
+                        }
+                    }
+                    next
+                })
+                .collect();
+        }
+    }
+
+    // The best captures are no longer needed: their array takes the values.
+    exit.par_iter_mut()
+        .zip(value.par_iter())
+        .for_each(|(e, v)| {
+            *e = match v.load(Relaxed) {
+                UNKNOWN => 0,
+                v => v,
+            }
+        });
+    exit
+}
+
+/// One level of Oware as a [`Game`]: quiet moves stay in it; captures (and
+/// the end of the game) leave it, valued from the lower levels. Moves are
+/// generated when needed, never stored.
+pub struct OwareLevel<'a> {
+    rules: Rules,
+    seeds: usize,
+    enc: Encoder,
+    lower: &'a [&'a [i8]],
+    /// `spread[pit][s]`: what sowing `s` seeds from `pit` adds to each pit,
+    /// found by sowing on an otherwise empty board.
+    spread: [[[u8; PITS]; MAX_SEEDS + 1]; 6],
+}
+
+impl<'a> OwareLevel<'a> {
+    /// Level `seeds` of `rules`, given the values of every lower level.
+    pub fn new(rules: Rules, seeds: usize, lower: &'a [&'a [i8]]) -> OwareLevel<'a> {
+        assert_eq!(lower.len(), seeds, "every lower level is needed");
+        let mut spread = [[[0; PITS]; MAX_SEEDS + 1]; 6];
+        for (pit, by_count) in spread.iter_mut().enumerate() {
+            for (s, add) in by_count.iter_mut().enumerate().skip(1) {
+                add[pit] = s as u8;
+                sow(add, pit);
+            }
+        }
+        OwareLevel {
+            rules,
+            seeds,
+            enc: Encoder::new(seeds),
+            lower,
+            spread,
+        }
+    }
+}
+
+impl Game for OwareLevel<'_> {
+    type Node = Board;
+
+    fn size(&self) -> u64 {
+        self.enc.level_size(self.seeds)
+    }
+
+    fn walk(&self, start: u64, end: u64, f: impl FnMut(u64, Board)) {
+        let mut f = f;
+        self.enc.for_range(self.seeds, start, end, |i, b| f(i, *b));
+    }
+
+    fn index(&self, node: &Board) -> u64 {
+        self.enc.rank_in(self.seeds, node)
+    }
+
+    fn exit(&self, node: &Board) -> i8 {
+        let ms = moves(self.rules, node);
+        if ms.as_slice().is_empty() {
+            return -(self.seeds as i8); // no seeds: the opponent takes the rest
+        }
+        ms.as_slice()
+            .iter()
+            .filter(|m| m.captured > 0)
+            .map(|m| {
+                let rest = self.seeds - usize::from(m.captured);
+                m.captured as i8 - self.lower[rest][self.enc.rank_in(rest, &m.child) as usize]
+            })
+            .fold(NO_EXIT, i8::max)
+    }
+
+    fn children(&self, node: &Board, mut f: impl FnMut(u64)) {
+        for m in moves(self.rules, node).as_slice() {
+            if m.captured == 0 {
+                f(self.enc.rank_in(self.seeds, &m.child));
+            }
+        }
+    }
+
+    /// Tries every pit the mover could have sown from (empty right after
+    /// sowing) with every seed count, takes the sown seeds back, and keeps
+    /// the candidates whose forward moves really lead here without a
+    /// capture.
+    fn parents(&self, node: &Board, mut f: impl FnMut(Board)) {
+        let after = node.swapped().0; // right after the move, mover's view
+        for pit in (0..6).filter(|&p| after[p] == 0) {
+            for s in 1..=self.seeds {
+                let add = &self.spread[pit][s];
+                // More seeds only add more: once one pit goes negative,
+                // every larger count does too.
+                if after.iter().zip(add).any(|(a, d)| a < d) {
+                    break;
+                }
+                let mut before = [0u8; PITS];
+                for k in 0..PITS {
+                    before[k] = after[k] - add[k];
+                }
+                before[pit] = s as u8;
+                let parent = Board(before);
+                let leads_here = |m: &super::rules::Move| {
+                    usize::from(m.pit) == pit && m.captured == 0 && m.child == *node
+                };
+                if parent.in_domain()
+                    && moves(self.rules, &parent).as_slice().iter().any(leads_here)
+                {
+                    f(parent);
+                }
+            }
+        }
+    }
+}
+
+/// A small explicit game graph: positions with up to six quiet moves to
+/// positions of the graph and a best value among their other moves (which
+/// leave the graph with known values). Tests build them by hand.
 #[derive(Clone, Debug, Default)]
 pub struct Graph {
     /// Children by quiet moves (`NO_MOVE` where unused).
@@ -37,166 +305,101 @@ pub struct Graph {
     pub exit: Vec<i8>,
 }
 
-/// Solves level `seeds` from the values of the lower levels, by sweeps.
-/// Levels beyond `u32::MAX` positions are out of its reach (it is a checker).
-pub fn solve_level_forward(rules: Rules, seeds: usize, lower: &[&[i8]]) -> Vec<i8> {
-    solve_graph(&Graph::oware_level(rules, seeds, lower), seeds as i8)
+impl Graph {
+    /// The graph of Oware level `seeds` (as [`OwareLevel`], stored).
+    pub fn oware_level(rules: Rules, seeds: usize, lower: &[&[i8]]) -> Graph {
+        let level = OwareLevel::new(rules, seeds, lower);
+        let n = level.size() as usize;
+        assert!(
+            n < NO_MOVE as usize,
+            "level too large for an explicit graph"
+        );
+        let mut g = Graph {
+            quiet: vec![[NO_MOVE; 6]; n],
+            exit: vec![NO_EXIT; n],
+        };
+        level.walk(0, n as u64, |i, b| {
+            let i = i as usize;
+            g.exit[i] = level.exit(&b);
+            let mut slot = 0;
+            level.children(&b, |c| {
+                g.quiet[i][slot] = c as u32;
+                slot += 1;
+            });
+        });
+        g
+    }
 }
 
 /// The exact values of `g` (endless play worth 0), all within `-max..=max`.
 pub fn solve_graph(g: &Graph, max: i8) -> Vec<i8> {
-    let n = g.exit.len();
-    let parents = Parents::build(g);
-    let value: Vec<AtomicI8> = (0..n).map(|_| AtomicI8::new(UNKNOWN)).collect();
-    let queued: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
-    // Decides position `i` for threshold `t` if its moves allow it.
-    let decide = |i: usize, t: i8| -> bool {
-        // `NO_EXIT` passes the first test and fails the second.
-        let mut all_bad = g.exit[i] <= -t;
-        let mut some_good = g.exit[i] >= t;
-        for &c in g.quiet[i].iter().filter(|&&c| c != NO_MOVE) {
-            let cv = value[c as usize].load(Relaxed);
-            // Known values all satisfy |v| >= t at this point.
-            some_good |= cv != UNKNOWN && cv < 0;
-            all_bad &= cv != UNKNOWN && cv > 0;
-        }
-        let v = if some_good {
-            t
-        } else if all_bad {
-            -t
-        } else {
-            return false;
-        };
-        value[i]
-            .compare_exchange(UNKNOWN, v, Relaxed, Relaxed)
-            .is_ok()
-    };
-    for t in (1..=max).rev() {
-        let mut work: Vec<u32> = (0..n as u32)
-            .into_par_iter()
-            .filter(|&i| value[i as usize].load(Relaxed) == UNKNOWN)
-            .collect();
-        while !work.is_empty() {
-            let parts: Vec<Vec<u32>> = work
-                .par_chunks(4096)
-                .map(|chunk| {
-                    let mut next = Vec::new();
-                    for &i in chunk {
-                        let i = i as usize;
-                        queued[i].store(false, Relaxed);
-                        if value[i].load(Relaxed) != UNKNOWN || !decide(i, t) {
-                            continue;
-                        }
-                        for &p in parents.list(i) {
-                            let p = p as usize;
-                            if value[p].load(Relaxed) == UNKNOWN && !queued[p].swap(true, Relaxed) {
-                                next.push(p as u32);
-                            }
-                        }
-                    }
-                    next
-                })
-                .collect();
-            work = parts.concat();
-        }
-    }
-    value
-        .into_iter()
-        .map(|v| match v.into_inner() {
-            UNKNOWN => 0,
-            v => v,
-        })
-        .collect()
+    solve(&Explicit::new(g), max).to_vec()
 }
 
-/// Quiet-move parents of every position, by inverting the forward lists
-/// (compressed rows: the parents of `i` are `edges[start[i]..start[i+1]]`).
-struct Parents {
+/// A [`Graph`] with its parent lists (compressed rows: the parents of `i`
+/// are `edges[start[i]..start[i + 1]]`).
+struct Explicit<'a> {
+    g: &'a Graph,
     start: Vec<u32>,
     edges: Vec<u32>,
 }
 
-impl Parents {
-    fn build(g: &Graph) -> Parents {
-        let n = g.quiet.len();
-        let count: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
-        g.quiet.par_iter().for_each(|children| {
-            for &c in children.iter().filter(|&&c| c != NO_MOVE) {
-                count[c as usize].fetch_add(1, Relaxed);
+impl<'a> Explicit<'a> {
+    fn new(g: &'a Graph) -> Explicit<'a> {
+        let children = |p: usize| g.quiet[p].iter().copied().filter(|&c| c != NO_MOVE);
+        let mut start = vec![0u32; g.quiet.len() + 1];
+        for p in 0..g.quiet.len() {
+            for c in children(p) {
+                start[c as usize + 1] += 1;
             }
-        });
-        let mut start = Vec::with_capacity(n + 1);
-        let mut total = 0u32;
-        start.push(0);
-        for c in &count {
-            total += c.load(Relaxed);
-            start.push(total);
         }
-        // Fill each row from its end, counting down.
-        let edges: Vec<AtomicU32> = (0..total).map(|_| AtomicU32::new(0)).collect();
-        g.quiet.par_iter().enumerate().for_each(|(p, children)| {
-            for &c in children.iter().filter(|&&c| c != NO_MOVE) {
-                let slot = start[c as usize] + count[c as usize].fetch_sub(1, Relaxed) - 1;
-                edges[slot as usize].store(p as u32, Relaxed);
+        for i in 0..g.quiet.len() {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut edges = vec![0u32; start[g.quiet.len()] as usize];
+        for p in 0..g.quiet.len() {
+            for c in children(p) {
+                edges[fill[c as usize] as usize] = p as u32;
+                fill[c as usize] += 1;
             }
-        });
-        Parents {
-            start,
-            edges: edges.into_iter().map(AtomicU32::into_inner).collect(),
         }
-    }
-
-    fn list(&self, i: usize) -> &[u32] {
-        &self.edges[self.start[i] as usize..self.start[i + 1] as usize]
+        Explicit { g, start, edges }
     }
 }
 
-impl Graph {
-    /// The graph of Oware level `seeds`: quiet moves stay in it, captures
-    /// (and the end of the game) leave it with values from `lower`.
-    pub fn oware_level(rules: Rules, seeds: usize, lower: &[&[i8]]) -> Graph {
-        assert_eq!(lower.len(), seeds);
-        let enc = Encoder::new(seeds);
-        let size = enc.level_size(seeds);
-        assert!(
-            size < u64::from(NO_MOVE),
-            "level too large for the forward solver"
-        );
-        graph(rules, seeds, &enc, lower, size as usize)
-    }
-}
+impl Game for Explicit<'_> {
+    type Node = u32;
 
-fn graph(rules: Rules, seeds: usize, enc: &Encoder, lower: &[&[i8]], size: usize) -> Graph {
-    let mut g = Graph {
-        quiet: vec![[NO_MOVE; 6]; size],
-        exit: vec![NO_EXIT; size],
-    };
-    let chunk = 1 << 14;
-    g.quiet
-        .par_chunks_mut(chunk)
-        .zip(g.exit.par_chunks_mut(chunk))
-        .enumerate()
-        .for_each(|(c, (targets, best))| {
-            let start = (c * chunk) as u64;
-            enc.for_range(seeds, start, start + targets.len() as u64, |i, b| {
-                let j = (i - start) as usize;
-                let ms = moves(rules, b);
-                if ms.as_slice().is_empty() {
-                    // No seeds to move: the opponent takes the rest.
-                    best[j] = -(seeds as i8);
-                }
-                let mut slot = 0;
-                for m in ms.as_slice() {
-                    if m.captured == 0 {
-                        targets[j][slot] = enc.rank(&m.child) as u32;
-                        slot += 1;
-                    } else {
-                        let rest = seeds - usize::from(m.captured);
-                        let v = m.captured as i8 - lower[rest][enc.rank(&m.child) as usize];
-                        best[j] = best[j].max(v);
-                    }
-                }
-            });
-        });
-    g
+    fn size(&self) -> u64 {
+        self.g.exit.len() as u64
+    }
+
+    fn walk(&self, start: u64, end: u64, mut f: impl FnMut(u64, u32)) {
+        (start..end).for_each(|i| f(i, i as u32));
+    }
+
+    fn index(&self, node: &u32) -> u64 {
+        u64::from(*node)
+    }
+
+    fn exit(&self, node: &u32) -> i8 {
+        self.g.exit[*node as usize]
+    }
+
+    fn children(&self, node: &u32, mut f: impl FnMut(u64)) {
+        for &c in self.g.quiet[*node as usize]
+            .iter()
+            .filter(|&&c| c != NO_MOVE)
+        {
+            f(u64::from(c));
+        }
+    }
+
+    fn parents(&self, node: &u32, mut f: impl FnMut(u32)) {
+        let i = *node as usize;
+        for &p in &self.edges[self.start[i] as usize..self.start[i + 1] as usize] {
+            f(p);
+        }
+    }
 }

@@ -35,7 +35,7 @@ use super::index::Encoder;
 use super::retro::for_each_predecessor;
 use super::rules::{Rules, moves};
 use crate::exchange::{Alone, Exchange, Owners};
-use crate::memory::{HugeSlice, Zeroable};
+use crate::memory::{HugeSlice, Zeroable, prefetch};
 use crate::progress::Progress;
 
 /// Marks a value not yet determined.
@@ -501,18 +501,4 @@ impl<T: Copy> Pipeline<T> {
             visit(j, item);
         }
     }
-}
-
-/// Hints the processor to load `item` into cache; no effect on other targets.
-#[inline(always)]
-fn prefetch<T>(item: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint; it never faults, even on bad addresses,
-    // and this one is a valid reference anyway.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>((item as *const T).cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = item;
 }

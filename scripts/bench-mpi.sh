@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Measures the distributed build for BENCHMARKS.md: levels 0..MAX (default
+# 22) from scratch with P = 1, 2 and 4 ranks under mpirun on this machine,
+# one line per level (time, peak RSS of the largest rank, bytes the ranks
+# exchanged), and checks every table against db/CHECKSUMS.
+#   scripts/bench-mpi.sh [MAX]
+# Beyond 2 ranks on 2 cores the ranks are oversubscribed; each rank gets
+# max(1, cores / P) worker threads. Needs scripts/install-mpi.sh first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MAX=${1:-22}
+WORK=${WORK:-$(mktemp -d)}
+# Its own target dir, so that other builds do not swap the binary mid-run.
+CARGO_TARGET_DIR=target/mpi cargo build --release --quiet --features mpi
+bin=target/mpi/release/mancaladb
+cores=$(nproc)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+status=0
+for ranks in 1 2 4; do
+  threads=$((cores / ranks)); ((threads >= 1)) || threads=1
+  db="$WORK/p$ranks"
+  echo "== P=$ranks ranks x $threads threads, levels 0..$MAX"
+  start=$(date +%s%N)
+  mpirun --oversubscribe --bind-to none -np "$ranks" \
+    "$bin" build --distributed --threads "$threads" --max-seeds "$MAX" --db "$db" 2>/dev/null \
+    | grep -E "^level (1[6-9]|2[0-9])"
+  ms=$((($(date +%s%N) - start) / 1000000))
+  echo "   total $((ms / 1000)).$(printf '%03d' $((ms % 1000))) s"
+  for n in $(seq 0 "$MAX"); do
+    f=$(printf '%s/awari-%02d.mdb' "$db" "$n")
+    want=$(awk -v n="$n" '$1 == "awari" && $2 == n { print $5 }' db/CHECKSUMS)
+    got=$(sha256sum "$f" | cut -d' ' -f1)
+    if [[ "$got" != "$want" ]]; then
+      echo "FAIL P=$ranks level $n: $got, db/CHECKSUMS has $want"
+      status=1
+    fi
+  done
+  rm -rf "$db"
+done
+[[ $status == 0 ]] && echo "PASS every table matches db/CHECKSUMS"
+rm -rf "$WORK"
+exit $status
