@@ -49,6 +49,8 @@ pub struct LevelReport {
     pub ranks: usize,
     /// Bytes the ranks sent each other while solving it.
     pub exchanged_bytes: u64,
+    /// Propagation rounds (each one exchange between the ranks).
+    pub rounds: u64,
 }
 
 impl Db {
@@ -230,6 +232,7 @@ impl Db {
         let positions = level_size(seeds);
         write_slice(&partial, positions, part.range.start, &part.values)?;
         let exchanged_bytes = ex.sum(part.sent_bytes);
+        let rounds = part.rounds;
         drop(part);
         ex.barrier(); // every slice is written
         let peak_rss = Some(ex.max(peak_rss().unwrap_or(0))).filter(|&b| b > 0);
@@ -254,6 +257,7 @@ impl Db {
                 file_bytes,
                 ranks: ex.ranks(),
                 exchanged_bytes,
+                rounds,
             })
         } else {
             None
@@ -294,6 +298,7 @@ impl Db {
             file_bytes: table.file_len(),
             ranks: 1,
             exchanged_bytes: 0,
+            rounds: 0,
         }))
     }
 }
@@ -353,8 +358,8 @@ impl Db {
         self.dir.join("verified.tsv")
     }
 
-    /// Appends `rules level positions seconds threads ranks exchanged-bytes`
-    /// to the build log.
+    /// Appends `rules level positions seconds threads ranks exchanged-bytes
+    /// rounds` to the build log.
     fn log_build(&self, rules: Rules, r: &LevelReport) -> Result<()> {
         use std::io::Write;
         let path = self.log_path();
@@ -365,13 +370,14 @@ impl Db {
             .map_err(|e| Error::io(&path, e))?;
         writeln!(
             f,
-            "{rules}\t{}\t{}\t{:.3}\t{}\t{}\t{}",
+            "{rules}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{}",
             r.seeds,
             r.positions,
             r.seconds,
             rayon::current_num_threads(),
             r.ranks,
-            r.exchanged_bytes
+            r.exchanged_bytes,
+            r.rounds
         )
         .map_err(|e| Error::io(&path, e))
     }

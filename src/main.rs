@@ -737,9 +737,10 @@ fn print_level(r: &LevelReport, cores: usize) {
     let exchanged = match r.ranks {
         1 => String::new(),
         p => format!(
-            ", {p} ranks exchanged {} bytes ({:.2} bytes/pos)",
+            ", {p} ranks exchanged {} bytes ({:.2} bytes/pos) in {} rounds",
             r.exchanged_bytes,
-            r.exchanged_bytes as f64 / r.positions.max(1) as f64
+            r.exchanged_bytes as f64 / r.positions.max(1) as f64,
+            r.rounds
         ),
     };
     out!(

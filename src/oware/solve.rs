@@ -67,6 +67,8 @@ pub struct Part {
     pub values: HugeSlice<i8>,
     /// Bytes this rank sent to the others.
     pub sent_bytes: u64,
+    /// Propagation rounds, each ending in one exchange between the ranks.
+    pub rounds: u64,
 }
 
 /// Solves this rank's slice of level `seeds` together with the other ranks
@@ -118,13 +120,14 @@ pub fn solve_part(
     // Each loop turn delivers the last round's messages, then runs a round
     // on what is newly decided; a threshold ends when no rank decided anything.
     let stage = progress.stage(format!("level {seeds}: values"), size);
-    let mut sent_bytes = 0;
+    let (mut sent_bytes, mut rounds) = (0, 0);
     for t in (1..=seeds as i8).rev() {
         let (seeded, mut frontier, mut outboxes) = solver.seed(t);
         stage.inc(ex.sum(seeded));
         loop {
             sent_bytes += outboxes.iter().map(|o| o.len() as u64 * 8).sum::<u64>();
             let inbox = ex.all_to_all(&outboxes);
+            rounds += 1;
             solver.receive(t, &inbox, &mut frontier);
             let decided = ex.sum(frontier.len() as u64);
             if decided == 0 {
@@ -149,6 +152,7 @@ pub fn solve_part(
         range,
         values: best,
         sent_bytes,
+        rounds,
     }
 }
 
