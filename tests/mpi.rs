@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{awari_db, committed_checksums, file_sha256, run, scratch};
+use common::{awari_db, committed_checksums, export_vu, file_sha256, run, scratch};
 
 /// `mpirun -np <ranks> mancaladb <args>`, oversubscribing this machine's
 /// cores, not pinning a rank to one core (each runs worker threads), and
@@ -58,18 +58,6 @@ fn ok(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn export(db: &Path, out: &Path) {
-    ok(&run(&[
-        "export",
-        "--format",
-        "vu",
-        "--db",
-        db.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]));
-}
-
 /// The committed checksum of every awari table file in `db`, for levels
 /// `0..=max`; all must be present.
 fn assert_committed(db: &Path, max: usize) {
@@ -92,7 +80,7 @@ fn one_to_four_ranks_build_the_same_files_as_one_process() {
     const MAX: usize = 16;
     let single = awari_db(); // levels 0..=18, one process
     let single_vu = scratch("mpi-single-vu");
-    export(single, &single_vu);
+    export_vu(single, &single_vu);
     for ranks in 1..=4 {
         let db = scratch(&format!("mpi-{ranks}"));
         let text = ok(&build_distributed(ranks, MAX, &db));
@@ -115,7 +103,7 @@ fn one_to_four_ranks_build_the_same_files_as_one_process() {
         }
         assert_committed(&db, MAX);
         let vu = scratch(&format!("mpi-{ranks}-vu"));
-        export(&db, &vu);
+        export_vu(&db, &vu);
         for n in 0..=MAX {
             let name = format!("scores.{n}");
             assert!(

@@ -2,9 +2,7 @@
 
 mod common;
 
-use std::path::Path;
-
-use common::{run, scratch};
+use common::{export_vu, run, scratch};
 use mancaladb::db::Db;
 use mancaladb::exchange::Alone;
 use mancaladb::oware::forward::{Graph, NO_EXIT, NO_MOVE, solve_graph};
@@ -84,24 +82,11 @@ fn a_planted_wrong_value_fails_with_exit_1_naming_the_position() {
     assert_eq!(code, Some(0));
 }
 
-fn export(db: &Path, out: &Path) {
-    let o = run(&[
-        "export",
-        "--format",
-        "vu",
-        "--db",
-        db.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-}
-
 #[test]
 fn vu_files_are_read_in_place_and_round_trip() {
     let dir = built("vu", Rules::Awari, 10);
     let vu = dir.join("vu");
-    export(&dir, &vu);
+    export_vu(&dir, &vu);
     let (d, v) = (dir.to_str().unwrap(), vu.to_str().unwrap());
     // Queries and statistics read the same from both.
     for pits in [
@@ -125,7 +110,7 @@ fn vu_files_are_read_in_place_and_round_trip() {
     let o = run(&["import", "--vu", v, "--db", db2.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let vu2 = dir.join("vu2");
-    export(&db2, &vu2);
+    export_vu(&db2, &vu2);
     for n in 0..=10 {
         let name = format!("scores.{n}");
         assert_eq!(
@@ -146,7 +131,7 @@ fn vu_files_are_read_in_place_and_round_trip() {
 fn damaged_vu_files_fail_verification() {
     let dir = built("vu-damaged", Rules::Awari, 8);
     let vu = dir.join("vu");
-    export(&dir, &vu);
+    export_vu(&dir, &vu);
     let v = vu.to_str().unwrap();
     // One flipped byte: a wrong value at that index.
     let path = vu.join("scores.8");

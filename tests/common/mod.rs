@@ -15,6 +15,20 @@ pub fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("run mancaladb")
 }
 
+/// `mancaladb export --format vu --db <db> --out <out>`, which must succeed.
+pub fn export_vu(db: &Path, out: &Path) {
+    let o = run(&[
+        "export",
+        "--format",
+        "vu",
+        "--db",
+        db.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 /// A fresh directory under the cargo target dir.
 pub fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
