@@ -229,8 +229,7 @@ impl Game for OwareLevel<'_> {
         self.enc.level_size(self.seeds)
     }
 
-    fn walk(&self, start: u64, end: u64, f: impl FnMut(u64, Board)) {
-        let mut f = f;
+    fn walk(&self, start: u64, end: u64, mut f: impl FnMut(u64, Board)) {
         self.enc.for_range(self.seeds, start, end, |i, b| f(i, *b));
     }
 
