@@ -66,6 +66,7 @@ unsafe impl Zeroable for u8 {}
 // SAFETY: atomics of those are valid all-zero (0, false) and have no drop glue.
 unsafe impl Zeroable for std::sync::atomic::AtomicI8 {}
 unsafe impl Zeroable for std::sync::atomic::AtomicBool {}
+unsafe impl Zeroable for std::sync::atomic::AtomicU64 {}
 
 /// Hints the processor to load `item` into cache; no effect on other targets.
 #[inline(always)]
@@ -79,4 +80,57 @@ pub fn prefetch<T>(item: &T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = item;
+}
+
+/// How many items a [`Pipeline`] holds in flight.
+pub const LAG: usize = 16;
+
+/// Hands each item on [`LAG`] pushes after it arrived.
+///
+/// Whoever pushes an item prefetches what handling it will read; by the time
+/// it is handled the data is in cache, and the misses of `LAG` items overlap
+/// instead of stalling one by one.
+///
+/// ```
+/// use mancaladb::memory::{Pipeline, LAG};
+/// let mut seen = Vec::new();
+/// let mut pipeline = Pipeline::new(0);
+/// for k in 0..LAG + 2 {
+///     pipeline.push(k, &mut |k| seen.push(k));
+/// }
+/// assert_eq!(seen, [0, 1]);
+/// pipeline.finish(&mut |k| seen.push(k));
+/// assert_eq!(seen, (0..LAG + 2).collect::<Vec<_>>());
+/// ```
+pub struct Pipeline<T> {
+    ring: [T; LAG],
+    n: usize,
+}
+
+impl<T: Copy> Pipeline<T> {
+    /// An empty pipeline (`filler` only fills unused slots).
+    pub fn new(filler: T) -> Self {
+        Pipeline {
+            ring: [filler; LAG],
+            n: 0,
+        }
+    }
+
+    /// Takes `item` and hands on the one pushed `LAG` pushes ago.
+    #[inline]
+    pub fn push(&mut self, item: T, handle: &mut impl FnMut(T)) {
+        let slot = &mut self.ring[self.n % LAG];
+        if self.n >= LAG {
+            handle(*slot);
+        }
+        *slot = item;
+        self.n += 1;
+    }
+
+    /// Hands on what is still in flight, in order.
+    pub fn finish(self, handle: &mut impl FnMut(T)) {
+        for k in self.n.saturating_sub(LAG)..self.n {
+            handle(self.ring[k % LAG]);
+        }
+    }
 }

@@ -18,8 +18,9 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::oware::forward::solve_level_forward;
-use crate::oware::{Board, Encoder, Rules, moves};
+use crate::memory::{Pipeline, prefetch};
+use crate::oware::forward::{Game, OwareLevel, Targets, solve_level_forward};
+use crate::oware::{Board, Encoder, Rules};
 use crate::progress::Progress;
 use crate::source::{LevelData, Source};
 
@@ -149,8 +150,17 @@ pub fn verify(
 }
 
 /// Check 2 on level `seeds` with values `values` and lower levels `lower`.
+///
+/// Children are read at random places: each position's reads are
+/// prefetched and done a few positions later.
 pub fn consistency(rules: Rules, seeds: usize, values: &[i8], lower: &[&[i8]]) -> Outcome {
-    let enc = Encoder::new(seeds);
+    let level = OwareLevel::new(rules, seeds, lower);
+    let value = |captured: u8, index: u64| -> &i8 {
+        match captured {
+            0 => &values[index as usize],
+            c => &lower[seeds - usize::from(c)][index as usize],
+        }
+    };
     let chunk = 1usize << 15;
     let parts: Vec<(u64, Vec<Mismatch>)> = values
         .par_chunks(chunk)
@@ -158,20 +168,10 @@ pub fn consistency(rules: Rules, seeds: usize, values: &[i8], lower: &[&[i8]]) -
         .map(|(c, vals)| {
             let start = (c * chunk) as u64;
             let (mut count, mut first) = (0u64, Vec::new());
-            enc.for_range(seeds, start, start + vals.len() as u64, |i, b| {
-                let expected = moves(rules, b)
-                    .as_slice()
+            let mut check = |(i, board, targets): (u64, Board, Targets)| {
+                let expected = targets
                     .iter()
-                    .map(|m| {
-                        let level = seeds - usize::from(m.captured);
-                        let child = enc.rank_in(level, &m.child) as usize;
-                        let v = if level == seeds {
-                            values[child]
-                        } else {
-                            lower[level][child]
-                        };
-                        m.captured as i8 - v
-                    })
+                    .map(|(captured, index)| captured as i8 - value(captured, index))
                     .max()
                     .unwrap_or(-(seeds as i8));
                 let stored = vals[(i - start) as usize];
@@ -180,13 +180,22 @@ pub fn consistency(rules: Rules, seeds: usize, values: &[i8], lower: &[&[i8]]) -
                     if first.len() < SHOWN {
                         first.push(Mismatch {
                             index: i,
-                            board: *b,
+                            board,
                             stored,
                             expected,
                         });
                     }
                 }
+            };
+            let mut pipeline = Pipeline::new((0, Board::EMPTY, Targets::default()));
+            level.walk(start, start + vals.len() as u64, |i, board| {
+                let targets = level.targets(&board);
+                for (captured, index) in targets.iter() {
+                    prefetch(value(captured, index));
+                }
+                pipeline.push((i, board, targets), &mut check);
             });
+            pipeline.finish(&mut check);
             (count, first)
         })
         .collect();

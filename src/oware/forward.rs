@@ -20,18 +20,19 @@
 //! passes check 2 *and* equals this solver's values is exactly right,
 //! whatever the order of evaluation.
 //!
-//! Memory: three bytes per position (value, best capture, queued flag) and
-//! the boards of one round's work, so it checks any level the builder can
-//! build on the same machine.
+//! Memory: a little over two bytes per position (value, best capture, a
+//! queued bit) and the boards of one round's work, so it checks any level
+//! the builder can build on the same machine.
 
-use std::sync::atomic::{AtomicBool, AtomicI8, Ordering::Relaxed};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicI8, AtomicU64, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
 use super::board::{Board, MAX_SEEDS, PITS};
 use super::index::Encoder;
-use super::rules::{Rules, moves, sow};
-use crate::memory::{HugeSlice, prefetch};
+use super::rules::{Rules, moves, play, sow};
+use crate::memory::{HugeSlice, Pipeline, prefetch};
 
 const UNKNOWN: i8 = i8::MIN;
 /// Marks an unused move slot in [`Graph::quiet`].
@@ -40,8 +41,6 @@ pub const NO_MOVE: u32 = u32::MAX;
 pub const NO_EXIT: i8 = i8::MIN;
 /// Positions per unit of parallel work.
 const CHUNK: u64 = 1 << 14;
-/// Positions evaluated together, their random reads prefetched at once.
-const BATCH: usize = 16;
 
 /// A game graph as the forward solver sees it: positions `0..size()`, each
 /// with moves that stay in the graph and moves that leave it with known
@@ -55,8 +54,9 @@ pub trait Game: Sync {
     fn walk(&self, start: u64, end: u64, f: impl FnMut(u64, Self::Node));
     /// The index of `node`.
     fn index(&self, node: &Self::Node) -> u64;
-    /// The best value among the moves leaving the graph, `NO_EXIT` if none.
-    fn exit(&self, node: &Self::Node) -> i8;
+    /// Fills `out` with the best value among the moves leaving the graph
+    /// (`NO_EXIT` if none) of positions `start..start + out.len()`.
+    fn exits(&self, start: u64, out: &mut [i8]);
     /// Calls `f(child)` for the index of each move staying in the graph
     /// (at most six).
     fn children(&self, node: &Self::Node, f: impl FnMut(u64));
@@ -78,15 +78,10 @@ pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
     let mut exit = HugeSlice::<i8>::zeroed(n).expect(memory);
     exit.par_chunks_mut(CHUNK as usize)
         .enumerate()
-        .for_each(|(c, exit)| {
-            let start = c as u64 * CHUNK;
-            game.walk(start, start + exit.len() as u64, |i, node| {
-                exit[(i - start) as usize] = game.exit(&node);
-            });
-        });
+        .for_each(|(c, exit)| game.exits(c as u64 * CHUNK, exit));
     let value = HugeSlice::<AtomicI8>::zeroed(n).expect(memory);
     value.par_iter().for_each(|v| v.store(UNKNOWN, Relaxed));
-    let queued = HugeSlice::<AtomicBool>::zeroed(n).expect(memory);
+    let queued = Bits::new(n).expect(memory);
 
     // Decides position `i` for threshold `t` if its moves allow it, given
     // the indices of its quiet children.
@@ -133,43 +128,43 @@ pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
                 .par_chunks(4096)
                 .flat_map_iter(|chunk| {
                     let mut next = Vec::new();
-                    let mut parents = Vec::new();
-                    // In batches, each in three passes over it, so that the
-                    // random reads of a pass are prefetched together.
-                    for batch in chunk.chunks(BATCH) {
-                        let mut index = [0usize; BATCH];
-                        let mut children = [([0u64; 6], 0usize); BATCH];
-                        for (b, node) in batch.iter().enumerate() {
-                            index[b] = game.index(node) as usize;
-                            prefetch(&value[index[b]]);
-                            let (list, n) = &mut children[b];
-                            game.children(node, |c| {
-                                prefetch(&value[c as usize]);
-                                list[*n] = c;
-                                *n += 1;
-                            });
+                    // Two stages, each prefetching what the next one reads.
+                    // Second: the parents of a position just decided are
+                    // queued for the next round unless decided or queued.
+                    let mut enqueue = |(p, j): (G::Node, usize)| {
+                        if value[j].load(Relaxed) == UNKNOWN && !queued.set(j) {
+                            next.push(p);
                         }
-                        parents.clear();
-                        for (b, node) in batch.iter().enumerate() {
-                            let i = index[b];
-                            queued[i].store(false, Relaxed);
-                            let (list, n) = &children[b];
-                            if value[i].load(Relaxed) != UNKNOWN || !decide(i, &list[..*n], t) {
-                                continue;
+                    };
+                    let mut to_enqueue = Pipeline::new((chunk[0], 0));
+                    // First: a position is evaluated from its children.
+                    let mut evaluate =
+                        |(node, i, children, n): (G::Node, usize, [u64; 6], usize)| {
+                            queued.clear(i);
+                            if value[i].load(Relaxed) != UNKNOWN || !decide(i, &children[..n], t) {
+                                return;
                             }
-                            game.parents(node, |p| {
+                            game.parents(&node, |p| {
                                 let j = game.index(&p) as usize;
                                 prefetch(&value[j]);
-                                prefetch(&queued[j]);
-                                parents.push((p, j));
+                                queued.prefetch(j);
+                                to_enqueue.push((p, j), &mut enqueue);
                             });
-                        }
-                        for &(p, j) in &parents {
-                            if value[j].load(Relaxed) == UNKNOWN && !queued[j].swap(true, Relaxed) {
-                                next.push(p);
-                            }
-                        }
+                        };
+                    let mut to_evaluate = Pipeline::new((chunk[0], 0, [0; 6], 0));
+                    for node in chunk {
+                        let i = game.index(node) as usize;
+                        prefetch(&value[i]);
+                        let (mut children, mut n) = ([0u64; 6], 0);
+                        game.children(node, |c| {
+                            prefetch(&value[c as usize]);
+                            children[n] = c;
+                            n += 1;
+                        });
+                        to_evaluate.push((*node, i, children, n), &mut evaluate);
                     }
+                    to_evaluate.finish(&mut evaluate);
+                    to_enqueue.finish(&mut enqueue);
                     next
                 })
                 .collect();
@@ -188,6 +183,58 @@ pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
     exit
 }
 
+/// One atomic bit per position.
+struct Bits(HugeSlice<AtomicU64>);
+
+impl Bits {
+    fn new(n: usize) -> std::io::Result<Bits> {
+        HugeSlice::zeroed(n.div_ceil(64)).map(Bits)
+    }
+
+    /// Sets bit `i`; true if it was set already.
+    #[inline]
+    fn set(&self, i: usize) -> bool {
+        let bit = 1 << (i % 64);
+        self.0[i / 64].fetch_or(bit, Relaxed) & bit != 0
+    }
+
+    #[inline]
+    fn clear(&self, i: usize) {
+        self.0[i / 64].fetch_and(!(1 << (i % 64)), Relaxed);
+    }
+
+    #[inline]
+    fn prefetch(&self, i: usize) {
+        prefetch(&self.0[i / 64]);
+    }
+}
+
+/// Where the legal moves of a position lead: for each, the seeds it
+/// captures and the child's index in level `seeds - captured`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Targets {
+    len: u8,
+    captured: [u8; 6],
+    index: [u64; 6],
+}
+
+impl Targets {
+    /// `(captured, index)` of each legal move; none when the player to move
+    /// has no seeds.
+    pub fn iter(&self) -> impl Iterator<Item = (u8, u64)> + '_ {
+        let n = usize::from(self.len);
+        self.captured[..n]
+            .iter()
+            .copied()
+            .zip(self.index[..n].iter().copied())
+    }
+
+    /// Whether the player to move has no move (and no seeds).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
 /// One level of Oware as a [`Game`]: quiet moves stay in it; captures (and
 /// the end of the game) leave it, valued from the lower levels. Moves are
 /// generated when needed, never stored.
@@ -202,6 +249,19 @@ pub struct OwareLevel<'a> {
 }
 
 impl<'a> OwareLevel<'a> {
+    /// Where the legal moves of `board` (in this level) lead.
+    pub fn targets(&self, board: &Board) -> Targets {
+        let mut t = Targets::default();
+        for m in moves(self.rules, board).as_slice() {
+            let k = usize::from(t.len);
+            let level = self.seeds - usize::from(m.captured);
+            t.captured[k] = m.captured;
+            t.index[k] = self.enc.rank_in(level, &m.child);
+            t.len += 1;
+        }
+        t
+    }
+
     /// Level `seeds` of `rules`, given the values of every lower level.
     pub fn new(rules: Rules, seeds: usize, lower: &'a [&'a [i8]]) -> OwareLevel<'a> {
         assert_eq!(lower.len(), seeds, "every lower level is needed");
@@ -237,19 +297,31 @@ impl Game for OwareLevel<'_> {
         self.enc.rank_in(self.seeds, node)
     }
 
-    fn exit(&self, node: &Board) -> i8 {
-        let ms = moves(self.rules, node);
-        if ms.as_slice().is_empty() {
-            return -(self.seeds as i8); // no seeds: the opponent takes the rest
-        }
-        ms.as_slice()
-            .iter()
-            .filter(|m| m.captured > 0)
-            .map(|m| {
-                let rest = self.seeds - usize::from(m.captured);
-                m.captured as i8 - self.lower[rest][self.enc.rank_in(rest, &m.child) as usize]
-            })
-            .fold(NO_EXIT, i8::max)
+    /// Capture values are read from the lower levels at random places:
+    /// each read is prefetched and done a few captures later.
+    fn exits(&self, start: u64, out: &mut [i8]) {
+        // Shared by the walk and the pipeline's resolver.
+        let out = Cell::from_mut(out).as_slice_of_cells();
+        let mut resolve = |(j, captured, index): (usize, u8, u64)| {
+            let v = captured as i8 - self.lower[self.seeds - usize::from(captured)][index as usize];
+            out[j].set(out[j].get().max(v));
+        };
+        let mut pipeline = Pipeline::new((0, 0, 0));
+        self.walk(start, start + out.len() as u64, |i, board| {
+            let j = (i - start) as usize;
+            let targets = self.targets(&board);
+            // No seeds: the opponent takes the rest.
+            out[j].set(if targets.is_empty() {
+                -(self.seeds as i8)
+            } else {
+                NO_EXIT
+            });
+            for (captured, index) in targets.iter().filter(|&(c, _)| c > 0) {
+                prefetch(&self.lower[self.seeds - usize::from(captured)][index as usize]);
+                pipeline.push((j, captured, index), &mut resolve);
+            }
+        });
+        pipeline.finish(&mut resolve);
     }
 
     fn children(&self, node: &Board, mut f: impl FnMut(u64)) {
@@ -262,9 +334,13 @@ impl Game for OwareLevel<'_> {
 
     /// Tries every pit the mover could have sown from (empty right after
     /// sowing) with every seed count, takes the sown seeds back, and keeps
-    /// the candidates whose forward moves really lead here without a
-    /// capture.
+    /// the candidates whose move from that pit really leads here without a
+    /// capture. Such a move is legal when it leaves the player now to move
+    /// some seeds ([`play`]); without any, no quiet move leads here.
     fn parents(&self, node: &Board, mut f: impl FnMut(Board)) {
+        if node.0[..6].iter().all(|&v| v == 0) {
+            return;
+        }
         let after = node.swapped().0; // right after the move, mover's view
         for pit in (0..6).filter(|&p| after[p] == 0) {
             for s in 1..=self.seeds {
@@ -280,12 +356,11 @@ impl Game for OwareLevel<'_> {
                 }
                 before[pit] = s as u8;
                 let parent = Board(before);
-                let leads_here = |m: &super::rules::Move| {
-                    usize::from(m.pit) == pit && m.captured == 0 && m.child == *node
-                };
-                if parent.in_domain()
-                    && moves(self.rules, &parent).as_slice().iter().any(leads_here)
-                {
+                if !parent.in_domain() {
+                    continue;
+                }
+                let (m, starves) = play(self.rules, &parent, pit);
+                if !starves && m.captured == 0 && m.child == *node {
                     f(parent);
                 }
             }
@@ -317,9 +392,9 @@ impl Graph {
             quiet: vec![[NO_MOVE; 6]; n],
             exit: vec![NO_EXIT; n],
         };
+        level.exits(0, &mut g.exit);
         level.walk(0, n as u64, |i, b| {
             let i = i as usize;
-            g.exit[i] = level.exit(&b);
             let mut slot = 0;
             level.children(&b, |c| {
                 g.quiet[i][slot] = c as u32;
@@ -382,8 +457,8 @@ impl Game for Explicit<'_> {
         u64::from(*node)
     }
 
-    fn exit(&self, node: &u32) -> i8 {
-        self.g.exit[*node as usize]
+    fn exits(&self, start: u64, out: &mut [i8]) {
+        out.copy_from_slice(&self.g.exit[start as usize..][..out.len()]);
     }
 
     fn children(&self, node: &u32, mut f: impl FnMut(u64)) {

@@ -9,4 +9,4 @@ pub mod solve;
 
 pub use board::{Board, MAX_SEEDS, PITS};
 pub use index::{Cursor, Encoder, level_size};
-pub use rules::{Move, Moves, Rules, capture_run, moves, sow};
+pub use rules::{Move, Moves, Rules, capture_run, moves, play, sow};

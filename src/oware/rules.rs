@@ -181,30 +181,9 @@ pub fn capture_run(b: &[u8; PITS], last: usize) -> (u8, usize) {
 pub fn moves(rules: Rules, board: &Board) -> Moves {
     let mut legal = Moves::default();
     let mut starving = Moves::default();
-    for pit in 0..6 {
-        if board.0[pit] == 0 {
-            continue;
-        }
-        let mut b = board.0;
-        let last = sow(&mut b, pit);
-        let opponent: u8 = b[6..].iter().sum();
-        let (mut got, from) = if last >= 6 {
-            capture_run(&b, last)
-        } else {
-            (0, last + 1)
-        };
-        if got == opponent && got > 0 && rules == Rules::Abapa {
-            got = 0; // a grand slam captures nothing under Abapa
-        }
-        if got > 0 {
-            b[from..=last].fill(0);
-        }
-        let m = Move {
-            pit: pit as u8,
-            captured: got,
-            child: Board(b).swapped(),
-        };
-        if opponent == got {
+    for pit in (0..6).filter(|&pit| board.0[pit] > 0) {
+        let (m, starves) = play(rules, board, pit);
+        if starves {
             starving.push(m);
         } else {
             legal.push(m);
@@ -221,4 +200,40 @@ pub fn moves(rules: Rules, board: &Board) -> Moves {
         return starving;
     }
     legal
+}
+
+/// Sows `pit` (which holds seeds) of `board` and captures: the move, and
+/// whether it leaves the opponent without seeds.
+///
+/// A move that does not starve the opponent is always legal; one that does
+/// is legal only if every move does, and is then valued by [`moves`].
+///
+/// ```
+/// use mancaladb::oware::{play, Board, Rules};
+/// let b = Board([1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0]);
+/// let (m, starves) = play(Rules::Awari, &b, 5);
+/// assert!(starves && m.captured == 2);
+/// ```
+#[inline]
+pub fn play(rules: Rules, board: &Board, pit: usize) -> (Move, bool) {
+    let mut b = board.0;
+    let last = sow(&mut b, pit);
+    let opponent: u8 = b[6..].iter().sum();
+    let (mut got, from) = if last >= 6 {
+        capture_run(&b, last)
+    } else {
+        (0, last + 1)
+    };
+    if got == opponent && got > 0 && rules == Rules::Abapa {
+        got = 0; // a grand slam captures nothing under Abapa
+    }
+    if got > 0 {
+        b[from..=last].fill(0);
+    }
+    let m = Move {
+        pit: pit as u8,
+        captured: got,
+        child: Board(b).swapped(),
+    };
+    (m, opponent == got)
 }

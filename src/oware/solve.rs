@@ -35,7 +35,7 @@ use super::index::Encoder;
 use super::retro::for_each_predecessor;
 use super::rules::{Rules, moves};
 use crate::exchange::{Alone, Exchange, Owners};
-use crate::memory::{HugeSlice, Zeroable, prefetch};
+use crate::memory::{HugeSlice, Pipeline, Zeroable, prefetch};
 use crate::progress::Progress;
 
 /// Marks a value not yet determined.
@@ -44,9 +44,6 @@ const UNKNOWN: i8 = i8::MIN;
 const NO_CAPTURE: i8 = i8::MIN;
 /// Positions per unit of parallel work.
 const CHUNK: u64 = 1 << 15;
-/// How many random memory accesses a pipeline keeps in flight: each is
-/// prefetched and resolved this many accesses later.
-const LAG: usize = 16;
 
 /// Solves level `seeds` under `rules`, given `lower[k]`, the values of every
 /// level `k < seeds` in index order. Returns the level's values in index order.
@@ -159,7 +156,8 @@ pub fn solve_part(
 /// Fills the cells and best captures of positions `start..start + cells.len()`.
 ///
 /// Capture values live in lower levels, at random places: each lookup is
-/// prefetched and resolved [`LAG`] captures later so that misses overlap.
+/// prefetched and resolved [`LAG`](crate::memory::LAG) captures later so
+/// that misses overlap.
 fn forward_chunk(
     rules: Rules,
     seeds: usize,
@@ -170,12 +168,13 @@ fn forward_chunk(
     best: &mut [i8],
 ) {
     // (position, captured, lower level, index there)
-    let mut ring = [(0usize, 0u8, 0usize, 0usize); LAG];
-    let mut n = 0usize;
+    let mut pipeline = Pipeline::new((0usize, 0u8, 0usize, 0usize));
     best.fill(NO_CAPTURE);
-    let resolve = |best: &mut [i8], (j, captured, level, index): (usize, u8, usize, usize)| {
+    // Shared by the walk and the pipeline's resolver.
+    let best = std::cell::Cell::from_mut(best).as_slice_of_cells();
+    let mut resolve = |(j, captured, level, index): (usize, u8, usize, usize)| {
         let v = captured as i8 - lower[level][index];
-        best[j] = best[j].max(v);
+        best[j].set(best[j].get().max(v));
     };
     enc.for_range(seeds, start, start + cells.len() as u64, |i, b| {
         let j = (i - start) as usize;
@@ -185,7 +184,7 @@ fn forward_chunk(
             quiet: AtomicU8::new(0),
         };
         if ms.as_slice().is_empty() {
-            best[j] = -(seeds as i8); // no seeds: the opponent takes the rest
+            best[j].set(-(seeds as i8)); // no seeds: the opponent takes the rest
             return;
         }
         let mut quiet = 0u8;
@@ -197,18 +196,11 @@ fn forward_chunk(
             let level = seeds - usize::from(m.captured);
             let index = enc.rank_in(level, &m.child) as usize;
             prefetch(&lower[level][index]);
-            let slot = &mut ring[n % LAG];
-            if n >= LAG {
-                resolve(best, *slot);
-            }
-            *slot = (j, m.captured, level, index);
-            n += 1;
+            pipeline.push((j, m.captured, level, index), &mut resolve);
         }
         *cells[j].quiet.get_mut() = quiet;
     });
-    for k in n.saturating_sub(LAG)..n {
-        resolve(best, ring[k % LAG]);
-    }
+    pipeline.finish(&mut resolve);
 }
 
 /// The changing state of one position, kept together so that a visit from a
@@ -284,6 +276,13 @@ impl Propagation<'_> {
             .value
             .compare_exchange(UNKNOWN, v, Relaxed, Relaxed)
             .is_ok()
+    }
+
+    /// Brings what a visit to slice position `j` touches into cache.
+    #[inline]
+    fn prefetch(&self, j: usize) {
+        prefetch(&self.cells[j]);
+        prefetch(&self.best[j]);
     }
 
     /// Tells slice position `p` that one of its children entered `W_t`
@@ -415,18 +414,20 @@ impl Propagation<'_> {
         } else {
             &mut next.wins
         };
-        let mut visit = |j: usize, p: Board| {
+        let mut visit = |(j, p): (usize, Board)| {
             if self.visit(t, win, j) {
                 decided.push(p);
             }
         };
-        let mut pipeline = Pipeline::new(Board::EMPTY);
+        let mut pipeline = Pipeline::new((0, Board::EMPTY));
         let end = self.start + self.cells.len() as u64;
         for child in children {
             for_each_predecessor(self.rules, child, |p| {
                 let i = self.enc.rank_in(self.seeds, p);
                 if (self.start..end).contains(&i) {
-                    pipeline.push(self, (i - self.start) as usize, *p, &mut visit);
+                    let j = (i - self.start) as usize;
+                    self.prefetch(j);
+                    pipeline.push((j, *p), &mut visit);
                 } else {
                     let tag = if win { ENTERED_W } else { 0 };
                     out[self.owners.owner(i)].push(i | tag);
@@ -443,7 +444,7 @@ impl Propagation<'_> {
             .par_chunks(4096)
             .map(|messages| {
                 let mut next = Frontier::default();
-                let mut visit = |j: usize, message: u64| {
+                let mut visit = |(j, message): (usize, u64)| {
                     let win = message & ENTERED_W != 0;
                     if self.visit(t, win, j) {
                         let p = self.enc.unrank(self.seeds, message & !ENTERED_W);
@@ -455,10 +456,11 @@ impl Propagation<'_> {
                         .push(p);
                     }
                 };
-                let mut pipeline = Pipeline::new(0u64);
+                let mut pipeline = Pipeline::new((0, 0u64));
                 for &m in messages {
-                    let j = (m & !ENTERED_W) - self.start;
-                    pipeline.push(self, j as usize, m, &mut visit);
+                    let j = ((m & !ENTERED_W) - self.start) as usize;
+                    self.prefetch(j);
+                    pipeline.push((j, m), &mut visit);
                 }
                 pipeline.finish(&mut visit);
                 next
@@ -467,42 +469,5 @@ impl Propagation<'_> {
         let received = Frontier::concat(parts);
         frontier.wins.extend(received.wins);
         frontier.losses.extend(received.losses);
-    }
-}
-
-/// Visits slice positions `LAG` steps after prefetching their cell, so that
-/// cache misses overlap instead of stalling one by one.
-struct Pipeline<T> {
-    ring: [(usize, T); LAG],
-    n: usize,
-}
-
-impl<T: Copy> Pipeline<T> {
-    fn new(filler: T) -> Self {
-        Pipeline {
-            ring: [(0, filler); LAG],
-            n: 0,
-        }
-    }
-
-    /// Prefetches position `j` and visits the one pushed `LAG` steps ago.
-    #[inline]
-    fn push(&mut self, p: &Propagation, j: usize, item: T, visit: &mut impl FnMut(usize, T)) {
-        prefetch(&p.cells[j]);
-        prefetch(&p.best[j]);
-        let slot = &mut self.ring[self.n % LAG];
-        if self.n >= LAG {
-            visit(slot.0, slot.1);
-        }
-        *slot = (j, item);
-        self.n += 1;
-    }
-
-    /// Visits what is still in flight.
-    fn finish(self, visit: &mut impl FnMut(usize, T)) {
-        for k in self.n.saturating_sub(LAG)..self.n {
-            let (j, item) = self.ring[k % LAG];
-            visit(j, item);
-        }
     }
 }
