@@ -8,7 +8,10 @@
 //! far. Evaluated are the positions whose best capture is exactly `±t` (the
 //! only ones the lower levels alone can newly decide at `t`), then, round
 //! after round, the parents of positions just decided, until nothing is
-//! left. Whatever is undecided after `t = 1` is worth 0.
+//! left. Whatever is undecided after `t = 1` is worth 0. One move is enough
+//! to win: a position with a capture worth `t`, or a quiet move to a
+//! position just put in `L_t`, enters `W_t` without its other moves being
+//! looked at.
 //!
 //! Why it is exact, and why a checker can trust it: every decision follows
 //! from values already decided, so the sets only ever hold positions of the
@@ -84,8 +87,8 @@ pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
     let queued = Bits::new(n).expect(memory);
 
     // Decides position `i` for threshold `t` if its moves allow it, given
-    // the indices of its quiet children.
-    let decide = |i: usize, children: &[u64], t: i8| -> bool {
+    // the indices of its quiet children; returns the value it took.
+    let decide = |i: usize, children: &[u64], t: i8| -> Option<i8> {
         // `NO_EXIT` passes the first test and fails the second.
         let mut all_bad = exit[i] <= -t;
         let mut some_good = exit[i] >= t;
@@ -98,15 +101,25 @@ pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
         let v = match (some_good, all_bad) {
             (true, _) => t,
             (false, true) => -t,
-            (false, false) => return false,
+            (false, false) => return None,
         };
         value[i]
             .compare_exchange(UNKNOWN, v, Relaxed, Relaxed)
+            .ok()
+            .map(|_| v)
+    };
+    // Work items: a position to evaluate (`false`), or one just won
+    // (`true`) whose parents are to be evaluated. A position with a capture
+    // worth `t`, or a quiet move to one just lost, is won without
+    // evaluating the rest of its moves.
+    let won = |i: usize, t: i8| {
+        value[i]
+            .compare_exchange(UNKNOWN, t, Relaxed, Relaxed)
             .is_ok()
     };
 
     for t in (1..=max).rev() {
-        let mut work: Vec<G::Node> = exit
+        let mut work: Vec<(G::Node, bool)> = exit
             .par_chunks(CHUNK as usize)
             .enumerate()
             .flat_map_iter(|(c, exits)| {
@@ -114,9 +127,11 @@ pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
                 if exits.iter().any(|&e| e == t || e == -t) {
                     let start = c as u64 * CHUNK;
                     game.walk(start, start + exits.len() as u64, |i, node| {
-                        let e = exits[(i - start) as usize];
-                        if (e == t || e == -t) && value[i as usize].load(Relaxed) == UNKNOWN {
-                            found.push(node);
+                        let (e, i) = (exits[(i - start) as usize], i as usize);
+                        if e == t && won(i, t) {
+                            found.push((node, true));
+                        } else if e == -t && value[i].load(Relaxed) == UNKNOWN {
+                            found.push((node, false));
                         }
                     });
                 }
@@ -129,39 +144,53 @@ pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
                 .flat_map_iter(|chunk| {
                     let mut next = Vec::new();
                     // Two stages, each prefetching what the next one reads.
-                    // Second: the parents of a position just decided are
-                    // queued for the next round unless decided or queued.
-                    let mut enqueue = |(p, j): (G::Node, usize)| {
-                        if value[j].load(Relaxed) == UNKNOWN && !queued.set(j) {
-                            next.push(p);
+                    // Second: a parent of a position just lost is won; one
+                    // of a position just won is queued for evaluation
+                    // unless decided or queued already.
+                    let mut enqueue = |(p, j, lost): (G::Node, usize, bool)| {
+                        if lost {
+                            if won(j, t) {
+                                next.push((p, true));
+                            }
+                        } else if value[j].load(Relaxed) == UNKNOWN && !queued.set(j) {
+                            next.push((p, false));
                         }
                     };
-                    let mut to_enqueue = Pipeline::new((chunk[0], 0));
+                    let mut to_enqueue = Pipeline::new((chunk[0].0, 0, false));
                     // First: a position is evaluated from its children.
-                    let mut evaluate =
-                        |(node, i, children, n): (G::Node, usize, [u64; 6], usize)| {
+                    let mut evaluate = |(node, i, children, n, decided): Evaluation<G::Node>| {
+                        let lost = if decided {
+                            false
+                        } else {
                             queued.clear(i);
-                            if value[i].load(Relaxed) != UNKNOWN || !decide(i, &children[..n], t) {
+                            if value[i].load(Relaxed) != UNKNOWN {
                                 return;
                             }
-                            game.parents(&node, |p| {
-                                let j = game.index(&p) as usize;
-                                prefetch(&value[j]);
-                                queued.prefetch(j);
-                                to_enqueue.push((p, j), &mut enqueue);
-                            });
+                            match decide(i, &children[..n], t) {
+                                Some(v) => v < 0,
+                                None => return,
+                            }
                         };
-                    let mut to_evaluate = Pipeline::new((chunk[0], 0, [0; 6], 0));
-                    for node in chunk {
-                        let i = game.index(node) as usize;
-                        prefetch(&value[i]);
-                        let (mut children, mut n) = ([0u64; 6], 0);
-                        game.children(node, |c| {
-                            prefetch(&value[c as usize]);
-                            children[n] = c;
-                            n += 1;
+                        game.parents(&node, |p| {
+                            let j = game.index(&p) as usize;
+                            prefetch(&value[j]);
+                            queued.prefetch(j);
+                            to_enqueue.push((p, j, lost), &mut enqueue);
                         });
-                        to_evaluate.push((*node, i, children, n), &mut evaluate);
+                    };
+                    let mut to_evaluate = Pipeline::new((chunk[0].0, 0, [0; 6], 0, false));
+                    for &(node, decided) in chunk {
+                        let (mut i, mut children, mut n) = (0, [0u64; 6], 0);
+                        if !decided {
+                            i = game.index(&node) as usize;
+                            prefetch(&value[i]);
+                            game.children(&node, |c| {
+                                prefetch(&value[c as usize]);
+                                children[n] = c;
+                                n += 1;
+                            });
+                        }
+                        to_evaluate.push((node, i, children, n, decided), &mut evaluate);
                     }
                     to_evaluate.finish(&mut evaluate);
                     to_enqueue.finish(&mut enqueue);
@@ -367,6 +396,10 @@ impl Game for OwareLevel<'_> {
         }
     }
 }
+
+/// A position in the first stage of a round: the node, its index, its
+/// quiet children (how many), and whether it is already decided.
+type Evaluation<N> = (N, usize, [u64; 6], usize, bool);
 
 /// A small explicit game graph: positions with up to six quiet moves to
 /// positions of the graph and a best value among their other moves (which
