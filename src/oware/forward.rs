@@ -146,13 +146,19 @@ pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
                     // Two stages, each prefetching what the next one reads.
                     // Second: a parent of a position just lost is won; one
                     // of a position just won is queued for evaluation
-                    // unless decided or queued already.
+                    // unless decided or queued already, or it has a capture
+                    // better than `-t`. (Evaluation only ever decides
+                    // losses: every win is found by the rule above, or by
+                    // a capture worth `t` before the round starts.)
                     let mut enqueue = |(p, j, lost): (G::Node, usize, bool)| {
                         if lost {
                             if won(j, t) {
                                 next.push((p, true));
                             }
-                        } else if value[j].load(Relaxed) == UNKNOWN && !queued.set(j) {
+                        } else if exit[j] <= -t
+                            && value[j].load(Relaxed) == UNKNOWN
+                            && !queued.set(j)
+                        {
                             next.push((p, false));
                         }
                     };
@@ -173,6 +179,7 @@ pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
                         };
                         game.parents(&node, |p| {
                             let j = game.index(&p) as usize;
+                            prefetch(&exit[j]);
                             prefetch(&value[j]);
                             queued.prefetch(j);
                             to_enqueue.push((p, j, lost), &mut enqueue);
