@@ -5,13 +5,13 @@
 //! position is *evaluated* from its moves: it enters `W_t` when some move is
 //! worth `>= t` (a capture, or a quiet move to a position in `L_t`) and
 //! `L_t` when every move is worth `<= -t`, judged from the values decided so
-//! far. Evaluated are the positions whose best capture is exactly `±t` (the
-//! only ones the lower levels alone can newly decide at `t`), then, round
-//! after round, the parents of positions just decided, until nothing is
-//! left. Whatever is undecided after `t = 1` is worth 0. One move is enough
-//! to win: a position with a capture worth `t`, or a quiet move to a
-//! position just put in `L_t`, enters `W_t` without its other moves being
-//! looked at.
+//! far. One move is enough to win, so wins need no evaluation: at each
+//! threshold a position with a capture worth `t` enters `W_t`, and so, round
+//! after round, does every parent of a position just put in `L_t`.
+//! Evaluated (for `L_t`) are the positions whose best capture is `-t`, then
+//! the parents of positions just put in `W_t` whose best capture is not
+//! above `-t` (any other cannot lose at `t`), until nothing is left.
+//! Whatever is undecided after `t = 1` is worth 0.
 //!
 //! Why it is exact, and why a checker can trust it: every decision follows
 //! from values already decided, so the sets only ever hold positions of the
