@@ -63,9 +63,8 @@ impl<T: Zeroable> DerefMut for HugeSlice<T> {
 // SAFETY: integers are valid all-zero and have no drop glue.
 unsafe impl Zeroable for i8 {}
 unsafe impl Zeroable for u8 {}
-// SAFETY: atomics of those are valid all-zero (0, false) and have no drop glue.
+// SAFETY: these atomics are valid all-zero (0) and have no drop glue.
 unsafe impl Zeroable for std::sync::atomic::AtomicI8 {}
-unsafe impl Zeroable for std::sync::atomic::AtomicBool {}
 unsafe impl Zeroable for std::sync::atomic::AtomicU64 {}
 
 /// Hints the processor to load `item` into cache; no effect on other targets.
