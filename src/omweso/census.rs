@@ -253,26 +253,6 @@ fn configurations_looping(states: &HashSet<u128>) -> (u64, u64) {
     (looping.len() as u64, all as u64)
 }
 
-/// Parses `K` or `K..K2` (inclusive) for `--seeds`.
-pub fn parse_range(text: &str) -> crate::Result<std::ops::RangeInclusive<usize>> {
-    let bad = || {
-        crate::Error::Usage(format!(
-            "--seeds '{text}': give K or K..K2, seed counts 0..={}",
-            super::side::MAX_SEEDS
-        ))
-    };
-    let (a, b) = match text.split_once("..") {
-        Some((a, b)) => (a, b),
-        None => (text, text),
-    };
-    let a: usize = a.trim().parse().map_err(|_| bad())?;
-    let b: usize = b.trim().parse().map_err(|_| bad())?;
-    if a > b || b > super::side::MAX_SEEDS {
-        return Err(bad());
-    }
-    Ok(a..=b)
-}
-
 /// Runs the census for every seed count of `range`, keeping finished rows in
 /// `dir/omweso-census.jsonl` so that a long run resumes where it stopped.
 pub fn run_resumable(
@@ -282,7 +262,9 @@ pub fn run_resumable(
     progress: Progress,
 ) -> crate::Result<Vec<Row>> {
     if budget == 0 {
-        return Err(crate::Error::Usage("--max-laps must be at least 1".into()));
+        return Err(crate::Error::Invalid(
+            "a lap budget must be at least 1".into(),
+        ));
     }
     let path = dir.join("omweso-census.jsonl");
     let mut saved: HashMap<usize, Row> = match std::fs::read_to_string(&path) {
@@ -305,7 +287,7 @@ pub fn run_resumable(
                 all.sort_by_key(|r| r.seeds);
                 let text: String = all.iter().map(|r| r.to_json() + "\n").collect();
                 std::fs::create_dir_all(dir).map_err(|e| crate::Error::io(dir, e))?;
-                crate::table::write_atomically(&path, |f| {
+                crate::files::write_atomically(&path, |f| {
                     std::io::Write::write_all(f, text.as_bytes())
                 })?;
                 r

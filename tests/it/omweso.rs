@@ -1,11 +1,9 @@
 //! Omweso moves on hand-worked boards, facts 1-3 checked exhaustively for
 //! small seed counts (and by sampling beyond), and the `loops` command.
 
-mod common;
-
 use std::collections::HashSet;
 
-use common::{refuses, run};
+use crate::common::{refuses, run};
 use mancaladb::compose::Ranker;
 use mancaladb::omweso::moves::{Position, Rules, Verdict, analyze_start, starts};
 use mancaladb::omweso::relay::{Relay, certificate, lap, run as relay, unlap};
@@ -270,7 +268,7 @@ fn bad_loops_and_census_input_is_refused() {
             "0",
             "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1",
         ],
-        "--max-laps 0 must be at least 1",
+        "'--max-laps <MAX_LAPS>': must be a whole number of laps, at least 1",
     );
     refuses(
         &[
@@ -285,8 +283,14 @@ fn bad_loops_and_census_input_is_refused() {
         &["loops", "--pit", "16", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"],
         "pits are numbered 0..15",
     );
-    refuses(&["census", "--seeds", "9..x"], "give K or K..K2");
-    refuses(&["census", "--seeds", "5..3"], "give K or K..K2");
+    refuses(
+        &["census", "--seeds", "9..x"],
+        "give N or N..M, seed counts 0..=64",
+    );
+    refuses(
+        &["census", "--seeds", "5..3"],
+        "give N or N..M, seed counts 0..=64",
+    );
 }
 
 /// Two positions found by a random search over small boards, kept as
