@@ -343,3 +343,42 @@ fn row_resumes_after_sigkill() {
     );
     assert!(!cp.exists());
 }
+
+/// Each finished row leaves its cycles beside it; walked again, their
+/// start pairs add up to the row's loop pairs (cycles are disjoint).
+#[test]
+fn atlas_of_rows_11_to_15() {
+    use mancaladb::omweso::census::atlas;
+    let dir = fresh_dir("atlas");
+    let rows = run_saved(&dir, 11..=15, quiet(1000)).unwrap().rows;
+    for r in rows {
+        let found = atlas::load(&atlas::path(&dir, r.seeds, 1000))
+            .unwrap()
+            .unwrap();
+        assert_eq!(found.len() as u64, r.cycles);
+        let entries: Vec<_> = found.iter().map(|f| atlas::entry(f).unwrap()).collect();
+        assert!(
+            entries
+                .iter()
+                .all(|e| e.seeds == r.seeds && e.pairs == 16 * e.states)
+        );
+        assert_eq!(entries.iter().map(|e| e.pairs).sum::<u64>(), r.loop_pairs);
+        assert!(entries.iter().map(|e| e.configurations).sum::<u64>() >= r.cfg_any);
+        assert_eq!(
+            entries
+                .iter()
+                .map(|e| e.period)
+                .min()
+                .zip(entries.iter().map(|e| e.period).max()),
+            r.period
+        );
+        if r.seeds == 11 {
+            let e = &entries[0];
+            assert_eq!((e.period, e.states, e.configurations), (128, 8, 128));
+        }
+    }
+    // A side that does not loop is no cycle.
+    let mut f = atlas::load(&atlas::path(&dir, 11, 1000)).unwrap().unwrap()[0];
+    f.period -= 1;
+    assert_eq!(atlas::entry(&f), None);
+}

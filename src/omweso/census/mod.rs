@@ -23,6 +23,7 @@
 //! Rows are computed a batch of chunks at a time and can be saved between
 //! batches ([`checkpoint`]); finished rows go to a results file ([`store`]).
 
+pub mod atlas;
 pub mod checkpoint;
 pub mod store;
 
@@ -496,7 +497,8 @@ pub struct Outcome {
 }
 
 /// Runs the census for every seed count of `range`, keeping finished rows
-/// in `dir/omweso-census.jsonl` ([`store`]) and progress inside a row in a
+/// in `dir/omweso-census.jsonl` ([`store`]), their cycles beside it
+/// ([`atlas`]) and progress inside a row in a
 /// checkpoint ([`checkpoint`]), so that a long run resumes where it stopped.
 /// Fails before computing if `dir` is not writable or the run is estimated
 /// beyond [`LIMIT`] without `force`.
@@ -586,7 +588,7 @@ pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options) -> Resu
                 warned = true;
             }
         };
-        let (row, _) = count(
+        let (row, found) = count(
             k,
             budget,
             opt.progress,
@@ -595,7 +597,10 @@ pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options) -> Resu
         );
         out.rows.push(row.clone());
         out.computed.push(k);
-        if let Err(e) = store.save(row).and_then(|()| checkpoint::remove(&cp)) {
+        let saved = atlas::save(&atlas::path(dir, k, budget), &found)
+            .and_then(|()| store.save(row))
+            .and_then(|()| checkpoint::remove(&cp));
+        if let Err(e) = saved {
             out.save_error = Some(e);
             break;
         }
