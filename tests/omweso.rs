@@ -333,3 +333,127 @@ fn reverse_options_make_moves_that_can_loop() {
     let r = analyze_start(Rules { first_turn: true }, b, 7, Dir::Ccw, 100_000);
     assert!(matches!(r.verdict, Verdict::Terminates | Verdict::Infinite));
 }
+
+fn position(me: &str, opp: &str) -> Position {
+    Position {
+        me: Side::parse(&[me], "me").unwrap(),
+        opp: Side::parse(&[opp], "opp").unwrap(),
+    }
+}
+
+/// A clockwise start whose line has no later choice is `infinite`, like a
+/// counter-clockwise one, not `must-loop` (issue 16, item 5): the
+/// direction of the first lap is the start itself, not a choice.
+#[test]
+fn clockwise_start_without_later_choices_is_infinite() {
+    let pos = position(
+        "0 4 1 0 1 0 1 0 1 0 1 3 1 0 2 1",
+        "0 0 0 0 1 0 0 0 0 0 0 2 0 0 0 0",
+    );
+    assert!(starts(PLAY, pos).contains(&(14, Dir::Cw)));
+    let r = analyze_start(PLAY, pos, 14, Dir::Cw, 1_000_000);
+    assert_eq!((r.verdict, r.choice_points), (Verdict::Infinite, 0));
+    assert_eq!(r.line.cycle.unwrap().period, 296);
+    assert_eq!(r.line.reversed, [1]);
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["verdict"], "infinite");
+    assert_eq!(json["direction"], "cw");
+    assert_eq!(json["choice_points"], 0);
+    assert_eq!(json["period"], 296);
+}
+
+/// An undecided start reports the line it was following when the budget
+/// ran out, with its seeds sown, and never more laps than the budget.
+#[test]
+fn undecided_reports_the_line_followed() {
+    let pos = position(
+        "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1",
+        "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0",
+    );
+    let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 50);
+    assert_eq!(r.verdict, Verdict::Undecided);
+    assert_eq!((r.line.laps, r.walked), (50, 50));
+    // The relay's first 50 laps, counted directly.
+    let (mut s, mut p, mut sown) = (pos.me, 0, 0u64);
+    for _ in 0..50 {
+        let l = lap(s, p, Dir::Ccw);
+        sown += l.sown as u64;
+        (s, p) = (l.side, l.last);
+    }
+    assert_eq!(r.line.sown, sown);
+}
+
+/// Over random two-sided positions with captures and reverse options, and
+/// small budgets: no report shows more laps than the budget, walked or on
+/// its line, and a verdict other than undecided is the same under a larger
+/// budget.
+#[test]
+fn reports_stay_within_the_budget() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let (mut checked, mut undecided, mut choices) = (0, 0, 0);
+    for _ in 0..3000 {
+        let mut me = [0u8; 16];
+        let mut opp = [0u8; 16];
+        for _ in 0..24 {
+            me[next(16) as usize] += 1;
+        }
+        for _ in 0..8 {
+            opp[next(16) as usize] += 1;
+        }
+        let pos = Position {
+            me: Side::from_pits(me),
+            opp: Side::from_pits(opp),
+        };
+        let budget = 1 + next(40);
+        for (pit, dir) in starts(PLAY, pos) {
+            let r = analyze_start(PLAY, pos, pit, dir, budget);
+            assert!(
+                r.line.laps <= budget && r.walked <= budget,
+                "{pos:?} {pit} {r:?}"
+            );
+            checked += 1;
+            choices += usize::from(r.choice_points > 0);
+            if r.verdict == Verdict::Undecided {
+                undecided += 1;
+                assert!(r.line.laps >= 1 && r.line.sown >= 2, "{r:?}");
+            } else {
+                let wide = analyze_start(PLAY, pos, pit, dir, 100_000);
+                assert_eq!(wide.verdict, r.verdict, "{pos:?} {pit} {dir:?}");
+            }
+        }
+    }
+    assert!(
+        checked > 10_000 && undecided > 100 && choices > 100,
+        "{checked} {undecided} {choices}"
+    );
+}
+
+/// More than the 64 seeds of a game in play is refused unless asked for.
+#[test]
+fn more_than_64_seeds_needs_any_seeds() {
+    use mancaladb::omweso::moves::analyze;
+    let pos = position(
+        "64 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0",
+        "32 32 0 0 0 0 0 0 0 0 0 0 0 0 0 0",
+    );
+    let err = analyze(PLAY, pos, None, 1000, false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("128 seeds") && err.contains("--any-seeds"),
+        "{err}"
+    );
+    let a = analyze(PLAY, pos, None, 1000, true).unwrap();
+    assert_eq!(a.starts[0].pit, 0);
+    let ok = position(
+        "32 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0",
+        "32 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0",
+    );
+    assert!(analyze(PLAY, ok, None, 1000, false).is_ok());
+}

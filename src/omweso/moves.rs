@@ -12,8 +12,11 @@
 //! a cycle is proven exactly by the return of its first relay state (fact 2
 //! of [`super::relay`]); the anchor restarts after each capture.
 
+use serde::Serialize;
+
 use super::relay::certificate;
-use super::side::{Dir, LEFTMOST, PITS, Side};
+use super::side::{Dir, LEFTMOST, MAX_SEEDS, PITS, Side};
+use crate::error::{Error, Result};
 
 /// Rule switches.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -25,7 +28,7 @@ pub struct Rules {
 /// Both sides, seen by the player to move. The opponent's pits are in the
 /// opponent's own numbering: inner pit `i` (8..16) of the mover faces the
 /// opponent's pits `23 - i` (inner row) and `i - 8` (outer row).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Position {
     /// The player to move.
     pub me: Side,
@@ -109,15 +112,17 @@ fn reversible(rules: Rules, st: &LapStart) -> bool {
 }
 
 /// The verdict on one start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// Every way of playing the move ends.
     Terminates,
-    /// The move has no choices and never ends.
+    /// No choice remains after the start, and the move never ends.
     Infinite,
     /// Some choice of reverse captures makes the move endless, some does not.
     CanLoop,
-    /// The move has choices and every one of them is endless.
+    /// Choices remain after the start, and every way of taking them is
+    /// endless.
     MustLoop,
     /// The lap budget ran out before a decision.
     Undecided,
@@ -137,7 +142,8 @@ impl Verdict {
 }
 
 /// What decided a verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Criterion {
     /// Fact 3: the pit behind the start pit is empty and no capture is
     /// possible, so the relay must end (the laps were then counted).
@@ -163,9 +169,10 @@ impl Criterion {
 }
 
 /// One way of playing a move, as far as it was followed.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize)]
 pub struct Line {
-    /// Laps played; for a loop, the lap at which the repeat was proven.
+    /// Laps played; for a loop, the lap at which the repeat was proven;
+    /// for an undecided line, the laps followed when the budget ran out.
     pub laps: u64,
     /// Seeds sown.
     pub sown: u64,
@@ -174,27 +181,34 @@ pub struct Line {
     /// Laps (1-based) sown clockwise by choice.
     pub reversed: Vec<u64>,
     /// The position when the move ends.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<Position>,
     /// For a loop: laps and seeds in one period, and the repeating state
-    /// (position and pit about to be lifted).
+    /// (position and pit about to be lifted). In JSON its fields are the
+    /// line's own: `period`, `period_sown`, `repeat`, `repeat_pit`.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub cycle: Option<Cycle>,
 }
 
 /// A proven loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Cycle {
     /// Laps in one period.
     pub period: u64,
     /// Seeds sown in one period.
+    #[serde(rename = "period_sown")]
     pub sown: u64,
     /// The position at the repeating state.
+    #[serde(rename = "repeat")]
     pub pos: Position,
     /// The pit lifted at the repeating state.
+    #[serde(rename = "repeat_pit")]
     pub pit: usize,
 }
 
-/// The analysis of one start.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The analysis of one start. In JSON the line's fields are the report's
+/// own (`laps`, `sown`, `captures`, `reversed`, `end`, `period`, ...).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Report {
     /// The start pit.
     pub pit: usize,
@@ -204,8 +218,17 @@ pub struct Report {
     pub verdict: Verdict,
     /// What decided it.
     pub criterion: Criterion,
-    /// The line shown: the looping one for loops (fewest reversals first),
-    /// else the one declining every reversal.
+    /// Reverse options met after the start (each a branch followed both
+    /// ways); 0 means the move is one line.
+    pub choice_points: u32,
+    /// Laps walked over all lines followed (at most the budget).
+    pub walked: u64,
+    /// The line shown: for a loop, a looping line with the fewest reverse
+    /// laps (the first found among equals, declining reversals first); for
+    /// `terminates`, an ending line with the fewest (the line declining
+    /// every reversal); for `undecided`, the line being followed when the
+    /// budget ran out.
+    #[serde(flatten)]
     pub line: Line,
 }
 
@@ -217,8 +240,8 @@ struct Explorer {
     /// Best witnesses found so far.
     ends: Option<Line>,
     loops: Option<Line>,
-    undecided: bool,
-    choices: bool,
+    undecided: Option<Line>,
+    choice_points: u32,
 }
 
 impl Explorer {
@@ -240,7 +263,7 @@ impl Explorer {
         let mut offer = !first_fixed;
         loop {
             if self.used >= self.budget {
-                self.undecided = true;
+                self.undecided.get_or_insert(line);
                 return;
             }
             if anchor.is_none() && st.hand == Hand::Lift {
@@ -248,10 +271,15 @@ impl Explorer {
             }
             if offer && reversible(self.rules, &st) {
                 // The player may sow this lap clockwise instead, capturing.
-                self.choices = true;
+                self.choice_points += 1;
                 let mut alt = line.clone();
                 alt.reversed.push(alt.laps + 1);
                 self.step(st, Dir::Cw, alt);
+                if self.used >= self.budget {
+                    // The branch used up the budget before this lap.
+                    self.undecided.get_or_insert(line);
+                    return;
+                }
             }
             offer = true;
             self.used += 1;
@@ -289,6 +317,10 @@ impl Explorer {
     /// Plays one lap of `st` in `dir` (a capture, for clockwise laps) and
     /// follows what comes after.
     fn step(&mut self, st: LapStart, dir: Dir, mut line: Line) {
+        if self.used >= self.budget {
+            self.undecided.get_or_insert(line);
+            return;
+        }
         self.used += 1;
         let (next, sown) = play(self.rules, &st, dir);
         line.laps += 1;
@@ -308,7 +340,9 @@ impl Explorer {
 }
 
 /// Decides the move from `pit` of `pos`, first lap sown `direction`
-/// (clockwise only where that lap captures), within `budget` laps in all.
+/// (clockwise only where that lap captures), within `budget` laps in all:
+/// the budget is shared by every line of the move's choice tree (a line
+/// after a reverse option is explored with what the lines before it left).
 pub fn analyze_start(
     rules: Rules,
     pos: Position,
@@ -327,8 +361,8 @@ pub fn analyze_start(
         used: 0,
         ends: None,
         loops: None,
-        undecided: false,
-        choices: false,
+        undecided: None,
+        choice_points: 0,
     };
     // The start state is the first relay state of the first segment, so a
     // move that comes back to it is caught after one period.
@@ -343,13 +377,14 @@ pub fn analyze_start(
                 ..Line::default()
             },
         );
-        ex.choices = true;
     }
+    // The choice of the first lap's direction is the start itself: only
+    // the choices that remain after it make a loop `must-loop`.
     let verdict = match (
         ex.loops.is_some(),
         ex.ends.is_some(),
-        ex.undecided,
-        ex.choices,
+        ex.undecided.is_some(),
+        ex.choice_points > 0,
     ) {
         (true, true, _, _) => Verdict::CanLoop,
         (true, false, true, _) => Verdict::CanLoop,
@@ -373,17 +408,16 @@ pub fn analyze_start(
     let line = match verdict {
         Verdict::Infinite | Verdict::CanLoop | Verdict::MustLoop => ex.loops,
         Verdict::Terminates => ex.ends,
-        Verdict::Undecided => None,
+        Verdict::Undecided => ex.undecided,
     }
-    .unwrap_or(Line {
-        laps: ex.used,
-        ..Line::default()
-    });
+    .expect("the verdict was drawn from this line");
     Report {
         pit,
         direction,
         verdict,
         criterion,
+        choice_points: ex.choice_points,
+        walked: ex.used,
         line,
     }
 }
@@ -409,4 +443,57 @@ pub fn starts(rules: Rules, pos: Position) -> Vec<(usize, Dir)> {
         }
     }
     out
+}
+
+/// Every start of a position analysed: the answer of `mancaladb loops`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Analysis {
+    /// One report per start, in pit order, counter-clockwise first.
+    pub starts: Vec<Report>,
+}
+
+/// Analyses every start of `pos` (or only those from `pit`) within
+/// `budget` laps each. Refuses a pit that does not exist or holds fewer than
+/// 2 seeds, a position with no move, and, unless `any_seeds`, more seeds in
+/// play than an Omweso game has (64).
+pub fn analyze(
+    rules: Rules,
+    pos: Position,
+    pit: Option<usize>,
+    budget: u64,
+    any_seeds: bool,
+) -> Result<Analysis> {
+    let seeds = pos.me.seeds() + pos.opp.seeds();
+    if seeds > MAX_SEEDS && !any_seeds {
+        return Err(Error::Usage(format!(
+            "{seeds} seeds in play, more than the {MAX_SEEDS} of an Omweso game (pass --any-seeds to study it anyway)"
+        )));
+    }
+    if budget == 0 {
+        return Err(Error::Usage("--max-laps 0 must be at least 1".into()));
+    }
+    let mut starts = starts(rules, pos);
+    if let Some(p) = pit {
+        if p >= PITS {
+            return Err(Error::Usage(format!("--pit {p}: pits are numbered 0..15")));
+        }
+        if pos.me.get(p) < 2 {
+            return Err(Error::Usage(format!(
+                "--pit {p} holds {} seeds; a move starts from 2 or more",
+                pos.me.get(p)
+            )));
+        }
+        starts.retain(|s| s.0 == p);
+    }
+    if starts.is_empty() {
+        return Err(Error::Usage(
+            "no pit holds 2 or more seeds: the player has no move".into(),
+        ));
+    }
+    Ok(Analysis {
+        starts: starts
+            .iter()
+            .map(|&(pit, dir)| analyze_start(rules, pos, pit, dir, budget))
+            .collect(),
+    })
 }
