@@ -14,7 +14,7 @@
 
 use serde::Serialize;
 
-use super::relay::certificate;
+use super::relay::{Relay, certificate};
 use super::side::{Dir, LEFTMOST, MAX_SEEDS, PITS, Side};
 use crate::error::{Error, Result};
 
@@ -101,6 +101,13 @@ fn play(rules: Rules, st: &LapStart, dir: Dir) -> (Next, u64) {
         }),
         sown,
     )
+}
+
+/// Whether a lap can capture against `opp`: some column of the opponent has
+/// seeds in both its pits (captures only empty columns, so this stays false
+/// for the rest of the move once it is).
+fn can_capture(rules: Rules, opp: Side) -> bool {
+    !rules.first_turn && (8..PITS).any(|i| opp.get(23 - i) > 0 && opp.get(i - 8) > 0)
 }
 
 /// Whether the lap from `st` may be sown clockwise: it starts in one of the
@@ -267,6 +274,11 @@ impl Explorer {
                 return;
             }
             if anchor.is_none() && st.hand == Hand::Lift {
+                if !can_capture(self.rules, st.pos.opp) {
+                    // No capture and so no choice is left: a pure relay.
+                    self.relay(st, line);
+                    return;
+                }
                 anchor = Some((st, line.laps, line.sown));
             }
             if offer && reversible(self.rules, &st) {
@@ -310,6 +322,37 @@ impl Explorer {
                     }
                     st = next;
                 }
+            }
+        }
+    }
+
+    /// Follows the capture-free relay from the relay state `st` with the
+    /// tight walk of [`super::relay::run`], which decides it by the same
+    /// anchor (fact 2), within the budget left.
+    fn relay(&mut self, st: LapStart, mut line: Line) {
+        let opp = st.pos.opp;
+        match super::relay::run(st.pos.me, st.pit, self.budget - self.used) {
+            Relay::Ends { laps, sown, side } => {
+                (self.used, line.laps, line.sown) =
+                    (self.used + laps, line.laps + laps, line.sown + sown);
+                line.end = Some(Position { me: side, opp });
+                Self::keep(&mut self.ends, line);
+            }
+            Relay::Loops { period, sown } => {
+                (self.used, line.laps, line.sown) =
+                    (self.used + period, line.laps + period, line.sown + sown);
+                line.cycle = Some(Cycle {
+                    period,
+                    sown,
+                    pos: st.pos,
+                    pit: st.pit,
+                });
+                Self::keep(&mut self.loops, line);
+            }
+            Relay::Undecided { laps, sown } => {
+                (self.used, line.laps, line.sown) =
+                    (self.used + laps, line.laps + laps, line.sown + sown);
+                self.undecided.get_or_insert(line);
             }
         }
     }

@@ -108,6 +108,8 @@ pub enum Relay {
     Undecided {
         /// Laps walked.
         laps: u64,
+        /// Seeds sown in them.
+        sown: u64,
     },
 }
 
@@ -133,5 +135,5 @@ pub fn run(side: Side, pit: usize, budget: u64) -> Relay {
             return Relay::Loops { period: laps, sown };
         }
     }
-    Relay::Undecided { laps: budget }
+    Relay::Undecided { laps: budget, sown }
 }
