@@ -1,5 +1,7 @@
-//! A table directory: naming, building level by level, resuming, and
-//! opening levels for queries.
+//! A table directory: where each level's files are, opening a level as the
+//! level it claims to be, and the small records kept beside the tables
+//! (build times, verifications). Building is the `build` module; the file
+//! layout is described in `db/README.md`.
 //!
 //! Layout under the directory (default `db/`):
 //!
@@ -7,18 +9,17 @@
 //! * `raw/<rules>/scores.<N>`: the same values uncompressed, one signed byte
 //!   per position (the VU layout), memory-mapped by the builder because
 //!   capture moves probe lower levels at random. A cache: rebuilt from the
-//!   tables whenever missing or not matching their content checksum.
+//!   tables whenever missing or not matching their content checksum;
+//! * `build-log.tsv` and `verified.tsv`: what was built how fast, and which
+//!   table contents passed every check of `verify`.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use memmap2::Mmap;
 
-use crate::error::{Error, Result};
-use crate::exchange::Exchange;
-use crate::oware::{MAX_SEEDS, Rules, level_size, solve::solve_part};
-use crate::progress::Progress;
+use crate::error::{Corruption, Error, Missing, Result};
+use crate::oware::{MAX_SEEDS, Rules, level_size};
 use crate::table::{self, Table, TableId};
 
 /// Game code of Oware tables.
@@ -28,29 +29,6 @@ pub const GAME_OWARE: u8 = 1;
 #[derive(Clone, Debug)]
 pub struct Db {
     dir: PathBuf,
-}
-
-/// What happened to one level during a build.
-#[derive(Clone, Debug)]
-pub struct LevelReport {
-    /// The level.
-    pub seeds: usize,
-    /// Positions in the level.
-    pub positions: u64,
-    /// Whether a valid table was already there.
-    pub skipped: bool,
-    /// Wall time of solving and writing (0 when skipped).
-    pub seconds: f64,
-    /// Peak resident memory while building the level, if known.
-    pub peak_rss: Option<u64>,
-    /// Size of the table file.
-    pub file_bytes: u64,
-    /// Processes that built it (1 unless distributed).
-    pub ranks: usize,
-    /// Bytes the ranks sent each other while solving it.
-    pub exchanged_bytes: u64,
-    /// Propagation rounds (each one exchange between the ranks).
-    pub rounds: u64,
 }
 
 impl Db {
@@ -71,50 +49,54 @@ impl Db {
 
     /// Path of the uncompressed working copy of a level.
     pub fn raw_path(&self, rules: Rules, seeds: usize) -> PathBuf {
-        self.dir
-            .join("raw")
-            .join(rules.name())
-            .join(format!("scores.{seeds}"))
+        self.raw_dir(rules).join(format!("scores.{seeds}"))
     }
 
-    /// Opens the table of a level and checks that it is the one asked for.
-    /// A missing file is [`Error::Missing`] with the command that builds it.
-    pub fn open(&self, rules: Rules, seeds: usize) -> Result<Table> {
-        let path = self.table_path(rules, seeds);
-        if !path.exists() {
-            return Err(Error::Missing {
-                what: format!("level {seeds} ({rules})"),
-                dir: self.dir.clone(),
-                hint: format!(
-                    "build it: mancaladb build --rules {rules} --max-seeds {seeds} --db {}",
-                    self.dir.display()
-                ),
-            });
-        }
-        let t = Table::open(&path)?;
-        let want = TableId {
+    /// Directory of the uncompressed working copies of `rules`.
+    pub fn raw_dir(&self, rules: Rules) -> PathBuf {
+        self.dir.join("raw").join(rules.name())
+    }
+
+    /// The identity a table of `rules`, level `seeds`, carries.
+    pub fn table_id(rules: Rules, seeds: usize) -> TableId {
+        TableId {
             game: GAME_OWARE,
             rules: rules.code(),
             seeds: seeds as u32,
-        };
+        }
+    }
+
+    /// Opens the table of a level and checks that it is the one asked for.
+    /// A missing file is [`Error::Missing`].
+    pub fn open(&self, rules: Rules, seeds: usize) -> Result<Table> {
+        let path = self.table_path(rules, seeds);
+        if !path.exists() {
+            return Err(Error::Missing(Missing::Level {
+                dir: self.dir.clone(),
+                rules: rules.name(),
+                seeds,
+            }));
+        }
+        let t = Table::open(&path)?;
         let h = t.header();
-        if h.id != want {
+        if h.id != Db::table_id(rules, seeds) {
             return Err(Error::corrupt(
                 &path,
-                format!(
-                    "holds game {} rules {} level {}, not {rules} level {seeds}",
-                    h.id.game, h.id.rules, h.id.seeds
-                ),
+                Corruption::WrongLevel {
+                    holds: (h.id.game, h.id.rules, h.id.seeds),
+                    rules: rules.name(),
+                    seeds,
+                },
             ));
         }
         if h.positions != level_size(seeds) {
             return Err(Error::corrupt(
                 &path,
-                format!(
-                    "{} positions, level {seeds} has {}",
-                    h.positions,
-                    level_size(seeds)
-                ),
+                Corruption::Positions {
+                    found: h.positions,
+                    seeds,
+                    want: level_size(seeds),
+                },
             ));
         }
         Ok(t)
@@ -128,18 +110,6 @@ impl Db {
             .filter(|m| table::sha256(m) == table.header().content_sha256)
     }
 
-    /// The error for a directory without any level of `rules`.
-    pub fn nothing_built(&self, rules: Rules) -> Error {
-        Error::Missing {
-            what: format!("{rules} levels"),
-            dir: self.dir.clone(),
-            hint: format!(
-                "build them: mancaladb build --rules {rules} --db {}",
-                self.dir.display()
-            ),
-        }
-    }
-
     /// Levels of `rules` present in the directory, in order.
     pub fn levels(&self, rules: Rules) -> Vec<usize> {
         (0..=MAX_SEEDS)
@@ -147,201 +117,14 @@ impl Db {
             .collect()
     }
 
-    /// Builds levels `0..=max_seeds` of `rules`, skipping levels whose table
-    /// is present and passes its checksum, so an interrupted build resumes.
-    ///
-    /// Every rank of `ex` calls this with the same arguments; each solves
-    /// its slice of every level, and rank 0 alone decides what stands and
-    /// writes the tables. A level's files appear (by rename) only once every
-    /// rank has finished it. `on_level` is called on rank 0 as each level is
-    /// done, and only rank 0 returns the reports.
-    pub fn build(
-        &self,
-        rules: Rules,
-        max_seeds: usize,
-        ex: &dyn Exchange,
-        progress: Progress,
-        mut on_level: impl FnMut(&LevelReport),
-    ) -> Result<Vec<LevelReport>> {
-        if max_seeds > MAX_SEEDS {
-            return Err(Error::Usage(format!(
-                "--max-seeds {max_seeds}: an Oware game has {MAX_SEEDS} seeds"
-            )));
-        }
-        let ranks = match ex.ranks() {
-            1 => String::new(),
-            p => format!("{p} ranks x "),
-        };
-        progress.line(&format!(
-            "building {rules} levels 0..={max_seeds} in {} with {ranks}{} threads",
-            self.dir.display(),
-            rayon::current_num_threads()
-        ));
-        let raw_dir = self
-            .raw_path(rules, 0)
-            .parent()
-            .expect("raw dir")
-            .to_path_buf();
-        std::fs::create_dir_all(&raw_dir).map_err(|e| Error::io(&raw_dir, e))?;
-        let mut lower: Vec<Mmap> = Vec::with_capacity(max_seeds + 1);
-        let mut reports = Vec::new();
-        for seeds in 0..=max_seeds {
-            // Rank 0 checks (and repairs) what stands; the others wait for
-            // its word before they map anything.
-            let existing = match ex.rank() {
-                0 => self.existing(rules, seeds, progress)?,
-                _ => None,
-            };
-            let skip = ex.broadcast(existing.is_some().into()) == 1;
-            let report = match existing {
-                Some(report) => Some(report),
-                None if skip => None,
-                None => {
-                    let slices: Vec<&[i8]> = lower.iter().map(|m| table::as_values(m)).collect();
-                    self.build_level(rules, seeds, &slices, ex, progress)?
-                }
-            };
-            lower.push(map_raw(&self.raw_path(rules, seeds))?);
-            if let Some(report) = report {
-                if !report.skipped {
-                    self.log_build(rules, &report)?;
-                }
-                on_level(&report);
-                reports.push(report);
-            }
-        }
-        Ok(reports)
-    }
-
-    /// Solves one level on every rank: each writes its slice of the raw
-    /// file at its offset, then rank 0 writes the table and renames the raw
-    /// file into place. Returns the report on rank 0.
-    fn build_level(
-        &self,
-        rules: Rules,
-        seeds: usize,
-        lower: &[&[i8]],
-        ex: &dyn Exchange,
-        progress: Progress,
-    ) -> Result<Option<LevelReport>> {
-        reset_peak_rss();
-        let start = Instant::now();
-        let part = solve_part(rules, seeds, lower, ex, progress);
-        let raw = self.raw_path(rules, seeds);
-        let partial = raw.with_file_name(format!("scores.{seeds}.part"));
-        let positions = level_size(seeds);
-        write_slice(&partial, positions, part.range.start, &part.values)?;
-        let exchanged_bytes = ex.sum(part.sent_bytes);
-        let rounds = part.rounds;
-        drop(part);
-        ex.barrier(); // every slice is written
-        let peak_rss = Some(ex.max(peak_rss().unwrap_or(0))).filter(|&b| b > 0);
-        let report = if ex.rank() == 0 {
-            let id = TableId {
-                game: GAME_OWARE,
-                rules: rules.code(),
-                seeds: seeds as u32,
-            };
-            let path = self.table_path(rules, seeds);
-            table::write_table(&path, id, table::as_values(&map_raw(&partial)?))?;
-            std::fs::rename(&partial, &raw).map_err(|e| Error::io(&raw, e))?;
-            let file_bytes = std::fs::metadata(&path)
-                .map_err(|e| Error::io(&path, e))?
-                .len();
-            Some(LevelReport {
-                seeds,
-                positions,
-                skipped: false,
-                seconds: start.elapsed().as_secs_f64(),
-                peak_rss,
-                file_bytes,
-                ranks: ex.ranks(),
-                exchanged_bytes,
-                rounds,
-            })
-        } else {
-            None
-        };
-        ex.barrier(); // the level's files are in place
-        Ok(report)
-    }
-
-    /// If level `seeds` is already built and sound, makes sure its raw copy
-    /// is too and reports it; `None` if it must be built. A corrupt table is
-    /// reported and rebuilt.
-    fn existing(
-        &self,
-        rules: Rules,
-        seeds: usize,
-        progress: Progress,
-    ) -> Result<Option<LevelReport>> {
-        let path = self.table_path(rules, seeds);
-        if !path.exists() {
-            return Ok(None);
-        }
-        let table = match self.open(rules, seeds).and_then(|t| t.verify().map(|_| t)) {
-            Ok(t) => t,
-            Err(e) => {
-                progress.line(&format!("{e}; rebuilding level {seeds}"));
-                return Ok(None);
-            }
-        };
-        if self.raw_copy(rules, seeds, &table).is_none() {
-            write_raw(&self.raw_path(rules, seeds), &table.read_all()?)?;
-        }
-        Ok(Some(LevelReport {
-            seeds,
-            positions: table.header().positions,
-            skipped: true,
-            seconds: 0.0,
-            peak_rss: None,
-            file_bytes: table.file_len(),
-            ranks: 1,
-            exchanged_bytes: 0,
-            rounds: 0,
-        }))
-    }
-}
-
-impl Db {
-    /// Imports every `scores.N` of `vu` as a table of `rules` (and its raw
-    /// working copy). Returns the levels imported.
-    pub fn import_vu(&self, rules: Rules, vu: &crate::source::VuDir) -> Result<Vec<usize>> {
-        let levels = vu.levels();
-        if levels.is_empty() {
-            return Err(vu.nothing_found());
-        }
-        std::fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
-        for &seeds in &levels {
-            let map = vu.open(seeds)?;
-            let values = table::as_values(&map);
-            let id = TableId {
-                game: GAME_OWARE,
-                rules: rules.code(),
-                seeds: seeds as u32,
-            };
-            table::write_table(&self.table_path(rules, seeds), id, values)?;
-            let raw = self.raw_path(rules, seeds);
-            std::fs::create_dir_all(raw.parent().expect("raw dir"))
-                .map_err(|e| Error::io(&raw, e))?;
-            write_raw(&raw, values)?;
-        }
-        Ok(levels)
-    }
-
-    /// Writes `scores.N` (one signed byte per position, index order, no
-    /// header: the published VU layout) into `out` for every level of
-    /// `rules` present. Returns the levels written.
-    pub fn export_vu(&self, rules: Rules, out: &Path) -> Result<Vec<usize>> {
+    /// Levels of `rules` present, or [`Missing::Levels`] when there are none.
+    pub fn present(&self, rules: Rules) -> Result<Vec<usize>> {
         let levels = self.levels(rules);
         if levels.is_empty() {
-            return Err(self.nothing_built(rules));
-        }
-        std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
-        for &seeds in &levels {
-            let t = self.open(rules, seeds)?;
-            t.verify()?;
-            write_raw(&out.join(format!("scores.{seeds}")), &t.read_all()?)?;
+            return Err(Error::Missing(Missing::Levels {
+                dir: self.dir.clone(),
+                rules: rules.name(),
+            }));
         }
         Ok(levels)
     }
@@ -350,36 +133,12 @@ impl Db {
 /// Build times and verifications are kept in small text files beside the
 /// tables, so that `known` can say what is verified and estimate the rest.
 impl Db {
-    fn log_path(&self) -> PathBuf {
+    pub(crate) fn log_path(&self) -> PathBuf {
         self.dir.join("build-log.tsv")
     }
 
     fn verified_path(&self) -> PathBuf {
         self.dir.join("verified.tsv")
-    }
-
-    /// Appends `rules level positions seconds threads ranks exchanged-bytes
-    /// rounds` to the build log.
-    fn log_build(&self, rules: Rules, r: &LevelReport) -> Result<()> {
-        use std::io::Write;
-        let path = self.log_path();
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
-        writeln!(
-            f,
-            "{rules}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{}",
-            r.seeds,
-            r.positions,
-            r.seconds,
-            rayon::current_num_threads(),
-            r.ranks,
-            r.exchanged_bytes,
-            r.rounds
-        )
-        .map_err(|e| Error::io(&path, e))
     }
 
     /// Positions per second of the largest level built here (any rule
@@ -409,7 +168,7 @@ impl Db {
             .collect();
         lines.push(format!("{rules}\t{seeds}\t{sha}"));
         lines.sort();
-        table::write_atomically(&path, |f| {
+        crate::files::write_atomically(&path, |f| {
             use std::io::Write;
             f.write_all((lines.join("\n") + "\n").as_bytes())
         })
@@ -430,45 +189,16 @@ impl Db {
     }
 }
 
-fn write_raw(path: &Path, values: &[i8]) -> Result<()> {
+/// Writes a level's values as a raw `scores.N` file (the VU layout).
+pub(crate) fn write_raw(path: &Path, values: &[i8]) -> Result<()> {
     use std::io::Write;
-    table::write_atomically(path, |f| f.write_all(table::as_bytes(values)))
+    crate::files::write_atomically(path, |f| f.write_all(table::as_bytes(values)))
 }
 
-/// Writes `values`, the slice of a level starting at index `start`, into
-/// the raw file `path` of `positions` bytes, beside the other ranks' slices.
-fn write_slice(path: &Path, positions: u64, start: u64, values: &[i8]) -> Result<()> {
-    use std::os::unix::fs::FileExt;
-    let result = (|| {
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)?;
-        // Every rank sets the same length, so none cuts another's slice.
-        f.set_len(positions)?;
-        f.write_all_at(table::as_bytes(values), start)?;
-        f.sync_all()
-    })();
-    result.map_err(|e| Error::io(path, e))
-}
-
-fn map_raw(path: &Path) -> Result<Mmap> {
+/// Maps a raw `scores.N` file read-only.
+pub(crate) fn map_raw(path: &Path) -> Result<Mmap> {
     let f = File::open(path).map_err(|e| Error::io(path, e))?;
-    // SAFETY: read-only map of a file this process wrote and only replaces by
+    // SAFETY: read-only map of a file this program wrote and only replaces by
     // rename; its contents were checked against the table checksum.
     unsafe { Mmap::map(&f) }.map_err(|e| Error::io(path, e))
-}
-
-/// Resets the kernel's peak-RSS mark of this process (Linux; else no-op).
-fn reset_peak_rss() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-/// Peak resident memory of this process since the last reset, in bytes.
-pub fn peak_rss() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
 }

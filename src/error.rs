@@ -1,31 +1,264 @@
-//! Errors of the library. Every variant renders as one line that says what
-//! went wrong and, where it can, what to do about it.
+//! Errors of the library, as data: what went wrong, on which file, of which
+//! kind. Every variant renders as one line. What to do about an error (the
+//! command to run) is the caller's to say: the library knows no command line.
 
+use std::fmt;
 use std::path::PathBuf;
 
 /// The library's error type.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The caller asked for something malformed (bad board, bad range, ...).
+    /// The caller asked for something malformed (a bad board, a seed count
+    /// out of range, ...). The message says what.
     #[error("{0}")]
-    Usage(String),
+    Invalid(String),
     /// Reading or writing a file failed.
     #[error("{}: {source}", path.display())]
     Io {
+        /// The file or directory.
         path: PathBuf,
+        /// What the operating system said.
         #[source]
         source: std::io::Error,
     },
-    /// A table file exists but cannot be trusted.
-    #[error("{}: corrupt table: {why}", path.display())]
-    Corrupt { path: PathBuf, why: String },
-    /// A level needed for the request has not been built.
-    #[error("{what} not found in {}: {hint}", dir.display())]
-    Missing {
-        what: String,
-        dir: PathBuf,
-        hint: String,
+    /// A file exists but cannot be trusted.
+    #[error("{}: corrupt table: {kind}", path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        kind: Corruption,
     },
+    /// Something a request needs is not there.
+    #[error("{0}")]
+    Missing(Missing),
+    /// Another process is writing to the directory.
+    #[error("{}: {holder}", path.display())]
+    Locked {
+        /// The lock file.
+        path: PathBuf,
+        /// Who holds it, as it says of itself.
+        holder: String,
+    },
+}
+
+/// What is wrong with a corrupt file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Corruption {
+    /// Shorter than its structure needs.
+    Truncated {
+        /// Its length in bytes.
+        len: u64,
+    },
+    /// Not a table at all.
+    BadMagic,
+    /// A format version this build does not read.
+    Version {
+        /// The version found.
+        found: u32,
+        /// The versions this build reads.
+        reads: &'static str,
+    },
+    /// A value encoding this build does not know.
+    Encoding(u8),
+    /// The block count does not follow from positions and block size.
+    BlockCount,
+    /// A block index entry is out of order or out of bounds.
+    IndexEntry(u64),
+    /// The header checksum does not match.
+    HeaderChecksum,
+    /// The blocks do not end where the data does.
+    Size {
+        /// Where the index says the blocks end.
+        blocks_end: u64,
+        /// The data bytes the file holds.
+        data: u64,
+    },
+    /// The whole-file checksum does not match.
+    FileChecksum,
+    /// The checksum of the uncompressed values does not match.
+    ContentChecksum,
+    /// A compressed block cannot be read (the codec's own message).
+    Block {
+        /// The block number.
+        block: u64,
+        /// What the decompressor said.
+        detail: String,
+    },
+    /// A block decompressed to the wrong number of values.
+    BlockLength {
+        /// The block number.
+        block: u64,
+        /// Values found.
+        got: usize,
+        /// Values expected.
+        want: usize,
+    },
+    /// A block is intact but does not belong at its place (moved or
+    /// swapped with another block, or taken from another table).
+    BlockPlace {
+        /// The block number.
+        block: u64,
+    },
+    /// A `scores.N` file of the wrong length.
+    FileLength {
+        /// Its length in bytes.
+        bytes: u64,
+        /// The level.
+        seeds: usize,
+        /// Positions the level has.
+        want: u64,
+    },
+    /// A value outside `-seeds..=seeds`.
+    ValueRange {
+        /// Index of the position.
+        index: u64,
+        /// The value found.
+        value: i8,
+        /// Seeds of the level.
+        seeds: usize,
+    },
+    /// The table is sound but holds another level than the one asked for.
+    WrongLevel {
+        /// What it holds: game, rule set and level codes.
+        holds: (u8, u8, u32),
+        /// The rule set asked for.
+        rules: &'static str,
+        /// The level asked for.
+        seeds: usize,
+    },
+    /// The level has another number of positions.
+    Positions {
+        /// Positions (or bytes) found.
+        found: u64,
+        /// The level.
+        seeds: usize,
+        /// Positions the level has.
+        want: u64,
+    },
+    /// A stored value disagrees with the best value of its moves.
+    Inconsistent {
+        /// The position, as the board's pit counts.
+        board: String,
+        /// The stored value.
+        stored: i8,
+        /// The best value of its moves.
+        best: i8,
+    },
+}
+
+impl fmt::Display for Corruption {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use Corruption::*;
+        match self {
+            Truncated { len } => write!(f, "truncated: {len} bytes"),
+            BadMagic => write!(f, "not a mancaladb table (bad magic)"),
+            Version { found, reads } => {
+                write!(
+                    f,
+                    "format version {found}; this build reads version {reads}"
+                )
+            }
+            Encoding(e) => write!(f, "unknown value encoding {e}"),
+            BlockCount => write!(f, "block count does not match positions and block size"),
+            IndexEntry(k) => write!(f, "block index entry {k} out of order or out of bounds"),
+            HeaderChecksum => write!(f, "header checksum mismatch"),
+            Size { blocks_end, data } => write!(
+                f,
+                "size mismatch: blocks end at {blocks_end} but the file holds {data} data bytes (truncated or padded)"
+            ),
+            FileChecksum => write!(f, "file checksum mismatch"),
+            ContentChecksum => write!(f, "content checksum mismatch"),
+            Block { block, detail } => write!(f, "block {block}: {detail}"),
+            BlockLength { block, got, want } => {
+                write!(f, "block {block}: {got} values, expected {want}")
+            }
+            BlockPlace { block } => write!(
+                f,
+                "block {block} does not belong at its place (moved, swapped or from another table)"
+            ),
+            FileLength { bytes, seeds, want } => {
+                write!(f, "{bytes} bytes; level {seeds} has {want} positions")
+            }
+            ValueRange {
+                index,
+                value,
+                seeds,
+            } => write!(
+                f,
+                "value {value} at index {index} is outside -{seeds}..={seeds}"
+            ),
+            WrongLevel {
+                holds: (game, rules_code, level),
+                rules,
+                seeds,
+            } => write!(
+                f,
+                "holds game {game} rules {rules_code} level {level}, not {rules} level {seeds}"
+            ),
+            Positions { found, seeds, want } => {
+                write!(f, "{found} positions, level {seeds} has {want}")
+            }
+            Inconsistent {
+                board,
+                stored,
+                best,
+            } => write!(
+                f,
+                "stored value {stored} of {board} disagrees with its moves' best value {best}"
+            ),
+        }
+    }
+}
+
+/// What a request needed and did not find.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Missing {
+    /// A level's table.
+    Level {
+        /// The table directory.
+        dir: PathBuf,
+        /// The rule set's name.
+        rules: &'static str,
+        /// The level.
+        seeds: usize,
+    },
+    /// Any table of a rule set.
+    Levels {
+        /// The table directory.
+        dir: PathBuf,
+        /// The rule set's name.
+        rules: &'static str,
+    },
+    /// A published-layout `scores.N` file.
+    VuLevel {
+        /// The directory.
+        dir: PathBuf,
+        /// The level.
+        seeds: usize,
+    },
+    /// Any `scores.N` file.
+    VuLevels {
+        /// The directory.
+        dir: PathBuf,
+    },
+}
+
+impl fmt::Display for Missing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Missing::Level { dir, rules, seeds } => {
+                write!(f, "level {seeds} ({rules}) not found in {}", dir.display())
+            }
+            Missing::Levels { dir, rules } => {
+                write!(f, "{rules} levels not found in {}", dir.display())
+            }
+            Missing::VuLevel { dir, seeds } => {
+                write!(f, "scores.{seeds} not found in {}", dir.display())
+            }
+            Missing::VuLevels { dir } => write!(f, "scores.N files not found in {}", dir.display()),
+        }
+    }
 }
 
 impl Error {
@@ -38,10 +271,10 @@ impl Error {
     }
 
     /// Shorthand for a corrupt-file error on `path`.
-    pub fn corrupt(path: impl Into<PathBuf>, why: impl Into<String>) -> Error {
+    pub fn corrupt(path: impl Into<PathBuf>, kind: Corruption) -> Error {
         Error::Corrupt {
             path: path.into(),
-            why: why.into(),
+            kind,
         }
     }
 }

@@ -4,10 +4,11 @@
 
 use crate::error::Result;
 use crate::oware::{Board, Rules, level_size, moves};
-use crate::query::{Values, analyze};
+use crate::query::analyze;
+use crate::source::Values;
 
 /// One starting position.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Start {
     /// Seeds in every pit.
     pub per_pit: u8,
@@ -23,17 +24,6 @@ pub struct Start {
     pub missing: Vec<usize>,
     /// Positions in the missing levels.
     pub missing_positions: u64,
-}
-
-impl Start {
-    /// "draw", "win" or "loss" for the player to move.
-    pub fn verdict(&self) -> Option<&'static str> {
-        self.value.map(|v| match v {
-            0 => "draw",
-            v if v > 0 => "win for the player to move",
-            _ => "loss for the player to move",
-        })
-    }
 }
 
 /// The four starting positions under `rules`, valued from `values` where

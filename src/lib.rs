@@ -1,25 +1,39 @@
 //! mancaladb: retrograde-analysis solver and endgame-database builder for
 //! mancala games.
 //!
-//! * [`oware`]: the rules of Oware/Awari, the published position numbering,
-//!   and the parallel level solver;
+//! The modules, lowest layer first (a module uses only those above it;
+//! `tests/it/layers.rs` keeps it so):
+//!
+//! * [`error`]: the typed errors; `files`: atomic writes; `pits`: reading
+//!   pit counts;
 //! * [`compose`]: ranking of seed distributions, shared by every game;
-//! * [`table`]: the stored, checksummed, compressed table format;
-//! * [`db`]: a directory of tables, built and resumed level by level;
+//!   `memory`: huge-page working arrays and prefetching;
+//! * [`progress`]: progress bars and log lines;
 //! * [`exchange`]: the ranks of a distributed build and what they exchange;
-//! * [`query`] and [`stats`]: reading values back;
+//! * [`oware`]: the rules of Oware/Awari, the published position numbering,
+//!   the parallel level solver and the independent forward solver;
+//! * [`omweso`]: Omweso moves, the exact loop test and the loop census;
+//! * [`table`]: the stored, checksummed, compressed table format;
+//! * [`db`]: a directory of tables: paths, opening, records;
+//! * [`build`]: building a directory level by level, resuming;
 //! * [`source`]: our tables or the published VU files, read in place;
-//! * [`verify`]: integrity, consistency and independent re-derivation;
-//! * [`omweso`]: Omweso moves, the exact loop test and the loop census.
+//! * [`convert`]: import and export of the published layout;
+//! * [`query`], [`stats`], [`known`]: reading values back;
+//! * [`verify`]: integrity, consistency and independent re-derivation.
+#![warn(missing_docs)]
 
+pub mod build;
 pub mod compose;
+pub mod convert;
 pub mod db;
 pub mod error;
 pub mod exchange;
+pub(crate) mod files;
 pub mod known;
-pub mod memory;
+pub(crate) mod memory;
+pub mod omweso;
 pub mod oware;
-pub mod pits;
+pub(crate) mod pits;
 pub mod progress;
 pub mod query;
 pub mod source;
@@ -28,4 +42,3 @@ pub mod table;
 pub mod verify;
 
 pub use error::{Error, Result};
-pub mod omweso;

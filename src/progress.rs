@@ -2,7 +2,7 @@
 //! otherwise (CI logs, pipes), silence in tests. Callers report per chunk of
 //! work, never per position.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -46,7 +46,7 @@ impl Progress {
     /// Prints a line of its own (not a bar), unless quiet.
     pub fn line(self, text: &str) {
         if self == Progress::Auto {
-            eprintln!("{text}");
+            let _ = writeln!(std::io::stderr(), "{text}");
         }
     }
 }
@@ -79,9 +79,11 @@ impl Stage {
                 } else {
                     0.0
                 };
-                eprintln!(
+                let _ = writeln!(
+                    std::io::stderr(),
                     "{:>24}: {} done in {secs:.2} s ({rate:.0}/s)",
-                    self.label, self.total
+                    self.label,
+                    self.total
                 );
             }
             None => {}

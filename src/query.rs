@@ -2,69 +2,38 @@
 //! value, the value of each move, and the principal variation.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 
-use crate::db::Db;
-use crate::error::{Error, Result};
-use crate::oware::{Board, Encoder, MAX_SEEDS, Rules, moves};
-use crate::table::Table;
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 
-/// A source of stored values: anything that can tell the value of a
-/// position of the stored domain.
-pub trait Values {
-    /// The stored value of `board` (which must be in the domain).
-    fn value(&self, board: &Board) -> Result<i8>;
-    /// Where the value of `board` comes from, for error messages.
-    fn origin(&self, board: &Board) -> String;
+use crate::error::{Corruption, Error, Result};
+use crate::oware::{Board, Rules, moves};
+use crate::source::Values;
+
+/// What a value means for the player to move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Category {
+    /// More seeds than the opponent from here on.
+    Win,
+    /// As many.
+    Draw,
+    /// Fewer.
+    Loss,
 }
 
-/// The tables of one rule set in a directory, opened level by level as
-/// queries need them.
-pub struct Tables {
-    db: Db,
-    rules: Rules,
-    encoder: Encoder,
-    open: Mutex<HashMap<usize, std::sync::Arc<Table>>>,
-}
-
-impl Tables {
-    /// Reads `rules` tables from `db`.
-    pub fn new(db: Db, rules: Rules) -> Tables {
-        Tables {
-            db,
-            rules,
-            encoder: Encoder::new(MAX_SEEDS),
-            open: Mutex::new(HashMap::new()),
+impl Category {
+    /// The category of value `v`.
+    pub fn of(v: i8) -> Category {
+        match v {
+            0 => Category::Draw,
+            v if v > 0 => Category::Win,
+            _ => Category::Loss,
         }
-    }
-
-    fn table(&self, seeds: usize) -> Result<std::sync::Arc<Table>> {
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(t) = open.get(&seeds) {
-            return Ok(t.clone());
-        }
-        let t = std::sync::Arc::new(self.db.open(self.rules, seeds)?);
-        open.insert(seeds, t.clone());
-        Ok(t)
-    }
-}
-
-impl Values for Tables {
-    fn value(&self, board: &Board) -> Result<i8> {
-        let seeds = board.seeds();
-        self.table(seeds)?.get(self.encoder.rank(board))
-    }
-
-    fn origin(&self, board: &Board) -> String {
-        self.db
-            .table_path(self.rules, board.seeds())
-            .display()
-            .to_string()
     }
 }
 
 /// One legal move and what it is worth to the mover.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct MoveValue {
     /// The pit sown, `0..6`.
     pub pit: u8,
@@ -74,10 +43,12 @@ pub struct MoveValue {
     pub captures: u8,
 }
 
-/// A position's value and the value of each legal move.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A position's value and the value of each legal move. Serialized as
+/// `{seeds, value, moves: [{pit, value, captures}], best}`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Analysis {
     /// The position.
+    #[serde(skip)]
     pub board: Board,
     /// Seeds on the board.
     pub seeds: usize,
@@ -85,20 +56,12 @@ pub struct Analysis {
     pub value: i8,
     /// Legal moves in pit order (none when the mover has no seeds).
     pub moves: Vec<MoveValue>,
+    /// Pits of the moves that achieve the value.
+    pub best: Vec<u8>,
     /// Whether the position is in the stored domain (else it was valued
     /// from its children, one ply).
+    #[serde(skip)]
     pub stored: bool,
-}
-
-impl Analysis {
-    /// Pits of the moves that achieve the value.
-    pub fn best(&self) -> Vec<u8> {
-        self.moves
-            .iter()
-            .filter(|m| m.value == self.value)
-            .map(|m| m.pit)
-            .collect()
-    }
 }
 
 /// Values `board` and each of its moves under `rules` from `values`.
@@ -124,21 +87,31 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
         if v != value {
             return Err(Error::corrupt(
                 values.origin(board),
-                format!("stored value {v} of {board} disagrees with its moves' best value {value}"),
+                Corruption::Inconsistent {
+                    board: board.to_string(),
+                    stored: v,
+                    best: value,
+                },
             ));
         }
     }
+    let best = list
+        .iter()
+        .filter(|m| m.value == value)
+        .map(|m| m.pit)
+        .collect();
     Ok(Analysis {
         board: *board,
         seeds,
         value,
         moves: list,
+        best,
         stored,
     })
 }
 
 /// One ply of a principal variation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Ply {
     /// The position before the move, seen by the player making it.
     pub board: Board,
@@ -166,6 +139,40 @@ pub enum LineEnd {
     Limit,
 }
 
+/// A principal variation and how it ends. Serialized as `{line: [{board,
+/// pit, captures, value}], line_end: "game-over" | "cycle" | "limit"}`,
+/// with `cycle_ply` for a cycle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Line {
+    /// The plies, best move first.
+    pub plies: Vec<Ply>,
+    /// How it ends.
+    pub end: LineEnd,
+}
+
+impl Serialize for Line {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let cycle = match self.end {
+            LineEnd::Cycle { ply } => Some(ply),
+            _ => None,
+        };
+        let mut st = s.serialize_struct("Line", 2 + usize::from(cycle.is_some()))?;
+        st.serialize_field("line", &self.plies)?;
+        st.serialize_field(
+            "line_end",
+            match self.end {
+                LineEnd::GameOver => "game-over",
+                LineEnd::Cycle { .. } => "cycle",
+                LineEnd::Limit => "limit",
+            },
+        )?;
+        if let Some(ply) = cycle {
+            st.serialize_field("cycle_ply", &ply)?;
+        }
+        st.end()
+    }
+}
+
 /// Follows best moves (the lowest pit among equals) from `board` until the
 /// game ends, a position repeats, or `max_plies` plies.
 pub fn principal_line(
@@ -173,21 +180,21 @@ pub fn principal_line(
     values: &dyn Values,
     board: &Board,
     max_plies: usize,
-) -> Result<(Vec<Ply>, LineEnd)> {
+) -> Result<Line> {
     let mut line = Vec::new();
     let mut seen: HashMap<Board, usize> = HashMap::new();
     let mut pos = *board;
-    loop {
+    let end = loop {
         if let Some(&ply) = seen.get(&pos) {
-            return Ok((line, LineEnd::Cycle { ply }));
+            break LineEnd::Cycle { ply };
         }
         if line.len() == max_plies {
-            return Ok((line, LineEnd::Limit));
+            break LineEnd::Limit;
         }
         seen.insert(pos, line.len());
         let a = analyze(rules, values, &pos)?;
         let Some(best) = a.moves.iter().find(|m| m.value == a.value) else {
-            return Ok((line, LineEnd::GameOver));
+            break LineEnd::GameOver;
         };
         line.push(Ply {
             board: pos,
@@ -202,8 +209,9 @@ pub fn principal_line(
             .expect("best move is legal")
             .child;
         if next.seeds() == 0 {
-            return Ok((line, LineEnd::GameOver));
+            break LineEnd::GameOver;
         }
         pos = next;
-    }
+    };
+    Ok(Line { plies: line, end })
 }

@@ -1,7 +1,9 @@
-//! Per-level statistics of a table: how values are distributed.
+//! Per-level statistics: how a level's values are distributed.
+
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::error::Result;
-use crate::table::Table;
+use crate::source::Source;
 
 /// Summary of one level's values.
 #[derive(Clone, Debug, PartialEq)]
@@ -15,42 +17,20 @@ pub struct LevelStats {
 }
 
 impl LevelStats {
-    /// Counts the values of `table`, a level of `seeds` seeds, block by block.
-    pub fn of_table(seeds: usize, table: &Table) -> Result<LevelStats> {
-        let mut s = LevelStats {
-            seeds,
-            positions: 0,
-            histogram: vec![0; 2 * seeds + 1],
-        };
-        table.for_each_block(|vals| {
-            s.add(vals);
-            Ok(())
-        })?;
+    /// Counts level `seeds` of `source`: tables block by block (each block
+    /// checked), VU files in place.
+    pub fn of_source(source: &Source, seeds: usize) -> Result<LevelStats> {
+        let mut s = LevelStats::empty(seeds);
+        source.for_each_chunk(seeds, |values| s.add(values))?;
         Ok(s)
     }
 
-    /// Counts level `seeds` of `source`: tables block by block, VU files in place.
-    pub fn of_source(source: &crate::source::Source, seeds: usize) -> Result<LevelStats> {
-        match source {
-            crate::source::Source::Tables(db, rules) => {
-                LevelStats::of_table(seeds, &db.open(*rules, seeds)?)
-            }
-            crate::source::Source::Vu(vu) => Ok(LevelStats::of_values(
-                seeds,
-                crate::table::as_values(&vu.open(seeds)?),
-            )),
-        }
-    }
-
-    /// Counts `values` (as stored, index order) of a level of `seeds` seeds.
-    pub fn of_values(seeds: usize, values: &[i8]) -> LevelStats {
-        let mut s = LevelStats {
+    fn empty(seeds: usize) -> LevelStats {
+        LevelStats {
             seeds,
             positions: 0,
             histogram: vec![0; 2 * seeds + 1],
-        };
-        s.add(values);
-        s
+        }
     }
 
     fn add(&mut self, values: &[i8]) {
@@ -74,6 +54,13 @@ impl LevelStats {
         }
     }
 
+    /// Positions won, drawn and lost by the player to move.
+    pub fn outcomes(&self) -> (u64, u64, u64) {
+        let n = self.seeds as i32;
+        let sum = |r: std::ops::RangeInclusive<i32>| r.map(|v| self.count(v)).sum();
+        (sum(1..=n), self.count(0), sum(-n..=-1))
+    }
+
     /// Mean value.
     pub fn mean(&self) -> f64 {
         let sum: i64 = self
@@ -87,5 +74,22 @@ impl LevelStats {
         } else {
             sum as f64 / self.positions as f64
         }
+    }
+}
+
+/// `{seeds, positions, mean, wins, draws, losses, histogram}`, where
+/// `histogram[i]` counts the positions of value `i - seeds`.
+impl Serialize for LevelStats {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let (wins, draws, losses) = self.outcomes();
+        let mut st = s.serialize_struct("LevelStats", 7)?;
+        st.serialize_field("seeds", &self.seeds)?;
+        st.serialize_field("positions", &self.positions)?;
+        st.serialize_field("mean", &self.mean())?;
+        st.serialize_field("wins", &wins)?;
+        st.serialize_field("draws", &draws)?;
+        st.serialize_field("losses", &losses)?;
+        st.serialize_field("histogram", &self.histogram)?;
+        st.end()
     }
 }

@@ -1,29 +1,11 @@
-//! The stored table format: one file per game, rule set and level.
+//! The stored table format: one file per game, rule set and level, with a
+//! versioned header, a block index, zstd blocks and checksums. The byte
+//! layout is described once, in `db/README.md`.
 //!
-//! ```text
-//! offset  size  field
-//!      0     8  magic "MNCLADB\n"
-//!      8     4  format version (1)
-//!     12     1  game (1 = Oware)
-//!     13     1  rule set (game-specific code; Oware: 1 = awari, 2 = abapa)
-//!     14     1  value encoding (1 = one signed byte per position)
-//!     15     1  reserved, 0
-//!     16     4  seeds on the board (the level)
-//!     20     4  block size, in positions
-//!     24     8  positions
-//!     32     8  blocks = ceil(positions / block size)
-//!     40    32  sha256 of the uncompressed values (the VU `scores.N` bytes)
-//!     72     8  first 8 bytes of sha256(bytes 0..72 ++ block index)
-//!     80  8(b+1)  block index: offsets of the blocks from the data start
-//!      .     .  data: one zstd frame (with content checksum) per block
-//!  end-32   32  sha256 of every byte before it
-//! ```
-//!
-//! All integers are little-endian. Files are written under a temporary name
-//! and renamed once complete. [`Table::open`] checks the structure and the
-//! header checksum (cheap); every block read is checked by zstd's content
-//! checksum and its length; [`Table::verify`] checks the whole-file sha256.
-//! Anything that does not add up is an [`Error::Corrupt`] naming the file.
+//! [`Table::open`] checks the structure and the header checksum (cheap);
+//! every block read is checked by zstd's content checksum and its length;
+//! [`Table::verify`] checks the whole-file sha256. Anything that does not
+//! add up is an [`Error::Corrupt`] naming the file and the [`Corruption`].
 
 use std::fs::File;
 use std::io::Write;
@@ -34,7 +16,8 @@ use memmap2::Mmap;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
+use crate::files::write_atomically;
 
 const MAGIC: &[u8; 8] = b"MNCLADB\n";
 /// The format version this build writes and reads.
@@ -93,30 +76,6 @@ pub fn as_bytes(values: &[i8]) -> &[u8] {
 pub fn as_values(bytes: &[u8]) -> &[i8] {
     // SAFETY: i8 and u8 have the same size, alignment and validity.
     unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<i8>(), bytes.len()) }
-}
-
-/// Writes `bytes` to `path` through a temporary file renamed when complete.
-pub fn write_atomically(
-    path: &Path,
-    write: impl FnOnce(&mut File) -> std::io::Result<()>,
-) -> Result<()> {
-    let tmp = tmp_path(path);
-    let result = (|| {
-        let mut f = File::create(&tmp)?;
-        write(&mut f)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io(path, e)
-    })
-}
-
-fn tmp_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".tmp");
-    path.with_file_name(name)
 }
 
 /// Compresses `values` and writes them as a table file at `path`.
@@ -232,21 +191,24 @@ impl Table {
         // SAFETY: the map is read-only; table files are only ever replaced by
         // rename, never modified in place, so the mapped bytes do not change.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
-        let bad = |why: String| Error::corrupt(path, why);
+        let bad = |kind: Corruption| Error::corrupt(path, kind);
         if map.len() < HEADER_LEN + 8 + TRAILER_LEN {
-            return Err(bad(format!("truncated: {} bytes", map.len())));
+            return Err(bad(Corruption::Truncated {
+                len: map.len() as u64,
+            }));
         }
         if &map[0..8] != MAGIC {
-            return Err(bad("not a mancaladb table (bad magic)".into()));
+            return Err(bad(Corruption::BadMagic));
         }
         let version = u32_at(&map, 8);
         if version != FORMAT_VERSION {
-            return Err(bad(format!(
-                "format version {version}; this build reads version {FORMAT_VERSION}"
-            )));
+            return Err(bad(Corruption::Version {
+                found: version,
+                reads: "1",
+            }));
         }
         if map[14] != ENCODING_I8 {
-            return Err(bad(format!("unknown value encoding {}", map[14])));
+            return Err(bad(Corruption::Encoding(map[14])));
         }
         let header = Header {
             id: TableId {
@@ -261,9 +223,7 @@ impl Table {
         };
         let bs = u64::from(header.block_size);
         if bs == 0 || header.blocks != header.positions.div_ceil(bs) {
-            return Err(bad(
-                "block count does not match positions and block size".into()
-            ));
+            return Err(bad(Corruption::BlockCount));
         }
         let index_len = header
             .blocks
@@ -272,32 +232,29 @@ impl Table {
             .and_then(|b| usize::try_from(b).ok())
             .filter(|&b| HEADER_LEN + b + TRAILER_LEN <= map.len())
             .ok_or_else(|| {
-                bad(format!(
-                    "truncated: {} bytes cannot hold the block index",
-                    map.len()
-                ))
+                bad(Corruption::Truncated {
+                    len: map.len() as u64,
+                })
             })?;
         let data_start = HEADER_LEN + index_len;
         let index = &map[HEADER_LEN..data_start];
         if header_check(&map[..72], index) != map[72..80] {
-            return Err(bad("header checksum mismatch".into()));
+            return Err(bad(Corruption::HeaderChecksum));
         }
         let data_len = (map.len() - data_start - TRAILER_LEN) as u64;
         let mut prev = 0u64;
         for k in 0..=header.blocks as usize {
             let off = u64_at(index, 8 * k);
             if (k == 0 && off != 0) || off < prev || off > data_len {
-                return Err(bad(format!(
-                    "block index entry {k} out of order or out of bounds"
-                )));
+                return Err(bad(Corruption::IndexEntry(k as u64)));
             }
             prev = off;
         }
         if prev != data_len {
-            return Err(bad(format!(
-                "size mismatch: blocks end at {} but the file holds {data_len} data bytes (truncated or padded)",
-                prev
-            )));
+            return Err(bad(Corruption::Size {
+                blocks_end: prev,
+                data: data_len,
+            }));
         }
         Ok(Table {
             path: path.to_path_buf(),
@@ -323,7 +280,7 @@ impl Table {
         let body = &self.map[..self.map.len() - TRAILER_LEN];
         let digest = sha256(body);
         if digest[..] != self.map[self.map.len() - TRAILER_LEN..] {
-            return Err(Error::corrupt(&self.path, "file checksum mismatch"));
+            return Err(Error::corrupt(&self.path, Corruption::FileChecksum));
         }
         Ok(digest)
     }
@@ -348,11 +305,19 @@ impl Table {
         out.reserve(want);
         let got = zstd::bulk::Decompressor::new()
             .and_then(|mut d| d.decompress_to_buffer(frame, out))
-            .map_err(|e| Error::corrupt(&self.path, format!("block {block}: {e}")))?;
+            .map_err(|e| {
+                Error::corrupt(
+                    &self.path,
+                    Corruption::Block {
+                        block,
+                        detail: e.to_string(),
+                    },
+                )
+            })?;
         if got != want {
             return Err(Error::corrupt(
                 &self.path,
-                format!("block {block}: {got} values, expected {want}"),
+                Corruption::BlockLength { block, got, want },
             ));
         }
         Ok(())
@@ -361,7 +326,7 @@ impl Table {
     /// The value at position `index`, decompressing only its block.
     pub fn get(&self, index: u64) -> Result<i8> {
         if index >= self.header.positions {
-            return Err(Error::Usage(format!(
+            return Err(Error::Invalid(format!(
                 "index {index} beyond the {} positions of the level",
                 self.header.positions
             )));
@@ -390,7 +355,7 @@ impl Table {
         }
         let digest: [u8; 32] = hash.finalize().into();
         if digest != self.header.content_sha256 {
-            return Err(Error::corrupt(&self.path, "content checksum mismatch"));
+            return Err(Error::corrupt(&self.path, Corruption::ContentChecksum));
         }
         Ok(())
     }

@@ -16,8 +16,9 @@
 use std::time::Instant;
 
 use rayon::prelude::*;
+use serde::ser::{Serialize, SerializeMap, SerializeStruct, Serializer};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::memory::{Pipeline, prefetch};
 use crate::oware::forward::{Game, OwareLevel, Targets, solve_level_forward};
 use crate::oware::{Board, Encoder, Rules};
@@ -28,7 +29,7 @@ use crate::source::{LevelData, Source};
 pub const SHOWN: usize = 10;
 
 /// A position whose stored value is not the one the check expects.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Mismatch {
     /// Index in the level.
     pub index: u64,
@@ -60,6 +61,28 @@ impl Outcome {
     }
 }
 
+/// `"pass"`, `null` (not run), `{"error": why}` or `{"differ": n, "first":
+/// [mismatch, ...]}`.
+impl Serialize for Outcome {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Outcome::Pass => s.serialize_str("pass"),
+            Outcome::Skipped => s.serialize_none(),
+            Outcome::Broken(why) => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("error", why)?;
+                m.end()
+            }
+            Outcome::Differs(n, first) => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("differ", n)?;
+                m.serialize_entry("first", first)?;
+                m.end()
+            }
+        }
+    }
+}
+
 /// The checks of one level.
 #[derive(Clone, Debug)]
 pub struct LevelCheck {
@@ -79,6 +102,21 @@ impl LevelCheck {
     /// Whether every check that ran passed.
     pub fn passed(&self) -> bool {
         !(self.integrity.failed() || self.consistency.failed() || self.rederivation.failed())
+    }
+}
+
+/// `{seeds, passed, integrity, consistency, rederivation, seconds}`.
+impl Serialize for LevelCheck {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("LevelCheck", 6)?;
+        st.serialize_field("seeds", &self.seeds)?;
+        st.serialize_field("passed", &self.passed())?;
+        st.serialize_field("integrity", &self.integrity)?;
+        st.serialize_field("consistency", &self.consistency)?;
+        st.serialize_field("rederivation", &self.rederivation)?;
+        // Milliseconds are all a report needs.
+        st.serialize_field("seconds", &((self.seconds * 1e3).round() / 1e3))?;
+        st.end()
     }
 }
 
@@ -119,8 +157,10 @@ pub fn verify(
             }
         });
         match data {
-            Err(e @ crate::Error::Missing { .. }) => return Err(e),
-            Err(e) => check.integrity = Outcome::Broken(e.to_string()),
+            // A damaged file fails the check; a missing or unreadable one is
+            // not a verdict on the table but an error of the run.
+            Err(e @ Error::Corrupt { .. }) => check.integrity = Outcome::Broken(e.to_string()),
+            Err(e) => return Err(e),
             Ok(None) => {}
             Ok(Some(values)) => {
                 let lower: Vec<&[i8]> = loaded.iter().map(|l| &l[..]).collect();

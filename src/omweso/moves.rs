@@ -15,12 +15,12 @@
 use serde::Serialize;
 
 use super::relay::{Relay, certificate};
-use super::side::{Dir, LEFTMOST, MAX_SEEDS, PITS, Side};
+use super::side::{Dir, LEFTMOST, PITS, Side};
 use crate::error::{Error, Result};
 
-/// Rule switches.
+/// Which moves the rules allow (Oware's rule sets are `oware::Rules`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Rules {
+pub struct Variant {
     /// A match's first turn: no captures (a capturing landing relays).
     pub first_turn: bool,
 }
@@ -34,6 +34,13 @@ pub struct Position {
     pub me: Side,
     /// The opponent.
     pub opp: Side,
+}
+
+impl Position {
+    /// Seeds in play, both sides.
+    pub fn seeds(self) -> usize {
+        self.me.seeds() + self.opp.seeds()
+    }
 }
 
 /// Where a lap starts and what it sows.
@@ -63,7 +70,7 @@ enum Next {
 }
 
 /// Plays one lap: returns what follows and the seeds sown.
-fn play(rules: Rules, st: &LapStart, dir: Dir) -> (Next, u64) {
+fn play(variant: Variant, st: &LapStart, dir: Dir) -> (Next, u64) {
     let mut me = st.pos.me;
     let mut opp = st.pos.opp;
     let hand = match st.hand {
@@ -79,7 +86,7 @@ fn play(rules: Rules, st: &LapStart, dir: Dir) -> (Next, u64) {
     if me.get(last) == 1 {
         return (Next::Ends(Position { me, opp }), sown);
     }
-    if !rules.first_turn && last >= 8 {
+    if !variant.first_turn && last >= 8 {
         let (a, b) = (23 - last, last - 8);
         let (sa, sb) = (opp.get(a), opp.get(b));
         if sa > 0 && sb > 0 {
@@ -106,16 +113,16 @@ fn play(rules: Rules, st: &LapStart, dir: Dir) -> (Next, u64) {
 /// Whether a lap can capture against `opp`: some column of the opponent has
 /// seeds in both its pits (captures only empty columns, so this stays false
 /// for the rest of the move once it is).
-fn can_capture(rules: Rules, opp: Side) -> bool {
-    !rules.first_turn && (8..PITS).any(|i| opp.get(23 - i) > 0 && opp.get(i - 8) > 0)
+fn can_capture(variant: Variant, opp: Side) -> bool {
+    !variant.first_turn && (8..PITS).any(|i| opp.get(23 - i) > 0 && opp.get(i - 8) > 0)
 }
 
 /// Whether the lap from `st` may be sown clockwise: it starts in one of the
 /// four leftmost pits and, sown clockwise, ends in a capture.
-fn reversible(rules: Rules, st: &LapStart) -> bool {
-    !rules.first_turn
+fn reversible(variant: Variant, st: &LapStart) -> bool {
+    !variant.first_turn
         && LEFTMOST.contains(&st.pit)
-        && matches!(play(rules, st, Dir::Cw).0, Next::Capture(_))
+        && matches!(play(variant, st, Dir::Cw).0, Next::Capture(_))
 }
 
 /// The verdict on one start.
@@ -241,7 +248,7 @@ pub struct Report {
 
 /// Follows every way of playing a move, within a lap budget.
 struct Explorer {
-    rules: Rules,
+    variant: Variant,
     budget: u64,
     used: u64,
     /// Best witnesses found so far.
@@ -274,14 +281,14 @@ impl Explorer {
                 return;
             }
             if anchor.is_none() && st.hand == Hand::Lift {
-                if !can_capture(self.rules, st.pos.opp) {
+                if !can_capture(self.variant, st.pos.opp) {
                     // No capture and so no choice is left: a pure relay.
                     self.relay(st, line);
                     return;
                 }
                 anchor = Some((st, line.laps, line.sown));
             }
-            if offer && reversible(self.rules, &st) {
+            if offer && reversible(self.variant, &st) {
                 // The player may sow this lap clockwise instead, capturing.
                 self.choice_points += 1;
                 let mut alt = line.clone();
@@ -295,7 +302,7 @@ impl Explorer {
             }
             offer = true;
             self.used += 1;
-            let (next, sown) = play(self.rules, &st, Dir::Ccw);
+            let (next, sown) = play(self.variant, &st, Dir::Ccw);
             line.laps += 1;
             line.sown += sown;
             match next {
@@ -365,7 +372,7 @@ impl Explorer {
             return;
         }
         self.used += 1;
-        let (next, sown) = play(self.rules, &st, dir);
+        let (next, sown) = play(self.variant, &st, dir);
         line.laps += 1;
         line.sown += sown;
         match next {
@@ -387,7 +394,7 @@ impl Explorer {
 /// the budget is shared by every line of the move's choice tree (a line
 /// after a reverse option is explored with what the lines before it left).
 pub fn analyze_start(
-    rules: Rules,
+    variant: Variant,
     pos: Position,
     pit: usize,
     direction: Dir,
@@ -399,7 +406,7 @@ pub fn analyze_start(
         hand: Hand::Lift,
     };
     let mut ex = Explorer {
-        rules,
+        variant,
         budget,
         used: 0,
         ends: None,
@@ -437,7 +444,7 @@ pub fn analyze_start(
         (false, true, false, _) => Verdict::Terminates,
         (false, false, false, _) => unreachable!("every path ends, loops or runs out of budget"),
     };
-    let pure_relay = rules.first_turn || pos.opp == Side::EMPTY;
+    let pure_relay = variant.first_turn || pos.opp == Side::EMPTY;
     let criterion = match verdict {
         Verdict::Undecided => Criterion::Budget,
         Verdict::Terminates
@@ -467,7 +474,7 @@ pub fn analyze_start(
 
 /// Every start of the player to move: each pit holding 2 or more seeds
 /// counter-clockwise, and clockwise too where that first lap captures.
-pub fn starts(rules: Rules, pos: Position) -> Vec<(usize, Dir)> {
+pub fn starts(variant: Variant, pos: Position) -> Vec<(usize, Dir)> {
     let mut out = Vec::new();
     for pit in 0..PITS {
         if pos.me.get(pit) < 2 {
@@ -475,7 +482,7 @@ pub fn starts(rules: Rules, pos: Position) -> Vec<(usize, Dir)> {
         }
         out.push((pit, Dir::Ccw));
         if reversible(
-            rules,
+            variant,
             &LapStart {
                 pos,
                 pit,
@@ -497,46 +504,38 @@ pub struct Analysis {
 
 /// Analyses every start of `pos` (or only those from `pit`) within
 /// `budget` laps each. Refuses a pit that does not exist or holds fewer than
-/// 2 seeds, a position with no move, and, unless `any_seeds`, more seeds in
-/// play than an Omweso game has (64).
+/// 2 seeds, and a position with no move.
 pub fn analyze(
-    rules: Rules,
+    variant: Variant,
     pos: Position,
     pit: Option<usize>,
     budget: u64,
-    any_seeds: bool,
 ) -> Result<Analysis> {
-    let seeds = pos.me.seeds() + pos.opp.seeds();
-    if seeds > MAX_SEEDS && !any_seeds {
-        return Err(Error::Usage(format!(
-            "{seeds} seeds in play, more than the {MAX_SEEDS} of an Omweso game (pass --any-seeds to study it anyway)"
-        )));
-    }
     if budget == 0 {
-        return Err(Error::Usage("--max-laps 0 must be at least 1".into()));
+        return Err(Error::Invalid("a lap budget must be at least 1".into()));
     }
-    let mut starts = starts(rules, pos);
+    let mut starts = starts(variant, pos);
     if let Some(p) = pit {
         if p >= PITS {
-            return Err(Error::Usage(format!("--pit {p}: pits are numbered 0..15")));
+            return Err(Error::Invalid(format!("pit {p}: pits are numbered 0..15")));
         }
         if pos.me.get(p) < 2 {
-            return Err(Error::Usage(format!(
-                "--pit {p} holds {} seeds; a move starts from 2 or more",
+            return Err(Error::Invalid(format!(
+                "pit {p} holds {} seeds; a move starts from 2 or more",
                 pos.me.get(p)
             )));
         }
         starts.retain(|s| s.0 == p);
     }
     if starts.is_empty() {
-        return Err(Error::Usage(
+        return Err(Error::Invalid(
             "no pit holds 2 or more seeds: the player has no move".into(),
         ));
     }
     Ok(Analysis {
         starts: starts
             .iter()
-            .map(|&(pit, dir)| analyze_start(rules, pos, pit, dir, budget))
+            .map(|&(pit, dir)| analyze_start(variant, pos, pit, dir, budget))
             .collect(),
     })
 }

@@ -12,7 +12,7 @@ pub const MAX_SEEDS: usize = 48;
 /// Twelve pits; `0..6` belong to the player to move, from that player's left,
 /// counter-clockwise, and `6..12` to the opponent. Captured seeds have left the
 /// board, so the board alone is the position.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, serde::Serialize)]
 pub struct Board(pub [u8; PITS]);
 
 impl Board {

@@ -61,7 +61,7 @@ impl FromStr for Rules {
         Rules::ALL
             .into_iter()
             .find(|r| r.name() == s)
-            .ok_or_else(|| Error::Usage(format!("unknown rule set '{s}' (use awari or abapa)")))
+            .ok_or_else(|| Error::Invalid(format!("unknown rule set '{s}' (use awari or abapa)")))
     }
 }
 

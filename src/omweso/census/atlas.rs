@@ -33,7 +33,17 @@ pub fn save(path: &Path, found: &[Found]) -> Result<()> {
         text += &serde_json::to_string(f).expect("cycles serialize");
         text.push('\n');
     }
-    crate::table::write_atomically(path, |f| std::io::Write::write_all(f, text.as_bytes()))
+    crate::files::write_atomically(path, |f| std::io::Write::write_all(f, text.as_bytes()))
+}
+
+/// Writes the atlas `entries` to `path` atomically, one JSON line each.
+pub fn write(path: &Path, entries: &[Entry]) -> Result<()> {
+    let mut text = String::new();
+    for e in entries {
+        text += &serde_json::to_string(e).expect("atlas entries serialize");
+        text.push('\n');
+    }
+    crate::files::write_atomically(path, |f| std::io::Write::write_all(f, text.as_bytes()))
 }
 
 /// Reads the cycles at `path`: `Ok(None)` if there is no such file.
@@ -46,8 +56,13 @@ pub fn load(path: &Path) -> Result<Option<Vec<Found>>> {
     text.lines()
         .enumerate()
         .map(|(i, l)| {
-            serde_json::from_str(l)
-                .map_err(|e| Error::corrupt(path, format!("line {}: not a cycle ({e})", i + 1)))
+            serde_json::from_str(l).map_err(|e| {
+                Error::Invalid(format!(
+                    "{}: line {}: not a cycle ({e}): damaged (remove the file to compute it again)",
+                    path.display(),
+                    i + 1
+                ))
+            })
         })
         .collect::<Result<Vec<Found>>>()
         .map(Some)

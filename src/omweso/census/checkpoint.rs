@@ -57,8 +57,7 @@ pub fn path(dir: &Path, seeds: usize, budget: u64) -> PathBuf {
 }
 
 fn checksum(c: &Checkpoint) -> String {
-    let json = serde_json::to_string(c).expect("checkpoints serialize");
-    crate::table::hex(&crate::table::sha256(json.as_bytes())[..8])
+    super::store::digest(&serde_json::to_vec(c).expect("checkpoints serialize"))
 }
 
 /// Writes `c` to `path` atomically.
@@ -68,7 +67,7 @@ pub fn save(path: &Path, c: &Checkpoint) -> Result<()> {
         checksum: checksum(c),
     };
     let text = serde_json::to_vec(&saved).expect("checkpoints serialize");
-    crate::table::write_atomically(path, |f| std::io::Write::write_all(f, &text))
+    crate::files::write_atomically(path, |f| std::io::Write::write_all(f, &text))
 }
 
 /// Reads the checkpoint at `path`: `Ok(None)` if there is none, `Err(why)`

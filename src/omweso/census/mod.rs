@@ -356,26 +356,6 @@ fn configurations_looping(states: &HashSet<u128>) -> (u64, u64) {
         .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
 }
 
-/// Parses `K` or `K..K2` (inclusive) for `--seeds`.
-pub fn parse_range(text: &str) -> crate::Result<std::ops::RangeInclusive<usize>> {
-    let bad = || {
-        crate::Error::Usage(format!(
-            "--seeds '{text}': give K or K..K2, seed counts 0..={}",
-            super::side::MAX_SEEDS
-        ))
-    };
-    let (a, b) = match text.split_once("..") {
-        Some((a, b)) => (a, b),
-        None => (text, text),
-    };
-    let a: usize = a.trim().parse().map_err(|_| bad())?;
-    let b: usize = b.trim().parse().map_err(|_| bad())?;
-    if a > b || b > super::side::MAX_SEEDS {
-        return Err(bad());
-    }
-    Ok(a..=b)
-}
-
 /// How a census run goes.
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
@@ -383,32 +363,9 @@ pub struct Options {
     pub budget: u64,
     /// Least time between two checkpoints of a row (zero: after every batch).
     pub checkpoint_every: Duration,
-    /// Run even if the estimate exceeds [`LIMIT`].
-    pub force: bool,
     /// Where progress and notes go.
     pub progress: Progress,
 }
-
-impl Options {
-    /// Defaults: a checkpoint every minute, or every
-    /// `MANCALADB_CENSUS_CHECKPOINT_SECS` seconds if that is set.
-    pub fn new(budget: u64, progress: Progress) -> Options {
-        let secs = std::env::var("MANCALADB_CENSUS_CHECKPOINT_SECS")
-            .ok()
-            .and_then(|v| v.parse::<f64>().ok())
-            .filter(|v| v.is_finite() && *v >= 0.0)
-            .unwrap_or(60.0);
-        Options {
-            budget,
-            checkpoint_every: Duration::from_secs_f64(secs),
-            force: false,
-            progress,
-        }
-    }
-}
-
-/// The estimated time above which a run is refused without `force`.
-pub const LIMIT: Duration = Duration::from_secs(24 * 3600);
 
 /// What a census run would cost.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -426,6 +383,13 @@ pub struct Estimate {
 /// Laps followed per start in an estimate's sample, so that a sample at a
 /// large seed count cannot spend minutes on one long cycle.
 const SAMPLE_BUDGET: u64 = 1_000_000;
+
+/// What computing the rows of `range` not yet saved in `dir` would cost.
+pub fn plan(dir: &Path, range: RangeInclusive<usize>, budget: u64) -> Result<Estimate> {
+    let store = Store::open(dir)?;
+    let todo: Vec<usize> = range.filter(|&k| store.row(k, budget).is_none()).collect();
+    Ok(estimate(&todo, budget))
+}
 
 /// Times a sample of the largest of `rows` (16 runs of 4096 configurations
 /// spread over its configurations) and extrapolates to all of them.
@@ -500,12 +464,11 @@ pub struct Outcome {
 /// in `dir/omweso-census.jsonl` ([`store`]), their cycles beside it
 /// ([`atlas`]) and progress inside a row in a
 /// checkpoint ([`checkpoint`]), so that a long run resumes where it stopped.
-/// Fails before computing if `dir` is not writable or the run is estimated
-/// beyond [`LIMIT`] without `force`.
+/// Fails before computing if `dir` is not writable.
 pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options) -> Result<Outcome> {
     let budget = opt.budget;
     if budget == 0 {
-        return Err(Error::Usage("--max-laps must be at least 1".into()));
+        return Err(Error::Invalid("a lap budget must be at least 1".into()));
     }
     store::check_writable(dir)?;
     let mut store = Store::open(dir)?;
@@ -523,27 +486,6 @@ pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options) -> Resu
             store.path().display(),
             store.unchecksummed
         ));
-    }
-    let todo: Vec<usize> = range
-        .clone()
-        .filter(|&k| store.row(k, budget).is_none())
-        .collect();
-    if !todo.is_empty() {
-        let e = estimate(&todo, budget);
-        let text = format!(
-            "census: {} start-0 configurations to walk for k = {:?} (16x as many pairs), about {} at {:.1} M/s measured here",
-            e.configurations,
-            e.rows,
-            human(e.seconds),
-            e.rate / 1e6
-        );
-        if e.seconds > LIMIT.as_secs_f64() && !opt.force {
-            return Err(Error::Usage(format!(
-                "{text}: more than the limit of {}; pass --force to run it anyway",
-                human(LIMIT.as_secs_f64())
-            )));
-        }
-        opt.progress.line(&text);
     }
     let mut out = Outcome {
         rows: Vec::new(),
@@ -608,26 +550,40 @@ pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options) -> Resu
     Ok(out)
 }
 
-/// [`run_saved`] with [`Options::new`], failing if a row cannot be saved.
-pub fn run_resumable(
+/// The atlas of the cycles of every row of `range` (sorted by seeds, period
+/// and state): from the cycles files the rows left, or, for rows saved
+/// without one, by computing the row again (without replacing it).
+pub fn atlas_of(
     dir: &Path,
     range: RangeInclusive<usize>,
-    budget: u64,
-    progress: Progress,
-) -> Result<Vec<Row>> {
-    let out = run_saved(dir, range, Options::new(budget, progress))?;
-    match out.save_error {
-        Some(e) => Err(e),
-        None => Ok(out.rows),
+    opt: Options,
+) -> Result<Vec<atlas::Entry>> {
+    let mut entries = Vec::new();
+    for k in range {
+        let path = atlas::path(dir, k, opt.budget);
+        let found = match atlas::load(&path)? {
+            Some(found) => found,
+            None => {
+                let (_, found) = count(k, opt.budget, opt.progress, None, None);
+                atlas::save(&path, &found)?;
+                found
+            }
+        };
+        let mut here = found
+            .par_iter()
+            .map(|f| {
+                atlas::entry(f).ok_or_else(|| {
+                    Error::Invalid(format!(
+                        "{}: {} from pit 0 does not loop with period {}: damaged (remove the file to compute it again)",
+                        path.display(),
+                        Side::from_pits(f.side),
+                        f.period
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        here.sort_by_key(|e| (e.period, e.side));
+        entries.extend(here);
     }
-}
-
-/// Seconds in words.
-fn human(s: f64) -> String {
-    match s {
-        s if s < 120.0 => format!("{s:.0} s"),
-        s if s < 7200.0 => format!("{:.0} min", s / 60.0),
-        s if s < 172_800.0 => format!("{:.1} h", s / 3600.0),
-        s => format!("{:.0} days", s / 86400.0),
-    }
+    Ok(entries)
 }

@@ -147,10 +147,22 @@ impl Store {
             text += &serde_json::to_string(&saved).expect("rows serialize");
             text.push('\n');
         }
-        crate::table::write_atomically(&self.path, |f| f.write_all(text.as_bytes()))?;
+        crate::files::write_atomically(&self.path, |f| f.write_all(text.as_bytes()))?;
         self.unchecksummed.clear();
         Ok(())
     }
+}
+
+/// The rows as one JSON list, a row a line.
+pub fn list(rows: &[Row]) -> String {
+    let items: Vec<String> = rows.iter().map(Row::to_json).collect();
+    format!("[{}]", items.join(",\n"))
+}
+
+/// Writes [`list`] of `rows` to `path` atomically.
+pub fn write_list(path: &Path, rows: &[Row]) -> Result<()> {
+    let text = list(rows) + "\n";
+    crate::files::write_atomically(path, |f| f.write_all(text.as_bytes()))
 }
 
 /// Checks that `dir` exists or can be created and that files can be
@@ -165,8 +177,16 @@ pub fn check_writable(dir: &Path) -> Result<()> {
 /// The checksum stored with a row: the first 16 hex digits of the sha256 of
 /// its JSON.
 pub fn checksum(row: &Row) -> String {
-    let json = serde_json::to_string(row).expect("rows serialize");
-    crate::table::hex(&crate::table::sha256(json.as_bytes())[..8])
+    digest(&serde_json::to_vec(row).expect("rows serialize"))
+}
+
+/// The first 16 hex digits of the sha256 of `bytes`.
+pub(crate) fn digest(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// A row from one line, and whether it carried a checksum; else why not.

@@ -2,17 +2,17 @@
 //! turned into errors that name the file (never a panic, never a value);
 //! builds that resume after an interruption or damage.
 
-mod common;
-
 use std::path::Path;
 
-use common::{run, scratch};
+use crate::common::{run, scratch};
 use mancaladb::Error;
+use mancaladb::build::build;
 use mancaladb::db::Db;
 use mancaladb::exchange::Alone;
 use mancaladb::oware::{Board, Rules};
 use mancaladb::progress::Progress;
-use mancaladb::query::{Tables, analyze};
+use mancaladb::query::analyze;
+use mancaladb::source::Tables;
 use mancaladb::table::{BLOCK_SIZE, Table, TableId, write_table};
 
 /// Pseudo-random values in -14..=14 (xorshift), so blocks do not compress away.
@@ -53,7 +53,7 @@ fn tables_round_trip_across_blocks() {
     ] {
         assert_eq!(t.get(i as u64).unwrap(), v[i]);
     }
-    assert!(matches!(t.get(v.len() as u64), Err(Error::Usage(_))));
+    assert!(matches!(t.get(v.len() as u64), Err(Error::Invalid(_))));
     assert!(!dir.join("t.mdb.tmp").exists());
 }
 
@@ -110,8 +110,7 @@ fn damage_is_an_error_naming_the_file() {
 fn a_table_of_the_wrong_level_is_refused() {
     let dir = scratch("wrong-level");
     let db = Db::new(&dir);
-    db.build(Rules::Awari, 3, &Alone, Progress::Quiet, |_| {})
-        .unwrap();
+    build(&db, Rules::Awari, 3, &Alone, Progress::Quiet, |_| {}).unwrap();
     std::fs::copy(
         db.table_path(Rules::Awari, 2),
         db.table_path(Rules::Awari, 3),
@@ -134,12 +133,10 @@ fn file_bytes(p: &Path) -> Vec<u8> {
 fn builds_resume_and_repair() {
     let dir = scratch("resume");
     let db = Db::new(&dir);
-    let first = db
-        .build(Rules::Abapa, 9, &Alone, Progress::Quiet, |_| {})
-        .unwrap();
+    let first = build(&db, Rules::Abapa, 9, &Alone, Progress::Quiet, |_| {}).unwrap();
     assert!(first.iter().all(|r| !r.skipped));
     // The canonical files, as committed in db/CHECKSUMS.
-    let committed = common::committed_checksums();
+    let committed = crate::common::committed_checksums();
     for n in 0..=9 {
         let (_, _, content, file) = committed
             .iter()
@@ -150,7 +147,7 @@ fn builds_resume_and_repair() {
             &mancaladb::table::hex(&Table::open(&path).unwrap().header().content_sha256),
             content
         );
-        assert_eq!(&common::file_sha256(&path), file, "abapa level {n}");
+        assert_eq!(&crate::common::file_sha256(&path), file, "abapa level {n}");
     }
     let level7 = file_bytes(&db.table_path(Rules::Abapa, 7));
 
@@ -164,9 +161,7 @@ fn builds_resume_and_repair() {
     std::fs::write(db.table_path(Rules::Abapa, 7), &bytes).unwrap();
     std::fs::remove_file(db.raw_path(Rules::Abapa, 4)).unwrap();
 
-    let second = db
-        .build(Rules::Abapa, 9, &Alone, Progress::Quiet, |_| {})
-        .unwrap();
+    let second = build(&db, Rules::Abapa, 9, &Alone, Progress::Quiet, |_| {}).unwrap();
     let rebuilt: Vec<usize> = second
         .iter()
         .filter(|r| !r.skipped)
@@ -195,8 +190,7 @@ fn builds_resume_and_repair() {
 fn a_query_on_a_damaged_table_fails_with_exit_2() {
     let dir = scratch("damaged-query");
     let db = Db::new(&dir);
-    db.build(Rules::Awari, 5, &Alone, Progress::Quiet, |_| {})
-        .unwrap();
+    build(&db, Rules::Awari, 5, &Alone, Progress::Quiet, |_| {}).unwrap();
     let path = db.table_path(Rules::Awari, 5);
     let mut bytes = std::fs::read(&path).unwrap();
     let n = bytes.len();

@@ -1,9 +1,13 @@
-//! Shared test fixtures: table directories built once per test binary.
-#![allow(dead_code)]
+//! Shared test fixtures: levels solved and table directories built once
+//! per run of the test binary.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
+
+use mancaladb::oware::Rules;
+use mancaladb::oware::solve::solve_level;
+use mancaladb::progress::Progress;
 
 /// The command-line binary under test.
 pub fn bin() -> Command {
@@ -86,4 +90,23 @@ pub fn refuses(args: &[&str], want: &str) {
     if !err.starts_with("error:") {
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
     }
+}
+
+/// Levels 0..=13 of `rules`, solved in memory by the builder's solver once
+/// per run: the one level loop the tests share.
+pub fn solved(rules: Rules) -> &'static [Vec<i8>] {
+    static AWARI: OnceLock<Vec<Vec<i8>>> = OnceLock::new();
+    static ABAPA: OnceLock<Vec<Vec<i8>>> = OnceLock::new();
+    let cell = match rules {
+        Rules::Awari => &AWARI,
+        Rules::Abapa => &ABAPA,
+    };
+    cell.get_or_init(|| {
+        let mut levels: Vec<Vec<i8>> = Vec::new();
+        for n in 0..=13 {
+            let lower: Vec<&[i8]> = levels.iter().map(|v| v.as_slice()).collect();
+            levels.push(solve_level(rules, n, &lower, Progress::Quiet).to_vec());
+        }
+        levels
+    })
 }

@@ -1,21 +1,10 @@
 //! The level solver against facts that do not come from it: the published
 //! VU hashes, known positions, and an independent forward solver.
 
+use crate::common::solved;
 use mancaladb::oware::Rules;
 use mancaladb::oware::forward::solve_level_forward;
-use mancaladb::oware::solve::solve_level;
-use mancaladb::progress::Progress;
 use sha2::{Digest, Sha256};
-
-fn build(rules: Rules, max: usize) -> Vec<Vec<i8>> {
-    let mut levels: Vec<Vec<i8>> = Vec::new();
-    for n in 0..=max {
-        let lower: Vec<&[i8]> = levels.iter().map(|v| v.as_slice()).collect();
-        let v = solve_level(rules, n, &lower, Progress::Quiet).to_vec();
-        levels.push(v);
-    }
-    levels
-}
 
 fn sha(v: &[i8]) -> String {
     let bytes: Vec<u8> = v.iter().map(|&x| x as u8).collect();
@@ -27,7 +16,7 @@ fn sha(v: &[i8]) -> String {
 
 #[test]
 fn awari_levels_match_published_hashes() {
-    let levels = build(Rules::Awari, 12);
+    let levels = solved(Rules::Awari);
     assert_eq!(
         sha(&levels[0]),
         "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d"
@@ -45,7 +34,7 @@ fn awari_levels_match_published_hashes() {
 #[test]
 fn forward_solver_agrees_on_small_levels() {
     for rules in Rules::ALL {
-        let levels = build(rules, 11);
+        let levels = solved(rules);
         for n in 0..=11 {
             let lower: Vec<&[i8]> = levels[..n].iter().map(|v| v.as_slice()).collect();
             let fwd = solve_level_forward(rules, n, &lower);

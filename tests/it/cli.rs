@@ -1,9 +1,7 @@
 //! The command line end to end: build, query (text, JSON, line), stats,
 //! export, and every bad input giving one line and exit code 2.
 
-mod common;
-
-use common::{awari_db, committed_checksums, file_sha256, refuses, run, scratch};
+use crate::common::{awari_db, committed_checksums, file_sha256, refuses, run, scratch};
 
 fn query_json(pits: &str) -> String {
     let db = awari_db().to_str().unwrap();
@@ -216,7 +214,7 @@ fn bad_input_is_refused_with_one_line_and_exit_2() {
     );
     refuses(
         &["build", "--threads", "0", "--db", db],
-        "--threads must be at least 1",
+        "'--threads <THREADS>': must be at least 1",
     );
     refuses(&["query", "--bogus"], "unexpected argument");
     #[cfg(not(feature = "mpi"))]
@@ -235,7 +233,7 @@ fn known_answer_file() {
         "/tests/known-answers.txt"
     ))
     .unwrap();
-    let tables = mancaladb::query::Tables::new(
+    let tables = mancaladb::source::Tables::new(
         mancaladb::db::Db::new(awari_db()),
         mancaladb::oware::Rules::Awari,
     );

@@ -4,17 +4,14 @@
 //!
 //! Needs `--features mpi` and `mpirun` on the PATH (`.ci/run` installs
 //! Debian's `openmpi-bin libopenmpi-dev`): `cargo test --release --features
-//! mpi --test mpi`. Each test launches its own job, so MPI is initialised
+//! mpi --test it mpi::`. Each test launches its own job, so MPI is initialised
 //! once per process as it must be.
-#![cfg(feature = "mpi")]
-
-mod common;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{awari_db, committed_checksums, export_vu, file_sha256, run, scratch};
+use crate::common::{awari_db, committed_checksums, export_vu, file_sha256, run, scratch};
 
 /// `mpirun -np <ranks> mancaladb <args>`, oversubscribing this machine's
 /// cores, not pinning a rank to one core (each runs worker threads), and

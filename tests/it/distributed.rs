@@ -4,9 +4,10 @@
 
 use std::sync::{Arc, Barrier, Mutex};
 
+use crate::common::solved;
 use mancaladb::exchange::{Exchange, split};
 use mancaladb::oware::Rules;
-use mancaladb::oware::solve::{solve_level, solve_part};
+use mancaladb::oware::solve::solve_part;
 use mancaladb::progress::Progress;
 
 /// What the simulated ranks share.
@@ -100,10 +101,9 @@ fn on_ranks<T: Send>(ranks: usize, f: impl Fn(&Member) -> T + Sync) -> Vec<T> {
 #[test]
 fn every_split_gives_the_single_process_values() {
     for rules in Rules::ALL {
-        let mut levels: Vec<Vec<i8>> = Vec::new();
-        for seeds in 0..=13 {
-            let lower: Vec<&[i8]> = levels.iter().map(|v| v.as_slice()).collect();
-            let whole = solve_level(rules, seeds, &lower, Progress::Quiet).to_vec();
+        let levels = solved(rules);
+        for (seeds, whole) in levels.iter().enumerate() {
+            let lower: Vec<&[i8]> = levels[..seeds].iter().map(|v| v.as_slice()).collect();
             for ranks in 1..=4 {
                 let parts = on_ranks(ranks, |ex| {
                     let part = solve_part(rules, seeds, &lower, ex, Progress::Quiet);
@@ -127,11 +127,10 @@ fn every_split_gives_the_single_process_values() {
                     joined.extend_from_slice(values);
                 }
                 assert!(
-                    joined == whole,
+                    &joined == whole,
                     "{rules} level {seeds} split {ranks} ways differs"
                 );
             }
-            levels.push(whole);
         }
     }
 }

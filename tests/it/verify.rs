@@ -1,8 +1,7 @@
 //! `verify`, the VU reading paths, import/export, and why check 3 exists.
 
-mod common;
-
-use common::{export_vu, run, scratch};
+use crate::common::{export_vu, run, scratch};
+use mancaladb::build::build;
 use mancaladb::db::Db;
 use mancaladb::exchange::Alone;
 use mancaladb::oware::forward::{Graph, NO_EXIT, NO_MOVE, solve_graph};
@@ -14,9 +13,7 @@ use mancaladb::verify::{Outcome, verify};
 
 fn built(name: &str, rules: Rules, max: usize) -> std::path::PathBuf {
     let dir = scratch(name);
-    Db::new(&dir)
-        .build(rules, max, &Alone, Progress::Quiet, |_| {})
-        .unwrap();
+    build(&Db::new(&dir), rules, max, &Alone, Progress::Quiet, |_| {}).unwrap();
     dir
 }
 
@@ -25,7 +22,7 @@ fn verify_passes_on_built_levels_of_both_rule_sets() {
     for rules in Rules::ALL {
         let dir = built(&format!("verify-{rules}"), rules, 11);
         let checks = verify(
-            &Source::Tables(Db::new(&dir), rules),
+            &Source::tables(&dir, rules),
             rules,
             0..=11,
             false,

@@ -5,9 +5,11 @@ use std::time::Duration;
 
 use mancaladb::omweso::census::store::{self, Store};
 use mancaladb::omweso::census::{
-    CHUNK, LIMIT, Options, Row, census, checkpoint, estimate, run_saved, walked,
+    CHUNK, Options, Row, census, checkpoint, estimate, plan, run_saved, walked,
 };
 use mancaladb::progress::Progress;
+
+use crate::common::refuses;
 
 #[test]
 fn known_rows() {
@@ -111,7 +113,6 @@ fn quiet(budget: u64) -> Options {
     Options {
         budget,
         checkpoint_every: Duration::from_secs(60),
-        force: false,
         progress: Progress::Quiet,
     }
 }
@@ -247,33 +248,53 @@ fn unwritable_directory_is_refused_first() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("a-file");
     std::fs::write(&file, b"").unwrap();
-    let err = run_saved(
-        &file.join("db"),
-        40..=40,
-        Options {
-            force: true,
-            ..quiet(1000)
-        },
-    )
-    .unwrap_err()
-    .to_string();
+    let err = run_saved(&file.join("db"), 40..=40, quiet(1000))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("a-file"), "{err}");
+    // The command checks --db and --out before its estimate and before
+    // computing, even with --force.
+    let db = file.join("db");
+    let db = db.to_str().unwrap();
+    refuses(
+        &["census", "--seeds", "40", "--force", "--db", db],
+        "a-file",
+    );
+    let good = dir.join("db");
+    let good = good.to_str().unwrap();
+    for out in ["/nonexistent/x.json", dir.to_str().unwrap()] {
+        refuses(
+            &[
+                "census", "--seeds", "40", "--force", "--db", good, "--out", out,
+            ],
+            out,
+        );
+        refuses(
+            &[
+                "census", "--seeds", "40", "--force", "--db", good, "--cycles", out,
+            ],
+            out,
+        );
+    }
 }
 
-/// A census beyond the time limit is refused with its size and estimate,
-/// unless forced (issue 15, item 14).
+/// A census beyond a day is refused with its size and estimate, unless
+/// forced (issue 15, item 14).
 #[test]
 fn huge_census_is_refused_with_an_estimate() {
     let dir = fresh_dir("huge");
-    let err = run_saved(&dir, 40..=40, quiet(1_000_000_000)).unwrap_err();
-    assert!(matches!(err, mancaladb::Error::Usage(_)));
-    let text = err.to_string();
-    assert!(text.contains(&walked(40).to_string()), "{text}");
-    assert!(text.contains("--force"), "{text}");
     let e = estimate(&[40], 1_000_000_000);
     assert_eq!(e.configurations, 6_250_347_750_920); // C(53, 15)
-    assert!(e.seconds > LIMIT.as_secs_f64());
-    assert!(estimate(&[20], 1_000_000_000).seconds < LIMIT.as_secs_f64());
+    assert!(e.seconds > 24.0 * 3600.0, "{e:?}");
+    assert_eq!(plan(&dir, 39..=40, 1000).unwrap().rows, [39, 40]);
+    refuses(
+        &["census", "--seeds", "40", "--db", dir.to_str().unwrap()],
+        "6250347750920 start-0 configurations to walk for k = 40",
+    );
+    refuses(
+        &["census", "--seeds", "40", "--db", dir.to_str().unwrap()],
+        "--force",
+    );
 }
 
 /// A checkpoint that does not belong to its row is ignored.
@@ -298,9 +319,8 @@ fn row_resumes_after_sigkill() {
     let k = 18;
     let cp = checkpoint::path(&dir, k, 1_000_000_000);
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mancaladb"))
-        .args(["census", "--seeds", "18", "--db"])
+        .args(["census", "--seeds", "18", "--checkpoint-secs", "0", "--db"])
         .arg(&dir)
-        .env("MANCALADB_CENSUS_CHECKPOINT_SECS", "0")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

@@ -4,9 +4,8 @@
 
 use std::collections::HashMap;
 
-use mancaladb::oware::solve::solve_level;
+use crate::common::solved;
 use mancaladb::oware::{Board, Encoder, Move, Rules, moves};
-use mancaladb::progress::Progress;
 
 fn board(s: &str) -> Board {
     Board::parse(&[s]).unwrap()
@@ -121,16 +120,6 @@ fn no_seeds_means_no_move() {
     }
 }
 
-/// Solves levels `0..=max` in memory.
-fn solve(rules: Rules, max: usize) -> Vec<Vec<i8>> {
-    let mut levels: Vec<Vec<i8>> = Vec::new();
-    for n in 0..=max {
-        let lower: Vec<&[i8]> = levels.iter().map(|v| v.as_slice()).collect();
-        levels.push(solve_level(rules, n, &lower, Progress::Quiet).to_vec());
-    }
-    levels
-}
-
 /// The value of `start` by playing out its line, when every position on it
 /// has a single legal move: the alternating sum of captures, plus `-n` if a
 /// player is left without seeds, or nothing more once a position repeats
@@ -162,7 +151,7 @@ fn forced_value(rules: Rules, start: &Board) -> Option<(i32, bool)> {
 #[test]
 fn forced_lines_cycles_included_have_the_values_the_rules_give() {
     for rules in Rules::ALL {
-        let levels = solve(rules, 7);
+        let levels = solved(rules);
         let (mut forced, mut cycles) = (0, 0);
         for (n, values) in levels.iter().enumerate().skip(1) {
             let e = Encoder::new(n);

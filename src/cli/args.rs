@@ -1,0 +1,99 @@
+//! Flags shared by several commands, and the parsers clap uses to check
+//! values before a command runs.
+
+use std::ops::RangeInclusive;
+use std::path::PathBuf;
+
+use mancaladb::oware::{MAX_SEEDS, Rules};
+use mancaladb::source::Source;
+
+/// Options of the commands that read or write a table directory.
+#[derive(clap::Args)]
+pub struct Where {
+    /// Table directory.
+    #[arg(long, default_value = "db")]
+    pub db: PathBuf,
+    /// Rule set: awari (Romein & Bal's) or abapa (international).
+    #[arg(long, default_value = "awari", value_parser = rules)]
+    pub rules: Rules,
+}
+
+/// Where values are read from: tables, or published-layout VU files.
+#[derive(clap::Args)]
+pub struct Reading {
+    #[command(flatten)]
+    pub at: Where,
+    /// Read `scores.N` files (the published VU layout) from this directory
+    /// instead of tables, in place.
+    #[arg(long)]
+    pub vu: Option<PathBuf>,
+}
+
+impl Reading {
+    /// The one place a command chooses tables or VU files.
+    pub fn source(&self) -> Source {
+        match &self.vu {
+            Some(dir) => Source::vu(dir),
+            None => Source::tables(&self.at.db, self.at.rules),
+        }
+    }
+}
+
+fn rules(s: &str) -> Result<Rules, String> {
+    s.parse().map_err(|e: mancaladb::Error| e.to_string())
+}
+
+/// `N` or `N..M` (inclusive), each at most `max`; `what` says what the
+/// numbers count, for the message.
+pub fn range(text: &str, max: usize, what: &str) -> Result<RangeInclusive<usize>, String> {
+    let bad = || format!("give N or N..M, {what} 0..={max}");
+    let (a, b) = text.split_once("..").unwrap_or((text, text));
+    let a: usize = a.trim().parse().map_err(|_| bad())?;
+    let b: usize = b.trim().parse().map_err(|_| bad())?;
+    if a > b || b > max {
+        return Err(bad());
+    }
+    Ok(a..=b)
+}
+
+/// A range of Oware levels (`--seeds` of `verify`).
+pub fn oware_levels(text: &str) -> Result<RangeInclusive<usize>, String> {
+    range(text, MAX_SEEDS, "Oware levels")
+}
+
+/// One Oware level (`--max-seeds` of `build`).
+pub fn oware_level(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if n <= MAX_SEEDS => Ok(n),
+        Ok(_) => Err(format!("an Oware game has {MAX_SEEDS} seeds")),
+        Err(_) => Err(format!("give a level 0..={MAX_SEEDS}")),
+    }
+}
+
+/// Worker threads: at least 1, at most 4 per core (more only costs).
+pub fn threads(text: &str) -> Result<usize, String> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) if n > 4 * cores => Err(format!(
+            "{n} threads on {cores} cores: at most {} (4 per core)",
+            4 * cores
+        )),
+        Ok(n) => Ok(n),
+        Err(_) => Err("give a whole number of threads".into()),
+    }
+}
+
+/// A path as a shell word that can be pasted: quoted when it holds
+/// anything but letters, digits and `_ - . / + , :`.
+pub fn shell_quote(path: &std::path::Path) -> String {
+    let s = path.to_string_lossy();
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./+,:".contains(c));
+    if plain {
+        s.into_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}

@@ -1,0 +1,126 @@
+//! `build`: solve levels into a table directory and report each one.
+
+use std::process::ExitCode;
+
+use mancaladb::Error;
+use mancaladb::build::{LevelReport, build};
+use mancaladb::db::Db;
+use mancaladb::exchange::Alone;
+use mancaladb::progress::Progress;
+
+use super::args::{self, Where};
+use super::output::out;
+
+/// Options of `build`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    at: Where,
+    /// Build levels 0..=N.
+    #[arg(long, default_value_t = 16, value_parser = args::oware_level)]
+    max_seeds: usize,
+    /// Worker threads (default: all cores).
+    #[arg(long, value_parser = args::threads)]
+    threads: Option<usize>,
+    /// Build together with the other ranks of an MPI job, each solving a
+    /// slice of every level (run under mpirun; needs a build with
+    /// `--features mpi`).
+    #[arg(long)]
+    distributed: bool,
+}
+
+/// Builds the levels asked for.
+pub fn run(a: Args) -> Result<ExitCode, Error> {
+    if let Some(t) = a.threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build_global()
+            .map_err(|e| Error::Invalid(format!("cannot start {t} threads: {e}")))?;
+    }
+    let db = Db::new(&a.at.db);
+    if a.distributed {
+        return distributed(&db, a.at.rules, a.max_seeds);
+    }
+    let cores = rayon::current_num_threads();
+    build(&db, a.at.rules, a.max_seeds, &Alone, Progress::Auto, |r| {
+        print_level(r, cores)
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `build --distributed`: this process is one rank of an MPI job. An error
+/// on any rank stops every rank (the levels already written stay valid);
+/// rank 0 alone prints.
+#[cfg(feature = "mpi")]
+fn distributed(
+    db: &Db,
+    rules: mancaladb::oware::Rules,
+    max_seeds: usize,
+) -> Result<ExitCode, Error> {
+    use mancaladb::exchange::{Exchange, mpi::Mpi};
+    let Some(mpi) = Mpi::init() else {
+        return Err(Error::Invalid("MPI could not be initialised".into()));
+    };
+    let (rank, ranks) = (mpi.rank(), mpi.ranks());
+    let progress = if rank == 0 {
+        Progress::Auto
+    } else {
+        Progress::Quiet
+    };
+    let cores = rayon::current_num_threads() * ranks;
+    match build(db, rules, max_seeds, &mpi, progress, |r| {
+        print_level(r, cores)
+    }) {
+        Ok(_) => Ok(ExitCode::SUCCESS),
+        Err(e) => {
+            super::output::diag(format_args!(
+                "mancaladb: rank {rank} of {ranks}: {e}; stopping every rank"
+            ));
+            mpi.abort(2)
+        }
+    }
+}
+
+/// Without the `mpi` feature there is no distributed build.
+#[cfg(not(feature = "mpi"))]
+fn distributed(_: &Db, _: mancaladb::oware::Rules, _: usize) -> Result<ExitCode, Error> {
+    Err(Error::Invalid(
+        "--distributed needs a build with MPI: cargo build --release --features mpi (see README)"
+            .into(),
+    ))
+}
+
+fn print_level(r: &LevelReport, cores: usize) {
+    if r.skipped {
+        out!(
+            "level {:>2}: {:>12} positions, already built ({} bytes)",
+            r.seeds,
+            r.positions,
+            r.file_bytes
+        );
+        return;
+    }
+    let rate = r.positions as f64 / r.seconds.max(1e-9);
+    let rss = r.peak_rss.map_or("?".to_string(), |b| {
+        format!("{:.0} MiB", b as f64 / 1048576.0)
+    });
+    let exchanged = match r.ranks {
+        1 => String::new(),
+        p => format!(
+            ", {p} ranks exchanged {} bytes ({:.2} bytes/pos) in {} rounds",
+            r.exchanged_bytes,
+            r.exchanged_bytes as f64 / r.positions.max(1) as f64,
+            r.rounds
+        ),
+    };
+    out!(
+        "level {:>2}: {:>12} positions in {:>7.2} s, {:>10.0} pos/s ({:.0}/core), peak RSS {rss}, {} bytes ({:.3} bits/pos){exchanged}",
+        r.seeds,
+        r.positions,
+        r.seconds,
+        rate,
+        rate / cores as f64,
+        r.file_bytes,
+        r.file_bytes as f64 * 8.0 / r.positions as f64
+    );
+}

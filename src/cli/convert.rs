@@ -1,0 +1,63 @@
+//! `import` and `export`: tables to and from the published VU layout.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use mancaladb::Error;
+use mancaladb::convert::{export_vu, import_vu};
+use mancaladb::db::Db;
+
+use super::args::Where;
+use super::output::out;
+
+/// Options of `import`.
+#[derive(clap::Args)]
+pub struct ImportArgs {
+    #[command(flatten)]
+    at: Where,
+    /// Directory of `scores.N` files.
+    #[arg(long)]
+    vu: PathBuf,
+}
+
+/// Options of `export`.
+#[derive(clap::Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    at: Where,
+    /// Output layout: vu = `scores.N`, one signed byte per position.
+    #[arg(long, value_enum)]
+    format: Format,
+    /// Output directory.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// Layouts `export` writes.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Format {
+    /// `scores.N`: one signed byte per position, index order, no header.
+    Vu,
+}
+
+/// Imports every `scores.N` of a directory.
+pub fn import(a: ImportArgs) -> Result<ExitCode, Error> {
+    let levels = import_vu(&Db::new(&a.at.db), a.at.rules, &a.vu)?;
+    out!(
+        "imported levels {levels:?} from {} into {}",
+        a.vu.display(),
+        a.at.db.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Exports every level present.
+pub fn export(a: ExportArgs) -> Result<ExitCode, Error> {
+    let Format::Vu = a.format;
+    let levels = export_vu(&Db::new(&a.at.db), a.at.rules, &a.out)?;
+    out!(
+        "wrote scores.N for levels {levels:?} to {}",
+        a.out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

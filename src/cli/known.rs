@@ -1,0 +1,91 @@
+//! `known`: the starting positions' values from the levels present, and
+//! what the missing levels would take.
+
+use std::process::ExitCode;
+
+use mancaladb::Error;
+use mancaladb::known::starts;
+
+use super::args::{Reading, shell_quote};
+use super::output::out;
+use super::query::verdict;
+
+/// Options of `known`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    read: Reading,
+}
+
+/// Values the four starting positions where the levels allow.
+pub fn run(a: Args) -> Result<ExitCode, Error> {
+    let source = a.read.source();
+    // An empty directory shows what building would take; a missing one is
+    // more likely a typo.
+    let dir = source.dir();
+    if !dir.is_dir() {
+        return Err(Error::Invalid(format!(
+            "{}: no such directory",
+            dir.display()
+        )));
+    }
+    let rules = a.read.at.rules;
+    let present = source.levels();
+    let found = starts(rules, &source, &present, |n| source.is_verified(n))?;
+    let rate = source.db().and_then(|(db, _)| db.measured_rate());
+    out!(
+        "Starting positions under {rules} rules, from {}:",
+        dir.display()
+    );
+    for s in &found {
+        let name = format!("{} per pit ({} seeds)", s.per_pit, s.seeds);
+        match s.value {
+            Some(v) => {
+                let levels: Vec<String> = s.levels_used.iter().map(|n| n.to_string()).collect();
+                let checked = match (s.verified, source.db()) {
+                    (true, _) => format!("levels 0..{} verified", s.seeds),
+                    (false, None) => format!(
+                        "not verified here (run: mancaladb verify --vu {})",
+                        shell_quote(dir)
+                    ),
+                    (false, Some(_)) => format!(
+                        "not all verified (run: mancaladb verify --db {})",
+                        shell_quote(dir)
+                    ),
+                };
+                out!(
+                    "  {name}: value {v:+}, {}; levels read {}; {checked}",
+                    verdict(v),
+                    levels.join(", ")
+                );
+            }
+            None => {
+                let (lo, hi) = (s.missing[0], *s.missing.last().expect("non-empty"));
+                let time = match rate {
+                    Some(r) => format!(
+                        ", about {} at the {:.1} M positions/s measured here for the largest level built (larger levels run slower)",
+                        human_seconds(s.missing_positions as f64 / r),
+                        r / 1e6
+                    ),
+                    None => String::new(),
+                };
+                out!(
+                    "  {name}: needs levels {lo}..{hi} ({} missing): {} positions, {} bytes uncompressed{time}",
+                    s.missing.len(),
+                    s.missing_positions,
+                    s.missing_positions
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn human_seconds(s: f64) -> String {
+    match s {
+        s if s < 120.0 => format!("{s:.0} s"),
+        s if s < 7200.0 => format!("{:.0} min", s / 60.0),
+        s if s < 172_800.0 => format!("{:.1} h", s / 3600.0),
+        s => format!("{:.1} days", s / 86400.0),
+    }
+}

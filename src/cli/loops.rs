@@ -1,0 +1,118 @@
+//! `loops`: does each move of an Omweso configuration end, loop, or can it
+//! be made to loop?
+
+use std::process::ExitCode;
+
+use mancaladb::Error;
+use mancaladb::omweso::moves::{Position, Variant, analyze};
+use mancaladb::omweso::{MAX_SEEDS, PITS, Side};
+
+use super::output::{json, out};
+
+/// Options of `loops`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The opponent's 16 pits, in their own numbering (default: empty).
+    #[arg(long)]
+    opponent: Option<String>,
+    /// Check only this start pit (0..15).
+    #[arg(long, allow_negative_numbers = true, value_parser = pit)]
+    pit: Option<usize>,
+    /// A match's first turn: no captures.
+    #[arg(long)]
+    first_turn: bool,
+    /// Most laps to follow per start before answering undecided, shared by
+    /// every line of the start's choice tree.
+    #[arg(long, default_value_t = 1_000_000_000, allow_negative_numbers = true, value_parser = lap_budget)]
+    max_laps: u64,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// Allow more than the 64 seeds of a game in play (a study).
+    #[arg(long)]
+    any_seeds: bool,
+    /// The player's 16 pits: 0..7 the near row left to right, 8..15 the
+    /// inner row right to left.
+    #[arg(required = true, num_args = 1.., allow_negative_numbers = true)]
+    pits: Vec<String>,
+}
+
+fn pit(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(p) if p < PITS => Ok(p),
+        _ => Err(format!("pits are numbered 0..{}", PITS - 1)),
+    }
+}
+
+fn lap_budget(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err("must be a whole number of laps, at least 1".into()),
+    }
+}
+
+/// Decides every start asked for.
+pub fn run(a: Args) -> Result<ExitCode, Error> {
+    let me = Side::parse(&a.pits, "the player's side")?;
+    let opp = match &a.opponent {
+        Some(o) => Side::parse(&[o], "--opponent")?,
+        None => Side::EMPTY,
+    };
+    let pos = Position { me, opp };
+    if pos.seeds() > MAX_SEEDS && !a.any_seeds {
+        return Err(Error::Invalid(format!(
+            "{} seeds in play, more than the {MAX_SEEDS} of an Omweso game; add --any-seeds to study it anyway",
+            pos.seeds()
+        )));
+    }
+    let variant = Variant {
+        first_turn: a.first_turn,
+    };
+    let analysis = analyze(variant, pos, a.pit, a.max_laps)?;
+    if a.json {
+        json(&analysis)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let reports = &analysis.starts;
+    for r in reports {
+        out!("pit {} {}: {}", r.pit, r.direction.name(), r.verdict.name());
+        let l = &r.line;
+        out!("  decided by: {}", r.criterion.name());
+        out!(
+            "  laps {}, seeds sown {}, captures {}",
+            l.laps,
+            l.sown,
+            l.captures
+        );
+        if r.choice_points > 0 || r.walked != l.laps {
+            out!(
+                "  choice points {}, laps walked over all lines {}",
+                r.choice_points,
+                r.walked
+            );
+        }
+        if !l.reversed.is_empty() {
+            let laps: Vec<String> = l.reversed.iter().map(|v| v.to_string()).collect();
+            out!("  reverse (clockwise) laps chosen: {}", laps.join(", "));
+        }
+        if let Some(end) = l.end {
+            out!(
+                "  ends with: {end_me} | opponent {end_opp}",
+                end_me = end.me,
+                end_opp = end.opp
+            );
+        }
+        if let Some(c) = l.cycle {
+            out!(
+                "  repeat proven at lap {}; period {} laps, {} seeds; repeating state: lift pit {} of {} | opponent {}",
+                l.laps,
+                c.period,
+                c.sown,
+                c.pit,
+                c.pos.me,
+                c.pos.opp
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,108 @@
+//! The command line: one module per command, each with its flags, a
+//! `run(args) -> Result<ExitCode>` and its printer. The library answers
+//! with data; the modules here only present it. What to do about an error
+//! (the command to run) is said here, where the commands are known.
+
+mod output;
+
+mod args;
+mod build;
+mod census;
+mod convert;
+mod known;
+mod loops;
+mod query;
+mod shell;
+mod stats;
+mod verify;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use mancaladb::Error;
+use mancaladb::error::Missing;
+
+use args::shell_quote;
+
+/// Endgame databases for mancala games.
+#[derive(Parser)]
+#[command(
+    name = "mancaladb",
+    version,
+    about = "Endgame databases for mancala games"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build Oware tables, level by level from 0 seeds; resumes where it stopped.
+    Build(build::Args),
+    /// Value of a position and of each legal move.
+    Query(query::Args),
+    /// Per-level statistics of the built tables.
+    Stats(stats::Args),
+    /// Check stored levels: integrity, consistency, independent re-derivation.
+    /// Exit 0 if all pass, 1 on any failure, 2 on usage or I/O errors.
+    Verify(verify::Args),
+    /// What this installation confirms about the starting positions (1 to 4
+    /// seeds per pit), and what the missing levels would take.
+    Known(known::Args),
+    /// Import published-layout `scores.N` files as tables.
+    Import(convert::ImportArgs),
+    /// Write the tables in another layout.
+    Export(convert::ExportArgs),
+    /// Omweso: does each move of a configuration end, loop, or can it loop?
+    Loops(loops::Args),
+    /// Omweso: count looping configurations of K (to K2) seeds on one side.
+    Census(census::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(shell::CompletionArgs),
+    /// Print the manual page (roff), e.g. `mancaladb man > mancaladb.1`.
+    Man,
+}
+
+/// Runs a command and returns the exit code: 0, 1 when `verify` finds a
+/// failure, 2 on usage and I/O errors (one line on standard error).
+pub fn run(cli: Cli) -> ExitCode {
+    let result = match cli.command {
+        Command::Build(a) => build::run(a),
+        Command::Query(a) => query::run(a),
+        Command::Stats(a) => stats::run(a),
+        Command::Verify(a) => verify::run(a),
+        Command::Known(a) => known::run(a),
+        Command::Import(a) => convert::import(a),
+        Command::Export(a) => convert::export(a),
+        Command::Loops(a) => loops::run(a),
+        Command::Census(a) => census::run(a),
+        Command::Completions(a) => shell::completions(a),
+        Command::Man => shell::man(),
+    };
+    let code = result.unwrap_or_else(|e| {
+        output::diag(format_args!("mancaladb: {}", explain(&e)));
+        ExitCode::from(2)
+    });
+    output::finish(code)
+}
+
+/// The error's line, with the command that remedies it where there is one.
+fn explain(e: &Error) -> String {
+    let hint = match e {
+        Error::Missing(Missing::Level { dir, rules, seeds }) => format!(
+            "build it: mancaladb build --rules {rules} --max-seeds {seeds} --db {}",
+            shell_quote(dir)
+        ),
+        Error::Missing(Missing::Levels { dir, rules }) => format!(
+            "build them: mancaladb build --rules {rules} --db {}",
+            shell_quote(dir)
+        ),
+        Error::Missing(Missing::VuLevel { dir, .. } | Missing::VuLevels { dir }) => format!(
+            "download the published files into it, or export tables there: mancaladb export --format vu --out {}",
+            shell_quote(dir)
+        ),
+        _ => return e.to_string(),
+    };
+    format!("{e}: {hint}")
+}

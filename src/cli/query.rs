@@ -1,0 +1,123 @@
+//! `query`: a position's value, each move's value, the principal line.
+
+use std::process::ExitCode;
+
+use serde::Serialize;
+
+use mancaladb::Error;
+use mancaladb::oware::{Board, Rules};
+use mancaladb::query::{Analysis, Category, Line, LineEnd, analyze, principal_line};
+
+use super::args::Reading;
+use super::output::{self, out};
+
+/// Longest principal line printed.
+const MAX_PLIES: usize = 200;
+
+/// Options of `query`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    read: Reading,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// Add the principal variation.
+    #[arg(long)]
+    line: bool,
+    /// Twelve pit counts, the player to move's pits 0..5 first (or one
+    /// string separated by commas or spaces).
+    #[arg(required = true, num_args = 1.., allow_negative_numbers = true)]
+    pits: Vec<String>,
+}
+
+/// The JSON answer: the analysis, and the line when asked for.
+#[derive(Serialize)]
+struct Answer<'a> {
+    #[serde(flatten)]
+    analysis: &'a Analysis,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    line: Option<&'a Line>,
+}
+
+/// Answers one position.
+pub fn run(a: Args) -> Result<ExitCode, Error> {
+    let board = Board::parse(&a.pits)?;
+    let rules = a.read.at.rules;
+    let source = a.read.source();
+    // The board's own level first: its absence names the build to run.
+    source.require(board.seeds())?;
+    let analysis = analyze(rules, &source, &board)?;
+    let line = match a.line {
+        true => Some(principal_line(rules, &source, &board, MAX_PLIES)?),
+        false => None,
+    };
+    if a.json {
+        output::json(&Answer {
+            analysis: &analysis,
+            line: line.as_ref(),
+        })?;
+    } else {
+        print(rules, &analysis, line.as_ref());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// "draw", "win ..." or "loss ..." for the player to move.
+pub fn verdict(v: i8) -> &'static str {
+    match Category::of(v) {
+        Category::Draw => "draw",
+        Category::Win => "win for the player to move",
+        Category::Loss => "loss for the player to move",
+    }
+}
+
+fn print(rules: Rules, a: &Analysis, line: Option<&Line>) {
+    out!(
+        "board:  {} ({rules} rules; pits 0..5 are the player to move's)",
+        a.board
+    );
+    out!("seeds:  {}", a.seeds);
+    let how = if a.stored {
+        ""
+    } else {
+        " (not stored: valued from its moves)"
+    };
+    out!("value:  {:+} ({}){how}", a.value, verdict(a.value));
+    if a.moves.is_empty() {
+        out!("moves:  none: the player to move has no seeds; the opponent takes the rest");
+    }
+    for m in &a.moves {
+        out!(
+            "  pit {}: value {:+}, captures {}",
+            m.pit,
+            m.value,
+            m.captures
+        );
+    }
+    let best: Vec<String> = a.best.iter().map(|p| p.to_string()).collect();
+    if !best.is_empty() {
+        out!("best:   pit {}", best.join(", pit "));
+    }
+    if let Some(line) = line {
+        out!("line (each board seen by the player making the move):");
+        for (i, p) in line.plies.iter().enumerate() {
+            out!(
+                "  {:>3}. {}  pit {} captures {} (value {:+})",
+                i + 1,
+                p.board,
+                p.pit,
+                p.captures,
+                p.value
+            );
+        }
+        match line.end {
+            LineEnd::GameOver => out!("  end: game over"),
+            LineEnd::Cycle { ply } => out!(
+                "  end: the position before ply {} repeats: endless play",
+                ply + 1
+            ),
+            LineEnd::Limit => out!("  end: cut at {} plies", line.plies.len()),
+        }
+    }
+}

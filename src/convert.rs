@@ -1,0 +1,47 @@
+//! Moving levels between our tables and the published VU layout
+//! (`scores.N`: one signed byte per position, index order, no header).
+
+use std::path::Path;
+
+use crate::db::{Db, write_raw};
+use crate::error::{Error, Missing, Result};
+use crate::oware::Rules;
+use crate::source::VuDir;
+use crate::table;
+
+/// Imports every `scores.N` of the directory `vu` as a table of `rules` in
+/// `db` (and its raw working copy). Returns the levels imported.
+pub fn import_vu(db: &Db, rules: Rules, vu: &Path) -> Result<Vec<usize>> {
+    let files = VuDir::new(vu);
+    let levels = files.levels();
+    if levels.is_empty() {
+        return Err(Error::Missing(Missing::VuLevels {
+            dir: vu.to_path_buf(),
+        }));
+    }
+    std::fs::create_dir_all(db.raw_dir(rules)).map_err(|e| Error::io(db.dir(), e))?;
+    for &seeds in &levels {
+        let map = files.open(seeds)?;
+        let values = table::as_values(&map);
+        table::write_table(
+            &db.table_path(rules, seeds),
+            Db::table_id(rules, seeds),
+            values,
+        )?;
+        write_raw(&db.raw_path(rules, seeds), values)?;
+    }
+    Ok(levels)
+}
+
+/// Writes `scores.N` into `out` for every level of `rules` present in `db`,
+/// each checked first. Returns the levels written.
+pub fn export_vu(db: &Db, rules: Rules, out: &Path) -> Result<Vec<usize>> {
+    let levels = db.present(rules)?;
+    std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+    for &seeds in &levels {
+        let t = db.open(rules, seeds)?;
+        t.verify()?;
+        write_raw(&out.join(format!("scores.{seeds}")), &t.read_all()?)?;
+    }
+    Ok(levels)
+}

@@ -1,0 +1,70 @@
+//! The library's layering: each module uses only modules below it in
+//! [`LAYERS`] (and its own submodules), so there is no import cycle and the
+//! data layers never reach up into what presents them. Reads every
+//! `crate::name` path in `src/` (the binary's `src/cli` and `src/main.rs`
+//! stand on top of everything and are not checked).
+
+use std::path::Path;
+
+/// The library's top-level modules, lowest first.
+const LAYERS: &[&str] = &[
+    "error", "files", "pits", "compose", "memory", "progress", "exchange", "oware", "omweso",
+    "table", "db", "build", "source", "convert", "query", "stats", "known", "verify",
+];
+
+/// `Error` and `Result` are re-exported at the crate root from `error`.
+fn layer_of(name: &str) -> Option<usize> {
+    let name = match name {
+        "Error" | "Result" => "error",
+        n => n,
+    };
+    LAYERS.iter().position(|&l| l == name)
+}
+
+fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            if p.file_name().unwrap() != "cli" {
+                sources(&p, out);
+            }
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn modules_import_only_lower_layers() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for path in files {
+        let rel = path.strip_prefix(&src).unwrap();
+        let top = rel.iter().next().unwrap().to_str().unwrap();
+        let top = top.strip_suffix(".rs").unwrap_or(top);
+        if top == "lib" || top == "main" {
+            continue;
+        }
+        let own = layer_of(top).unwrap_or_else(|| panic!("{top} is not in LAYERS"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (at, _) in text.match_indices("crate::") {
+            let name: String = text[at + 7..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let Some(used) = layer_of(&name) else {
+                continue; // `crate::{...}` groups are not used in src/
+            };
+            checked += 1;
+            if used > own {
+                wrong.push(format!("{} uses crate::{name}", rel.display()));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "upward imports:\n{}", wrong.join("\n"));
+    // The scan saw the library's imports at all.
+    assert!(checked > 50, "only {checked} crate:: paths found");
+}

@@ -1,0 +1,23 @@
+//! The integration tests, as one binary: each module tests one part of the
+//! program against facts that do not come from it (published hashes, known
+//! positions, hand-worked boards, independent algorithms, whole-level
+//! invariants). `mpi` runs only with `--features mpi` (under a real
+//! `mpirun`; `.ci/run` installs Open MPI).
+
+mod common;
+
+mod cli;
+mod distributed;
+mod encoder;
+mod fixed_points;
+mod invariants;
+mod layers;
+#[cfg(feature = "mpi")]
+mod mpi;
+mod omweso;
+mod omweso_census;
+mod retro;
+mod rules;
+mod solver;
+mod storage;
+mod verify;
