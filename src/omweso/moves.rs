@@ -345,9 +345,12 @@ impl Explorer {
                 line.end = Some(Position { me: side, opp });
                 Self::keep(&mut self.ends, line);
             }
-            Relay::Loops { period, sown } => {
+            Relay::Loops { period, sown, laps } => {
+                // The repeat is proven after `laps` laps (fact 5); the seeds
+                // shown are those sown in them.
+                let walked = sown / (period / laps);
                 (self.used, line.laps, line.sown) =
-                    (self.used + period, line.laps + period, line.sown + sown);
+                    (self.used + laps, line.laps + laps, line.sown + walked);
                 line.cycle = Some(Cycle {
                     period,
                     sown,

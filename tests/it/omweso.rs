@@ -122,13 +122,20 @@ fn the_example_loop() {
     assert_eq!(r.verdict, Verdict::Infinite);
     let c = r.line.cycle.unwrap();
     assert_eq!((c.period, c.pit, c.pos.me), (128, 0, me));
+    // After 8 laps the side is the start rotated by an odd number of pits
+    // (fact 5): the loop is proven there, its period 16 times that.
+    assert_eq!(r.line.laps, 8);
     assert!(matches!(
         relay(me, 0, 1000),
-        Relay::Loops { period: 128, .. }
+        Relay::Loops {
+            period: 128,
+            laps: 8,
+            ..
+        }
     ));
     // Under its budget it is undecided, never finite.
-    assert!(matches!(relay(me, 0, 127), Relay::Undecided { .. }));
-    let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 100);
+    assert!(matches!(relay(me, 0, 7), Relay::Undecided { .. }));
+    let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 7);
     assert_eq!(r.verdict, Verdict::Undecided);
 }
 
@@ -175,8 +182,18 @@ fn check_facts(s: Side) {
             // as general cycle detection; a loop has no lead-in.
             match (relay(s, p, 100_000), brute(s, p)) {
                 (Relay::Ends { laps, .. }, Ok(b)) => assert_eq!(laps, b),
-                (Relay::Loops { period, .. }, Err(b)) => {
-                    assert_eq!(period, b, "{s} pit {p}: lead-in")
+                (Relay::Loops { period, laps, .. }, Err(b)) => {
+                    assert_eq!(period, b, "{s} pit {p}: lead-in");
+                    // Fact 5: after `laps` laps the state is the start
+                    // rotated, and the period is a multiple of `laps`.
+                    assert_eq!(period % laps, 0);
+                    let (mut t, mut q) = (s, p);
+                    for _ in 0..laps {
+                        let l = lap(t, q, Dir::Ccw);
+                        (t, q) = (l.side, l.last);
+                    }
+                    let r = (q + 16 - p) % 16;
+                    assert_eq!(t, Side(s.0.rotate_left(8 * r as u32)), "{s} pit {p}");
                 }
                 (a, b) => panic!("{s} pit {p}: {a:?} vs {b:?}"),
             }
@@ -242,7 +259,7 @@ fn loops_command_reports_the_example() {
             &0.into(),
             &"ccw".into(),
             &"infinite".into(),
-            &128.into(),
+            &8.into(),
             &128.into()
         ),
         "{json}"
@@ -387,7 +404,7 @@ fn clockwise_start_without_later_choices_is_infinite() {
 #[test]
 fn undecided_reports_the_line_followed() {
     let pos = position(
-        "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1",
+        "13 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1",
         "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0",
     );
     let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 50);
@@ -517,14 +534,11 @@ fn pure_relays_agree_with_brute_force() {
                     );
                     assert_eq!(r.line.end.unwrap().opp, opp);
                 }
-                Err(laps) => {
+                Err(period) => {
                     loops += 1;
-                    assert_eq!(
-                        (r.verdict, r.line.laps),
-                        (Verdict::Infinite, laps),
-                        "{me} {pit}"
-                    );
-                    assert_eq!(r.line.cycle.unwrap().period, laps);
+                    assert_eq!(r.verdict, Verdict::Infinite, "{me} {pit}");
+                    assert_eq!(r.line.cycle.unwrap().period, period);
+                    assert_eq!(period % r.line.laps, 0, "{me} {pit}");
                 }
             }
         }

@@ -133,12 +133,14 @@ struct Cycles {
 }
 
 impl Cycles {
-    /// Walks the cycle through `side` (start 0, known to loop with `period`
-    /// laps sowing `sown` seeds) once, remembering its states.
-    fn add(&mut self, side: Side, period: u64, sown: u64) {
-        let mut states = Vec::with_capacity(period as usize);
+    /// Remembers the cycle through `side` (start 0, known to loop with
+    /// `period` laps sowing `sown` seeds, and to come back to itself up to
+    /// rotation after `laps`): its states brought to start 0 are those of
+    /// the first `laps` laps (fact 5 of [`super::relay`]).
+    fn add(&mut self, side: Side, laps: u64, period: u64, sown: u64) {
+        let mut states = Vec::with_capacity(laps as usize);
         let (mut s, mut p) = (side, 0usize);
-        for _ in 0..period {
+        for _ in 0..laps {
             states.push(s.rotated_to(p).0);
             let l = lap(s, p, Dir::Ccw);
             (s, p) = (l.side, l.last);
@@ -165,8 +167,8 @@ impl Cycles {
                 return Err(format!("cycle {side} is not a new cycle of {seeds} seeds"));
             }
             match run(side, 0, f.period) {
-                Relay::Loops { period, sown } if (period, sown) == (f.period, f.sown) => {
-                    c.add(side, period, sown)
+                Relay::Loops { period, sown, laps } if (period, sown) == (f.period, f.sown) => {
+                    c.add(side, laps, period, sown)
                 }
                 _ => {
                     return Err(format!(
@@ -321,11 +323,11 @@ fn walk(side: Side, budget: u64, cycles: &Mutex<Cycles>) -> Walk {
     match run(side, 0, budget) {
         Relay::Ends { laps, .. } => Walk::Ends(laps),
         Relay::Undecided { .. } => Walk::Undecided,
-        Relay::Loops { period, sown } => {
+        Relay::Loops { period, sown, laps } => {
             let mut c = cycles.lock().expect("no panics while held");
             // Another thread may have found the same cycle meanwhile.
             if !c.states.contains(&side.0) {
-                c.add(side, period, sown);
+                c.add(side, laps, period, sown);
             }
             Walk::Cycle
         }
