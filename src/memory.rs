@@ -89,18 +89,6 @@ pub const LAG: usize = 16;
 /// Whoever pushes an item prefetches what handling it will read; by the time
 /// it is handled the data is in cache, and the misses of `LAG` items overlap
 /// instead of stalling one by one.
-///
-/// ```
-/// use mancaladb::memory::{Pipeline, LAG};
-/// let mut seen = Vec::new();
-/// let mut pipeline = Pipeline::new(0);
-/// for k in 0..LAG + 2 {
-///     pipeline.push(k, &mut |k| seen.push(k));
-/// }
-/// assert_eq!(seen, [0, 1]);
-/// pipeline.finish(&mut |k| seen.push(k));
-/// assert_eq!(seen, (0..LAG + 2).collect::<Vec<_>>());
-/// ```
 pub struct Pipeline<T> {
     ring: [T; LAG],
     n: usize,
@@ -131,5 +119,22 @@ impl<T: Copy> Pipeline<T> {
         for k in self.n.saturating_sub(LAG)..self.n {
             handle(self.ring[k % LAG]);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{LAG, Pipeline};
+
+    #[test]
+    fn items_come_out_lag_pushes_later_and_all_at_finish() {
+        let mut seen = Vec::new();
+        let mut pipeline = Pipeline::new(0);
+        for k in 0..LAG + 2 {
+            pipeline.push(k, &mut |k| seen.push(k));
+        }
+        assert_eq!(seen, [0, 1]);
+        pipeline.finish(&mut |k| seen.push(k));
+        assert_eq!(seen, (0..LAG + 2).collect::<Vec<_>>());
     }
 }
