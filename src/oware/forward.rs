@@ -23,9 +23,11 @@
 //! passes check 2 *and* equals this solver's values is exactly right,
 //! whatever the order of evaluation.
 //!
-//! Memory: a little over two bytes per position (value, best capture, a
-//! queued bit) and the boards of one round's work, so it checks any level
-//! the builder can build on the same machine.
+//! Memory: one byte and one bit per position, and the boards of one round's
+//! work. The byte holds the position's best capture while it is undecided
+//! and its value once decided (the capture is never read again then; see
+//! [`Slot`]); the bit marks it queued. So it checks any level the builder
+//! can build on the same machine, in less memory than the builder.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicI8, AtomicU64, Ordering::Relaxed};
@@ -37,7 +39,6 @@ use super::index::Encoder;
 use super::rules::{Rules, moves, play, sow};
 use crate::memory::{HugeSlice, Pipeline, prefetch};
 
-const UNKNOWN: i8 = i8::MIN;
 /// Marks an unused move slot in [`Graph::quiet`].
 pub const NO_MOVE: u32 = u32::MAX;
 /// Best value of the moves leaving the graph, for a position without any.
@@ -68,70 +69,120 @@ pub trait Game: Sync {
     fn parents(&self, node: &Self::Node, f: impl FnMut(Self::Node));
 }
 
+/// What one position's byte holds while the solver runs: its best capture
+/// (in `-48..=48`, or [`NO_EXIT`]) while undecided, its value once decided,
+/// written as `v + 64` (`65..=112`) or `v - 64` (`-112..=-65`) so the two
+/// never meet. A decided value never changes and an undecided byte only
+/// ever changes to a decided one, so one compare-and-swap from the byte
+/// last read decides a position exactly once.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Slot(i8);
+
+impl Slot {
+    const OFFSET: i8 = 64;
+
+    fn decided(v: i8) -> Slot {
+        Slot(if v > 0 {
+            v + Slot::OFFSET
+        } else {
+            v - Slot::OFFSET
+        })
+    }
+
+    /// The value, once decided.
+    fn value(self) -> Option<i8> {
+        match self.0 {
+            b if b > Slot::OFFSET => Some(b - Slot::OFFSET),
+            b if b < -Slot::OFFSET && b != NO_EXIT => Some(b + Slot::OFFSET),
+            _ => None,
+        }
+    }
+
+    /// The best capture, while undecided.
+    fn exit(self) -> Option<i8> {
+        self.value().is_none().then_some(self.0)
+    }
+}
+
 /// Solves level `seeds` from the values of the lower levels.
 pub fn solve_level_forward(rules: Rules, seeds: usize, lower: &[&[i8]]) -> HugeSlice<i8> {
     solve(&OwareLevel::new(rules, seeds, lower), seeds as i8)
 }
 
 /// The exact values of `game` (endless play worth 0), all within
-/// `-max..=max`.
+/// `-max..=max`; `max` is at most 63 (a level has at most 48 seeds).
 pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
+    assert!(max < Slot::OFFSET, "values up to {max} do not fit a slot");
     let n = usize::try_from(game.size()).expect("graph fits in memory");
     let memory = "memory for the forward solver";
-    let mut exit = HugeSlice::<i8>::zeroed(n).expect(memory);
-    exit.par_chunks_mut(CHUNK as usize)
+    let mut bytes = HugeSlice::<i8>::zeroed(n).expect(memory);
+    bytes
+        .par_chunks_mut(CHUNK as usize)
         .enumerate()
         .for_each(|(c, exit)| game.exits(c as u64 * CHUNK, exit));
-    let value = HugeSlice::<AtomicI8>::zeroed(n).expect(memory);
-    value.par_iter().for_each(|v| v.store(UNKNOWN, Relaxed));
     let queued = Bits::new(n).expect(memory);
+    // SAFETY: AtomicI8 has the size, alignment and bit validity of i8, and
+    // the slice is borrowed from `bytes` exclusively until the end of the
+    // solve, after which the bytes are read again as plain values.
+    let cells: &[AtomicI8] =
+        unsafe { std::slice::from_raw_parts(bytes.as_mut_ptr().cast::<AtomicI8>(), n) };
+    let cell = |i: usize| Slot(cells[i].load(Relaxed));
+    // Decides undecided position `i` (last read as `was`) at `v`; false if
+    // another thread decided it first.
+    let settle = |i: usize, was: Slot, v: i8| {
+        cells[i]
+            .compare_exchange(was.0, Slot::decided(v).0, Relaxed, Relaxed)
+            .is_ok()
+    };
 
     // Decides position `i` for threshold `t` if its moves allow it, given
     // the indices of its quiet children; returns the value it took.
     let decide = |i: usize, children: &[u64], t: i8| -> Option<i8> {
+        let was = cell(i);
+        let exit = was.exit()?;
         // `NO_EXIT` passes the first test and fails the second.
-        let mut all_bad = exit[i] <= -t;
-        let mut some_good = exit[i] >= t;
+        let mut all_bad = exit <= -t;
+        let mut some_good = exit >= t;
         for &c in children {
-            let cv = value[c as usize].load(Relaxed);
             // Decided values all satisfy |v| >= t at this point.
-            some_good |= cv != UNKNOWN && cv < 0;
-            all_bad &= cv != UNKNOWN && cv > 0;
+            let cv = cell(c as usize).value();
+            some_good |= cv.is_some_and(|v| v < 0);
+            all_bad &= cv.is_some_and(|v| v > 0);
         }
         let v = match (some_good, all_bad) {
             (true, _) => t,
             (false, true) => -t,
             (false, false) => return None,
         };
-        value[i]
-            .compare_exchange(UNKNOWN, v, Relaxed, Relaxed)
-            .ok()
-            .map(|_| v)
+        settle(i, was, v).then_some(v)
     };
     // Work items: a position to evaluate (`false`), or one just won
     // (`true`) whose parents are to be evaluated. A position with a capture
     // worth `t`, or a quiet move to one just lost, is won without
     // evaluating the rest of its moves.
     let won = |i: usize, t: i8| {
-        value[i]
-            .compare_exchange(UNKNOWN, t, Relaxed, Relaxed)
-            .is_ok()
+        let was = cell(i);
+        was.exit().is_some() && settle(i, was, t)
     };
 
     for t in (1..=max).rev() {
-        let mut work: Vec<(G::Node, bool)> = exit
+        let mut work: Vec<(G::Node, bool)> = cells
             .par_chunks(CHUNK as usize)
             .enumerate()
-            .flat_map_iter(|(c, exits)| {
+            .flat_map_iter(|(c, chunk)| {
                 let mut found = Vec::new();
-                if exits.iter().any(|&e| e == t || e == -t) {
+                let at_t = |a: &AtomicI8| {
+                    let e = Slot(a.load(Relaxed)).exit();
+                    e == Some(t) || e == Some(-t)
+                };
+                if chunk.iter().any(at_t) {
                     let start = c as u64 * CHUNK;
-                    game.walk(start, start + exits.len() as u64, |i, node| {
-                        let (e, i) = (exits[(i - start) as usize], i as usize);
-                        if e == t && won(i, t) {
-                            found.push((node, true));
-                        } else if e == -t && value[i].load(Relaxed) == UNKNOWN {
-                            found.push((node, false));
+                    game.walk(start, start + chunk.len() as u64, |i, node| {
+                        let i = i as usize;
+                        match cell(i).exit() {
+                            Some(e) if e == t && won(i, t) => found.push((node, true)),
+                            Some(e) if e == -t => found.push((node, false)),
+                            _ => {}
                         }
                     });
                 }
@@ -155,10 +206,7 @@ pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
                             if won(j, t) {
                                 next.push((p, true));
                             }
-                        } else if exit[j] <= -t
-                            && value[j].load(Relaxed) == UNKNOWN
-                            && !queued.set(j)
-                        {
+                        } else if cell(j).exit().is_some_and(|e| e <= -t) && !queued.set(j) {
                             next.push((p, false));
                         }
                     };
@@ -169,9 +217,6 @@ pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
                             false
                         } else {
                             queued.clear(i);
-                            if value[i].load(Relaxed) != UNKNOWN {
-                                return;
-                            }
                             match decide(i, &children[..n], t) {
                                 Some(v) => v < 0,
                                 None => return,
@@ -179,8 +224,7 @@ pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
                         };
                         game.parents(&node, |p| {
                             let j = game.index(&p) as usize;
-                            prefetch(&exit[j]);
-                            prefetch(&value[j]);
+                            prefetch(&cells[j]);
                             queued.prefetch(j);
                             to_enqueue.push((p, j, lost), &mut enqueue);
                         });
@@ -190,9 +234,9 @@ pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
                         let (mut i, mut children, mut n) = (0, [0u64; 6], 0);
                         if !decided {
                             i = game.index(&node) as usize;
-                            prefetch(&value[i]);
+                            prefetch(&cells[i]);
                             game.children(&node, |c| {
-                                prefetch(&value[c as usize]);
+                                prefetch(&cells[c as usize]);
                                 children[n] = c;
                                 n += 1;
                             });
@@ -207,16 +251,11 @@ pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
         }
     }
 
-    // The best captures are no longer needed: their array takes the values.
-    exit.par_iter_mut()
-        .zip(value.par_iter())
-        .for_each(|(e, v)| {
-            *e = match v.load(Relaxed) {
-                UNKNOWN => 0,
-                v => v,
-            }
-        });
-    exit
+    // Whatever is still undecided is worth 0.
+    bytes
+        .par_iter_mut()
+        .for_each(|b| *b = Slot(*b).value().unwrap_or(0));
+    bytes
 }
 
 /// One atomic bit per position.
