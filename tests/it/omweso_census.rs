@@ -402,3 +402,26 @@ fn atlas_of_rows_11_to_15() {
     f.period -= 1;
     assert_eq!(atlas::entry(&f), None);
 }
+
+/// When a computed row cannot be saved, it is still printed, and the
+/// command fails with exit 2 saying so (issue 15, item 13).
+#[test]
+fn rows_are_printed_when_saving_fails() {
+    let dir = fresh_dir("savefail");
+    // The results file's temporary name taken by a directory: the
+    // directory is writable, but the rewrite of the file fails.
+    std::fs::create_dir_all(dir.join(format!("{}.tmp", store::FILE))).unwrap();
+    let out = crate::common::run(&[
+        "census",
+        "--seeds",
+        "11",
+        "--json",
+        "--db",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let rows: Vec<Row> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((rows[0].seeds, rows[0].loop_pairs), (11, 128));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("computed but not saved"), "{err}");
+}
