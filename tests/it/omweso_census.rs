@@ -425,3 +425,59 @@ fn rows_are_printed_when_saving_fails() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("computed but not saved"), "{err}");
 }
+
+/// Random damage to the results file (bit flips, deleted and inserted
+/// bytes, swapped lines) never makes a run return a wrong row: each row is
+/// either the saved one, intact, or computed again.
+#[test]
+fn damaged_results_files_never_give_wrong_rows() {
+    let dir = fresh_dir("fuzz");
+    let truth = run_saved(&dir, 4..=10, quiet(1000)).unwrap().rows;
+    let file = dir.join(store::FILE);
+    let clean = std::fs::read(&file).unwrap();
+    let mut seed = 0x0123_4567_89ab_cdefu64;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let (mut recomputed, mut rejected) = (0, 0);
+    for round in 0..300 {
+        let mut bytes = clean.clone();
+        for _ in 0..1 + next(3) {
+            let at = next(bytes.len());
+            match next(4) {
+                0 => bytes[at] ^= 1 << next(8),
+                1 => {
+                    let end = (at + 1 + next(20)).min(bytes.len());
+                    bytes.drain(at..end);
+                }
+                2 => {
+                    let junk: Vec<u8> = (0..1 + next(8)).map(|_| next(256) as u8).collect();
+                    bytes.splice(at..at, junk);
+                }
+                _ => {
+                    let mut lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+                    let (i, j) = (next(lines.len()), next(lines.len()));
+                    lines.swap(i, j);
+                    bytes = lines.join(&b'\n');
+                }
+            }
+            if bytes.is_empty() {
+                break;
+            }
+        }
+        std::fs::write(&file, &bytes).unwrap();
+        let out = run_saved(&dir, 4..=10, quiet(1000)).unwrap();
+        assert_eq!(out.rows, truth, "round {round}");
+        recomputed += out.computed.len();
+        rejected += out.rejected.len();
+        // The next round starts from the clean file again.
+        let _ = std::fs::remove_file(dir.join(format!("{}.rejected", store::FILE)));
+    }
+    assert!(
+        recomputed > 200 && rejected > 200,
+        "{recomputed} {rejected}"
+    );
+}
