@@ -176,7 +176,9 @@ impl Criterion {
     pub fn name(self) -> &'static str {
         match self {
             Criterion::Certificate => "certificate (fact 3: the pit behind the start is empty)",
-            Criterion::Recurrence => "recurrence (facts 2 and 5: a relay state came back, or came back rotated)",
+            Criterion::Recurrence => {
+                "recurrence (facts 2 and 5: a relay state came back, or came back rotated)"
+            }
             Criterion::Played => "played to the end",
             Criterion::Budget => "lap budget exhausted",
         }

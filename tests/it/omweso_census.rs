@@ -481,3 +481,49 @@ fn damaged_results_files_never_give_wrong_rows() {
         "{recomputed} {rejected}"
     );
 }
+
+/// `census --cycles FILE` writes one line per cycle of the rows asked for,
+/// including rows saved before (their cycles are kept beside them).
+#[test]
+fn cycles_command_writes_the_atlas() {
+    let dir = fresh_dir("atlas-cli");
+    let db = dir.to_str().unwrap();
+    let file = dir.join("atlas.jsonl");
+    let ok = crate::common::run(&["census", "--seeds", "11", "--db", db]);
+    assert!(ok.status.success());
+    let out = crate::common::run(&[
+        "census",
+        "--seeds",
+        "10..13",
+        "--db",
+        db,
+        "--cycles",
+        file.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1 + 7);
+    let first = &lines[0];
+    assert_eq!(
+        (
+            &first["seeds"],
+            &first["period"],
+            &first["pairs"],
+            &first["pit"]
+        ),
+        (&11.into(), &128.into(), &128.into(), &0.into())
+    );
+    let pairs_13: u64 = lines[1..]
+        .iter()
+        .map(|l| l["pairs"].as_u64().unwrap())
+        .sum();
+    assert_eq!(pairs_13, 1808);
+}
