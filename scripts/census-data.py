@@ -88,11 +88,12 @@ def plot(data, svg):
         ("cycles", "distinct cycles (up to rotation)", "#2ca02c"),
     ]
     pts = {key: [(r["seeds"], r[key]) for r in rows if r.get(key, 0) > 0] for key, _, _ in series}
-    ks = [r["seeds"] for r in rows]
     values = [v for p in pts.values() for _, v in p]
     if not values:
         sys.exit("no positive values to plot")
-    kmin, kmax = min(ks), max(ks)
+    # From the first k with a loop to the last row.
+    kmin = min(k for p in pts.values() for k, _ in p)
+    kmax = max(r["seeds"] for r in rows)
     lo, hi = 0, math.ceil(math.log10(max(values)))
     W, H, L, R, T, B = 760, 460, 70, 20, 40, 110
     x = lambda k: L + (k - kmin) / max(1, kmax - kmin) * (W - L - R)
@@ -115,6 +116,10 @@ def plot(data, svg):
     out.append(f'<line x1="{L}" y1="{H - B}" x2="{W - R}" y2="{H - B}" stroke="black"/>')
     out.append(f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H - B}" stroke="black"/>')
     out.append(f'<text x="{(L + W - R) / 2}" y="{H - B + 34}" text-anchor="middle">seeds k</text>')
+    out.append(
+        f'<text x="16" y="{(T + H - B) / 2}" text-anchor="middle" '
+        f'transform="rotate(-90 16 {(T + H - B) / 2})">count (log scale)</text>'
+    )
     for i, (key, label, colour) in enumerate(series):
         p = pts[key]
         for parity, dash in [(1, ""), (0, ' stroke-dasharray="5,3"')]:

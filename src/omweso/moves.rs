@@ -162,7 +162,8 @@ pub enum Criterion {
     /// Fact 3: the pit behind the start pit is empty and no capture is
     /// possible, so the relay must end (the laps were then counted).
     Certificate,
-    /// Fact 2: the first relay state after the last capture came back.
+    /// Facts 2 and 5: the first relay state after the last capture came
+    /// back (or, with no capture possible, came back rotated).
     Recurrence,
     /// The move was played to its end.
     Played,
@@ -175,7 +176,9 @@ impl Criterion {
     pub fn name(self) -> &'static str {
         match self {
             Criterion::Certificate => "certificate (fact 3: the pit behind the start is empty)",
-            Criterion::Recurrence => "recurrence (fact 2: a relay state came back)",
+            Criterion::Recurrence => {
+                "recurrence (facts 2 and 5: a relay state came back, or came back rotated)"
+            }
             Criterion::Played => "played to the end",
             Criterion::Budget => "lap budget exhausted",
         }
