@@ -44,9 +44,15 @@ impl DirLock {
     /// Locks `dir` (created if missing), waiting for the holder to finish
     /// if `wait`, else failing at once with [`Error::Locked`].
     pub fn acquire(dir: &Path, wait: bool) -> Result<DirLock> {
-        use std::io::{Read, Seek, Write};
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let path = dir.join(".lock");
+        DirLock::acquire_file(&dir.join(".lock"), wait)
+    }
+
+    /// Locks with the lock file `path` (in an existing directory), for a
+    /// writer of one kind of file that need not exclude the others.
+    pub fn acquire_file(path: &Path, wait: bool) -> Result<DirLock> {
+        use std::io::{Read, Seek, Write};
+        let path = path.to_path_buf();
         let mut file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -62,10 +68,11 @@ impl DirLock {
             Err(std::fs::TryLockError::WouldBlock) => {
                 let mut holder = String::new();
                 let _ = file.read_to_string(&mut holder);
-                return Err(Error::Locked {
-                    path,
-                    holder: holder.trim().to_string(),
-                });
+                let holder = match holder.trim() {
+                    "" => "a process that did not say which".to_string(),
+                    h => h.to_string(),
+                };
+                return Err(Error::Locked { path, holder });
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
         }

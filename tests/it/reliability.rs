@@ -273,3 +273,16 @@ fn thread_counts_are_bounded() {
     assert!(start.elapsed() < Duration::from_secs(10), "refused at once");
     refuses(&["build", "--threads", "0"], "at least 1");
 }
+
+#[test]
+fn one_census_at_a_time_writes_the_results_file() {
+    let dir = scratch("census-lock");
+    let held = File::create(dir.join("omweso-census.lock")).unwrap();
+    held.lock().unwrap();
+    let out = run(&["census", "--seeds", "6", "--db", s(&dir)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("omweso-census.lock: locked by another writer"), "{err}");
+    drop(held);
+    assert!(run(&["census", "--seeds", "6", "--db", s(&dir)]).status.success());
+}

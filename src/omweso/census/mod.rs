@@ -473,6 +473,9 @@ pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options) -> Resu
         return Err(Error::Invalid("a lap budget must be at least 1".into()));
     }
     store::check_writable(dir)?;
+    // One census at a time writes the results file (a build in the same
+    // directory takes another lock and may go on).
+    let _lock = crate::files::DirLock::acquire_file(&dir.join("omweso-census.lock"), false)?;
     let mut store = Store::open(dir)?;
     for r in &store.rejected {
         opt.progress.line(&format!(
