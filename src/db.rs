@@ -17,7 +17,9 @@ use memmap2::Mmap;
 
 use crate::error::{Error, Result};
 use crate::exchange::Exchange;
-use crate::oware::{MAX_SEEDS, Rules, level_size, solve::solve_part};
+use crate::memory::AnonPeak;
+use crate::oware::solve::{Options, solve_part_in};
+use crate::oware::{MAX_SEEDS, Rules, level_size};
 use crate::progress::Progress;
 use crate::table::{self, Table, TableId};
 
@@ -43,6 +45,12 @@ pub struct LevelReport {
     pub seconds: f64,
     /// Peak resident memory while building the level, if known.
     pub peak_rss: Option<u64>,
+    /// Peak anonymous resident memory (`RssAnon`: the working state, not
+    /// the page cache of mapped levels) while building it, if known; the
+    /// largest rank's when distributed.
+    pub peak_anon: Option<u64>,
+    /// The solver threshold a checkpoint let this build resume at, if any.
+    pub resumed_at: Option<usize>,
     /// Size of the table file.
     pub file_bytes: u64,
     /// Processes that built it (1 unless distributed).
@@ -67,6 +75,14 @@ impl Db {
     /// Path of the table of `rules`, level `seeds`.
     pub fn table_path(&self, rules: Rules, seeds: usize) -> PathBuf {
         self.dir.join(format!("{}-{seeds:02}.mdb", rules.name()))
+    }
+
+    /// The solver's work directory for one rank of a level being built:
+    /// seed lists and checkpoints, removed once the level is in place.
+    pub fn work_path(&self, rules: Rules, seeds: usize, rank: usize) -> PathBuf {
+        self.raw_path(rules, seeds)
+            .with_file_name(format!("scores.{seeds}.work"))
+            .join(format!("rank-{rank}"))
     }
 
     /// Path of the uncompressed working copy of a level.
@@ -193,6 +209,11 @@ impl Db {
                 _ => None,
             };
             let skip = ex.broadcast(existing.is_some().into()) == 1;
+            if skip {
+                // Left behind by a run killed after the level was in place.
+                let work = self.work_path(rules, seeds, ex.rank());
+                let _ = std::fs::remove_dir_all(work.parent().expect("work dir"));
+            }
             let report = match existing {
                 Some(report) => Some(report),
                 None if skip => None,
@@ -225,17 +246,21 @@ impl Db {
         progress: Progress,
     ) -> Result<Option<LevelReport>> {
         reset_peak_rss();
+        let anon = AnonPeak::start(std::time::Duration::from_millis(20));
         let start = Instant::now();
-        let part = solve_part(rules, seeds, lower, ex, progress);
+        let work = self.work_path(rules, seeds, ex.rank());
+        let part = solve_part_in(rules, seeds, lower, ex, &Options::from_env(&work), progress)?;
         let raw = self.raw_path(rules, seeds);
         let partial = raw.with_file_name(format!("scores.{seeds}.part"));
         let positions = level_size(seeds);
         write_slice(&partial, positions, part.range.start, &part.values)?;
         let exchanged_bytes = ex.sum(part.sent_bytes);
         let rounds = part.rounds;
+        let resumed_at = part.resumed_at;
         drop(part);
         ex.barrier(); // every slice is written
         let peak_rss = Some(ex.max(peak_rss().unwrap_or(0))).filter(|&b| b > 0);
+        let peak_anon = Some(ex.max(anon.finish().unwrap_or(0))).filter(|&b| b > 0);
         let report = if ex.rank() == 0 {
             let id = TableId {
                 game: GAME_OWARE,
@@ -254,6 +279,8 @@ impl Db {
                 skipped: false,
                 seconds: start.elapsed().as_secs_f64(),
                 peak_rss,
+                peak_anon,
+                resumed_at,
                 file_bytes,
                 ranks: ex.ranks(),
                 exchanged_bytes,
@@ -263,6 +290,7 @@ impl Db {
             None
         };
         ex.barrier(); // the level's files are in place
+        let _ = std::fs::remove_dir_all(work.parent().expect("work dir"));
         Ok(report)
     }
 
@@ -295,6 +323,8 @@ impl Db {
             skipped: true,
             seconds: 0.0,
             peak_rss: None,
+            peak_anon: None,
+            resumed_at: None,
             file_bytes: table.file_len(),
             ranks: 1,
             exchanged_bytes: 0,
@@ -359,7 +389,7 @@ impl Db {
     }
 
     /// Appends `rules level positions seconds threads ranks exchanged-bytes
-    /// rounds` to the build log.
+    /// rounds peak-anon-bytes` to the build log.
     fn log_build(&self, rules: Rules, r: &LevelReport) -> Result<()> {
         use std::io::Write;
         let path = self.log_path();
@@ -370,14 +400,15 @@ impl Db {
             .map_err(|e| Error::io(&path, e))?;
         writeln!(
             f,
-            "{rules}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{}",
+            "{rules}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{}\t{}",
             r.seeds,
             r.positions,
             r.seconds,
             rayon::current_num_threads(),
             r.ranks,
             r.exchanged_bytes,
-            r.rounds
+            r.rounds,
+            r.peak_anon.unwrap_or(0)
         )
         .map_err(|e| Error::io(&path, e))
     }
