@@ -42,7 +42,11 @@ if [[ ${1:-} == --compare ]]; then
     (cd "$src" && cargo build --release --quiet)
   fi
   cargo build --release --quiet
-  old=$src/target/release/mancaladb new=target/release/mancaladb
+  # Copies, so that rebuilding either tree meanwhile changes nothing here.
+  mkdir -p "$WORK"
+  cp "$src/target/release/mancaladb" "$WORK/old-bin"
+  cp target/release/mancaladb "$WORK/new-bin"
+  old=$WORK/old-bin new=$WORK/new-bin
   echo "old: $rev (${sha:0:12}); new: working tree of $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' + changes')"
   echo "awari levels 0..$max, $runs runs each, alternating; $(nproc) cores; $(date -u +%F)"
   for ((r = 1; r <= runs; r++)); do
@@ -50,7 +54,7 @@ if [[ ${1:-} == --compare ]]; then
       dir=$WORK/$which-$r
       rm -rf "$dir"
       bin=${!which}
-      nice -n 19 "$bin" build --max-seeds "$max" --db "$dir" >/dev/null 2>&1
+      "$bin" build --max-seeds "$max" --db "$dir" >/dev/null 2>&1
       rm -rf "$dir/raw" "$dir"/*.mdb # keep only the build log
       echo "run $r $which: done" >&2
     done
