@@ -249,7 +249,14 @@ impl Db {
         let anon = AnonPeak::start(std::time::Duration::from_millis(20));
         let start = Instant::now();
         let work = self.work_path(rules, seeds, ex.rank());
-        let part = solve_part_in(rules, seeds, lower, ex, &Options::from_env(&work), progress)?;
+        let part = solve_part_in(
+            rules,
+            seeds,
+            lower,
+            ex,
+            &Options::from_env(&work)?,
+            progress,
+        )?;
         let raw = self.raw_path(rules, seeds);
         let partial = raw.with_file_name(format!("scores.{seeds}.part"));
         let positions = level_size(seeds);

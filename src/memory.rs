@@ -1,9 +1,14 @@
-//! Large working arrays on transparent huge pages.
+//! Large working arrays on transparent huge pages, prefetching, and the
+//! measure of working memory.
 //!
 //! The solver touches its per-position cells at random; with 4 KiB pages
 //! nearly every touch of a level of hundreds of megabytes also misses the
 //! TLB. Anonymous memory advised `MADV_HUGEPAGE` (2 MiB pages, where the
 //! kernel allows it) removes most of those misses.
+//!
+//! Working memory is measured as `RssAnon` ([`rss_anon`], [`AnonPeak`]):
+//! the resident anonymous pages, which excludes the page cache of the
+//! memory-mapped lower levels that peak RSS (`VmHWM`) counts.
 
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};

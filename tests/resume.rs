@@ -137,3 +137,19 @@ fn killed_builds_resume_to_the_committed_tables() {
         .collect();
     assert!(left.is_empty(), "work directories left: {left:?}");
 }
+
+#[test]
+fn bad_solver_settings_are_usage_errors() {
+    let db = scratch("bad-settings");
+    for (name, value) in [
+        ("MANCALADB_CHECKPOINT_SECS", "soon"),
+        ("MANCALADB_CHECKPOINT_SECS", "-1"),
+        ("MANCALADB_FRONTIER_CAP", "0"),
+    ] {
+        let out = build(&db, 2).env(name, value).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}={value}: {err}");
+        assert!(err.contains(&format!("{name}={value}: expected")), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}

@@ -130,19 +130,33 @@ impl Options {
     /// Checkpoints every 10 minutes and the default frontier cap, unless the
     /// environment says otherwise: `MANCALADB_CHECKPOINT_SECS` (seconds
     /// between checkpoints; `off` for none) and `MANCALADB_FRONTIER_CAP`
-    /// (boards; tests force tiny frontiers with it).
-    pub fn from_env(dir: impl Into<PathBuf>) -> Options {
-        let var = |name| std::env::var(name).ok();
-        let checkpoint_every = match var("MANCALADB_CHECKPOINT_SECS").as_deref() {
-            Some("off") => None,
-            Some(s) => Some(Duration::from_secs_f64(s.parse().unwrap_or(600.0))),
-            None => Some(Duration::from_secs(600)),
+    /// (boards; tests force tiny frontiers with it). A value that is not a
+    /// number is a usage error.
+    pub fn from_env(dir: impl Into<PathBuf>) -> Result<Options> {
+        let var = |name: &str| std::env::var(name).ok().map(|v| (name.to_string(), v));
+        let bad = |(name, value): (String, String), want: &str| {
+            Error::Usage(format!("{name}={value}: expected {want}"))
         };
-        Options {
+        let checkpoint_every = match var("MANCALADB_CHECKPOINT_SECS") {
+            None => Some(Duration::from_secs(600)),
+            Some((_, v)) if v == "off" => None,
+            Some(nv) => match nv.1.parse::<f64>() {
+                Ok(s) if s.is_finite() && s >= 0.0 => Some(Duration::from_secs_f64(s)),
+                _ => return Err(bad(nv, "seconds between checkpoints, or 'off'")),
+            },
+        };
+        let frontier_cap = match var("MANCALADB_FRONTIER_CAP") {
+            None => None,
+            Some(nv) => match nv.1.parse::<usize>() {
+                Ok(cap) if cap > 0 => Some(cap),
+                _ => return Err(bad(nv, "a number of boards above 0")),
+            },
+        };
+        Ok(Options {
             dir: dir.into(),
             checkpoint_every,
-            frontier_cap: var("MANCALADB_FRONTIER_CAP").and_then(|s| s.parse().ok()),
-        }
+            frontier_cap,
+        })
     }
 }
 
@@ -188,11 +202,13 @@ pub fn solve_part(
         std::process::id(),
         SERIAL.fetch_add(1, Relaxed)
     ));
-    let options = Options {
-        checkpoint_every: None,
-        ..Options::from_env(&dir)
-    };
-    let part = solve_part_in(rules, seeds, lower, ex, &options, progress);
+    let part = Options::from_env(&dir).and_then(|options| {
+        let options = Options {
+            checkpoint_every: None,
+            ..options
+        };
+        solve_part_in(rules, seeds, lower, ex, &options, progress)
+    });
     let _ = std::fs::remove_dir_all(&dir);
     part.unwrap_or_else(|e| panic!("solving in a temporary directory: {e}"))
 }
