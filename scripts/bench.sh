@@ -15,7 +15,8 @@
 #       per second per worker thread, from each run's build-log.tsv), their
 #       ratio, and the new build's median peak RssAnon per position when its
 #       build log records one. PASS if the ratio is at least $TARGET (default
-#       2.0) at levels 20 and 24 when they are in range.
+#       2.0) at levels 20 and 24 when they are in range. With BENCH_LOGS=DIR,
+#       each run's build report (peak RSS per level) and log are kept there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WORK=${WORK:-$(mktemp -d)}
@@ -54,8 +55,13 @@ if [[ ${1:-} == --compare ]]; then
       dir=$WORK/$which-$r
       rm -rf "$dir"
       bin=${!which}
-      "$bin" build --max-seeds "$max" --db "$dir" >/dev/null 2>&1
+      "$bin" build --max-seeds "$max" --db "$dir" >"$dir.out" 2>&1
       rm -rf "$dir/raw" "$dir"/*.mdb # keep only the build log
+      if [[ -n ${BENCH_LOGS:-} ]]; then # keep each run's report and log
+        mkdir -p "$BENCH_LOGS"
+        cp "$dir.out" "$BENCH_LOGS/$which-$r.out"
+        cp "$dir/build-log.tsv" "$BENCH_LOGS/$which-$r.tsv"
+      fi
       echo "run $r $which: done" >&2
     done
   done
