@@ -1,11 +1,104 @@
 #!/usr/bin/env bash
 # Re-measures the headline figures of BENCHMARKS.md and checks the speed
-# targets (they live here, not in unit tests). Takes about 4 minutes on the
-# 2-core machine; needs about 2.5 GB of disk under $WORK.
-#   scripts/bench.sh            # levels 0..20 and 0..24, census 2..20
+# targets (they live here, not in unit tests).
+#
+#   scripts/bench.sh
+#       levels 0..20 and 0..24, census 2..20, each against its time limit.
+#       About 4 minutes on the 2-core machine; about 2.5 GB of disk under $WORK.
+#
+#   scripts/bench.sh --compare REV [--max-seeds N] [--runs R] [--from L]
+#       builds revision REV (from `git archive`, its own target dir, cached in
+#       $BENCH_CACHE) and the working tree, then builds awari levels 0..N
+#       (default 20) R times (default 3) with each binary, alternating old and
+#       new so that the noise of a shared machine falls on both. Prints, for
+#       levels L..N (default 12), the median per-core rate of each (positions
+#       per second per worker thread, from each run's build-log.tsv), their
+#       ratio, and the new build's median peak RssAnon per position when its
+#       build log records one. PASS if the ratio is at least $TARGET (default
+#       2.0) at levels 20 and 24 when they are in range. With BENCH_LOGS=DIR,
+#       each run's build report (peak RSS per level) and log are kept there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WORK=${WORK:-$(mktemp -d)}
+
+if [[ ${1:-} == --compare ]]; then
+  rev=${2:?usage: scripts/bench.sh --compare REV [--max-seeds N] [--runs R] [--from L]}
+  shift 2
+  max=20 runs=3 from=12
+  while (($#)); do
+    case $1 in
+      --max-seeds) max=$2 ;;
+      --runs) runs=$2 ;;
+      --from) from=$2 ;;
+      *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
+    esac
+    shift 2
+  done
+  sha=$(git rev-parse --verify "$rev^{commit}")
+  cache=${BENCH_CACHE:-$HOME/.cache/mancaladb-bench}
+  src=$cache/src-${sha:0:12}
+  if [[ ! -x $src/target/release/mancaladb ]]; then
+    rm -rf "$src" && mkdir -p "$src"
+    git archive "$sha" | tar -x -C "$src"
+    (cd "$src" && cargo build --release --quiet)
+  fi
+  cargo build --release --quiet
+  # Copies, so that rebuilding either tree meanwhile changes nothing here.
+  mkdir -p "$WORK"
+  cp "$src/target/release/mancaladb" "$WORK/old-bin"
+  cp target/release/mancaladb "$WORK/new-bin"
+  old=$WORK/old-bin new=$WORK/new-bin
+  echo "old: $rev (${sha:0:12}); new: working tree of $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' + changes')"
+  echo "awari levels 0..$max, $runs runs each, alternating; $(nproc) cores; $(date -u +%F)"
+  for ((r = 1; r <= runs; r++)); do
+    for which in old new; do
+      dir=$WORK/$which-$r
+      rm -rf "$dir"
+      bin=${!which}
+      "$bin" build --max-seeds "$max" --db "$dir" >"$dir.out" 2>&1
+      rm -rf "$dir/raw" "$dir"/*.mdb # keep only the build log
+      if [[ -n ${BENCH_LOGS:-} ]]; then # keep each run's report and log
+        mkdir -p "$BENCH_LOGS"
+        cp "$dir.out" "$BENCH_LOGS/$which-$r.out"
+        cp "$dir/build-log.tsv" "$BENCH_LOGS/$which-$r.tsv"
+      fi
+      echo "run $r $which: done" >&2
+    done
+  done
+  # Each build-log.tsv line: rules level positions seconds threads ranks
+  # exchanged rounds [peak-anon-bytes]. Median over runs per level.
+  status=0
+  awk -v runs="$runs" -v from="$from" -v max="$max" -v target="${TARGET:-2.0}" '
+    function median(a, n,   i, j, t) {
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+      return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    FNR == 1 { split(FILENAME, p, "/"); which = p[length(p) - 1]; sub(/-[0-9]+$/, "", which) }
+    {
+      lvl = $2; pos[lvl] = $3
+      k = which SUBSEP lvl; n[k]++
+      rate[k, n[k]] = $3 / ($4 > 0 ? $4 : 1e-9) / $5
+      if (which == "new" && NF >= 9) { na[lvl]++; anon[lvl, na[lvl]] = $9 / $3 }
+    }
+    END {
+      printf "%5s %14s %14s %14s %7s %14s\n", "level", "positions", "old /core", "new /core", "ratio", "new anon B/pos"
+      status = 0
+      for (l = from; l <= max; l++) {
+        if (!((("old" SUBSEP l) in n) && (("new" SUBSEP l) in n))) continue
+        for (i = 1; i <= n["old", l]; i++) a[i] = rate["old", l, i]; o = median(a, n["old", l])
+        for (i = 1; i <= n["new", l]; i++) a[i] = rate["new", l, i]; w = median(a, n["new", l])
+        an = "-"
+        if (l in na) { for (i = 1; i <= na[l]; i++) a[i] = anon[l, i]; an = sprintf("%.3f", median(a, na[l])) }
+        printf "%5d %14d %12.2f M %12.2f M %6.2fx %14s\n", l, pos[l], o / 1e6, w / 1e6, w / o, an
+        if ((l == 20 || l == 24) && w / o < target) { status = 1; printf "FAIL level %d: %.2fx (target %.1fx)\n", l, w / o, target }
+        else if (l == 20 || l == 24) printf "PASS level %d: %.2fx (target %.1fx)\n", l, w / o, target
+      }
+      exit status
+    }' "$WORK"/old-*/build-log.tsv "$WORK"/new-*/build-log.tsv || status=$?
+  rm -rf "$WORK"
+  exit $status
+fi
+
 cargo build --release --quiet
 bin=target/release/mancaladb
 status=0

@@ -13,15 +13,18 @@ use crate::db::{Db, map_raw, write_raw};
 use crate::error::{Error, Result};
 use crate::exchange::Exchange;
 use crate::files::{DirLock, RemoveOnDrop};
-use crate::oware::{MAX_SEEDS, Rules, level_size, solve::solve_part};
+use crate::memory::AnonPeak;
+use crate::oware::solve::{Options, solve_part_in};
+use crate::oware::{MAX_SEEDS, Rules, level_size};
 use crate::progress::Progress;
 use crate::table;
 
-/// The builder's working memory per position of the level being solved:
-/// a byte of value and move counter, a byte of best capture, and the
-/// frontier (BENCHMARKS.md, "The largest level in 24 GiB"). The pages of
-/// the lower levels it reads come on top, as page cache.
-pub const WORKING_BYTES_PER_POSITION: u64 = 3;
+/// The builder's working memory per position of the level being solved, at
+/// most: one state byte, the capped frontier and batches (RssAnon measured
+/// 1.09..1.13 bytes per position at levels 20..24, BENCHMARKS.md "Compact,
+/// resumable builder"). The pages of the lower levels it reads come on
+/// top, as page cache; its seed lists and checkpoints go to disk.
+pub const WORKING_BYTES_PER_POSITION: f64 = 1.25;
 
 /// Disk per position of a built level, as measured here: its table (at
 /// most 4.1 bits per position through level 31) and its raw copy (1 byte).
@@ -45,7 +48,7 @@ impl Needs {
         let positions: u64 = levels.iter().map(|&n| level_size(n)).sum();
         Needs {
             largest_level,
-            memory: WORKING_BYTES_PER_POSITION * level_size(largest_level),
+            memory: (WORKING_BYTES_PER_POSITION * level_size(largest_level) as f64) as u64,
             disk: (positions as f64 * DISK_BYTES_PER_POSITION) as u64,
         }
     }
@@ -64,6 +67,12 @@ pub struct LevelReport {
     pub seconds: f64,
     /// Peak resident memory while building the level, if known.
     pub peak_rss: Option<u64>,
+    /// Peak anonymous resident memory (`RssAnon`: the working state, not
+    /// the page cache of mapped levels) while building it, if known; the
+    /// largest rank's when distributed.
+    pub peak_anon: Option<u64>,
+    /// The solver threshold a checkpoint let this build resume at, if any.
+    pub resumed_at: Option<usize>,
     /// Size of the table file.
     pub file_bytes: u64,
     /// Processes that built it (1 unless distributed).
@@ -134,6 +143,11 @@ pub fn build(
             _ => None,
         };
         let skip = ex.broadcast(existing.is_some().into()) == 1;
+        if skip {
+            // Left behind by a run killed after the level was in place.
+            let work = db.work_path(rules, seeds, ex.rank());
+            let _ = std::fs::remove_dir_all(work.parent().expect("work dir"));
+        }
         let report = match existing {
             Some(report) => Some(report),
             None if skip => None,
@@ -166,8 +180,11 @@ fn build_level(
     progress: Progress,
 ) -> Result<Option<LevelReport>> {
     reset_peak_rss();
+    let anon = AnonPeak::start(std::time::Duration::from_millis(20));
     let start = Instant::now();
-    let part = solve_part(rules, seeds, lower, ex, progress);
+    let work = db.work_path(rules, seeds, ex.rank());
+    let options = Options::from_env(&work)?;
+    let part = solve_part_in(rules, seeds, lower, ex, &options, progress)?;
     let raw = db.raw_path(rules, seeds);
     let partial = raw.with_file_name(format!("scores.{seeds}.part"));
     let positions = level_size(seeds);
@@ -175,9 +192,11 @@ fn build_level(
     write_slice(&partial, positions, part.range.start, &part.values)?;
     let exchanged_bytes = ex.sum(part.sent_bytes);
     let rounds = part.rounds;
+    let resumed_at = part.resumed_at;
     drop(part);
     ex.barrier(); // every slice is written
     let peak_rss = Some(ex.max(peak_rss().unwrap_or(0))).filter(|&b| b > 0);
+    let peak_anon = Some(ex.max(anon.finish().unwrap_or(0))).filter(|&b| b > 0);
     let report = if ex.rank() == 0 {
         let path = db.table_path(rules, seeds);
         table::write_table(
@@ -198,6 +217,8 @@ fn build_level(
             skipped: false,
             seconds: start.elapsed().as_secs_f64(),
             peak_rss,
+            peak_anon,
+            resumed_at,
             file_bytes,
             ranks: ex.ranks(),
             exchanged_bytes,
@@ -207,6 +228,7 @@ fn build_level(
         None
     };
     ex.barrier(); // the level's files are in place
+    let _ = std::fs::remove_dir_all(work.parent().expect("work dir"));
     Ok(report)
 }
 
@@ -238,6 +260,8 @@ fn existing(
         skipped: true,
         seconds: 0.0,
         peak_rss: None,
+        peak_anon: None,
+        resumed_at: None,
         file_bytes: table.file_len(),
         ranks: 1,
         exchanged_bytes: 0,
@@ -259,7 +283,7 @@ fn remove_leftovers(dir: &Path, suffix: &str) -> Result<()> {
 }
 
 /// Appends `rules level positions seconds threads ranks exchanged-bytes
-/// rounds` to the build log.
+/// rounds peak-anon-bytes` to the build log.
 fn log_build(db: &Db, rules: Rules, r: &LevelReport) -> Result<()> {
     use std::io::Write;
     let path = db.log_path();
@@ -270,14 +294,15 @@ fn log_build(db: &Db, rules: Rules, r: &LevelReport) -> Result<()> {
         .map_err(|e| Error::io(&path, e))?;
     writeln!(
         f,
-        "{rules}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{}",
+        "{rules}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{}\t{}",
         r.seeds,
         r.positions,
         r.seconds,
         rayon::current_num_threads(),
         r.ranks,
         r.exchanged_bytes,
-        r.rounds
+        r.rounds,
+        r.peak_anon.unwrap_or(0)
     )
     .map_err(|e| Error::io(&path, e))
 }

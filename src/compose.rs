@@ -180,6 +180,62 @@ impl Ranker {
         x[0] = s as u8;
     }
 
+    /// A trail for unranking boards of `seeds` seeds with
+    /// [`Ranker::unrank_near`], as yet leading nowhere.
+    pub fn trail(&self, seeds: usize) -> Trail {
+        assert!(seeds <= self.max_seeds && self.pits <= MAX_PITS);
+        let top = self.pits - 1;
+        let mut trail = Trail {
+            start: [0; MAX_PITS],
+            left: [0; MAX_PITS],
+            ok: [0; MAX_PITS],
+            depth: top,
+        };
+        trail.left[top] = seeds as u8;
+        trail.ok[top] = self.initially_ok() as u8;
+        trail
+    }
+
+    /// [`Ranker::unrank`] for a board near the last one `trail` led to:
+    /// only the pits below the smallest block of ranks that holds both are
+    /// chosen again. A short step redoes one or two pits instead of all.
+    /// `index` must be below the count of the trail's seed count.
+    #[inline]
+    pub fn unrank_near(&self, index: u64, x: &mut [u8], trail: &mut Trail) {
+        let s1 = self.max_seeds + 1;
+        // The deepest pit whose block (the boards sharing every pit above
+        // it with the last one) holds `index`; the top pit's holds all.
+        let mut k = trail.depth;
+        while k < self.pits - 1 {
+            let (left, ok) = (usize::from(trail.left[k]), usize::from(trail.ok[k]));
+            let size = self.count[((k + 1) * 2 + ok) * s1 + left];
+            if (trail.start[k]..trail.start[k] + size).contains(&index) {
+                break;
+            }
+            k += 1;
+        }
+        let mut s = usize::from(trail.left[k]);
+        let mut ok = usize::from(trail.ok[k]);
+        let mut base = trail.start[k];
+        for k in (1..=k).rev() {
+            trail.start[k] = base;
+            trail.left[k] = s as u8;
+            trail.ok[k] = ok as u8;
+            let first = self.slot(k, ok, s, 0);
+            let row = &self.below[first..=first + s];
+            let mut v = 0;
+            while v < s && row[v + 1] <= index - base {
+                v += 1;
+            }
+            base += row[v];
+            x[k] = v as u8;
+            ok |= usize::from(k >= self.constrained_from && v == 0);
+            s -= v;
+        }
+        x[0] = s as u8;
+        trail.depth = 1;
+    }
+
     /// Steps `x` to the next board of the domain in rank order, keeping the
     /// seed count. Returns `false` (leaving `x` unspecified) after the last.
     ///
@@ -212,6 +268,23 @@ impl Ranker {
             x[c - 1] = low;
         }
     }
+}
+
+/// Most pits a [`Trail`] follows.
+const MAX_PITS: usize = 32;
+
+/// What unranking one board chose at each pit, so that the next board can
+/// be reached from it ([`Ranker::unrank_near`]): for each pit `k`, the
+/// first rank of the block of boards sharing the pits above `k`, the seeds
+/// left for pits `k..=0`, and whether the domain's constraint was met
+/// above `k`.
+#[derive(Clone, Debug)]
+pub struct Trail {
+    start: [u64; MAX_PITS],
+    left: [u8; MAX_PITS],
+    ok: [u8; MAX_PITS],
+    /// The lowest pit whose entries are valid.
+    depth: usize,
 }
 
 /// Pascal's triangle up to row `n`.
@@ -290,6 +363,36 @@ mod tests {
                     assert_eq!(&walk, b, "advance order");
                     let more = r.advance(&mut walk);
                     assert_eq!(more, i + 1 < all.len());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn unrank_near_agrees_with_unrank_for_any_step() {
+        for &(pits, cons) in &[(5usize, None), (6, Some(3)), (12, Some(6))] {
+            let r = Ranker::new(pits, 9, cons);
+            for n in [0, 1, 4, 9] {
+                let count = r.count(n);
+                let mut trail = r.trail(n);
+                let mut near = vec![0u8; pits];
+                let mut want = vec![0u8; pits];
+                // Steps of 1, then growing, then back to the start.
+                let mut i = 0;
+                let mut step = 1;
+                let mut seen = 0;
+                while i < count {
+                    r.unrank_near(i, &mut near, &mut trail);
+                    r.unrank(n, i, &mut want);
+                    assert_eq!(near, want, "pits {pits} n {n} index {i}");
+                    seen += 1;
+                    i += if seen % 3 == 0 { step } else { 1 };
+                    step = step * 2 % 977 + 1;
+                }
+                if count > 0 {
+                    r.unrank_near(0, &mut near, &mut trail);
+                    r.unrank(n, 0, &mut want);
+                    assert_eq!(near, want);
                 }
             }
         }

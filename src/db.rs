@@ -51,6 +51,14 @@ impl Db {
         self.raw_dir(rules).join(format!("scores.{seeds}"))
     }
 
+    /// The solver's work directory for one rank of a level being built:
+    /// seed lists and checkpoints, removed once the level is in place.
+    pub fn work_path(&self, rules: Rules, seeds: usize, rank: usize) -> PathBuf {
+        self.raw_path(rules, seeds)
+            .with_file_name(format!("scores.{seeds}.work"))
+            .join(format!("rank-{rank}"))
+    }
+
     /// Directory of the uncompressed working copies of `rules`.
     pub fn raw_dir(&self, rules: Rules) -> PathBuf {
         self.dir.join("raw").join(rules.name())

@@ -109,6 +109,8 @@ pub enum Corruption {
         /// Positions the level has.
         want: u64,
     },
+    /// A solver checkpoint that does not fit the level it is for.
+    Checkpoint(&'static str),
     /// A value outside `-seeds..=seeds`.
     ValueRange {
         /// Index of the position.
@@ -173,6 +175,7 @@ impl fmt::Display for Corruption {
             BlockLength { block, got, want } => {
                 write!(f, "block {block}: {got} values, expected {want}")
             }
+            Checkpoint(why) => write!(f, "solver checkpoint: {why}"),
             BlockPlace { block } => write!(
                 f,
                 "block {block} does not belong at its place (moved, swapped or from another table)"

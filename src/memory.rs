@@ -1,9 +1,14 @@
-//! Large working arrays on transparent huge pages.
+//! Large working arrays on transparent huge pages, prefetching, and the
+//! measure of working memory.
 //!
 //! The solver touches its per-position cells at random; with 4 KiB pages
 //! nearly every touch of a level of hundreds of megabytes also misses the
 //! TLB. Anonymous memory advised `MADV_HUGEPAGE` (2 MiB pages, where the
 //! kernel allows it) removes most of those misses.
+//!
+//! Working memory is measured as `RssAnon` ([`rss_anon`], [`AnonPeak`]):
+//! the resident anonymous pages, which excludes the page cache of the
+//! memory-mapped lower levels that peak RSS (`VmHWM`) counts.
 
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
@@ -119,6 +124,68 @@ impl<T: Copy> Pipeline<T> {
         for k in self.n.saturating_sub(LAG)..self.n {
             handle(self.ring[k % LAG]);
         }
+    }
+}
+
+impl<T: Zeroable> HugeSlice<T> {
+    /// The same memory as items of `U`, which must have the size and
+    /// alignment of `T` (checked).
+    pub fn cast<U: Zeroable>(self) -> HugeSlice<U> {
+        assert!(size_of::<U>() == size_of::<T>() && align_of::<U>() == align_of::<T>());
+        HugeSlice {
+            map: self.map,
+            len: self.len,
+            _items: PhantomData,
+        }
+    }
+}
+
+/// Bytes viewed as atomics, for shared updates by many threads.
+pub fn as_atomic(bytes: &mut [u8]) -> &[std::sync::atomic::AtomicU8] {
+    // SAFETY: AtomicU8 has the size, alignment and bit validity of u8, and
+    // the unique borrow guarantees no non-atomic access meanwhile.
+    unsafe { &*(bytes as *mut [u8] as *const [std::sync::atomic::AtomicU8]) }
+}
+
+/// This process's anonymous resident memory (`RssAnon` of
+/// `/proc/self/status`: heap and anonymous maps, not the page cache of
+/// mapped files), in bytes; `None` where the kernel does not say.
+pub fn rss_anon() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// The peak of [`rss_anon`] over a span of work, sampled by a background
+/// thread (the kernel keeps no peak of it).
+pub struct AnonPeak {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    sampler: std::thread::JoinHandle<Option<u64>>,
+}
+
+impl AnonPeak {
+    /// Starts sampling every `every`.
+    pub fn start(every: std::time::Duration) -> AnonPeak {
+        use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let sampler = std::thread::spawn(move || {
+            let mut peak = rss_anon();
+            while !flag.load(Relaxed) {
+                std::thread::sleep(every);
+                peak = peak.max(rss_anon());
+            }
+            peak
+        });
+        AnonPeak { stop, sampler }
+    }
+
+    /// Stops sampling; the largest value seen (a last sample included).
+    pub fn finish(self) -> Option<u64> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let peak = self.sampler.join().unwrap_or(None);
+        peak.max(rss_anon())
     }
 }
 

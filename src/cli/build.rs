@@ -112,9 +112,20 @@ fn print_level(r: &LevelReport, cores: usize) {
         return;
     }
     let rate = r.positions as f64 / r.seconds.max(1e-9);
-    let rss = r.peak_rss.map_or("?".to_string(), |b| {
-        format!("{:.0} MiB", b as f64 / 1048576.0)
-    });
+    let mib = |b: Option<u64>| {
+        b.map_or("?".to_string(), |b| {
+            format!("{:.0} MiB", b as f64 / 1048576.0)
+        })
+    };
+    let rss = format!(
+        "{} (RssAnon {}, {:.2} bytes/pos)",
+        mib(r.peak_rss),
+        mib(r.peak_anon),
+        r.peak_anon.unwrap_or(0) as f64 / r.positions.max(1) as f64
+    );
+    let resumed = r
+        .resumed_at
+        .map_or(String::new(), |t| format!(", resumed at threshold {t}"));
     let exchanged = match r.ranks {
         1 => String::new(),
         p => format!(
@@ -125,7 +136,7 @@ fn print_level(r: &LevelReport, cores: usize) {
         ),
     };
     out!(
-        "level {:>2}: {:>12} positions in {:>7.2} s, {:>10.0} pos/s ({:.0}/core), peak RSS {rss}, {} bytes ({:.3} bits/pos){exchanged}",
+        "level {:>2}: {:>12} positions in {:>7.2} s, {:>10.0} pos/s ({:.0}/core), peak RSS {rss}, {} bytes ({:.3} bits/pos){exchanged}{resumed}",
         r.seeds,
         r.positions,
         r.seconds,

@@ -64,13 +64,12 @@ impl Encoder {
         self.ranker.advance(&mut board.0)
     }
 
-    /// A cursor over level `seeds`, for visiting increasing indices.
+    /// A cursor over level `seeds`, for visiting nearby indices.
     pub fn cursor(&self, seeds: usize) -> Cursor<'_> {
         Cursor {
             enc: self,
-            seeds,
-            index: 0,
-            board: self.unrank(seeds, 0),
+            trail: self.ranker.trail(seeds),
+            board: Board::EMPTY,
         }
     }
 
@@ -99,33 +98,23 @@ pub fn level_size(seeds: usize) -> u64 {
     (crate::compose::binomial(n + 11, 11) - crate::compose::binomial(n + 5, 11)) as u64
 }
 
-/// Visits positions of one level at increasing indices: short gaps are
-/// walked with [`Encoder::advance`], long ones jumped with
-/// [`Encoder::unrank`], whichever is cheaper.
+/// Unranks positions of one level one after another, redoing for each only
+/// the pits in which it differs from the last (see
+/// [`Ranker::unrank_near`](crate::compose::Ranker::unrank_near)): cheap
+/// when they are close.
 pub struct Cursor<'a> {
     enc: &'a Encoder,
-    seeds: usize,
-    index: u64,
+    trail: crate::compose::Trail,
     board: Board,
 }
 
 impl Cursor<'_> {
-    /// Gaps up to this long are walked rather than jumped.
-    const WALK: u64 = 16;
-
-    /// The board at `index`, which must not be below the previous one.
+    /// The board at `index`.
     #[inline]
     pub fn seek(&mut self, index: u64) -> Board {
-        debug_assert!(index >= self.index);
-        if index - self.index > Self::WALK {
-            self.board = self.enc.unrank(self.seeds, index);
-        } else {
-            while self.index < index {
-                self.enc.advance(&mut self.board);
-                self.index += 1;
-            }
-        }
-        self.index = index;
+        self.enc
+            .ranker
+            .unrank_near(index, &mut self.board.0, &mut self.trail);
         self.board
     }
 }

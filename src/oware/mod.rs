@@ -6,6 +6,7 @@ mod index;
 pub mod retro;
 mod rules;
 pub mod solve;
+mod workdir;
 
 pub use board::{Board, MAX_SEEDS, PITS};
 pub use index::{Cursor, Encoder, level_size};

@@ -16,17 +16,49 @@
 //! counters of its predecessors drop, and a counter reaching zero puts its
 //! position into `L` (once its best capture is bad enough). Sets only grow as
 //! `t` falls, so counters carry over from one threshold to the next. Whatever
-//! is left after `t = 1` has value 0. This is exact, cycles included.
+//! is left after `t = 1` has value 0. This is exact, cycles included, and
+//! the sets do not depend on the order in which decisions are propagated —
+//! which is what lets the frontier below be cut off and resumed anywhere.
+//!
+//! **One byte per position.** The state of a position is one byte
+//! ([`code`]): undecided, its quiet-move counter (0..=6) and a *blocked* bit
+//! (its best capture is better than `-t`, so it cannot enter `L_t` yet); or
+//! decided, its value, and a *fresh* bit (decided, predecessors not told, in
+//! no frontier list). The best capture itself is not kept: the forward pass
+//! writes each position with best capture `b = t` or `b = -t` to the seed
+//! lists of threshold `t` on disk ([`super::workdir`]), and threshold `t`
+//! reads them once: the first are claimed for `W_t`; the second are
+//! unblocked (and claimed for `L_t` when no quiet move is left). A position
+//! without captures is never blocked; one with best capture `b > -n` starts
+//! blocked and is unblocked at `t = -b` (never, for `b >= 0`).
+//!
+//! **Bounded frontiers.** Propagation runs in rounds over frontiers (lists of
+//! boards newly decided, wins and losses). A frontier holds at most `cap`
+//! boards ([`Options::frontier_cap`]); a decision that finds it full keeps
+//! its fresh bit instead, and a sweep over the state bytes later collects
+//! fresh positions into the frontier as room frees up. Seeds are claimed
+//! fresh and collected the same way. Working memory is therefore one byte
+//! per position plus two frontiers of at most `cap` boards.
+//!
+//! **Checkpoints.** Between thresholds no position is fresh and the state
+//! bytes are the whole solver state. Every [`Options::checkpoint_every`]
+//! they are saved, with the threshold reached, to the work directory; a
+//! solve given a directory that holds a checkpoint of the same slice
+//! continues from it (the seed lists are still there) and produces the same
+//! values.
 //!
 //! The level may be split among several ranks (processes, see
 //! [`crate::exchange`]), each holding the working state of its own index
-//! range only. Propagation runs in rounds over frontiers: a predecessor in
-//! another rank's range becomes a message in that rank's batch, and the
-//! batches of a round travel in one all-to-all exchange. The single process
-//! is the case of one rank, with nothing to send.
+//! range only. A predecessor in another rank's range becomes a message in
+//! that rank's batch, and the batches of a round travel in one all-to-all
+//! exchange. The single process is the case of one rank, with nothing to
+//! send. Ranks checkpoint together (the decision is collective) and resume
+//! from the newest checkpoint every rank holds.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicI8, AtomicU8, Ordering::Relaxed};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicIsize, AtomicU8, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
@@ -34,19 +66,103 @@ use super::board::Board;
 use super::index::Encoder;
 use super::retro::for_each_predecessor;
 use super::rules::{Rules, moves};
+use super::workdir::{Checkpoint, SeedLists, read_list};
+use crate::error::{Error, Result};
 use crate::exchange::{Alone, Exchange, Owners};
-use crate::memory::{HugeSlice, Pipeline, Zeroable, prefetch};
+use crate::memory::{HugeSlice, Pipeline, as_atomic, prefetch};
 use crate::progress::Progress;
 
-/// Marks a value not yet determined.
-const UNKNOWN: i8 = i8::MIN;
 /// Best-capture value of a position without captures.
 const NO_CAPTURE: i8 = i8::MIN;
-/// Positions per unit of parallel work.
-const CHUNK: u64 = 1 << 15;
+/// Positions per unit of parallel work; offsets within one fit in a `u16`.
+const CHUNK: usize = 1 << 15;
+
+/// The state byte of a position.
+///
+/// * `0..=6`: undecided, that many quiet moves not known to lead into `W`;
+///   plus [`BLOCKED`](code::BLOCKED) when its best capture is better than
+///   `-t`;
+/// * [`decided(v)`](code::decided) `= v + 64` (16..=112): value `v`; plus
+///   [`FRESH`](code::FRESH) while its predecessors are still to be told and
+///   it is in no frontier.
+pub mod code {
+    /// Undecided and kept out of `L_t` by a capture better than `-t`.
+    pub const BLOCKED: u8 = 8;
+    /// Codes from here on (fresh or not) are decided.
+    pub const DECIDED: u8 = 16;
+    /// Decided, predecessors not told, in no frontier.
+    pub const FRESH: u8 = 0x80;
+
+    /// The code of value `v` (`-48..=48`).
+    #[inline]
+    pub const fn decided(v: i8) -> u8 {
+        (v as i16 + 64) as u8
+    }
+
+    /// The value of a code: 0 if undecided.
+    #[inline]
+    pub const fn value(c: u8) -> i8 {
+        let c = c & !FRESH;
+        if c < DECIDED {
+            0
+        } else {
+            (c as i16 - 64) as i8
+        }
+    }
+}
+use code::{BLOCKED, DECIDED, FRESH, decided};
+
+/// Where and how a slice is solved.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The work directory of this rank's slice: seed lists and checkpoints.
+    /// A checkpoint of the same slice found there is resumed.
+    pub dir: PathBuf,
+    /// Least time between checkpoints (taken at threshold boundaries);
+    /// `None`: never. `Some(0)`: after the forward pass and every threshold.
+    pub checkpoint_every: Option<Duration>,
+    /// Most boards in one frontier; `None`: `size / 160` (0.075 bytes per
+    /// position), at least 2^16.
+    pub frontier_cap: Option<usize>,
+}
+
+impl Options {
+    /// Checkpoints every 10 minutes and the default frontier cap, unless the
+    /// environment says otherwise: `MANCALADB_CHECKPOINT_SECS` (seconds
+    /// between checkpoints; `off` for none) and `MANCALADB_FRONTIER_CAP`
+    /// (boards; tests force tiny frontiers with it). A value that is not a
+    /// number is a usage error.
+    pub fn from_env(dir: impl Into<PathBuf>) -> Result<Options> {
+        let var = |name: &str| std::env::var(name).ok().map(|v| (name.to_string(), v));
+        let bad = |(name, value): (String, String), want: &str| {
+            Error::Invalid(format!("{name}={value}: expected {want}"))
+        };
+        let checkpoint_every = match var("MANCALADB_CHECKPOINT_SECS") {
+            None => Some(Duration::from_secs(600)),
+            Some((_, v)) if v == "off" => None,
+            Some(nv) => match nv.1.parse::<f64>() {
+                Ok(s) if s.is_finite() && s >= 0.0 => Some(Duration::from_secs_f64(s)),
+                _ => return Err(bad(nv, "seconds between checkpoints, or 'off'")),
+            },
+        };
+        let frontier_cap = match var("MANCALADB_FRONTIER_CAP") {
+            None => None,
+            Some(nv) => match nv.1.parse::<usize>() {
+                Ok(cap) if cap > 0 => Some(cap),
+                _ => return Err(bad(nv, "a number of boards above 0")),
+            },
+        };
+        Ok(Options {
+            dir: dir.into(),
+            checkpoint_every,
+            frontier_cap,
+        })
+    }
+}
 
 /// Solves level `seeds` under `rules`, given `lower[k]`, the values of every
-/// level `k < seeds` in index order. Returns the level's values in index order.
+/// level `k < seeds` in index order. Returns the level's values in index
+/// order. Works in a temporary directory, removed afterwards.
 pub fn solve_level(
     rules: Rules,
     seeds: usize,
@@ -66,11 +182,13 @@ pub struct Part {
     pub sent_bytes: u64,
     /// Propagation rounds, each ending in one exchange between the ranks.
     pub rounds: u64,
+    /// The threshold of the checkpoint this solve continued from, if any.
+    pub resumed_at: Option<usize>,
 }
 
-/// Solves this rank's slice of level `seeds` together with the other ranks
-/// of `ex` (see [`solve_level`]). Every rank must call it with the same
-/// arguments; `lower` is read only at the positions this rank's moves reach.
+/// [`solve_part_in`] in a fresh temporary work directory, removed
+/// afterwards, with the frontier cap of the environment and no checkpoints.
+/// Panics if the temporary directory cannot be written.
 pub fn solve_part(
     rules: Rules,
     seeds: usize,
@@ -78,82 +196,211 @@ pub fn solve_part(
     ex: &dyn Exchange,
     progress: Progress,
 ) -> Part {
+    static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "mancaladb-solve-{}-{}",
+        std::process::id(),
+        SERIAL.fetch_add(1, Relaxed)
+    ));
+    let part = Options::from_env(&dir).and_then(|options| {
+        let options = Options {
+            checkpoint_every: None,
+            ..options
+        };
+        solve_part_in(rules, seeds, lower, ex, &options, progress)
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    part.unwrap_or_else(|e| panic!("solving in a temporary directory: {e}"))
+}
+
+/// Solves this rank's slice of level `seeds` together with the other ranks
+/// of `ex` (see [`solve_level`]), in the work directory of `options`. Every
+/// rank must call it with the same arguments (each with its own directory);
+/// `lower` is read only at the positions this rank's moves reach.
+pub fn solve_part_in(
+    rules: Rules,
+    seeds: usize,
+    lower: &[&[i8]],
+    ex: &dyn Exchange,
+    options: &Options,
+    progress: Progress,
+) -> Result<Part> {
     assert_eq!(lower.len(), seeds, "every lower level is needed");
     let enc = Encoder::new(seeds);
     let size = enc.level_size(seeds);
     let owners = Owners::new(size, ex.ranks());
     let range = owners.range(ex.rank());
     let n = usize::try_from(range.end - range.start).expect("slice fits in memory");
-
-    // Forward pass: best capture and number of quiet moves of every position.
-    let memory = "memory for the level's working state";
-    let mut cells = HugeSlice::<Cell>::zeroed(n).expect(memory);
-    let mut best = HugeSlice::<i8>::zeroed(n).expect(memory);
-    let stage = progress.stage(format!("level {seeds}: moves"), size);
-    let chunk = CHUNK as usize;
-    let ranks = ex.ranks() as u64;
-    cells
-        .par_chunks_mut(chunk)
-        .zip(best.par_chunks_mut(chunk))
-        .enumerate()
-        .for_each(|(c, (cells, best))| {
-            let start = range.start + c as u64 * CHUNK;
-            forward_chunk(rules, seeds, &enc, lower, start, cells, best);
-            // Slices are even: this rank's share stands for the whole.
-            stage.inc(cells.len() as u64 * ranks);
-        });
-    stage.finish();
-
-    let solver = Propagation {
-        rules,
-        seeds,
-        enc: &enc,
-        owners: &owners,
-        start: range.start,
-        cells: &cells,
-        best: &best,
+    let cap = match options.frontier_cap {
+        Some(cap) => cap.max(1),
+        None => ((size / 160) as usize).max(1 << 16),
     };
+    // Sweeps fill the frontier to a quarter of its cap, so that a round's
+    // decisions usually fit in the next.
+    let fill = (cap / 4).max(1);
+    let dir = &options.dir;
+    let checkpoint = Checkpoint {
+        rules: rules.code(),
+        seeds: seeds as u32,
+        ranks: ex.ranks() as u32,
+        rank: ex.rank() as u32,
+        start: range.start,
+        end: range.end,
+    };
+    let mut state = HugeSlice::<u8>::zeroed(n).map_err(|e| Error::io("(memory)", e))?;
 
-    // Each loop turn delivers the last round's messages, then runs a round
-    // on what is newly decided; a threshold ends when no rank decided anything.
+    // Resume from the newest checkpoint that every rank holds, if any.
+    let none = u64::MAX;
+    let newest = checkpoint.saved(dir).last().map_or(none, |&t| t as u64);
+    let agreed = ex.max(newest);
+    let held = agreed != none && checkpoint.saved(dir).contains(&(agreed as usize));
+    let resumed_at = (ex.sum(u64::from(!held)) == 0).then_some(agreed as usize);
+    let next_t = match resumed_at {
+        Some(t) => {
+            checkpoint.load(dir, t, &mut state)?;
+            progress.line(&format!("level {seeds}: resuming at threshold {t}"));
+            t
+        }
+        None => {
+            if dir.exists() {
+                std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            }
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            forward_pass(
+                rules,
+                seeds,
+                &enc,
+                lower,
+                range.start,
+                &mut state,
+                dir,
+                ex,
+                progress,
+            )?;
+            seeds
+        }
+    };
+    let mut last_checkpoint = Instant::now();
+    let mut save_if_due = |t: usize, state: &[u8]| -> Result<()> {
+        let Some(every) = options.checkpoint_every else {
+            return Ok(());
+        };
+        if ex.max(u64::from(last_checkpoint.elapsed() >= every)) == 0 {
+            return Ok(());
+        }
+        checkpoint.save(dir, t, state)?;
+        ex.barrier(); // every rank has state.<t>: older ones may go
+        checkpoint.remove_others(dir, t)?;
+        last_checkpoint = Instant::now();
+        Ok(())
+    };
+    if resumed_at.is_none() {
+        save_if_due(seeds, &state)?;
+    }
+
+    // Each loop turn delivers the last round's messages, tops the frontier
+    // up with fresh positions, then runs a round on it; a threshold ends
+    // when no rank has anything left to tell.
     let stage = progress.stage(format!("level {seeds}: values"), size);
     let (mut sent_bytes, mut rounds) = (0, 0);
-    for t in (1..=seeds as i8).rev() {
-        let (seeded, mut frontier, mut outboxes) = solver.seed(t);
-        stage.inc(ex.sum(seeded));
+    for t in (1..=next_t).rev() {
+        let solver = Propagation {
+            rules,
+            seeds,
+            enc: &enc,
+            owners: &owners,
+            start: range.start,
+            state: as_atomic(&mut state),
+            pending: Pending::default(),
+        };
+        solver.seed(t, dir)?;
+        let mut sweep = Sweep::default();
+        let mut frontier = Vec::new();
+        let mut outboxes = solver.outboxes();
         loop {
             sent_bytes += outboxes.iter().map(|o| o.len() as u64 * 8).sum::<u64>();
             let inbox = ex.all_to_all(&outboxes);
             rounds += 1;
-            solver.receive(t, &inbox, &mut frontier);
-            let decided = ex.sum(frontier.len() as u64);
+            solver.receive(t as i8, &inbox, &mut frontier, cap);
+            solver.top_up(&mut sweep, &mut frontier, fill);
+            let decided = ex.sum(total(&frontier) as u64);
             if decided == 0 {
                 break;
             }
             stage.inc(decided);
-            (frontier, outboxes) = solver.round(t, &frontier);
+            (frontier, outboxes) = solver.round(t as i8, &frontier, cap);
+        }
+        if t > 1 {
+            save_if_due(t - 1, &state)?;
         }
     }
     stage.finish();
 
-    // The best captures are no longer needed: their array takes the values.
-    best.par_iter_mut()
-        .zip(cells.par_iter())
-        .for_each(|(v, c)| {
-            *v = match c.value.load(Relaxed) {
-                UNKNOWN => 0,
-                v => v,
-            }
-        });
-    Part {
+    // The state bytes become the values, in place.
+    state
+        .par_iter_mut()
+        .for_each(|c| *c = code::value(*c) as u8);
+    Ok(Part {
         range,
-        values: best,
+        values: state.cast(),
         sent_bytes,
         rounds,
-    }
+        resumed_at,
+    })
 }
 
-/// Fills the cells and best captures of positions `start..start + cells.len()`.
+/// The forward pass: the state byte (quiet-move counter, blocked bit) of
+/// every position of the slice, and its seed lists, synced.
+#[allow(clippy::too_many_arguments)]
+fn forward_pass(
+    rules: Rules,
+    seeds: usize,
+    enc: &Encoder,
+    lower: &[&[i8]],
+    start: u64,
+    state: &mut [u8],
+    dir: &Path,
+    ex: &dyn Exchange,
+    progress: Progress,
+) -> Result<()> {
+    let size = enc.level_size(seeds);
+    let stage = progress.stage(format!("level {seeds}: moves"), size);
+    let lists = SeedLists::create(dir, seeds)?;
+    let ranks = ex.ranks() as u64;
+    state.par_chunks_mut(CHUNK).enumerate().try_for_each_init(
+        || (vec![0i8; CHUNK], vec![Vec::new(); 2 * seeds]),
+        |(best, classes), (c, state)| -> Result<()> {
+            let first = start + (c * CHUNK) as u64;
+            let best = &mut best[..state.len()];
+            forward_chunk(rules, seeds, enc, lower, first, state, best);
+            // Sort the chunk's positions into the lists of their thresholds.
+            let n = seeds as i8;
+            for (j, &b) in best.iter().enumerate() {
+                if b != NO_CAPTURE && b != 0 {
+                    let class = 2 * (usize::from(b.unsigned_abs()) - 1) + usize::from(b > 0);
+                    classes[class].push(j as u16);
+                }
+                if b != NO_CAPTURE && b > -n {
+                    state[j] |= BLOCKED;
+                }
+            }
+            for (class, offsets) in classes.iter_mut().enumerate() {
+                if !offsets.is_empty() {
+                    lists.append(class / 2 + 1, class % 2 == 1, c as u32, offsets)?;
+                    offsets.clear();
+                }
+            }
+            // Slices are even: this rank's share stands for the whole.
+            stage.inc(state.len() as u64 * ranks);
+            Ok(())
+        },
+    )?;
+    stage.finish();
+    lists.finish()
+}
+
+/// Fills the quiet-move counters and best captures of positions
+/// `start..start + state.len()`.
 ///
 /// Capture values live in lower levels, at random places: each lookup is
 /// prefetched and resolved [`LAG`](crate::memory::LAG) captures later so
@@ -164,7 +411,7 @@ fn forward_chunk(
     enc: &Encoder,
     lower: &[&[i8]],
     start: u64,
-    cells: &mut [Cell],
+    state: &mut [u8],
     best: &mut [i8],
 ) {
     // (position, captured, lower level, index there)
@@ -176,15 +423,12 @@ fn forward_chunk(
         let v = captured as i8 - lower[level][index];
         best[j].set(best[j].get().max(v));
     };
-    enc.for_range(seeds, start, start + cells.len() as u64, |i, b| {
+    enc.for_range(seeds, start, start + state.len() as u64, |i, b| {
         let j = (i - start) as usize;
         let ms = moves(rules, b);
-        cells[j] = Cell {
-            value: AtomicI8::new(UNKNOWN),
-            quiet: AtomicU8::new(0),
-        };
         if ms.as_slice().is_empty() {
             best[j].set(-(seeds as i8)); // no seeds: the opponent takes the rest
+            state[j] = 0;
             return;
         }
         let mut quiet = 0u8;
@@ -198,22 +442,10 @@ fn forward_chunk(
             prefetch(&lower[level][index]);
             pipeline.push((j, m.captured, level, index), &mut resolve);
         }
-        *cells[j].quiet.get_mut() = quiet;
+        state[j] = quiet;
     });
     pipeline.finish(&mut resolve);
 }
-
-/// The changing state of one position, kept together so that a visit from a
-/// predecessor walk touches one cache line.
-struct Cell {
-    /// The value once known, else `UNKNOWN`.
-    value: AtomicI8,
-    /// Quiet moves not yet known to lead into `W` of the current threshold.
-    quiet: AtomicU8,
-}
-
-// SAFETY: atomic bytes are valid all-zero and have no drop glue.
-unsafe impl Zeroable for Cell {}
 
 /// Positions newly decided whose predecessors are still to be told.
 #[derive(Default)]
@@ -228,14 +460,55 @@ impl Frontier {
     fn len(&self) -> usize {
         self.wins.len() + self.losses.len()
     }
+}
 
-    fn concat(parts: impl IntoIterator<Item = Frontier>) -> Frontier {
-        let (wins, losses): (Vec<_>, Vec<_>) =
-            parts.into_iter().map(|f| (f.wins, f.losses)).unzip();
-        Frontier {
-            wins: wins.concat(),
-            losses: losses.concat(),
+/// Boards in a frontier kept as the parts that built it (never copied
+/// into one vector, which would hold them twice).
+fn total(parts: &[Frontier]) -> usize {
+    parts.iter().map(Frontier::len).sum()
+}
+
+/// Places left in the frontier being built, handed out to the workers in
+/// blocks so that they rarely touch the shared counter.
+struct Room(AtomicIsize);
+
+/// One worker's share of a [`Room`].
+struct Quota<'a> {
+    room: &'a Room,
+    have: usize,
+    full: bool,
+}
+
+impl Room {
+    const BLOCK: usize = 1024;
+
+    fn new(places: usize) -> Room {
+        Room(AtomicIsize::new(places as isize))
+    }
+
+    fn quota(&self) -> Quota<'_> {
+        Quota {
+            room: self,
+            have: 0,
+            full: false,
         }
+    }
+}
+
+impl Quota<'_> {
+    /// Takes one place; false once the room is full.
+    #[inline]
+    fn take(&mut self) -> bool {
+        if self.have == 0 {
+            let block = Room::BLOCK as isize;
+            if self.full || self.room.0.fetch_sub(block, Relaxed) < block {
+                self.full = true;
+                return false;
+            }
+            self.have = Room::BLOCK;
+        }
+        self.have -= 1;
+        true
     }
 }
 
@@ -253,147 +526,269 @@ fn concat_outboxes(parts: Vec<Outboxes>, ranks: usize) -> Outboxes {
         .collect()
 }
 
-/// Shared state of the backward propagation of one rank's slice of a level.
+/// A pass over the state bytes collecting fresh positions: the chunks
+/// `next..end` are still to be scanned.
+#[derive(Default)]
+struct Sweep {
+    next: usize,
+    end: usize,
+}
+
+/// The chunks `lo..hi` in which positions were left fresh outside every
+/// frontier since the last [`Pending::take`]; empty when `lo >= hi`.
+struct Pending {
+    lo: AtomicUsize,
+    hi: AtomicUsize,
+}
+
+impl Default for Pending {
+    fn default() -> Pending {
+        Pending {
+            lo: AtomicUsize::new(usize::MAX),
+            hi: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl Pending {
+    fn add(&self, lo: usize, hi: usize) {
+        self.lo.fetch_min(lo, Relaxed);
+        self.hi.fetch_max(hi, Relaxed);
+    }
+
+    /// The chunks to sweep, emptying the record; called with no decision
+    /// under way.
+    fn take(&self) -> Option<Range<usize>> {
+        let lo = self.lo.swap(usize::MAX, Relaxed);
+        let hi = self.hi.swap(0, Relaxed);
+        (lo < hi).then_some(lo..hi)
+    }
+}
+
+/// Shared state of the backward propagation of one rank's slice of a level
+/// at one threshold.
 struct Propagation<'a> {
     rules: Rules,
     seeds: usize,
     enc: &'a Encoder,
     owners: &'a Owners,
-    /// First index of this rank's slice; cells are numbered from it.
+    /// First index of this rank's slice; state bytes are numbered from it.
     start: u64,
-    cells: &'a [Cell],
-    /// Best capture value of each position, `NO_CAPTURE` if none; apart from
-    /// the cells so that seeding scans it at memory speed.
-    best: &'a [i8],
+    state: &'a [AtomicU8],
+    /// Where positions were left fresh outside every frontier.
+    pending: Pending,
 }
 
 impl Propagation<'_> {
-    /// Claims slice position `j` for value `v` if still unknown; true if
-    /// this call did.
+    /// Decides slice position `j` for value `v` (fresh) if still
+    /// undecided; true if this call did.
     #[inline]
     fn claim(&self, j: usize, v: i8) -> bool {
-        self.cells[j]
-            .value
-            .compare_exchange(UNKNOWN, v, Relaxed, Relaxed)
-            .is_ok()
-    }
-
-    /// Brings what a visit to slice position `j` touches into cache.
-    #[inline]
-    fn prefetch(&self, j: usize) {
-        prefetch(&self.cells[j]);
-        prefetch(&self.best[j]);
+        let cell = &self.state[j];
+        let mut c = cell.load(Relaxed);
+        loop {
+            if c >= DECIDED {
+                return false;
+            }
+            match cell.compare_exchange_weak(c, decided(v) | FRESH, Relaxed, Relaxed) {
+                Ok(_) => return true,
+                Err(now) => c = now,
+            }
+        }
     }
 
     /// Tells slice position `p` that one of its children entered `W_t`
-    /// (`win`) or `L_t`. True if this decided `p`.
+    /// (`win`) or `L_t`. True if this decided `p` (fresh).
     #[inline]
     fn visit(&self, t: i8, win: bool, p: usize) -> bool {
         if win {
             self.after_win(t, p)
         } else {
-            self.after_loss(t, p)
+            self.claim(p, t)
         }
     }
 
     /// A predecessor `p` of a position just found in `W_t` loses one quiet
-    /// move; left with none (and no capture better than `-t`), it enters
-    /// `L_t`.
+    /// move; left with none and not blocked, it enters `L_t`.
     #[inline]
     fn after_win(&self, t: i8, p: usize) -> bool {
-        let cell = &self.cells[p];
-        if cell.value.load(Relaxed) != UNKNOWN {
-            return false;
+        let cell = &self.state[p];
+        let mut c = cell.load(Relaxed);
+        loop {
+            if c >= DECIDED {
+                return false;
+            }
+            debug_assert!(c & !BLOCKED > 0, "a quiet move is counted once");
+            let next = if c == 1 { decided(-t) | FRESH } else { c - 1 };
+            match cell.compare_exchange_weak(c, next, Relaxed, Relaxed) {
+                Ok(_) => return c == 1,
+                Err(now) => c = now,
+            }
         }
-        let before = cell.quiet.fetch_sub(1, Relaxed);
-        debug_assert!(before > 0);
-        before == 1 && self.best[p] <= -t && self.claim(p, -t)
     }
 
-    /// A predecessor `p` of a position just found in `L_t` enters `W_t` if
-    /// still undecided.
+    /// Slice position `j` has best capture `-t`: it is blocked no longer,
+    /// and enters `L_t` if no quiet move is left. True if this decided it.
     #[inline]
-    fn after_loss(&self, t: i8, p: usize) -> bool {
-        // A plain load first: most predecessors met late are decided already,
-        // and a failed compare-exchange still costs a locked instruction.
-        self.cells[p].value.load(Relaxed) == UNKNOWN && self.claim(p, t)
+    fn unblock(&self, t: i8, j: usize) -> bool {
+        let cell = &self.state[j];
+        let mut c = cell.load(Relaxed);
+        loop {
+            if c >= DECIDED {
+                return false;
+            }
+            let counter = c & !BLOCKED;
+            let next = if counter == 0 {
+                decided(-t) | FRESH
+            } else {
+                counter
+            };
+            match cell.compare_exchange_weak(c, next, Relaxed, Relaxed) {
+                Ok(_) => return counter == 0,
+                Err(now) => c = now,
+            }
+        }
+    }
+
+    /// Puts `j`, just decided for `v`, into `next` if `quota` has room
+    /// (clearing its fresh bit); else leaves it fresh for a sweep.
+    #[inline]
+    fn enlist(&self, j: usize, v: i8, board: Board, quota: &mut Quota, next: &mut Frontier) {
+        if quota.take() {
+            self.state[j].store(decided(v), Relaxed);
+            if v > 0 {
+                &mut next.wins
+            } else {
+                &mut next.losses
+            }
+            .push(board);
+        } else {
+            self.pending.add(j / CHUNK, j / CHUNK + 1);
+        }
     }
 
     fn outboxes(&self) -> Outboxes {
         vec![Vec::new(); self.owners.ranks()]
     }
 
-    /// Finds the positions entering `W_t` and `L_t` without help from this
-    /// threshold's propagation (a capture worth exactly `t`; or no quiet move
-    /// left and a best capture of exactly `-t`) and runs the first round of
-    /// propagation from them chunk by chunk, so that they never have to be
-    /// held all at once. Returns how many were found, and what that round
-    /// decided and has to send.
-    fn seed(&self, t: i8) -> (u64, Frontier, Outboxes) {
-        const BLOCK: usize = 64;
-        let parts: Vec<(u64, Frontier, Outboxes)> = self
-            .best
-            .par_chunks(CHUNK as usize)
-            .enumerate()
-            .map(|(c, best)| {
-                let first = c * CHUNK as usize;
-                let mut found = Frontier::default();
-                let mut cursor = self.enc.cursor(self.seeds);
-                for (b, block) in best.chunks(BLOCK).enumerate() {
-                    // Branch-free test of a whole block first: most hold no
-                    // candidate, and this loop vectorises.
-                    if !block
-                        .iter()
-                        .fold(false, |any, &e| any | (e == t) | (e == -t))
-                    {
-                        continue;
+    /// Claims the seeds of threshold `t` from the lists in `dir`: positions
+    /// whose best capture is `t` enter `W_t`, those whose best capture is
+    /// `-t` are unblocked (entering `L_t` if no quiet move is left). They
+    /// are left fresh, for the sweeps to collect.
+    fn seed(&self, t: usize, dir: &Path) -> Result<()> {
+        let ti = t as i8;
+        for win in [true, false] {
+            read_list(dir, t, win, 1 << 20, |records| {
+                records.par_iter().for_each(|r| {
+                    let base = r.chunk as usize * CHUNK;
+                    let mut any = false;
+                    for &o in &r.offsets {
+                        let j = base + usize::from(o);
+                        any |= if win {
+                            self.claim(j, ti)
+                        } else {
+                            self.unblock(ti, j)
+                        };
                     }
-                    for (k, &e) in block.iter().enumerate() {
-                        let j = first + b * BLOCK + k;
-                        let mut board = || cursor.seek(self.start + j as u64);
-                        if e == t && self.claim(j, t) {
-                            found.wins.push(board());
-                        } else if e == -t
-                            && self.cells[j].quiet.load(Relaxed) == 0
-                            && self.claim(j, -t)
-                        {
-                            found.losses.push(board());
-                        }
+                    if any {
+                        self.pending.add(r.chunk as usize, r.chunk as usize + 1);
+                    }
+                });
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Adds fresh positions to `frontier` (clearing their fresh bits) until
+    /// it holds `fill` boards or none is left, continuing `sweep`'s pass.
+    fn top_up(&self, sweep: &mut Sweep, frontier: &mut Vec<Frontier>, fill: usize) {
+        let group = 4 * rayon::current_num_threads();
+        let mut held = total(frontier);
+        while held < fill {
+            if sweep.next >= sweep.end {
+                // A new pass over the chunks where positions were left
+                // fresh since the last one began.
+                match self.pending.take() {
+                    Some(chunks) => (sweep.next, sweep.end) = (chunks.start, chunks.end),
+                    None => return,
+                }
+            }
+            let c = sweep.next;
+            let end = (c + group).min(sweep.end);
+            let found: Vec<Frontier> = (c..end)
+                .into_par_iter()
+                .map(|c| self.fresh_in(c))
+                .filter(|f| f.len() > 0)
+                .collect();
+            held += total(&found);
+            frontier.extend(found);
+            sweep.next = end;
+        }
+    }
+
+    /// The fresh positions of chunk `c`, no longer fresh.
+    fn fresh_in(&self, c: usize) -> Frontier {
+        const BLOCK: usize = 64;
+        let first = c * CHUNK;
+        let cells = &self.state[first..(first + CHUNK).min(self.state.len())];
+        let mut found = Frontier::default();
+        let mut cursor = self.enc.cursor(self.seeds);
+        for (b, block) in cells.chunks(BLOCK).enumerate() {
+            // A whole block first, eight bytes at a time: most hold no fresh
+            // position.
+            if block.len() == BLOCK {
+                let any = (0..BLOCK / 8).fold(0, |any, w| {
+                    // SAFETY: chunks and blocks start at multiples of 64
+                    // bytes of a page-aligned array, so the word is aligned
+                    // and inside it; no other thread accesses this chunk
+                    // while it is swept (sweeps run between rounds, one
+                    // worker per chunk), so the mixed-size access is not
+                    // concurrent with any other.
+                    let word = unsafe { AtomicU64::from_ptr(block[8 * w].as_ptr().cast()) };
+                    any | word.load(Relaxed)
+                });
+                if any & 0x8080_8080_8080_8080 == 0 {
+                    continue;
+                }
+            }
+            for (k, cell) in block.iter().enumerate() {
+                let c = cell.load(Relaxed);
+                if c & FRESH != 0 {
+                    cell.store(c & !FRESH, Relaxed);
+                    let board = cursor.seek(self.start + (first + b * BLOCK + k) as u64);
+                    if code::value(c) > 0 {
+                        found.wins.push(board);
+                    } else {
+                        found.losses.push(board);
                     }
                 }
-                let mut next = Frontier::default();
-                let mut out = self.outboxes();
-                self.tell_predecessors(t, &found.wins, true, &mut next, &mut out);
-                self.tell_predecessors(t, &found.losses, false, &mut next, &mut out);
-                (found.len() as u64, next, out)
-            })
-            .collect();
-        let seeded = parts.iter().map(|p| p.0).sum();
-        let (next, out): (Vec<_>, Vec<_>) = parts.into_iter().map(|(_, f, o)| (f, o)).unzip();
-        (
-            seeded,
-            Frontier::concat(next),
-            concat_outboxes(out, self.owners.ranks()),
-        )
+            }
+        }
+        found
     }
 
     /// Tells the predecessors of a frontier, in parallel: returns the
-    /// positions of this slice it decides and the messages for other ranks.
-    fn round(&self, t: i8, frontier: &Frontier) -> (Frontier, Outboxes) {
+    /// positions of this slice it decides (as many as `cap` allows, the
+    /// rest left fresh) and the messages for other ranks.
+    fn round(&self, t: i8, frontier: &[Frontier], cap: usize) -> (Vec<Frontier>, Outboxes) {
         const PIECE: usize = 4096;
-        let pieces = frontier.wins.par_chunks(PIECE).map(|c| (c, true));
-        let pieces = pieces.chain(frontier.losses.par_chunks(PIECE).map(|c| (c, false)));
+        let room = Room::new(cap);
+        let pieces = frontier.par_iter().flat_map(|f| {
+            let wins = f.wins.par_chunks(PIECE).map(|c| (c, true));
+            wins.chain(f.losses.par_chunks(PIECE).map(|c| (c, false)))
+        });
         let parts: Vec<(Frontier, Outboxes)> = pieces
             .map(|(children, win)| {
                 let mut next = Frontier::default();
                 let mut out = self.outboxes();
-                self.tell_predecessors(t, children, win, &mut next, &mut out);
+                let mut quota = room.quota();
+                self.tell_predecessors(t, children, win, &mut quota, &mut next, &mut out);
                 (next, out)
             })
             .collect();
         let (next, out): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
         (
-            Frontier::concat(next),
+            next.into_iter().filter(|f| f.len() > 0).collect(),
             concat_outboxes(out, self.owners.ranks()),
         )
     }
@@ -406,27 +801,24 @@ impl Propagation<'_> {
         t: i8,
         children: &[Board],
         win: bool,
+        quota: &mut Quota,
         next: &mut Frontier,
         out: &mut Outboxes,
     ) {
-        let decided = if win {
-            &mut next.losses
-        } else {
-            &mut next.wins
-        };
+        let v = if win { -t } else { t };
         let mut visit = |(j, p): (usize, Board)| {
             if self.visit(t, win, j) {
-                decided.push(p);
+                self.enlist(j, v, p, quota, next);
             }
         };
         let mut pipeline = Pipeline::new((0, Board::EMPTY));
-        let end = self.start + self.cells.len() as u64;
+        let end = self.start + self.state.len() as u64;
         for child in children {
             for_each_predecessor(self.rules, child, |p| {
                 let i = self.enc.rank_in(self.seeds, p);
                 if (self.start..end).contains(&i) {
                     let j = (i - self.start) as usize;
-                    self.prefetch(j);
+                    prefetch(&self.state[j]);
                     pipeline.push((j, *p), &mut visit);
                 } else {
                     let tag = if win { ENTERED_W } else { 0 };
@@ -438,36 +830,32 @@ impl Propagation<'_> {
     }
 
     /// Applies the messages other ranks sent this one, in parallel, adding
-    /// the positions they decide to `frontier`.
-    fn receive(&self, t: i8, inbox: &[u64], frontier: &mut Frontier) {
+    /// the positions they decide to `frontier` while it has room.
+    fn receive(&self, t: i8, inbox: &[u64], frontier: &mut Vec<Frontier>, cap: usize) {
+        let room = Room::new(cap.saturating_sub(total(frontier)));
         let parts: Vec<Frontier> = inbox
             .par_chunks(4096)
             .map(|messages| {
                 let mut next = Frontier::default();
+                let mut quota = room.quota();
                 let mut visit = |(j, message): (usize, u64)| {
                     let win = message & ENTERED_W != 0;
                     if self.visit(t, win, j) {
                         let p = self.enc.unrank(self.seeds, message & !ENTERED_W);
-                        if win {
-                            &mut next.losses
-                        } else {
-                            &mut next.wins
-                        }
-                        .push(p);
+                        let v = if win { -t } else { t };
+                        self.enlist(j, v, p, &mut quota, &mut next);
                     }
                 };
                 let mut pipeline = Pipeline::new((0, 0u64));
                 for &m in messages {
                     let j = ((m & !ENTERED_W) - self.start) as usize;
-                    self.prefetch(j);
+                    prefetch(&self.state[j]);
                     pipeline.push((j, m), &mut visit);
                 }
                 pipeline.finish(&mut visit);
                 next
             })
             .collect();
-        let received = Frontier::concat(parts);
-        frontier.wins.extend(received.wins);
-        frontier.losses.extend(received.losses);
+        frontier.extend(parts.into_iter().filter(|f| f.len() > 0));
     }
 }

@@ -128,3 +128,24 @@ pub fn solved(rules: Rules) -> &'static [Vec<i8>] {
         levels
     })
 }
+
+/// Asserts that `db` holds awari levels `0..=max` with the content and file
+/// checksums of `db/CHECKSUMS`.
+pub fn assert_committed(db: &Path, max: usize) {
+    let mut checked = 0;
+    for (rules, n, content, file) in committed_checksums() {
+        if rules != "awari" || n > max {
+            continue;
+        }
+        let path = db.join(format!("awari-{n:02}.mdb"));
+        let t = mancaladb::table::Table::open(&path).unwrap();
+        assert_eq!(
+            mancaladb::table::hex(&t.header().content_sha256),
+            content,
+            "level {n} content"
+        );
+        assert_eq!(file_sha256(&path), file, "level {n} file");
+        checked += 1;
+    }
+    assert_eq!(checked, max + 1);
+}

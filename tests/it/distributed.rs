@@ -7,7 +7,7 @@ use std::sync::{Arc, Barrier, Mutex};
 use crate::common::solved;
 use mancaladb::exchange::{Exchange, split};
 use mancaladb::oware::Rules;
-use mancaladb::oware::solve::solve_part;
+use mancaladb::oware::solve::{Options, solve_part, solve_part_in};
 use mancaladb::progress::Progress;
 
 /// What the simulated ranks share.
@@ -133,4 +133,34 @@ fn every_split_gives_the_single_process_values() {
             }
         }
     }
+}
+
+/// Frontiers of a few boards force every decision through fresh marks and
+/// sweeps, on every rank; checkpoints after every threshold are written on
+/// the way. The values must not change.
+#[test]
+fn tiny_frontiers_on_every_split_give_the_same_values() {
+    let base = std::env::temp_dir().join(format!("mancaladb-tiny-{}", std::process::id()));
+    for rules in Rules::ALL {
+        let levels = solved(rules);
+        for (seeds, whole) in levels.iter().enumerate().take(11) {
+            let lower: Vec<&[i8]> = levels[..seeds].iter().map(|v| v.as_slice()).collect();
+            for (ranks, cap) in [(1, 1), (2, 3), (3, 50)] {
+                let parts = on_ranks(ranks, |ex| {
+                    let options = Options {
+                        dir: base.join(format!("{rules}-{seeds}-{ranks}-{}", ex.rank)),
+                        checkpoint_every: Some(std::time::Duration::ZERO),
+                        frontier_cap: Some(cap),
+                    };
+                    let part = solve_part_in(rules, seeds, &lower, ex, &options, Progress::Quiet);
+                    part.unwrap().values.to_vec()
+                });
+                assert!(
+                    &parts.concat() == whole,
+                    "{rules} level {seeds}, {ranks} ranks, frontiers of {cap}"
+                );
+            }
+        }
+    }
+    std::fs::remove_dir_all(&base).unwrap();
 }

@@ -18,6 +18,7 @@ mod mpi;
 mod omweso;
 mod omweso_census;
 mod reliability;
+mod resume;
 mod retro;
 mod rules;
 mod solver;

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{awari_db, committed_checksums, export_vu, file_sha256, run, scratch};
+use crate::common::{assert_committed, awari_db, export_vu, file_sha256, run, scratch};
 
 /// `mpirun -np <ranks> mancaladb <args>`, oversubscribing this machine's
 /// cores, not pinning a rank to one core (each runs worker threads), and
@@ -53,23 +53,6 @@ fn ok(out: &Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// The committed checksum of every awari table file in `db`, for levels
-/// `0..=max`; all must be present.
-fn assert_committed(db: &Path, max: usize) {
-    let sums = committed_checksums();
-    for n in 0..=max {
-        let (.., file) = sums
-            .iter()
-            .find(|(r, level, ..)| r == "awari" && *level == n)
-            .expect("awari level in db/CHECKSUMS");
-        assert_eq!(
-            &file_sha256(&db.join(format!("awari-{n:02}.mdb"))),
-            file,
-            "level {n}"
-        );
-    }
 }
 
 #[test]

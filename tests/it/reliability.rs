@@ -282,7 +282,14 @@ fn one_census_at_a_time_writes_the_results_file() {
     let out = run(&["census", "--seeds", "6", "--db", s(&dir)]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("omweso-census.lock: locked by another writer"), "{err}");
+    assert!(
+        err.contains("omweso-census.lock: locked by another writer"),
+        "{err}"
+    );
     drop(held);
-    assert!(run(&["census", "--seeds", "6", "--db", s(&dir)]).status.success());
+    assert!(
+        run(&["census", "--seeds", "6", "--db", s(&dir)])
+            .status
+            .success()
+    );
 }
