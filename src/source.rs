@@ -8,14 +8,15 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use memmap2::Mmap;
 
 use crate::db::Db;
 use crate::error::{Corruption, Error, Missing, Result};
 use crate::oware::{Board, Encoder, MAX_SEEDS, Rules, level_size};
-use crate::table::{Table, as_values};
+use crate::probe::{BlockCache, DEFAULT_CACHE_BYTES, Level};
+use crate::table::{BLOCK_SIZE, Table, as_values};
 
 /// A source of stored values: anything that can tell the value of a
 /// position of the stored domain.
@@ -101,41 +102,71 @@ impl Values for VuDir {
 }
 
 /// The tables of one rule set in a directory, opened level by level as
-/// queries need them.
+/// queries need them and probed through [`crate::probe`]: raw copies once
+/// checked, else a block cache shared by every thread.
 #[derive(Debug)]
 pub struct Tables {
     db: Db,
     rules: Rules,
     encoder: Encoder,
-    open: Mutex<HashMap<usize, Arc<Table>>>,
+    cache: BlockCache,
+    /// Level `n` at `levels[n]`, set once opened: no lock on the probe path.
+    levels: Box<[OnceLock<Arc<Level>>]>,
+    /// Held while a level is opened, so that each is opened once.
+    opening: Mutex<()>,
 }
 
 impl Tables {
-    /// Reads `rules` tables from `db`.
+    /// Reads `rules` tables from `db`, with a block cache of
+    /// [`DEFAULT_CACHE_BYTES`] for as many threads as there are cores.
     pub fn new(db: Db, rules: Rules) -> Tables {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Tables::with_cache(db, rules, DEFAULT_CACHE_BYTES, threads)
+    }
+
+    /// Reads `rules` tables from `db`, caching up to `cache_bytes` of
+    /// decompressed blocks for `threads` probing threads.
+    pub fn with_cache(db: Db, rules: Rules, cache_bytes: usize, threads: usize) -> Tables {
         Tables {
             db,
             rules,
             encoder: Encoder::new(MAX_SEEDS),
-            open: Mutex::new(HashMap::new()),
+            cache: BlockCache::new(cache_bytes, BLOCK_SIZE as usize, threads),
+            levels: (0..=MAX_SEEDS).map(|_| OnceLock::new()).collect(),
+            opening: Mutex::new(()),
         }
     }
 
     /// The level `seeds`, opened once.
-    fn table(&self, seeds: usize) -> Result<Arc<Table>> {
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(t) = open.get(&seeds) {
-            return Ok(t.clone());
+    pub fn level(&self, seeds: usize) -> Result<&Arc<Level>> {
+        let cell = self.levels.get(seeds).ok_or_else(|| {
+            Error::Invalid(format!(
+                "{seeds} seeds: an Oware board holds at most {MAX_SEEDS}"
+            ))
+        })?;
+        if let Some(l) = cell.get() {
+            return Ok(l);
         }
-        let t = Arc::new(self.db.open(self.rules, seeds)?);
-        open.insert(seeds, t.clone());
-        Ok(t)
+        let _one = self.opening.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(l) = cell.get() {
+            return Ok(l);
+        }
+        let table = self.db.open(self.rules, seeds)?;
+        let level = Level::new(seeds, table, self.db.raw_path(self.rules, seeds));
+        Ok(cell.get_or_init(|| level))
+    }
+
+    fn table(&self, seeds: usize) -> Result<&Table> {
+        Ok(self.level(seeds)?.table())
     }
 }
 
 impl Values for Tables {
+    #[inline]
     fn value(&self, board: &Board) -> Result<i8> {
-        self.table(board.seeds())?.get(self.encoder.rank(board))
+        let seeds = board.seeds();
+        self.level(seeds)?
+            .value(&self.cache, self.encoder.rank_in(seeds, board))
     }
 
     fn origin(&self, board: &Board) -> PathBuf {
@@ -242,10 +273,10 @@ impl Source {
             Source::Tables(t) => {
                 // The raw copy, when it matches, is mapped rather than the
                 // table decompressed: large levels then cost page cache only.
-                let table = t.table(seeds)?;
-                match t.db.raw_copy(t.rules, seeds, &table) {
-                    Some(map) => Ok(LevelData::Mapped(Arc::new(map))),
-                    None => Ok(LevelData::Owned(table.read_all()?)),
+                let level = t.level(seeds)?;
+                match level.check_raw() {
+                    true => Ok(LevelData::Mapped(Arc::clone(level.raw().expect("checked")))),
+                    false => Ok(LevelData::Owned(level.table().read_all()?)),
                 }
             }
             Source::Vu(vu) => Ok(LevelData::Mapped(vu.open(seeds)?)),

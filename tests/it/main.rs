@@ -16,6 +16,7 @@ mod layers;
 mod mpi;
 mod omweso;
 mod omweso_census;
+mod probe;
 mod retro;
 mod rules;
 mod solver;
