@@ -192,6 +192,22 @@ impl Deref for LevelData {
     }
 }
 
+/// What is known about one level present, for listings.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct LevelInfo {
+    /// Seeds on the board.
+    pub seeds: usize,
+    /// Positions in the level.
+    pub positions: u64,
+    /// Size of its file in bytes.
+    pub bytes: u64,
+    /// Whether it passed every check of `verify` as it is now.
+    pub verified: bool,
+    /// Whether probes read it uncompressed (a checked raw copy, or a VU
+    /// file) rather than through the block cache.
+    pub uncompressed: bool,
+}
+
 /// Our tables of one rule set, or a VU directory.
 #[derive(Debug)]
 pub enum Source {
@@ -305,6 +321,24 @@ impl Source {
             Source::Tables(t) => t.db.is_verified(t.rules, seeds),
             Source::Vu(_) => false,
         }
+    }
+
+    /// What is known about level `seeds` (which must be present).
+    pub fn level_info(&self, seeds: usize) -> Result<LevelInfo> {
+        let (bytes, uncompressed) = match self {
+            Source::Tables(t) => {
+                let level = t.level(seeds)?;
+                (level.table().file_len(), level.raw().is_some())
+            }
+            Source::Vu(vu) => (vu.open(seeds)?.len() as u64, true),
+        };
+        Ok(LevelInfo {
+            seeds,
+            positions: level_size(seeds),
+            bytes,
+            verified: self.is_verified(seeds),
+            uncompressed,
+        })
     }
 
     /// The table directory, when reading tables.
