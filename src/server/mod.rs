@@ -8,7 +8,8 @@
 //! * Bad input is a 400 with `{"error": ...}`, a level not present a 404
 //!   that says which (`missing_level`); only a damaged or unreadable table
 //!   is a 500.
-//! * Limits: request bodies of 1 MiB, batches of [`api::MAX_BATCH`] boards,
+//! * Limits: request bodies of 1 MiB (axum's body limit, so that the
+//!   refusal is a JSON 413 like every other error), batches of [`api::MAX_BATCH`] boards,
 //!   Omweso lap budgets of [`api::MAX_LAPS`], 30 s per request (503 after).
 //! * Cross-origin reads are allowed (the data is public and read-only);
 //!   responses are gzip-compressed when the client accepts it.
@@ -25,14 +26,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::extract::Request;
+use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::{get, post};
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::CorsLayer;
-use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
 
 use mancaladb::Error;
@@ -108,7 +108,7 @@ fn router(state: Arc<State>) -> Router {
             StatusCode::SERVICE_UNAVAILABLE,
             TIMEOUT,
         ))
-        .layer(RequestBodyLimitLayer::new(MAX_BODY))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(CompressionLayer::new())
         .layer(CorsLayer::permissive())
         .with_state(state)

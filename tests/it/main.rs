@@ -19,6 +19,7 @@ mod omweso_census;
 mod probe;
 mod retro;
 mod rules;
+mod server;
 mod solver;
 mod storage;
 mod verify;
