@@ -2,6 +2,9 @@
 //! `scripts/bench-probe.sh`: one thread and all threads, one line per
 //! level and mode, tab-separated.
 //!
+//! `per_cpu_s` divides by the CPU time the probing threads got (from
+//! `/proc/thread-self/schedstat`), so it holds on a busy machine too.
+//!
 //! `probe_bench DIR MODE LEVEL[,LEVEL...] [PROBES_PER_THREAD]` where MODE is
 //! `raw` (the raw copies, checked first), `compressed` (DIR must hold no
 //! raw copies: every probe goes through the block cache; the first pass
@@ -26,19 +29,34 @@ fn splitmix(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// CPU time this thread has run, from `/proc/thread-self/schedstat`: on a
+/// shared machine, probes per CPU-second do not depend on how many other
+/// processes compete for the cores.
+fn thread_cpu_seconds() -> f64 {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+    let ns: u64 = text
+        .split_whitespace()
+        .next()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(0);
+    ns as f64 / 1e9
+}
+
 /// Probes `boards` round-robin `count` times on each of `threads` threads;
-/// returns probes per second in all.
+/// returns probes per second of wall time in all, and per CPU-second a
+/// probing thread ran.
 fn run(
     threads: usize,
     count: usize,
     boards: &[Board],
     probe: &(dyn Fn(&Board) -> i8 + Sync),
-) -> f64 {
+) -> (f64, f64) {
     let start = Instant::now();
-    std::thread::scope(|s| {
+    let cpu: f64 = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 s.spawn(move || {
+                    let cpu = thread_cpu_seconds();
                     let mut sum = 0i64;
                     let mut i = t * boards.len() / threads;
                     for _ in 0..count {
@@ -48,15 +66,18 @@ fn run(
                             i = 0;
                         }
                     }
-                    sum
+                    std::hint::black_box(sum);
+                    thread_cpu_seconds() - cpu
                 })
             })
             .collect();
-        for h in handles {
-            std::hint::black_box(h.join().unwrap());
-        }
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
     });
-    (threads * count) as f64 / start.elapsed().as_secs_f64()
+    let wall = start.elapsed().as_secs_f64();
+    (
+        (threads * count) as f64 / wall,
+        (threads * count) as f64 / cpu,
+    )
 }
 
 fn main() {
@@ -73,15 +94,15 @@ fn main() {
     let count: usize = args.get(4).map_or(4_000_000, |c| c.parse().unwrap());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let encoder = Encoder::new(MAX_SEEDS);
-    println!("level\tmode\tthreads\tprobes\tprobes_per_s\tper_thread_per_s");
+    println!("level\tmode\tthreads\tprobes\tprobes_per_s\tper_thread_per_s\tper_cpu_s");
     for &n in &levels {
         let mut state = n as u64;
         let boards: Vec<Board> = (0..BOARDS)
             .map(|_| encoder.unrank(n, splitmix(&mut state) % level_size(n)))
             .collect();
-        let report = |label: &str, threads: usize, probes: usize, rate: f64| {
+        let report = |label: &str, threads: usize, probes: usize, (rate, per_cpu): (f64, f64)| {
             println!(
-                "{n}\t{label}\t{threads}\t{}\t{rate:.0}\t{:.0}",
+                "{n}\t{label}\t{threads}\t{}\t{rate:.0}\t{:.0}\t{per_cpu:.0}",
                 probes * threads,
                 rate / threads as f64
             );

@@ -4,7 +4,6 @@
 //! place that chooses between them; everything that reads values (queries,
 //! statistics, verification, the starting positions) reads a `Source`.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
@@ -33,7 +32,10 @@ pub trait Values {
 pub struct VuDir {
     dir: PathBuf,
     encoder: Encoder,
-    maps: Mutex<HashMap<usize, Arc<Mmap>>>,
+    /// Level `n` at `maps[n]`, set once mapped: no lock on the probe path.
+    maps: Box<[OnceLock<Arc<Mmap>>]>,
+    /// Held while a level is mapped.
+    opening: Mutex<()>,
 }
 
 impl VuDir {
@@ -42,7 +44,8 @@ impl VuDir {
         VuDir {
             dir: dir.into(),
             encoder: Encoder::new(MAX_SEEDS),
-            maps: Mutex::new(HashMap::new()),
+            maps: (0..=MAX_SEEDS).map(|_| OnceLock::new()).collect(),
+            opening: Mutex::new(()),
         }
     }
 
@@ -58,9 +61,22 @@ impl VuDir {
 
     /// Maps level `seeds`, checking its size: `C(N+11,11) - C(N+5,11)` bytes.
     pub fn open(&self, seeds: usize) -> Result<Arc<Mmap>> {
-        let mut maps = self.maps.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(m) = maps.get(&seeds) {
-            return Ok(m.clone());
+        self.map(seeds).cloned()
+    }
+
+    /// Level `seeds`, mapped once.
+    fn map(&self, seeds: usize) -> Result<&Arc<Mmap>> {
+        let cell = self.maps.get(seeds).ok_or_else(|| {
+            Error::Invalid(format!(
+                "{seeds} seeds: an Oware board holds at most {MAX_SEEDS}"
+            ))
+        })?;
+        if let Some(m) = cell.get() {
+            return Ok(m);
+        }
+        let _one = self.opening.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = cell.get() {
+            return Ok(m);
         }
         let path = self.path(seeds);
         if !path.exists() {
@@ -85,15 +101,14 @@ impl VuDir {
         // SAFETY: read-only map; the published files are not modified while
         // in use (a changed file can give wrong values, never memory errors).
         let map = Arc::new(unsafe { Mmap::map(&f) }.map_err(|e| Error::io(&path, e))?);
-        maps.insert(seeds, map.clone());
-        Ok(map)
+        Ok(cell.get_or_init(|| map))
     }
 }
 
 impl Values for VuDir {
     fn value(&self, board: &Board) -> Result<i8> {
-        let map = self.open(board.seeds())?;
-        Ok(map[self.encoder.rank(board) as usize] as i8)
+        let seeds = board.seeds();
+        Ok(self.map(seeds)?[self.encoder.rank_in(seeds, board) as usize] as i8)
     }
 
     fn origin(&self, board: &Board) -> PathBuf {
