@@ -80,6 +80,34 @@ fn run(
     )
 }
 
+/// As [`run`], with [`Tables::values`] on groups of 1024 boards.
+fn run_batched(threads: usize, count: usize, boards: &[Board], tables: &Tables) -> (f64, f64) {
+    const BATCH: usize = 1024;
+    let start = Instant::now();
+    let cpu: f64 = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                s.spawn(move || {
+                    let cpu = thread_cpu_seconds();
+                    let mut out = Vec::with_capacity(BATCH);
+                    let mut sum = 0i64;
+                    let mut i = (t * boards.len() / threads) / BATCH * BATCH;
+                    for _ in 0..count / BATCH {
+                        tables.values(&boards[i..i + BATCH], &mut out).unwrap();
+                        sum += out.iter().map(|&v| i64::from(v)).sum::<i64>();
+                        i = (i + BATCH) % boards.len();
+                    }
+                    std::hint::black_box(sum);
+                    thread_cpu_seconds() - cpu
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
+    });
+    let n = (threads * (count / BATCH * BATCH)) as f64;
+    (n / start.elapsed().as_secs_f64(), n / cpu)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 4 {
@@ -134,6 +162,11 @@ fn main() {
                 for threads in [1, cores] {
                     let rate = run(threads, count, &boards, &value);
                     report(mode, threads, count, rate);
+                }
+                // Many probes per call: ranks first, raw bytes prefetched.
+                for threads in [1, cores] {
+                    let rate = run_batched(threads, count, &boards, &tables);
+                    report(&format!("{mode}-batch"), threads, count, rate);
                 }
                 // The background raw check never switched a compressed run.
                 assert_eq!(level.raw().is_some(), mode == "raw");

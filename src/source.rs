@@ -171,6 +171,27 @@ impl Tables {
         Ok(cell.get_or_init(|| level))
     }
 
+    /// The values of `boards` into `out`, in order: each group of boards is
+    /// ranked and its raw bytes prefetched before any is read, so that the
+    /// memory loads of random probes overlap (see [`crate::probe`]).
+    pub fn values(&self, boards: &[Board], out: &mut Vec<i8>) -> Result<()> {
+        const GROUP: usize = 16;
+        out.clear();
+        let mut at: [(usize, u64); GROUP] = [(0, 0); GROUP];
+        for group in boards.chunks(GROUP) {
+            for (b, slot) in group.iter().zip(at.iter_mut()) {
+                let seeds = b.seeds();
+                let index = self.encoder.rank_in(seeds, b);
+                self.level(seeds)?.prefetch(index);
+                *slot = (seeds, index);
+            }
+            for &(seeds, index) in &at[..group.len()] {
+                out.push(self.level(seeds)?.value(&self.cache, index)?);
+            }
+        }
+        Ok(())
+    }
+
     fn table(&self, seeds: usize) -> Result<&Table> {
         Ok(self.level(seeds)?.table())
     }

@@ -1,7 +1,8 @@
 //! Fast probes (`src/probe.rs`): every value of a level read through the
 //! block cache, from several threads and with a cache too small to hold the
 //! level (so blocks are evicted and read again), equals the level's
-//! published-layout export; a raw copy is used only when it matches.
+//! published-layout export, one at a time and many at once
+//! (`Tables::values`); a raw copy is used only when it matches.
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -69,6 +70,14 @@ fn probe_all(dir: &Path, cache_bytes: usize, threads: usize, want: &[u8]) {
             });
         }
     });
+    // Many at once: every 7th position, across every block.
+    let boards: Vec<_> = (0..n).step_by(7).map(|i| e.unrank(14, i)).collect();
+    let mut out = Vec::new();
+    tables.values(&boards, &mut out).unwrap();
+    assert_eq!(out.len(), boards.len());
+    for (k, v) in out.iter().enumerate() {
+        assert_eq!(*v as u8, want[7 * k], "index {}", 7 * k);
+    }
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
