@@ -394,6 +394,35 @@ fn mainline_stops_at_a_missing_level() {
 }
 
 #[test]
+fn published_layout_files_are_served_in_place() {
+    let vu = scratch("serve-vu");
+    crate::common::export_vu(awari_db(), &vu);
+    let s = Server::start(&["--vu", vu.to_str().unwrap()]);
+    let (status, a) = s.get("/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0");
+    assert_eq!(status, 200, "{a}");
+    assert_eq!(
+        (&a["value"], &a["best"], &a["source"]),
+        (&json!(0), &json!([5]), &json!("vu"))
+    );
+    let e = refused(
+        &s,
+        "/api/awari?board=2,2,2,2,2,2,2,2,2,2,0,0",
+        404,
+        "scores.20",
+    );
+    assert_eq!(e["missing_level"], 20);
+    refused(
+        &s,
+        "/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0&rules=abapa",
+        404,
+        "awari",
+    );
+    let (status, lv) = s.get("/api/levels");
+    assert_eq!((status, &lv["kind"]), (200, &json!("vu")));
+    assert_eq!(lv["rules"][0]["levels"].as_array().unwrap().len(), 19);
+}
+
+#[test]
 fn cors_and_the_page() {
     let s = Server::db(awari_db());
     let (status, head, body) = s.request("GET", "/health", "Origin: http://example.org\r\n", b"");
