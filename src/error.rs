@@ -247,6 +247,16 @@ pub enum Missing {
     },
 }
 
+impl Missing {
+    /// The level missing, when one level is.
+    pub fn level(&self) -> Option<usize> {
+        match self {
+            Missing::Level { seeds, .. } | Missing::VuLevel { seeds, .. } => Some(*seeds),
+            Missing::Levels { .. } | Missing::VuLevels { .. } => None,
+        }
+    }
+}
+
 impl fmt::Display for Missing {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -16,6 +16,7 @@
 //! * [`table`]: the stored, checksummed, compressed table format;
 //! * [`db`]: a directory of tables: paths, opening, records;
 //! * [`build`]: building a directory level by level, resuming;
+//! * [`probe`]: fast random probes: checked raw maps, a sharded block cache;
 //! * [`source`]: our tables or the published VU files, read in place;
 //! * [`convert`]: import and export of the published layout;
 //! * [`query`], [`stats`], [`known`]: reading values back;
@@ -34,6 +35,7 @@ pub(crate) mod memory;
 pub mod omweso;
 pub mod oware;
 pub(crate) mod pits;
+pub mod probe;
 pub mod progress;
 pub mod query;
 pub mod source;

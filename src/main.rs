@@ -1,7 +1,9 @@
 //! The `mancaladb` command line. Each command is a module of [`cli`] that
-//! parses its flags, calls the library and prints what it answers.
+//! parses its flags, calls the library and prints what it answers; `serve`
+//! presents the same answers over HTTP ([`server`]).
 
 mod cli;
+mod server;
 
 use clap::Parser;
 

@@ -137,11 +137,17 @@ pub enum LineEnd {
     },
     /// The line was cut at the requested length.
     Limit,
+    /// The next position needs level `seeds`, which is not present.
+    Missing {
+        /// The level missing.
+        seeds: usize,
+    },
 }
 
 /// A principal variation and how it ends. Serialized as `{line: [{board,
-/// pit, captures, value}], line_end: "game-over" | "cycle" | "limit"}`,
-/// with `cycle_ply` for a cycle.
+/// pit, captures, value}], line_end: "game-over" | "cycle" | "limit" |
+/// "level-missing"}`, with `cycle_ply` for a cycle and `missing_level` for
+/// a missing level.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Line {
     /// The plies, best move first.
@@ -152,11 +158,12 @@ pub struct Line {
 
 impl Serialize for Line {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        let cycle = match self.end {
-            LineEnd::Cycle { ply } => Some(ply),
-            _ => None,
+        let (extra, n) = match self.end {
+            LineEnd::Cycle { ply } => (Some(("cycle_ply", ply)), 3),
+            LineEnd::Missing { seeds } => (Some(("missing_level", seeds)), 3),
+            _ => (None, 2),
         };
-        let mut st = s.serialize_struct("Line", 2 + usize::from(cycle.is_some()))?;
+        let mut st = s.serialize_struct("Line", n)?;
         st.serialize_field("line", &self.plies)?;
         st.serialize_field(
             "line_end",
@@ -164,17 +171,20 @@ impl Serialize for Line {
                 LineEnd::GameOver => "game-over",
                 LineEnd::Cycle { .. } => "cycle",
                 LineEnd::Limit => "limit",
+                LineEnd::Missing { .. } => "level-missing",
             },
         )?;
-        if let Some(ply) = cycle {
-            st.serialize_field("cycle_ply", &ply)?;
+        if let Some((name, n)) = extra {
+            st.serialize_field(name, &n)?;
         }
         st.end()
     }
 }
 
 /// Follows best moves (the lowest pit among equals) from `board` until the
-/// game ends, a position repeats, or `max_plies` plies.
+/// game ends, a position repeats, `max_plies` plies, or a position after
+/// the first needs a level that is not present (the first position's
+/// missing levels are an error, as for [`analyze`]).
 pub fn principal_line(
     rules: Rules,
     values: &dyn Values,
@@ -192,7 +202,14 @@ pub fn principal_line(
             break LineEnd::Limit;
         }
         seen.insert(pos, line.len());
-        let a = analyze(rules, values, &pos)?;
+        let a = match analyze(rules, values, &pos) {
+            Ok(a) => a,
+            Err(Error::Missing(m)) if !line.is_empty() => match m.level() {
+                Some(seeds) => break LineEnd::Missing { seeds },
+                None => return Err(Error::Missing(m)),
+            },
+            Err(e) => return Err(e),
+        };
         let Some(best) = a.moves.iter().find(|m| m.value == a.value) else {
             break LineEnd::GameOver;
         };

@@ -4,17 +4,17 @@
 //! place that chooses between them; everything that reads values (queries,
 //! statistics, verification, the starting positions) reads a `Source`.
 
-use std::collections::HashMap;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use memmap2::Mmap;
 
 use crate::db::Db;
 use crate::error::{Corruption, Error, Missing, Result};
 use crate::oware::{Board, Encoder, MAX_SEEDS, Rules, level_size};
-use crate::table::{Table, as_values};
+use crate::probe::{BlockCache, DEFAULT_CACHE_BYTES, Level};
+use crate::table::{BLOCK_SIZE, Table, as_values};
 
 /// A source of stored values: anything that can tell the value of a
 /// position of the stored domain.
@@ -31,7 +31,10 @@ pub trait Values {
 pub struct VuDir {
     dir: PathBuf,
     encoder: Encoder,
-    maps: Mutex<HashMap<usize, Arc<Mmap>>>,
+    /// Level `n` at `maps[n]`, set once mapped: no lock on the probe path.
+    maps: Box<[OnceLock<Arc<Mmap>>]>,
+    /// Held while a level is mapped.
+    opening: Mutex<()>,
 }
 
 impl VuDir {
@@ -40,7 +43,8 @@ impl VuDir {
         VuDir {
             dir: dir.into(),
             encoder: Encoder::new(MAX_SEEDS),
-            maps: Mutex::new(HashMap::new()),
+            maps: (0..=MAX_SEEDS).map(|_| OnceLock::new()).collect(),
+            opening: Mutex::new(()),
         }
     }
 
@@ -56,9 +60,22 @@ impl VuDir {
 
     /// Maps level `seeds`, checking its size: `C(N+11,11) - C(N+5,11)` bytes.
     pub fn open(&self, seeds: usize) -> Result<Arc<Mmap>> {
-        let mut maps = self.maps.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(m) = maps.get(&seeds) {
-            return Ok(m.clone());
+        self.map(seeds).cloned()
+    }
+
+    /// Level `seeds`, mapped once.
+    fn map(&self, seeds: usize) -> Result<&Arc<Mmap>> {
+        let cell = self.maps.get(seeds).ok_or_else(|| {
+            Error::Invalid(format!(
+                "{seeds} seeds: an Oware board holds at most {MAX_SEEDS}"
+            ))
+        })?;
+        if let Some(m) = cell.get() {
+            return Ok(m);
+        }
+        let _one = self.opening.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = cell.get() {
+            return Ok(m);
         }
         let path = self.path(seeds);
         if !path.exists() {
@@ -83,15 +100,14 @@ impl VuDir {
         // SAFETY: read-only map; the published files are not modified while
         // in use (a changed file can give wrong values, never memory errors).
         let map = Arc::new(unsafe { Mmap::map(&f) }.map_err(|e| Error::io(&path, e))?);
-        maps.insert(seeds, map.clone());
-        Ok(map)
+        Ok(cell.get_or_init(|| map))
     }
 }
 
 impl Values for VuDir {
     fn value(&self, board: &Board) -> Result<i8> {
-        let map = self.open(board.seeds())?;
-        Ok(map[self.encoder.rank(board) as usize] as i8)
+        let seeds = board.seeds();
+        Ok(self.map(seeds)?[self.encoder.rank_in(seeds, board) as usize] as i8)
     }
 
     fn origin(&self, board: &Board) -> PathBuf {
@@ -100,41 +116,92 @@ impl Values for VuDir {
 }
 
 /// The tables of one rule set in a directory, opened level by level as
-/// queries need them.
+/// queries need them and probed through [`crate::probe`]: raw copies once
+/// checked, else a block cache shared by every thread.
 #[derive(Debug)]
 pub struct Tables {
     db: Db,
     rules: Rules,
     encoder: Encoder,
-    open: Mutex<HashMap<usize, Arc<Table>>>,
+    cache: BlockCache,
+    /// Level `n` at `levels[n]`, set once opened: no lock on the probe path.
+    levels: Box<[OnceLock<Arc<Level>>]>,
+    /// Held while a level is opened, so that each is opened once.
+    opening: Mutex<()>,
 }
 
 impl Tables {
-    /// Reads `rules` tables from `db`.
+    /// Reads `rules` tables from `db`, with a block cache of
+    /// [`DEFAULT_CACHE_BYTES`] for as many threads as there are cores.
     pub fn new(db: Db, rules: Rules) -> Tables {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Tables::with_cache(db, rules, DEFAULT_CACHE_BYTES, threads)
+    }
+
+    /// Reads `rules` tables from `db`, caching up to `cache_bytes` of
+    /// decompressed blocks for `threads` probing threads.
+    pub fn with_cache(db: Db, rules: Rules, cache_bytes: usize, threads: usize) -> Tables {
         Tables {
             db,
             rules,
             encoder: Encoder::new(MAX_SEEDS),
-            open: Mutex::new(HashMap::new()),
+            cache: BlockCache::new(cache_bytes, BLOCK_SIZE as usize, threads),
+            levels: (0..=MAX_SEEDS).map(|_| OnceLock::new()).collect(),
+            opening: Mutex::new(()),
         }
     }
 
     /// The level `seeds`, opened once.
-    fn table(&self, seeds: usize) -> Result<Arc<Table>> {
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(t) = open.get(&seeds) {
-            return Ok(t.clone());
+    pub fn level(&self, seeds: usize) -> Result<&Arc<Level>> {
+        let cell = self.levels.get(seeds).ok_or_else(|| {
+            Error::Invalid(format!(
+                "{seeds} seeds: an Oware board holds at most {MAX_SEEDS}"
+            ))
+        })?;
+        if let Some(l) = cell.get() {
+            return Ok(l);
         }
-        let t = Arc::new(self.db.open(self.rules, seeds)?);
-        open.insert(seeds, t.clone());
-        Ok(t)
+        let _one = self.opening.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(l) = cell.get() {
+            return Ok(l);
+        }
+        let table = self.db.open(self.rules, seeds)?;
+        let level = Level::new(seeds, table, self.db.raw_path(self.rules, seeds));
+        Ok(cell.get_or_init(|| level))
+    }
+
+    /// The values of `boards` into `out`, in order: each group of boards is
+    /// ranked and its raw bytes prefetched before any is read, so that the
+    /// memory loads of random probes overlap (see [`crate::probe`]).
+    pub fn values(&self, boards: &[Board], out: &mut Vec<i8>) -> Result<()> {
+        const GROUP: usize = 16;
+        out.clear();
+        let mut at: [(usize, u64); GROUP] = [(0, 0); GROUP];
+        for group in boards.chunks(GROUP) {
+            for (b, slot) in group.iter().zip(at.iter_mut()) {
+                let seeds = b.seeds();
+                let index = self.encoder.rank_in(seeds, b);
+                self.level(seeds)?.prefetch(index);
+                *slot = (seeds, index);
+            }
+            for &(seeds, index) in &at[..group.len()] {
+                out.push(self.level(seeds)?.value(&self.cache, index)?);
+            }
+        }
+        Ok(())
+    }
+
+    fn table(&self, seeds: usize) -> Result<&Table> {
+        Ok(self.level(seeds)?.table())
     }
 }
 
 impl Values for Tables {
+    #[inline]
     fn value(&self, board: &Board) -> Result<i8> {
-        self.table(board.seeds())?.get(self.encoder.rank(board))
+        let seeds = board.seeds();
+        self.level(seeds)?
+            .value(&self.cache, self.encoder.rank_in(seeds, board))
     }
 
     fn origin(&self, board: &Board) -> PathBuf {
@@ -175,6 +242,22 @@ impl Deref for LevelData {
             LevelData::Mapped(m) => as_values(m),
         }
     }
+}
+
+/// What is known about one level present, for listings.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct LevelInfo {
+    /// Seeds on the board.
+    pub seeds: usize,
+    /// Positions in the level.
+    pub positions: u64,
+    /// Size of its file in bytes.
+    pub bytes: u64,
+    /// Whether it passed every check of `verify` as it is now.
+    pub verified: bool,
+    /// Whether probes read it uncompressed (a checked raw copy, or a VU
+    /// file) rather than through the block cache.
+    pub uncompressed: bool,
 }
 
 /// Our tables of one rule set, or a VU directory.
@@ -268,10 +351,10 @@ impl Source {
             Source::Tables(t) => {
                 // The raw copy, when it matches, is mapped rather than the
                 // table decompressed: large levels then cost page cache only.
-                let table = t.table(seeds)?;
-                match t.db.raw_copy(t.rules, seeds, &table) {
-                    Some(map) => Ok(LevelData::Mapped(Arc::new(map))),
-                    None => Ok(LevelData::Owned(table.read_all()?)),
+                let level = t.level(seeds)?;
+                match level.check_raw() {
+                    true => Ok(LevelData::Mapped(Arc::clone(level.raw().expect("checked")))),
+                    false => Ok(LevelData::Owned(level.table().read_all()?)),
                 }
             }
             Source::Vu(vu) => Ok(LevelData::Mapped(vu.open(seeds)?)),
@@ -300,6 +383,24 @@ impl Source {
             Source::Tables(t) => t.db.is_verified(t.rules, seeds),
             Source::Vu(_) => false,
         }
+    }
+
+    /// What is known about level `seeds` (which must be present).
+    pub fn level_info(&self, seeds: usize) -> Result<LevelInfo> {
+        let (bytes, uncompressed) = match self {
+            Source::Tables(t) => {
+                let level = t.level(seeds)?;
+                (level.table().file_len(), level.raw().is_some())
+            }
+            Source::Vu(vu) => (vu.open(seeds)?.len() as u64, true),
+        };
+        Ok(LevelInfo {
+            seeds,
+            positions: level_size(seeds),
+            bytes,
+            verified: self.is_verified(seeds),
+            uncompressed,
+        })
     }
 
     /// The table directory, when reading tables.

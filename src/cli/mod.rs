@@ -3,7 +3,7 @@
 //! with data; the modules here only present it. What to do about an error
 //! (the command to run) is said here, where the commands are known.
 
-mod output;
+pub(crate) mod output;
 
 mod args;
 mod build;
@@ -12,6 +12,7 @@ mod convert;
 mod known;
 mod loops;
 mod query;
+mod serve;
 mod shell;
 mod stats;
 mod verify;
@@ -54,6 +55,8 @@ enum Command {
     Import(convert::ImportArgs),
     /// Write the tables in another layout.
     Export(convert::ExportArgs),
+    /// Serve the JSON API and the web board over HTTP.
+    Serve(serve::Args),
     /// Omweso: does each move of a configuration end, loop, or can it loop?
     Loops(loops::Args),
     /// Omweso: count looping configurations of K (to K2) seeds on one side.
@@ -75,6 +78,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Known(a) => known::run(a),
         Command::Import(a) => convert::import(a),
         Command::Export(a) => convert::export(a),
+        Command::Serve(a) => serve::run(a),
         Command::Loops(a) => loops::run(a),
         Command::Census(a) => census::run(a),
         Command::Completions(a) => shell::completions(a),

@@ -118,6 +118,7 @@ fn print(rules: Rules, a: &Analysis, line: Option<&Line>) {
                 ply + 1
             ),
             LineEnd::Limit => out!("  end: cut at {} plies", line.plies.len()),
+            LineEnd::Missing { seeds } => out!("  end: level {seeds} is not present"),
         }
     }
 }

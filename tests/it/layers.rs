@@ -1,7 +1,7 @@
 //! The library's layering: each module uses only modules below it in
 //! [`LAYERS`] (and its own submodules), so there is no import cycle and the
 //! data layers never reach up into what presents them. Reads every
-//! `crate::name` path in `src/` (the binary's `src/cli` and `src/main.rs`
+//! `crate::name` path in `src/` (the binary's `src/cli`, `src/server` and `src/main.rs`
 //! stand on top of everything and are not checked).
 
 use std::path::Path;
@@ -9,7 +9,7 @@ use std::path::Path;
 /// The library's top-level modules, lowest first.
 const LAYERS: &[&str] = &[
     "error", "files", "pits", "compose", "memory", "progress", "exchange", "oware", "omweso",
-    "table", "db", "build", "source", "convert", "query", "stats", "known", "verify",
+    "table", "db", "build", "probe", "source", "convert", "query", "stats", "known", "verify",
 ];
 
 /// `Error` and `Result` are re-exported at the crate root from `error`.
@@ -25,7 +25,7 @@ fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.is_dir() {
-            if p.file_name().unwrap() != "cli" {
+            if !["cli", "server"].contains(&p.file_name().unwrap().to_str().unwrap()) {
                 sources(&p, out);
             }
         } else if p.extension().is_some_and(|x| x == "rs") {

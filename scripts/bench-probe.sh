@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Random probes per second through Source (rank + value; src/probe.rs), one
+# thread and all threads, at LEVELS (default 12,20,24) of DIR (default
+# /root/mancaladb-runs/bench24, built by
+# `nice -n 19 mancaladb build --max-seeds 24 --db DIR`):
+#   mutex       the old Table::get (one block behind one mutex), side by side;
+#   compressed  the block cache (a directory of links to the tables only, so
+#               no raw copy is used); `compressed-cold` is the first pass;
+#   raw         the raw copies DIR/raw/awari/scores.N, checked first.
+# Targets (issue 13): >= 1 M/s per thread compressed, >= 20 M/s raw.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DIR=${DIR:-/root/mancaladb-runs/bench24}
+LEVELS=${LEVELS:-12,20,24}
+PROBES=${PROBES:-4000000}
+cargo build --release --quiet --example probe_bench
+TABLES_ONLY=$(mktemp -d)
+trap 'rm -rf "$TABLES_ONLY"' EXIT
+ln -s "$(realpath "$DIR")"/*.mdb "$TABLES_ONLY"/
+echo "# $DIR levels $LEVELS; $(nproc) cores; $(date -u +%F); $(git rev-parse --short HEAD)"
+target/release/examples/probe_bench "$DIR" mutex "$LEVELS" "$PROBES"
+target/release/examples/probe_bench "$TABLES_ONLY" compressed "$LEVELS" "$PROBES" | tail -n +2
+target/release/examples/probe_bench "$DIR" raw "$LEVELS" "$PROBES" | tail -n +2

@@ -1,0 +1,278 @@
+//! Fast random probes of stored levels: one position's value, from many
+//! threads at once, without decompressing a block per probe.
+//!
+//! A probe of level `N` is answered, in order of preference, from
+//!
+//! 1. the level's raw copy `DIR/raw/<rules>/scores.N` (one signed byte per
+//!    position, mapped), once it is known to hold exactly the table's
+//!    content: one load from the page cache;
+//! 2. a [`BlockCache`] of decompressed blocks shared by every level and
+//!    thread of a reader: a hit costs one uncontended lock of one shard and
+//!    one hash lookup; a miss decompresses the block with
+//!    [`Table::read_block`] (which checks it) outside any lock.
+//!
+//! A random probe of a large level waits on memory (a cache and TLB miss,
+//! about 200 ns here), not on arithmetic. Many probes at once
+//! (`source::Tables::values`) rank a group of boards first and
+//! prefetch their raw bytes, so that the misses overlap.
+//!
+//! ## The block cache
+//!
+//! The cache is split into shards (a power of two, at least 16 per thread
+//! and 64 in all), each a small hash map under its own mutex with CLOCK
+//! eviction ("second chance": a slot used since the hand last passed is
+//! spared once). A block's shard is chosen by a multiplicative hash of
+//! `(level, block)`, so threads probing different blocks almost never meet
+//! on one lock, and there is no global lock on the probe path: the levels
+//! are found through `OnceLock`s (lock-free once opened). The memory
+//! budget is fixed when the reader is made ([`BlockCache::new`]); buffers
+//! of evicted blocks are reused, so a warm cache allocates nothing.
+//! A cache entry is a whole checked block, so a value read from it is the
+//! stored value; two threads missing the same block both decompress it and
+//! one copy is kept.
+//!
+//! ## When the raw copy is trusted
+//!
+//! A raw copy is a cache written by the builder and may be stale or damaged
+//! (another build, a disk error, a hand edit). It is used only after its
+//! length is the level's size and its sha256 equals the table header's
+//! content checksum (what the builder wrote and `verify` checks). Hashing
+//! costs a full read of the level (about 1 s per 400 MB here), which a
+//! one-shot `query` (a dozen probes) should not pay and a server or engine
+//! (millions of probes) gains from at once. So the check is lazy and in the
+//! background: a level starts out answering from compressed blocks; once it
+//! has decompressed `max(16, blocks / 16)` blocks (so decompression has cost
+//! about a sixteenth of a hash, in bytes), a thread hashes the raw copy and,
+//! if it matches, switches the level to it (an `OnceLock`: probes see the
+//! switch without locking). Whatever the hash says, answers are the same;
+//! only their speed changes. The check runs at most once per level per
+//! reader; [`Level::check_raw`] runs it at once, for callers that want the
+//! raw map now (whole-level reads, benchmarks).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use memmap2::Mmap;
+
+use crate::db::map_raw;
+use crate::error::{Error, Result};
+use crate::memory::prefetch;
+use crate::table::{Table, sha256};
+
+/// Default memory budget of a reader's block cache: 512 MiB of
+/// decompressed blocks (every block of level 24 fits).
+pub const DEFAULT_CACHE_BYTES: usize = 512 << 20;
+
+/// Decompressed blocks of several levels, shared by threads (see the
+/// module docs).
+#[derive(Debug)]
+pub struct BlockCache {
+    shards: Box<[Mutex<Shard>]>,
+    /// Blocks each shard keeps.
+    per_shard: usize,
+}
+
+/// `(level << 48) | block`.
+type Key = u64;
+
+#[derive(Debug, Default)]
+struct Shard {
+    slots: Vec<Slot>,
+    map: HashMap<Key, usize>,
+    /// The CLOCK hand: the next slot considered for eviction.
+    hand: usize,
+    /// A buffer of an evicted block, for the next miss.
+    spare: Option<Vec<u8>>,
+}
+
+#[derive(Debug)]
+struct Slot {
+    key: Key,
+    used: bool,
+    data: Vec<u8>,
+}
+
+impl BlockCache {
+    /// A cache of at most `bytes` of blocks of `block_bytes` each, for
+    /// `threads` probing threads.
+    pub fn new(bytes: usize, block_bytes: usize, threads: usize) -> BlockCache {
+        let shards = (16 * threads.max(1)).next_power_of_two().max(64);
+        let blocks = (bytes / block_bytes.max(1)).max(shards);
+        BlockCache {
+            shards: (0..shards).map(|_| Mutex::default()).collect(),
+            per_shard: blocks / shards,
+        }
+    }
+
+    fn shard(&self, key: Key) -> MutexGuard<'_, Shard> {
+        let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+        self.shards[h as usize & (self.shards.len() - 1)]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Byte `offset` of block `block` of level `level`, calling `fill` to
+    /// decompress the block into a buffer when it is not cached.
+    pub fn byte(
+        &self,
+        level: usize,
+        block: u64,
+        offset: usize,
+        fill: impl FnOnce(&mut Vec<u8>) -> Result<()>,
+    ) -> Result<u8> {
+        let key = ((level as u64) << 48) | block;
+        let mut buf = {
+            let mut s = self.shard(key);
+            if let Some(&i) = s.map.get(&key) {
+                let slot = &mut s.slots[i];
+                slot.used = true;
+                return Ok(slot.data[offset]);
+            }
+            s.spare.take().unwrap_or_default()
+        };
+        fill(&mut buf)?;
+        let b = buf[offset];
+        self.shard(key).insert(key, buf, self.per_shard);
+        Ok(b)
+    }
+}
+
+impl Shard {
+    fn insert(&mut self, key: Key, data: Vec<u8>, capacity: usize) {
+        if self.map.contains_key(&key) {
+            self.spare = Some(data); // another thread filled it meanwhile
+            return;
+        }
+        if self.slots.len() < capacity {
+            self.map.insert(key, self.slots.len());
+            self.slots.push(Slot {
+                key,
+                used: false,
+                data,
+            });
+            return;
+        }
+        loop {
+            let i = self.hand;
+            self.hand = (i + 1) % self.slots.len();
+            let slot = &mut self.slots[i];
+            if slot.used {
+                slot.used = false;
+                continue;
+            }
+            self.map.remove(&slot.key);
+            slot.key = key;
+            self.spare = Some(std::mem::replace(&mut slot.data, data));
+            self.map.insert(key, i);
+            return;
+        }
+    }
+}
+
+/// One stored level, open for probes: its table, and its raw copy once
+/// checked (see the module docs).
+#[derive(Debug)]
+pub struct Level {
+    seeds: usize,
+    table: Table,
+    raw_path: PathBuf,
+    raw: OnceLock<Arc<Mmap>>,
+    /// Whether the raw copy has been checked.
+    raw_checked: AtomicBool,
+    /// Whether a background check has been started.
+    raw_check_started: AtomicBool,
+    /// Serializes raw checks, so that a level is hashed once.
+    checking: Mutex<()>,
+    /// Blocks decompressed for probes.
+    misses: AtomicU64,
+}
+
+impl Level {
+    /// Level `seeds` stored in `table`, with its raw copy (if any) at
+    /// `raw_path`.
+    pub fn new(seeds: usize, table: Table, raw_path: PathBuf) -> Arc<Level> {
+        Arc::new(Level {
+            seeds,
+            table,
+            raw_path,
+            raw: OnceLock::new(),
+            raw_checked: AtomicBool::new(false),
+            raw_check_started: AtomicBool::new(false),
+            checking: Mutex::new(()),
+            misses: AtomicU64::new(0),
+        })
+    }
+
+    /// The table.
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
+    /// The raw copy, if it has been checked and matches.
+    pub fn raw(&self) -> Option<&Arc<Mmap>> {
+        self.raw.get()
+    }
+
+    /// The value at `index` of the level.
+    #[inline]
+    pub fn value(self: &Arc<Self>, cache: &BlockCache, index: u64) -> Result<i8> {
+        let h = self.table.header();
+        if index >= h.positions {
+            return Err(Error::Invalid(format!(
+                "index {index} beyond the {} positions of level {}",
+                h.positions, self.seeds
+            )));
+        }
+        if let Some(raw) = self.raw.get() {
+            return Ok(raw[index as usize] as i8);
+        }
+        let bs = u64::from(h.block_size);
+        let (block, offset) = (index / bs, (index % bs) as usize);
+        let b = cache.byte(self.seeds, block, offset, |buf| {
+            self.missed();
+            self.table.read_block(block, buf)
+        })?;
+        Ok(b as i8)
+    }
+
+    /// Asks the memory system for the raw byte of `index` ahead of a
+    /// [`Level::value`] (nothing for blocks: their lookup is a hash map).
+    #[inline]
+    pub fn prefetch(&self, index: u64) {
+        if let Some(raw) = self.raw.get()
+            && let Some(b) = raw.get(index as usize)
+        {
+            prefetch(b);
+        }
+    }
+
+    /// Counts a decompression and starts the raw check in the background
+    /// once decompression has cost about a sixteenth of it.
+    fn missed(self: &Arc<Self>) {
+        let misses = self.misses.fetch_add(1, Ordering::Relaxed) + 1;
+        let due = (self.table.header().blocks / 16).max(16);
+        if misses >= due && !self.raw_check_started.swap(true, Ordering::Relaxed) {
+            let level = Arc::clone(self);
+            std::thread::spawn(move || level.check_raw());
+        }
+    }
+
+    /// Checks the raw copy now, unless done before: it is used from then on
+    /// if its length and sha256 match the table's content. Returns whether
+    /// it is in use.
+    pub fn check_raw(&self) -> bool {
+        let _one = self.checking.lock().unwrap_or_else(|p| p.into_inner());
+        if !self.raw_checked.swap(true, Ordering::Relaxed) {
+            let h = self.table.header();
+            let matching = map_raw(&self.raw_path)
+                .ok()
+                .filter(|m| m.len() as u64 == h.positions && sha256(m) == h.content_sha256);
+            if let Some(m) = matching {
+                let _ = self.raw.set(Arc::new(m));
+            }
+        }
+        self.raw.get().is_some()
+    }
+}

@@ -1,0 +1,543 @@
+//! The JSON routes: each parses its query or body, asks the library, and
+//! shapes the answer. Errors are [`ApiError`]: JSON with a status.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Path, Query, State as Shared};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+
+use mancaladb::Error;
+use mancaladb::oware::{Board, MAX_SEEDS, Rules, moves};
+use mancaladb::query::{Analysis, Category, Line, analyze, principal_line};
+use mancaladb::source::{LevelInfo, Source};
+use mancaladb::stats::LevelStats;
+
+use super::State;
+
+/// Most boards in one batch request.
+pub const MAX_BATCH: usize = 10_000;
+/// Most laps an Omweso start is followed (and the default).
+pub const MAX_LAPS: u64 = 10_000_000;
+/// Longest principal line.
+const MAX_PLIES: usize = 400;
+/// Seeds in an Oware game: a position and both players' captures add up
+/// to it.
+const GAME_SEEDS: usize = 48;
+
+/// An error answer: `{"error": "...", "missing_level": N}` with a status.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    body: ErrorBody,
+}
+
+#[derive(Debug, Serialize)]
+struct ErrorBody {
+    error: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    missing_level: Option<usize>,
+}
+
+impl ApiError {
+    fn bad(message: impl Into<String>) -> ApiError {
+        ApiError {
+            status: StatusCode::BAD_REQUEST,
+            body: ErrorBody {
+                error: message.into(),
+                missing_level: None,
+            },
+        }
+    }
+}
+
+/// Bad input is 400, a level not present 404, a damaged or unreadable
+/// table 500.
+impl From<Error> for ApiError {
+    fn from(e: Error) -> ApiError {
+        let (status, missing_level) = match &e {
+            Error::Invalid(_) => (StatusCode::BAD_REQUEST, None),
+            Error::Missing(m) => (StatusCode::NOT_FOUND, m.level()),
+            Error::Io { .. } | Error::Corrupt { .. } | Error::Locked { .. } => {
+                (StatusCode::INTERNAL_SERVER_ERROR, None)
+            }
+        };
+        ApiError {
+            status,
+            body: ErrorBody {
+                error: e.to_string(),
+                missing_level,
+            },
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(self.body)).into_response()
+    }
+}
+
+type Answer<T> = Result<Json<T>, ApiError>;
+
+/// The query string, or a 400 saying what is wrong with it.
+fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
+    q.map(|Query(t)| t)
+        .map_err(|e| ApiError::bad(format!("bad query string: {}", e.body_text())))
+}
+
+/// Runs `f` on the blocking pool (for work longer than a few probes).
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| ApiError {
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        body: ErrorBody {
+            error: format!("request failed: {e}"),
+            missing_level: None,
+        },
+    })?
+}
+
+impl State {
+    /// The source of `rules` (`awari` when `None`).
+    fn source(&self, rules: Option<&str>) -> Result<(Rules, &Source), ApiError> {
+        let rules: Rules = rules.unwrap_or("awari").parse()?;
+        self.sources
+            .iter()
+            .find(|(r, _)| *r == rules)
+            .map(|(r, s)| (*r, s))
+            .ok_or_else(|| ApiError {
+                status: StatusCode::NOT_FOUND,
+                body: ErrorBody {
+                    error: format!("{rules} values are not served here: the VU files hold awari's"),
+                    missing_level: None,
+                },
+            })
+    }
+}
+
+/// `GET /health`.
+pub async fn health() -> Json<serde_json::Value> {
+    Json(serde_json::json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
+}
+
+/// Any other path.
+pub async fn not_found() -> ApiError {
+    ApiError {
+        status: StatusCode::NOT_FOUND,
+        body: ErrorBody {
+            error: "no such page: see /api/awari, /api/awari/mainline, /api/awari/batch, /api/levels, /api/stats/awari/N, /api/omweso/loops, /health".into(),
+            missing_level: None,
+        },
+    }
+}
+
+/// Query of the Awari routes.
+#[derive(Deserialize)]
+pub struct PositionQuery {
+    board: Option<String>,
+    rules: Option<String>,
+    captured: Option<String>,
+}
+
+fn board(text: Option<&str>) -> Result<Board, ApiError> {
+    let text = text.ok_or_else(|| {
+        ApiError::bad("give board=P0,...,P11: twelve pit counts, the player to move's first")
+    })?;
+    Ok(Board::parse(&[text])?)
+}
+
+/// Seeds each side has taken, as `captured=MOVER,OPPONENT`.
+fn captured(text: &str, board: &Board) -> Result<(u8, u8), ApiError> {
+    let nums: Vec<u8> = text
+        .split(',')
+        .map(|w| w.trim().parse::<u8>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| ApiError::bad("captured: give MOVER,OPPONENT, two seed counts"))?;
+    match nums[..] {
+        [m, o] if usize::from(m) + usize::from(o) + board.seeds() == GAME_SEEDS => Ok((m, o)),
+        [m, o] => Err(ApiError::bad(format!(
+            "captured {m},{o} and {} seeds on the board make {}, not the game's {GAME_SEEDS}",
+            board.seeds(),
+            usize::from(m) + usize::from(o) + board.seeds()
+        ))),
+        _ => Err(ApiError::bad(
+            "captured: give MOVER,OPPONENT, two seed counts",
+        )),
+    }
+}
+
+/// The answer of `GET /api/awari`.
+#[derive(Serialize)]
+pub struct Position {
+    board: Board,
+    seeds: usize,
+    rules: &'static str,
+    value: i8,
+    category: Category,
+    /// `table`, `vu` (stored values), or `one-ply` (valued from its moves).
+    source: &'static str,
+    #[serde(rename = "final", skip_serializing_if = "Option::is_none")]
+    final_score: Option<FinalScore>,
+    /// Best first.
+    moves: Vec<Move>,
+    best: Vec<u8>,
+}
+
+/// Seeds each player ends the game with under best play (a half when an
+/// odd count is split in endless play).
+#[derive(Serialize)]
+struct FinalScore {
+    mover: f64,
+    opponent: f64,
+}
+
+#[derive(Serialize)]
+struct Move {
+    pit: u8,
+    captures: u8,
+    value: i8,
+    category: Category,
+    /// The position after the move, seen by the player to move next.
+    board: Board,
+}
+
+impl Position {
+    fn of(rules: Rules, kind: &'static str, a: &Analysis, taken: Option<(u8, u8)>) -> Position {
+        let children = moves(rules, &a.board);
+        let mut list: Vec<Move> = a
+            .moves
+            .iter()
+            .map(|m| Move {
+                pit: m.pit,
+                captures: m.captures,
+                value: m.value,
+                category: Category::of(m.value),
+                board: children
+                    .as_slice()
+                    .iter()
+                    .find(|c| c.pit == m.pit)
+                    .expect("analyzed move is legal")
+                    .child,
+            })
+            .collect();
+        list.sort_by_key(|m| (-m.value, m.pit));
+        let (n, v) = (a.seeds as f64, f64::from(a.value));
+        Position {
+            board: a.board,
+            seeds: a.seeds,
+            rules: rules.name(),
+            value: a.value,
+            category: Category::of(a.value),
+            source: match (a.stored, kind) {
+                (false, _) => "one-ply",
+                (true, "vu") => "vu",
+                (true, _) => "table",
+            },
+            final_score: taken.map(|(m, o)| FinalScore {
+                mover: f64::from(m) + (n + v) / 2.0,
+                opponent: f64::from(o) + (n - v) / 2.0,
+            }),
+            moves: list,
+            best: a.best.clone(),
+        }
+    }
+}
+
+/// A position answered from `source`: its own level must be present
+/// (404 naming it otherwise), then its moves' levels.
+fn answer(
+    state: &State,
+    rules: Rules,
+    source: &Source,
+    board: &Board,
+    taken: Option<(u8, u8)>,
+) -> Result<Position, ApiError> {
+    if board.seeds() == 0 {
+        return Err(ApiError::bad("the board is empty: the game is over"));
+    }
+    if board.in_domain() {
+        source.require(board.seeds())?;
+    }
+    let a = analyze(rules, source, board)?;
+    Ok(Position::of(rules, state.kind, &a, taken))
+}
+
+/// `GET /api/awari?board=...[&rules=...][&captured=M,O]`.
+pub async fn position(
+    Shared(state): Shared<Arc<State>>,
+    q: Result<Query<PositionQuery>, QueryRejection>,
+) -> Answer<Position> {
+    let q = query(q)?;
+    let (rules, source) = state.source(q.rules.as_deref())?;
+    let b = board(q.board.as_deref())?;
+    let taken = q.captured.as_deref().map(|c| captured(c, &b)).transpose()?;
+    Ok(Json(answer(&state, rules, source, &b, taken)?))
+}
+
+/// The answer of `GET /api/awari/mainline`.
+#[derive(Serialize)]
+pub struct Mainline {
+    board: Board,
+    seeds: usize,
+    rules: &'static str,
+    value: i8,
+    category: Category,
+    #[serde(flatten)]
+    line: Line,
+}
+
+/// `GET /api/awari/mainline?board=...[&rules=...]`: best moves until the
+/// game ends, a position repeats (endless play), a level is missing, or
+/// 400 plies.
+pub async fn mainline(
+    Shared(state): Shared<Arc<State>>,
+    q: Result<Query<PositionQuery>, QueryRejection>,
+) -> Answer<Mainline> {
+    let q = query(q)?;
+    let b = board(q.board.as_deref())?;
+    blocking(move || {
+        let (rules, source) = state.source(q.rules.as_deref())?;
+        let first = answer(&state, rules, source, &b, None)?;
+        Ok(Json(Mainline {
+            board: b,
+            seeds: first.seeds,
+            rules: first.rules,
+            value: first.value,
+            category: first.category,
+            line: principal_line(rules, source, &b, MAX_PLIES)?,
+        }))
+    })
+    .await
+}
+
+/// Body of `POST /api/awari/batch`.
+#[derive(Deserialize)]
+pub struct Batch {
+    rules: Option<String>,
+    boards: Vec<BatchBoard>,
+}
+
+/// A board as a string (`"1,1,..."`) or a list of twelve counts.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum BatchBoard {
+    Text(String),
+    Pits(Vec<i64>),
+}
+
+/// One answer of a batch: the position, or its error and status.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum BatchItem {
+    Ok(Position),
+    Err {
+        status: u16,
+        #[serde(flatten)]
+        body: ErrorBody,
+    },
+}
+
+/// The answer of `POST /api/awari/batch`: one item per board, in order.
+#[derive(Serialize)]
+pub struct BatchAnswer {
+    results: Vec<BatchItem>,
+}
+
+/// `POST /api/awari/batch` with `{"rules": "awari", "boards": [...]}`: at
+/// most [`MAX_BATCH`] boards; a bad board fails only its own item.
+pub async fn batch(
+    Shared(state): Shared<Arc<State>>,
+    body: Result<Json<Batch>, JsonRejection>,
+) -> Answer<BatchAnswer> {
+    let Json(batch) = body.map_err(|e| ApiError {
+        status: match e.status() {
+            StatusCode::PAYLOAD_TOO_LARGE => StatusCode::PAYLOAD_TOO_LARGE,
+            _ => StatusCode::BAD_REQUEST,
+        },
+        body: ErrorBody {
+            error: format!("bad batch: {}", e.body_text()),
+            missing_level: None,
+        },
+    })?;
+    if batch.boards.len() > MAX_BATCH {
+        return Err(ApiError::bad(format!(
+            "{} boards: at most {MAX_BATCH} per batch",
+            batch.boards.len()
+        )));
+    }
+    blocking(move || {
+        let (rules, source) = state.source(batch.rules.as_deref())?;
+        let results = batch
+            .boards
+            .iter()
+            .map(|item| {
+                let b = match item {
+                    BatchBoard::Text(t) => Board::parse(&[t]),
+                    BatchBoard::Pits(p) => {
+                        Board::parse(&p.iter().map(|v| v.to_string()).collect::<Vec<_>>())
+                    }
+                };
+                match b
+                    .map_err(ApiError::from)
+                    .and_then(|b| answer(&state, rules, source, &b, None))
+                {
+                    Ok(p) => BatchItem::Ok(p),
+                    Err(e) => BatchItem::Err {
+                        status: e.status.as_u16(),
+                        body: e.body,
+                    },
+                }
+            })
+            .collect();
+        Ok(Json(BatchAnswer { results }))
+    })
+    .await
+}
+
+/// The answer of `GET /api/levels`.
+#[derive(Serialize)]
+pub struct Levels {
+    /// `tables` or `vu`.
+    kind: &'static str,
+    rules: Vec<RulesLevels>,
+}
+
+#[derive(Serialize)]
+struct RulesLevels {
+    rules: &'static str,
+    levels: Vec<LevelInfo>,
+}
+
+/// `GET /api/levels`: the levels present, their sizes, whether verified.
+pub async fn levels(Shared(state): Shared<Arc<State>>) -> Answer<Levels> {
+    blocking(move || {
+        let rules = state
+            .sources
+            .iter()
+            .map(|(r, s)| {
+                let levels = s
+                    .levels()
+                    .into_iter()
+                    .map(|n| s.level_info(n))
+                    .collect::<Result<_, _>>()?;
+                Ok(RulesLevels {
+                    rules: r.name(),
+                    levels,
+                })
+            })
+            .collect::<Result<_, ApiError>>()?;
+        Ok(Json(Levels {
+            kind: state.kind,
+            rules,
+        }))
+    })
+    .await
+}
+
+/// `GET /api/stats/{rules}/{seeds}`: the level's value histogram and
+/// outcomes, counted once per server.
+pub async fn stats(
+    Shared(state): Shared<Arc<State>>,
+    Path((rules, seeds)): Path<(String, String)>,
+) -> Answer<LevelStats> {
+    let seeds: usize = match seeds.parse() {
+        Ok(n) if n <= MAX_SEEDS => n,
+        _ => {
+            return Err(ApiError::bad(format!(
+                "level {seeds}: give 0..={MAX_SEEDS}"
+            )));
+        }
+    };
+    blocking(move || {
+        let (rules, source) = state.source(Some(&rules))?;
+        source.require(seeds)?;
+        let key = (rules, seeds);
+        let known = state
+            .stats
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .cloned();
+        let s = match known {
+            Some(s) => s,
+            None => {
+                let s = Arc::new(LevelStats::of_source(source, seeds)?);
+                state
+                    .stats
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(key, Arc::clone(&s));
+                s
+            }
+        };
+        Ok(Json(LevelStats::clone(&s)))
+    })
+    .await
+}
+
+/// Query of `GET /api/omweso/loops`.
+#[derive(Deserialize)]
+pub struct LoopsQuery {
+    side: Option<String>,
+    opponent: Option<String>,
+    pit: Option<String>,
+    first_turn: Option<String>,
+    max_laps: Option<String>,
+}
+
+/// The answer of `GET /api/omweso/loops`: the report of `loops --json`,
+/// with the lap budget used.
+#[derive(Serialize)]
+pub struct Loops {
+    #[serde(flatten)]
+    analysis: mancaladb::omweso::moves::Analysis,
+    max_laps: u64,
+}
+
+/// `GET /api/omweso/loops?side=...[&opponent=...][&pit=S][&first_turn=true][&max_laps=B]`.
+pub async fn loops(q: Result<Query<LoopsQuery>, QueryRejection>) -> Answer<Loops> {
+    use mancaladb::omweso::moves::{Position, Variant, analyze};
+    use mancaladb::omweso::{MAX_SEEDS, Side};
+    let q = query(q)?;
+    let side = q
+        .side
+        .ok_or_else(|| ApiError::bad("give side=c0,...,c15: the player's 16 pits"))?;
+    let me = Side::parse(&[side], "side")?;
+    let opp = match q.opponent {
+        Some(o) if !o.trim().is_empty() => Side::parse(&[o], "opponent")?,
+        _ => Side::EMPTY,
+    };
+    let first_turn = match q.first_turn.as_deref() {
+        None | Some("false" | "0" | "") => false,
+        Some("true" | "1") => true,
+        Some(t) => return Err(ApiError::bad(format!("first_turn={t}: give true or false"))),
+    };
+    let max_laps = match q.max_laps.as_deref().map(str::parse::<u64>) {
+        None => MAX_LAPS,
+        Some(Ok(n)) if (1..=MAX_LAPS).contains(&n) => n,
+        Some(_) => return Err(ApiError::bad(format!("max_laps: give 1..={MAX_LAPS}"))),
+    };
+    let pit = match q.pit.as_deref().map(|p| p.trim().parse::<usize>()) {
+        None => None,
+        Some(Ok(p)) => Some(p),
+        Some(Err(_)) => return Err(ApiError::bad("pit: give 0..=15")),
+    };
+    let pos = Position { me, opp };
+    if pos.seeds() > MAX_SEEDS {
+        return Err(ApiError::bad(format!(
+            "{} seeds in play, more than the {MAX_SEEDS} of an Omweso game",
+            pos.seeds()
+        )));
+    }
+    let variant = Variant { first_turn };
+    blocking(move || {
+        let analysis = analyze(variant, pos, pit, max_laps)?;
+        Ok(Json(Loops { analysis, max_laps }))
+    })
+    .await
+}

@@ -1,0 +1,329 @@
+// The mancaladb web board: talks to the JSON API of `mancaladb serve` only.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const DEFAULT_BOARD = [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0];
+
+const state = {
+  board: DEFAULT_BOARD.slice(),
+  rules: "awari",
+  history: [],
+  analysis: null, // the last answer of /api/awari for state.board
+  request: 0, // the newest request: older answers are dropped
+};
+
+function svg(tag, attrs, text) {
+  const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+async function getJSON(url) {
+  const r = await fetch(url);
+  const body = await r.json();
+  if (!r.ok) throw new Error(body.error || r.status);
+  return body;
+}
+
+function signed(v) {
+  return v >= 0 ? "+" + v : String(v);
+}
+
+function mode() {
+  return document.querySelector("input[name=mode]:checked").value;
+}
+
+// ---- the board ----
+
+function renderBoard() {
+  const top = $("row-top"), bottom = $("row-bottom");
+  top.replaceChildren();
+  bottom.replaceChildren();
+  const legal = new Set((state.analysis ? state.analysis.moves : []).map((m) => m.pit));
+  const best = new Set(state.analysis ? state.analysis.best : []);
+  for (const [row, pits] of [[top, [11, 10, 9, 8, 7, 6]], [bottom, [0, 1, 2, 3, 4, 5]]]) {
+    for (const p of pits) {
+      const b = document.createElement("button");
+      b.className = "pit";
+      b.id = "pit-" + p;
+      b.dataset.pit = p;
+      b.textContent = state.board[p];
+      const label = document.createElement("small");
+      label.textContent = p;
+      b.appendChild(label);
+      if (mode() === "play") {
+        b.disabled = !(p < 6 && legal.has(p));
+        if (best.has(p) && p < 6) b.classList.add("best");
+      }
+      b.addEventListener("click", (ev) => clickPit(p, ev.shiftKey ? -1 : 1));
+      b.addEventListener("contextmenu", (ev) => {
+        ev.preventDefault();
+        clickPit(p, -1);
+      });
+      row.appendChild(b);
+    }
+  }
+  $("board-text").value = state.board.join(",");
+}
+
+function clickPit(p, delta) {
+  if (mode() === "edit") {
+    const b = state.board.slice();
+    b[p] = Math.max(0, b[p] + delta);
+    setBoard(b, false);
+  } else {
+    play(p);
+  }
+}
+
+function play(pit) {
+  const m = state.analysis && state.analysis.moves.find((x) => x.pit === pit);
+  if (!m) return;
+  state.history.push(state.board);
+  setBoard(m.board, true);
+}
+
+function setBoard(board, keepHistory) {
+  if (!keepHistory) state.history = [];
+  state.board = board;
+  state.analysis = null;
+  // Commas unescaped, so that the address reads as it is shared.
+  const rules = state.rules === "awari" ? "" : "&rules=" + state.rules;
+  history.replaceState(null, "", "?board=" + board.join(",") + rules + location.hash);
+  renderBoard();
+  analyze();
+}
+
+async function analyze() {
+  const id = ++state.request;
+  const q = "board=" + state.board.join(",") + "&rules=" + state.rules;
+  $("error").hidden = true;
+  $("moves").tBodies[0].replaceChildren();
+  $("line").replaceChildren();
+  $("line-end").textContent = "";
+  $("value").textContent = "";
+  $("source").textContent = "";
+  $("seeds").textContent = state.board.reduce((a, b) => a + b, 0) + " seeds,";
+  try {
+    const a = await getJSON("/api/awari?" + q);
+    if (id !== state.request) return;
+    state.analysis = a;
+    renderAnalysis(a);
+    renderBoard();
+    const line = await getJSON("/api/awari/mainline?" + q);
+    if (id !== state.request) return;
+    renderLine(line);
+  } catch (e) {
+    if (id !== state.request) return;
+    $("error").textContent = e.message;
+    $("error").hidden = false;
+    renderBoard();
+  }
+}
+
+function renderAnalysis(a) {
+  const v = $("value");
+  v.textContent = "value " + signed(a.value) + " (" + a.category + " for the player to move)";
+  v.className = a.category;
+  $("source").textContent = a.source === "one-ply" ? "· not stored: valued from its moves" : "";
+  const body = $("moves").tBodies[0];
+  for (const m of a.moves) {
+    const tr = document.createElement("tr");
+    tr.className = m.category;
+    tr.dataset.pit = m.pit;
+    for (const cell of [m.pit, signed(m.value), m.captures, m.category]) {
+      const td = document.createElement("td");
+      td.textContent = cell;
+      tr.appendChild(td);
+    }
+    tr.addEventListener("click", () => play(m.pit));
+    body.appendChild(tr);
+  }
+  if (a.moves.length === 0) {
+    const tr = document.createElement("tr");
+    const td = document.createElement("td");
+    td.colSpan = 4;
+    td.textContent = "no move: the opponent takes the rest";
+    tr.appendChild(td);
+    body.appendChild(tr);
+  }
+}
+
+function renderLine(l) {
+  const ol = $("line");
+  for (const p of l.line) {
+    const li = document.createElement("li");
+    li.textContent = p.board.join(" ") + "  pit " + p.pit + (p.captures ? " takes " + p.captures : "") + " (" + signed(p.value) + ")";
+    ol.appendChild(li);
+  }
+  const ends = {
+    "game-over": "game over",
+    "cycle": "the position before ply " + ((l.cycle_ply || 0) + 1) + " repeats: endless play, the rest is split",
+    "limit": "cut at " + l.line.length + " plies",
+    "level-missing": "level " + l.missing_level + " is not present",
+  };
+  $("line-end").textContent = "end: " + ends[l.line_end];
+}
+
+// ---- levels ----
+
+async function showLevels() {
+  let info;
+  try {
+    info = await getJSON("/api/levels");
+  } catch (e) {
+    $("wdl").textContent = e.message;
+    return;
+  }
+  const awari = info.rules.find((r) => r.rules === "awari");
+  const levels = awari ? awari.levels : [];
+  const body = $("levels-table").tBodies[0];
+  body.replaceChildren();
+  for (const l of levels) {
+    const tr = document.createElement("tr");
+    for (const c of [l.seeds, l.positions.toLocaleString(), l.bytes.toLocaleString(), l.verified ? "yes" : "no", l.uncompressed ? "yes" : "no"]) {
+      const td = document.createElement("td");
+      td.textContent = c;
+      tr.appendChild(td);
+    }
+    tr.addEventListener("click", () => showHistogram(l.seeds));
+    body.appendChild(tr);
+  }
+  if (levels.length) showHistogram(levels[levels.length - 1].seeds);
+  // One stacked bar per level, filled in as each level's counts arrive.
+  const w = 24, h = 160, chart = svg("svg", { width: levels.length * w + 40, height: h + 30, id: "wdl-chart" });
+  $("wdl").replaceChildren(chart);
+  for (const [i, l] of levels.entries()) {
+    chart.appendChild(svg("text", { x: 30 + i * w + w / 2, y: h + 20, "text-anchor": "middle" }, l.seeds));
+  }
+  for (const [i, l] of levels.entries()) {
+    let s;
+    try {
+      s = await getJSON("/api/stats/awari/" + l.seeds);
+    } catch (e) {
+      continue;
+    }
+    let y = 5;
+    for (const [count, cls] of [[s.wins, "win"], [s.draws, "draw"], [s.losses, "loss"]]) {
+      const bh = (h - 5) * count / s.positions;
+      const r = svg("rect", { x: 30 + i * w + 2, y, width: w - 4, height: bh, class: cls, fill: `var(--${cls})` });
+      r.appendChild(svg("title", {}, `${l.seeds} seeds: ${cls} ${(100 * count / s.positions).toFixed(1)}%`));
+      r.addEventListener("click", () => showHistogram(l.seeds));
+      chart.appendChild(r);
+      y += bh;
+    }
+  }
+}
+
+async function showHistogram(n) {
+  $("hist-title").textContent = "Values of level " + n;
+  let s;
+  try {
+    s = await getJSON("/api/stats/awari/" + n);
+  } catch (e) {
+    $("hist").textContent = e.message;
+    return;
+  }
+  const max = Math.max(...s.histogram), w = Math.max(6, Math.floor(600 / s.histogram.length)), h = 160;
+  const chart = svg("svg", { width: s.histogram.length * w + 20, height: h + 30, id: "hist-chart" });
+  s.histogram.forEach((c, i) => {
+    const v = i - n, bh = max ? (h * c) / max : 0;
+    const cls = v > 0 ? "win" : v < 0 ? "loss" : "draw";
+    const r = svg("rect", { x: 10 + i * w, y: h - bh, width: w - 1, height: bh, fill: `var(--${cls})` });
+    r.appendChild(svg("title", {}, `value ${signed(v)}: ${c.toLocaleString()} positions`));
+    chart.appendChild(r);
+    if (v % 4 === 0) chart.appendChild(svg("text", { x: 10 + i * w + w / 2, y: h + 14, "text-anchor": "middle" }, v));
+  });
+  chart.appendChild(svg("text", { x: 10, y: h + 28 }, `${s.positions.toLocaleString()} positions, mean ${s.mean.toFixed(3)}`));
+  $("hist").replaceChildren(chart);
+}
+
+// ---- Omweso ----
+
+async function decideOmweso(ev) {
+  ev.preventDefault();
+  const words = (id) => $(id).value.trim().split(/[\s,]+/).filter((w) => w).join(",");
+  const q = new URLSearchParams({ side: words("om-side"), max_laps: $("om-laps").value.trim() });
+  if (words("om-opp")) q.set("opponent", words("om-opp"));
+  if ($("om-first").checked) q.set("first_turn", "true");
+  const body = $("om-starts").tBodies[0];
+  body.replaceChildren();
+  $("om-error").hidden = true;
+  try {
+    const r = await getJSON("/api/omweso/loops?" + q);
+    for (const s of r.starts) {
+      const tr = document.createElement("tr");
+      tr.className = s.verdict === "terminates" ? "win" : s.verdict === "undecided" ? "draw" : "loss";
+      for (const c of [s.pit, s.direction, s.verdict, s.laps.toLocaleString(), s.period ?? ""]) {
+        const td = document.createElement("td");
+        td.textContent = c;
+        tr.appendChild(td);
+      }
+      body.appendChild(tr);
+    }
+  } catch (e) {
+    $("om-error").textContent = e.message;
+    $("om-error").hidden = false;
+  }
+}
+
+// ---- views and start ----
+
+function showView() {
+  const view = (location.hash || "#board").slice(1);
+  for (const v of ["board", "levels", "omweso"]) {
+    $("view-" + v).hidden = v !== view;
+    $("nav-" + v).classList.toggle("active", v === view);
+  }
+  if (view === "levels") showLevels();
+}
+
+function start() {
+  const params = new URLSearchParams(location.search);
+  const given = params.get("board");
+  if (params.get("rules") === "abapa") state.rules = "abapa";
+  $("rules").value = state.rules;
+  let board = DEFAULT_BOARD.slice();
+  if (given) {
+    const nums = given.split(/[\s,]+/).map(Number);
+    if (nums.length === 12 && nums.every((x) => Number.isInteger(x) && x >= 0)) board = nums;
+  }
+  $("rules").addEventListener("change", () => {
+    state.rules = $("rules").value;
+    setBoard(state.board, true);
+  });
+  $("set-board").addEventListener("click", () => {
+    const nums = $("board-text").value.trim().split(/[\s,]+/).map(Number);
+    setBoard(nums, false);
+  });
+  $("undo").addEventListener("click", undo);
+  $("best").addEventListener("click", playBest);
+  for (const r of document.querySelectorAll("input[name=mode]")) {
+    r.addEventListener("change", () => {
+      $("mode-hint").textContent = mode() === "edit"
+        ? "Click a pit to add a seed; shift-click or right-click to take one away."
+        : "Click one of your pits (bottom row) to sow it; the board turns for the next player. Keys: b best move, u undo.";
+      renderBoard();
+    });
+  }
+  document.addEventListener("keydown", (ev) => {
+    if (ev.target.tagName === "INPUT") return;
+    if (ev.key === "b") playBest();
+    if (ev.key === "u") undo();
+  });
+  $("omweso-form").addEventListener("submit", decideOmweso);
+  window.addEventListener("hashchange", showView);
+  showView();
+  setBoard(board, false);
+}
+
+function playBest() {
+  if (state.analysis && state.analysis.best.length) play(state.analysis.best[0]);
+}
+
+function undo() {
+  if (state.history.length) setBoard(state.history.pop(), true);
+}
+
+start();

@@ -1,0 +1,154 @@
+//! `mancaladb serve`: a JSON API over the tables and the web board that
+//! uses it, on axum and tokio. A presentation layer like the command line:
+//! the values, lines, statistics and Omweso verdicts come from the library;
+//! here they are only given routes, JSON shapes and HTTP statuses.
+//!
+//! * The table directory (or VU directory) is fixed at start; requests
+//!   name boards, rule sets and levels, never paths.
+//! * Bad input is a 400 with `{"error": ...}`, a level not present a 404
+//!   that says which (`missing_level`); only a damaged or unreadable table
+//!   is a 500.
+//! * Limits: request bodies of 1 MiB (axum's body limit, so that the
+//!   refusal is a JSON 413 like every other error), batches of [`api::MAX_BATCH`] boards,
+//!   Omweso lap budgets of [`api::MAX_LAPS`], 30 s per request (503 after).
+//! * Cross-origin reads are allowed (the data is public and read-only);
+//!   responses are gzip-compressed when the client accepts it.
+//! * One log line per request on standard error: method, path, status,
+//!   time.
+
+mod api;
+mod assets;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::{get, post};
+use tower_http::compression::CompressionLayer;
+use tower_http::cors::CorsLayer;
+use tower_http::timeout::TimeoutLayer;
+
+use mancaladb::Error;
+use mancaladb::db::Db;
+use mancaladb::oware::Rules;
+use mancaladb::source::{Source, Tables};
+use mancaladb::stats::LevelStats;
+
+use crate::cli::output;
+
+/// Largest request body.
+const MAX_BODY: usize = 1 << 20;
+/// Longest time a request may take.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What every request reads: the sources, fixed at start, and the level
+/// statistics computed so far.
+pub struct State {
+    /// `(rules, source)`: both rule sets for tables, awari for VU files.
+    sources: Vec<(Rules, Source)>,
+    /// `"tables"` or `"vu"`.
+    kind: &'static str,
+    stats: Mutex<HashMap<(Rules, usize), Arc<LevelStats>>>,
+}
+
+impl State {
+    /// Tables of both rule sets in `db` (each with `cache_bytes` of block
+    /// cache), or the awari `scores.N` files in `vu`.
+    pub fn new(db: &Path, vu: Option<&Path>, cache_bytes: usize) -> State {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let (sources, kind) = match vu {
+            Some(dir) => (vec![(Rules::Awari, Source::vu(dir))], "vu"),
+            None => (
+                [Rules::Awari, Rules::Abapa]
+                    .into_iter()
+                    .map(|r| {
+                        let t = Tables::with_cache(Db::new(db), r, cache_bytes, threads);
+                        (r, Source::Tables(t))
+                    })
+                    .collect(),
+                "tables",
+            ),
+        };
+        State {
+            sources,
+            kind,
+            stats: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The directory served.
+    pub fn dir(&self) -> &Path {
+        self.sources[0].1.dir()
+    }
+}
+
+/// All routes, with their limits, CORS, compression and the log line.
+fn router(state: Arc<State>) -> Router {
+    Router::new()
+        .route("/", get(assets::index))
+        .route("/app.js", get(assets::script))
+        .route("/style.css", get(assets::style))
+        .route("/health", get(api::health))
+        .route("/api/awari", get(api::position))
+        .route("/api/awari/mainline", get(api::mainline))
+        .route("/api/awari/batch", post(api::batch))
+        .route("/api/levels", get(api::levels))
+        .route("/api/stats/{rules}/{seeds}", get(api::stats))
+        .route("/api/omweso/loops", get(api::loops))
+        .fallback(api::not_found)
+        .layer(middleware::from_fn(log))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::SERVICE_UNAVAILABLE,
+            TIMEOUT,
+        ))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(CompressionLayer::new())
+        .layer(CorsLayer::permissive())
+        .with_state(state)
+}
+
+/// One line per request on standard error.
+async fn log(req: Request, next: Next) -> Response {
+    let start = Instant::now();
+    let line = format!("{} {}", req.method(), req.uri());
+    let resp = next.run(req).await;
+    output::diag(format_args!(
+        "{line} {} {:.1} ms",
+        resp.status().as_u16(),
+        start.elapsed().as_secs_f64() * 1e3
+    ));
+    resp
+}
+
+/// Listens on `addr`, calls `bound` with the address bound (the port
+/// chosen when `addr` asks for port 0), and serves until Ctrl-C.
+pub fn serve(state: State, addr: SocketAddr, bound: impl FnOnce(SocketAddr)) -> Result<(), Error> {
+    let failed = |what: &str, e: std::io::Error| Error::Invalid(format!("{what} {addr}: {e}"));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| failed("cannot start the server for", e))?;
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| failed("cannot listen on", e))?;
+        bound(
+            listener
+                .local_addr()
+                .map_err(|e| failed("cannot listen on", e))?,
+        );
+        axum::serve(listener, router(Arc::new(state)))
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await
+            .map_err(|e| failed("serving on", e))
+    })
+}

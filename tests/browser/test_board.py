@@ -1,0 +1,129 @@
+"""Real-browser test of the web board of `mancaladb serve`.
+
+Drives Debian's Chromium through its chromedriver with Selenium (no browser
+download: both paths are given, so selenium-manager never runs). Run by
+scripts/browser-test.sh, which builds the tables, starts the server and
+passes its address:
+
+    python tests/browser/test_board.py http://127.0.0.1:PORT/ OUT_DIR
+
+Known values (README, issue 13): 1 1 1 1 1 2 4 2 3 0 0 0 is a draw, pit 5
+(capturing 3) the only best move; after it the opponent, to move in
+5 0 3 0 0 0 1 1 1 1 1 0, wins 3 with pit 2.
+"""
+
+import os
+import sys
+import tempfile
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
+
+
+def browser(profile):
+    o = webdriver.ChromeOptions()
+    o.binary_location = CHROMIUM
+    for arg in ["--headless", "--no-sandbox", "--disable-gpu",
+                "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--no-first-run", "--window-size=1100,900",
+                f"--user-data-dir={profile}"]:
+        o.add_argument(arg)
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=o)
+
+
+def board(d):
+    return [int(d.find_element(By.ID, f"pit-{p}").text.split()[0]) for p in range(12)]
+
+
+def moves(d):
+    """The move list as shown: (pit, value, captures, class) per row."""
+    rows = d.find_elements(By.CSS_SELECTOR, "#moves tbody tr[data-pit]")
+    out = []
+    for r in rows:
+        cells = [c.text for c in r.find_elements(By.TAG_NAME, "td")]
+        out.append((int(cells[0]), cells[1], int(cells[2]), r.get_attribute("class")))
+    return out
+
+
+def wait_for(d, what, check, timeout=20):
+    # The page re-renders the board and lists on every answer: an element
+    # read as it is replaced is stale, and is read again.
+    wait = WebDriverWait(d, timeout, ignored_exceptions=[StaleElementReferenceException])
+    try:
+        return wait.until(lambda d: check(d))
+    except TimeoutException:
+        raise AssertionError(f"timed out waiting for {what}") from None
+
+
+def main(url, out):
+    os.makedirs(out, exist_ok=True)
+    with tempfile.TemporaryDirectory() as profile:
+        d = browser(profile)
+        try:
+            d.get(url + "?board=1,1,1,1,1,2,4,2,3,0,0,0")
+            wait_for(d, "the move list", lambda d: len(moves(d)) == 6)
+            assert board(d) == [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0], board(d)
+            assert "+0 (draw" in d.find_element(By.ID, "value").text
+            m = moves(d)
+            assert m[0] == (5, "+0", 3, "draw"), m
+            assert all(c == "loss" for (_, _, _, c) in m[1:]), m
+            assert [p for (p, *_r) in m] == [5, 0, 1, 2, 3, 4], m
+            assert "best" in d.find_element(By.ID, "pit-5").get_attribute("class")
+            wait_for(d, "the principal line", lambda d: d.find_element(By.ID, "line-end").text.startswith("end:"))
+
+            # Play pit 5: the board turns for the opponent.
+            d.find_element(By.ID, "pit-5").click()
+            after = [5, 0, 3, 0, 0, 0, 1, 1, 1, 1, 1, 0]
+            wait_for(d, "the board after pit 5", lambda d: board(d) == after)
+            wait_for(d, "the new move list", lambda d: moves(d) and moves(d)[0][0] == 2)
+            wait_for(d, "pit 2 winning 3", lambda d: moves(d)[0] == (2, "+3", 0, "win")
+                     and "+3 (win" in d.find_element(By.ID, "value").text)
+            assert "board=5,0,3,0,0,0,1,1,1,1,1,0" in d.current_url, d.current_url
+
+            # u takes it back; b plays the best move again.
+            body = d.find_element(By.TAG_NAME, "body")
+            body.send_keys("u")
+            wait_for(d, "undo", lambda d: board(d)[:6] == [1, 1, 1, 1, 1, 2] and len(moves(d)) == 6)
+            body.send_keys("b")
+            wait_for(d, "the best move by key", lambda d: board(d) == after and moves(d) and moves(d)[0][0] == 2)
+            d.save_screenshot(os.path.join(out, "board.png"))
+
+            # Edit mode: a click adds a seed to any pit.
+            d.find_element(By.CSS_SELECTOR, "input[name=mode][value=edit]").click()
+            d.find_element(By.ID, "pit-11").click()
+            wait_for(d, "an edited pit", lambda d: board(d)[11] == 1)
+            assert "board=5,0,3,0,0,0,1,1,1,1,1,1" in d.current_url, d.current_url
+
+            # Levels: the histogram of the largest level (16: 2 * 16 + 1
+            # values), one win/draw/loss bar per level 0..16; a level's row
+            # shows its histogram.
+            d.find_element(By.ID, "nav-levels").click()
+            hist = lambda d, n: ("level %d" % n in d.find_element(By.ID, "hist-title").text
+                                 and len(d.find_elements(By.CSS_SELECTOR, "#hist-chart rect")) == 2 * n + 1)
+            wait_for(d, "the histogram of level 16", lambda d: hist(d, 16))
+            wait_for(d, "17 win/draw/loss bars", lambda d: len(d.find_elements(By.CSS_SELECTOR, "#wdl-chart rect")) == 3 * 17,
+                     timeout=60)
+            d.find_elements(By.CSS_SELECTOR, "#levels-table tbody tr")[12].click()
+            wait_for(d, "the histogram of level 12", lambda d: hist(d, 12))
+            d.save_screenshot(os.path.join(out, "levels.png"))
+
+            # Omweso: the README's looping start.
+            d.find_element(By.ID, "nav-omweso").click()
+            d.find_element(By.CSS_SELECTOR, "#omweso-form button").click()
+            wait_for(d, "the Omweso verdicts", lambda d: d.find_elements(By.CSS_SELECTOR, "#om-starts tbody tr"))
+            first = [c.text for c in d.find_elements(By.CSS_SELECTOR, "#om-starts tbody tr")[0].find_elements(By.TAG_NAME, "td")]
+            assert first[:5] == ["0", "ccw", "infinite", "128", "128"], first
+            d.save_screenshot(os.path.join(out, "omweso.png"))
+        finally:
+            d.quit()
+    print("browser test: ok; screenshots in", out)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

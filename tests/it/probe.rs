@@ -1,0 +1,115 @@
+//! Fast probes (`src/probe.rs`): every value of a level read through the
+//! block cache, from several threads and with a cache too small to hold the
+//! level (so blocks are evicted and read again), equals the level's
+//! published-layout export, one at a time and many at once
+//! (`Tables::values`); a raw copy is used only when it matches.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use mancaladb::db::Db;
+use mancaladb::oware::{Encoder, MAX_SEEDS, Rules, level_size};
+use mancaladb::source::{Tables, Values};
+
+use crate::common::{awari_db, export_vu, scratch};
+
+/// Level 14 of the test tables in a directory of its own, with or without
+/// a raw copy of the given bytes.
+fn level_14_dir(name: &str, raw: Option<&[u8]>) -> std::path::PathBuf {
+    let dir = scratch(name);
+    let db = Db::new(&dir);
+    std::fs::copy(
+        Db::new(awari_db()).table_path(Rules::Awari, 14),
+        db.table_path(Rules::Awari, 14),
+    )
+    .unwrap();
+    if let Some(bytes) = raw {
+        std::fs::create_dir_all(db.raw_dir(Rules::Awari)).unwrap();
+        std::fs::write(db.raw_path(Rules::Awari, 14), bytes).unwrap();
+    }
+    dir
+}
+
+/// Level 14 as `export --format vu` writes it, exported once per run.
+fn exported_14() -> Vec<u8> {
+    static VU: OnceLock<Vec<u8>> = OnceLock::new();
+    VU.get_or_init(|| {
+        let out = scratch("probe-vu");
+        export_vu(awari_db(), &out);
+        std::fs::read(out.join("scores.14")).unwrap()
+    })
+    .clone()
+}
+
+/// Every position of level 14, probed by rank from `threads` threads (each
+/// a different stride through the level) against `want`.
+fn probe_all(dir: &Path, cache_bytes: usize, threads: usize, want: &[u8]) {
+    let tables = Tables::with_cache(Db::new(dir), Rules::Awari, cache_bytes, threads);
+    let e = Encoder::new(MAX_SEEDS);
+    let n = level_size(14);
+    assert_eq!(want.len() as u64, n);
+    std::thread::scope(|s| {
+        for t in 0..threads as u64 {
+            let (tables, e) = (&tables, &e);
+            s.spawn(move || {
+                // A stride coprime to n visits every index once, hopping
+                // between blocks; thread t takes the t-th part of the walk.
+                let stride = 104_729;
+                assert_eq!(gcd(stride, n), 1);
+                let (from, to) = (t * n / threads as u64, (t + 1) * n / threads as u64);
+                let mut i = from * stride % n;
+                for _ in from..to {
+                    let b = e.unrank(14, i);
+                    assert_eq!(
+                        tables.value(&b).unwrap() as u8,
+                        want[i as usize],
+                        "index {i}"
+                    );
+                    i = (i + stride) % n;
+                }
+            });
+        }
+    });
+    // Many at once: every 7th position, across every block.
+    let boards: Vec<_> = (0..n).step_by(7).map(|i| e.unrank(14, i)).collect();
+    let mut out = Vec::new();
+    tables.values(&boards, &mut out).unwrap();
+    assert_eq!(out.len(), boards.len());
+    for (k, v) in out.iter().enumerate() {
+        assert_eq!(*v as u8, want[7 * k], "index {}", 7 * k);
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+#[test]
+fn block_cache_answers_every_position_from_many_threads() {
+    let want = exported_14();
+    let dir = level_14_dir("probe-compressed", None);
+    // 8 blocks of 64 KiB for 67 blocks: nearly every hop misses.
+    probe_all(&dir, 8 << 14, 4, &want);
+    // Room for the whole level: the second half of the hops hit.
+    probe_all(&dir, 1 << 30, 2, &want);
+}
+
+#[test]
+fn raw_copy_is_used_only_when_it_matches() {
+    let want = exported_14();
+    let good = level_14_dir("probe-raw-good", Some(&want));
+    let tables = Tables::new(Db::new(&good), Rules::Awari);
+    assert!(tables.level(14).unwrap().check_raw());
+    probe_all(&good, 1 << 20, 2, &want);
+
+    let mut bad = want.clone();
+    bad[12_345] ^= 1; // any position
+    let damaged = level_14_dir("probe-raw-damaged", Some(&bad));
+    let tables = Tables::new(Db::new(&damaged), Rules::Awari);
+    assert!(!tables.level(14).unwrap().check_raw());
+    probe_all(&damaged, 1 << 20, 2, &want);
+
+    let short = level_14_dir("probe-raw-short", Some(&want[..want.len() - 1]));
+    let tables = Tables::new(Db::new(&short), Rules::Awari);
+    assert!(!tables.level(14).unwrap().check_raw());
+}

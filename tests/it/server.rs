@@ -1,0 +1,457 @@
+//! `mancaladb serve`: the JSON API, against a server started as a child
+//! process on a free port, spoken to over plain HTTP/1.1. Known values
+//! (the README's position), each move's value against its child's value
+//! asked separately, whole-level statistics against `stats --json`, and the
+//! statuses of bad input (400), missing levels (404) and limits.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Stdio};
+
+use serde_json::{Value, json};
+
+use mancaladb::oware::level_size;
+
+use crate::common::{awari_db, bin, run, scratch};
+
+/// A running server, stopped when dropped.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    fn start(args: &[&str]) -> Server {
+        let mut child = bin()
+            .arg("serve")
+            .args(args)
+            .args(["--addr", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start mancaladb serve");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .split("http://")
+            .nth(1)
+            .and_then(|r| r.split('/').next())
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .to_string();
+        Server { child, addr }
+    }
+
+    fn db(dir: &Path) -> Server {
+        Server::start(&["--db", dir.to_str().unwrap()])
+    }
+
+    /// Sends one request; returns the status, the headers (lower case) and
+    /// the body.
+    fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &str,
+        body: &[u8],
+    ) -> (u16, String, Vec<u8>) {
+        let mut s = TcpStream::connect(&self.addr).unwrap();
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n{headers}\r\n",
+            self.addr,
+            body.len()
+        )
+        .unwrap();
+        // A refused body may close the connection before it is all sent.
+        let _ = s.write_all(body);
+        let mut raw = Vec::new();
+        s.read_to_end(&mut raw).unwrap();
+        let end = raw
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("headers");
+        let head = String::from_utf8(raw[..end].to_vec())
+            .unwrap()
+            .to_lowercase();
+        let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+        let mut body = raw[end + 4..].to_vec();
+        if head.contains("transfer-encoding: chunked") {
+            body = unchunk(&body);
+        }
+        (status, head, body)
+    }
+
+    fn get(&self, path: &str) -> (u16, Value) {
+        let (status, _, body) = self.request("GET", path, "", b"");
+        (status, serde_json::from_slice(&body).expect("a JSON body"))
+    }
+
+    fn post(&self, path: &str, body: &[u8]) -> (u16, Value) {
+        let (status, _, body) =
+            self.request("POST", path, "Content-Type: application/json\r\n", body);
+        (status, serde_json::from_slice(&body).expect("a JSON body"))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn unchunk(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let eol = b.windows(2).position(|w| w == b"\r\n").unwrap();
+        let len =
+            usize::from_str_radix(std::str::from_utf8(&b[..eol]).unwrap().trim(), 16).unwrap();
+        if len == 0 {
+            return out;
+        }
+        out.extend_from_slice(&b[eol + 2..eol + 2 + len]);
+        b = &b[eol + 4 + len..];
+    }
+}
+
+/// A 400 or 404 with a one-line JSON error.
+fn refused(s: &Server, path: &str, status: u16, want: &str) -> Value {
+    let (got, body) = s.get(path);
+    assert_eq!(got, status, "{path}: {body}");
+    let e = body["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{path}: {body}"));
+    assert!(e.contains(want), "{path}: {e}");
+    assert!(!e.contains('\n'), "{path}: {e}");
+    body
+}
+
+#[test]
+fn known_position_and_each_moves_value() {
+    let s = Server::db(awari_db());
+    let (status, a) = s.get("/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0&captured=16,16");
+    assert_eq!(status, 200, "{a}");
+    assert_eq!(a["board"], json!([1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0]));
+    assert_eq!(
+        (a["seeds"].clone(), a["value"].clone()),
+        (json!(16), json!(0))
+    );
+    assert_eq!(a["category"], "draw");
+    assert_eq!(a["source"], "table");
+    assert_eq!(a["rules"], "awari");
+    assert_eq!(a["best"], json!([5]));
+    assert_eq!(a["final"], json!({"mover": 24.0, "opponent": 24.0}));
+    let moves = a["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), 6);
+    assert_eq!(moves[0]["pit"], 5);
+    assert_eq!(moves[0]["captures"], 3);
+    assert_eq!(
+        moves[0]["board"],
+        json!([5, 0, 3, 0, 0, 0, 1, 1, 1, 1, 1, 0])
+    );
+    // Best first; each value is captures minus the child's value, asked
+    // for separately; the same values as `query --json`.
+    let cli: Value = serde_json::from_slice(
+        &run(&[
+            "query",
+            "--json",
+            "--db",
+            awari_db().to_str().unwrap(),
+            "1,1,1,1,1,2,4,2,3,0,0,0",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    for w in moves.windows(2) {
+        assert!(w[0]["value"].as_i64() >= w[1]["value"].as_i64(), "{a}");
+    }
+    for m in moves {
+        let child: Vec<String> = m["board"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
+        let (status, c) = s.get(&format!("/api/awari?board={}", child.join(",")));
+        assert_eq!(status, 200, "{c}");
+        assert_eq!(
+            m["value"].as_i64().unwrap(),
+            m["captures"].as_i64().unwrap() - c["value"].as_i64().unwrap()
+        );
+        let same = cli["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["pit"] == m["pit"])
+            .unwrap();
+        assert_eq!(
+            (&same["value"], &same["captures"]),
+            (&m["value"], &m["captures"])
+        );
+        let cat = match m["value"].as_i64().unwrap() {
+            0 => "draw",
+            v if v > 0 => "win",
+            _ => "loss",
+        };
+        assert_eq!(m["category"], cat);
+    }
+    // A full board is not stored: valued from its moves.
+    let (status, full) = s.get("/api/awari?board=1,1,1,1,1,1,1,1,1,1,1,1");
+    assert_eq!(
+        (status, &full["source"]),
+        (200, &json!("one-ply")),
+        "{full}"
+    );
+    assert_eq!(full["value"], 0, "the 12-seed game is a draw");
+}
+
+#[test]
+fn bad_input_is_400_and_missing_levels_404() {
+    let s = Server::db(awari_db());
+    refused(&s, "/api/awari?board=1,1,1", 400, "12 pits");
+    refused(&s, "/api/awari?board=1,1,1,1,1,1,1,1,1,1,1,x", 400, "");
+    refused(&s, "/api/awari?board=1,1,1,1,1,1,1,1,1,1,1,-1", 400, "");
+    refused(&s, "/api/awari?board=9,9,9,9,9,9,0,0,0,0,0,0", 400, "48");
+    refused(&s, "/api/awari?board=0,0,0,0,0,0,0,0,0,0,0,0", 400, "empty");
+    refused(&s, "/api/awari", 400, "board=");
+    refused(
+        &s,
+        "/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0&rules=kalah",
+        400,
+        "kalah",
+    );
+    refused(
+        &s,
+        "/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0&captured=16,15",
+        400,
+        "48",
+    );
+    refused(
+        &s,
+        "/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0&captured=a",
+        400,
+        "captured",
+    );
+    refused(&s, "/api/awari?board=1,1&board=2,2", 400, "query");
+    refused(&s, "/api/stats/awari/99", 400, "level 99");
+    refused(
+        &s,
+        "/api/omweso/loops?side=3,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1&max_laps=0",
+        400,
+        "max_laps",
+    );
+    refused(
+        &s,
+        "/api/omweso/loops?side=3,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1&pit=1",
+        400,
+        "pit 1",
+    );
+    refused(&s, "/api/omweso/loops", 400, "side=");
+    refused(&s, "/api/omweso/loops?side=1,1", 400, "");
+    refused(&s, "/no/such/page", 404, "/api/awari");
+    // Levels 0..18 are built: 20 seeds, and abapa, are not.
+    let e = refused(
+        &s,
+        "/api/awari?board=2,2,2,2,2,2,2,2,2,2,0,0",
+        404,
+        "level 20",
+    );
+    assert_eq!(e["missing_level"], 20);
+    let e = refused(&s, "/api/stats/awari/19", 404, "level 19");
+    assert_eq!(e["missing_level"], 19);
+    let e = refused(
+        &s,
+        "/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0&rules=abapa",
+        404,
+        "abapa",
+    );
+    assert_eq!(e["missing_level"], 16);
+    let (status, h) = s.get("/health");
+    assert_eq!((status, &h["status"]), (200, &json!("ok")));
+}
+
+#[test]
+fn batch_answers_each_board_within_limits() {
+    let s = Server::db(awari_db());
+    let (status, b) = s.post(
+        "/api/awari/batch",
+        br#"{"boards": ["1,1,1,1,1,2,4,2,3,0,0,0", [0,0,0,0,0,2,1,1,0,0,0,0], "1,2", [2,2,2,2,2,2,2,2,2,2,0,0]]}"#,
+    );
+    assert_eq!(status, 200, "{b}");
+    let r = b["results"].as_array().unwrap();
+    assert_eq!(r.len(), 4);
+    assert_eq!((&r[0]["value"], &r[0]["best"]), (&json!(0), &json!([5])));
+    // README: 0 0 0 0 0 2 1 1 0 0 0 0 is worth +4 with pit 5.
+    assert_eq!((&r[1]["value"], &r[1]["best"]), (&json!(4), &json!([5])));
+    assert_eq!(r[2]["status"], 400, "{b}");
+    assert_eq!(
+        (&r[3]["status"], &r[3]["missing_level"]),
+        (&json!(404), &json!(20))
+    );
+    // Limits: 10,000 boards, 1 MiB, well-formed JSON.
+    let many = format!(
+        "{{\"boards\": [{}]}}",
+        vec!["\"1,1,1,1,1,2,4,2,3,0,0,0\""; 10_001].join(",")
+    );
+    let (status, e) = s.post("/api/awari/batch", many.as_bytes());
+    assert_eq!(status, 400, "{e}");
+    assert!(
+        e["error"].as_str().unwrap().contains("at most 10000"),
+        "{e}"
+    );
+    let big = format!("{{\"boards\": [\"{}\"]}}", "1".repeat(1 << 20));
+    let (status, e) = s.post("/api/awari/batch", big.as_bytes());
+    assert_eq!(status, 413, "{e}");
+    let (status, e) = s.post("/api/awari/batch", b"{\"boards\": [");
+    assert_eq!(status, 400, "{e}");
+    assert!(e["error"].is_string());
+}
+
+#[test]
+fn mainline_levels_stats_and_omweso() {
+    let s = Server::db(awari_db());
+    let (status, l) = s.get("/api/awari/mainline?board=1,1,1,1,1,2,4,2,3,0,0,0");
+    assert_eq!(status, 200, "{l}");
+    let line = l["line"].as_array().unwrap();
+    assert_eq!(
+        (&line[0]["pit"], &line[0]["captures"]),
+        (&json!(5), &json!(3))
+    );
+    assert_eq!(
+        line[1]["board"],
+        json!([5, 0, 3, 0, 0, 0, 1, 1, 1, 1, 1, 0])
+    );
+    assert_eq!((&line[1]["pit"], &line[1]["value"]), (&json!(2), &json!(3)));
+    assert!(
+        ["game-over", "cycle"].contains(&l["line_end"].as_str().unwrap()),
+        "{l}"
+    );
+
+    let (status, lv) = s.get("/api/levels");
+    assert_eq!(status, 200);
+    let awari = &lv["rules"][0];
+    assert_eq!(awari["rules"], "awari");
+    let levels = awari["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 19);
+    for (n, l) in levels.iter().enumerate() {
+        assert_eq!(
+            (l["seeds"].as_u64(), l["positions"].as_u64()),
+            (Some(n as u64), Some(level_size(n)))
+        );
+    }
+    assert_eq!(lv["rules"][1]["levels"], json!([]));
+
+    let cli: Value = serde_json::from_slice(
+        &run(&["stats", "--json", "--db", awari_db().to_str().unwrap()]).stdout,
+    )
+    .unwrap();
+    let (status, st) = s.get("/api/stats/awari/12");
+    assert_eq!(status, 200);
+    assert_eq!(st, cli[12]);
+    let hist: u64 = st["histogram"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(hist, level_size(12));
+
+    // The README's looping start (loops --pit 0 "3 1 0 1 ...").
+    let (status, o) = s.get("/api/omweso/loops?side=3,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1&pit=0");
+    assert_eq!(status, 200, "{o}");
+    let cli: Value = serde_json::from_slice(
+        &run(&[
+            "loops",
+            "--json",
+            "--pit",
+            "0",
+            "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(
+        o["starts"], cli["starts"],
+        "the same report as loops --json"
+    );
+    assert_eq!(o["starts"][0]["verdict"], "infinite");
+    assert_eq!(o["starts"][0]["period"], 128);
+}
+
+#[test]
+fn mainline_stops_at_a_missing_level() {
+    // Levels 13 and 16 only: the README position and its best child are
+    // answered; the line stops when a capture would need a lower level.
+    let dir = scratch("serve-gap");
+    for n in [13, 16] {
+        let name = format!("awari-{n:02}.mdb");
+        std::fs::copy(awari_db().join(&name), dir.join(&name)).unwrap();
+    }
+    let s = Server::db(&dir);
+    let (status, l) = s.get("/api/awari/mainline?board=1,1,1,1,1,2,4,2,3,0,0,0");
+    assert_eq!(status, 200, "{l}");
+    assert_eq!(l["line_end"], "level-missing", "{l}");
+    let missing = l["missing_level"].as_u64().unwrap();
+    assert!(missing < 13, "{l}");
+    assert!(l["line"].as_array().unwrap().len() >= 2, "{l}");
+    // Asked directly, the same gap is a 404.
+    refused(
+        &s,
+        "/api/awari?board=0,0,0,0,0,0,0,0,0,0,2,1",
+        404,
+        "level 3",
+    );
+}
+
+#[test]
+fn published_layout_files_are_served_in_place() {
+    let vu = scratch("serve-vu");
+    crate::common::export_vu(awari_db(), &vu);
+    let s = Server::start(&["--vu", vu.to_str().unwrap()]);
+    let (status, a) = s.get("/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0");
+    assert_eq!(status, 200, "{a}");
+    assert_eq!(
+        (&a["value"], &a["best"], &a["source"]),
+        (&json!(0), &json!([5]), &json!("vu"))
+    );
+    let e = refused(
+        &s,
+        "/api/awari?board=2,2,2,2,2,2,2,2,2,2,0,0",
+        404,
+        "scores.20",
+    );
+    assert_eq!(e["missing_level"], 20);
+    refused(
+        &s,
+        "/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0&rules=abapa",
+        404,
+        "awari",
+    );
+    let (status, lv) = s.get("/api/levels");
+    assert_eq!((status, &lv["kind"]), (200, &json!("vu")));
+    assert_eq!(lv["rules"][0]["levels"].as_array().unwrap().len(), 19);
+}
+
+#[test]
+fn cors_and_the_page() {
+    let s = Server::db(awari_db());
+    let (status, head, body) = s.request("GET", "/health", "Origin: http://example.org\r\n", b"");
+    assert_eq!(status, 200);
+    assert!(head.contains("access-control-allow-origin: *"), "{head}");
+    let (status, head, body_html) = s.request("GET", "/", "", b"");
+    assert_eq!(status, 200);
+    assert!(head.contains("text/html"), "{head}");
+    let page = String::from_utf8(body_html).unwrap();
+    assert!(page.contains("/app.js") && !page.contains("http://") && !page.contains("https://"));
+    let (status, _, js) = s.request("GET", "/app.js", "", b"");
+    assert_eq!(status, 200);
+    assert!(
+        String::from_utf8(js)
+            .unwrap()
+            .contains("/api/awari/mainline")
+    );
+    assert!(!body.is_empty());
+}
