@@ -8,7 +8,7 @@ class MancalaDbError(Exception):
 class MissingLevelError(MancalaDbError, KeyError):
     """A level needed to answer is not in the directory (a ``KeyError``, as
     python-chess's ``MissingTableError``). ``seeds`` is the level (``None``
-    when no level at all is there) and ``dir`` the directory; the message
+    when no level at all is there) and ``dir`` the directory (a ``Path``); the message
     says how to build it."""
 
     seeds = None
@@ -22,6 +22,6 @@ class MissingLevelError(MancalaDbError, KeyError):
 class CorruptTableError(MancalaDbError):
     """A table (or ``scores.N`` file) is there but cannot be trusted:
     damaged, truncated, of another level, or inconsistent. ``path`` is
-    the file."""
+    the file (a ``Path``)."""
 
     path = None

@@ -1,0 +1,47 @@
+"""Building from Python: the committed checksums, reports per level,
+resuming, and a build stopped by the caller."""
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+import mancaladb
+from conftest import ROOT
+
+
+def committed(rules):
+    """(level -> file sha256) from db/CHECKSUMS."""
+    out = {}
+    for line in (ROOT / "db" / "CHECKSUMS").read_text().splitlines():
+        f = line.split()
+        if f and not line.startswith("#") and f[0] == rules:
+            out[int(f[1])] = f[4]
+    return out
+
+
+@pytest.mark.parametrize("rules", ["awari", "abapa"])
+def test_built_tables_match_the_committed_checksums(tmp_path, rules):
+    seen = []
+    reports = mancaladb.build(tmp_path, 10, rules, progress=False, on_level=seen.append)
+    assert [r["seeds"] for r in reports] == list(range(11)) == [r["seeds"] for r in seen]
+    assert reports[10]["positions"] == mancaladb.level_size(10)
+    want = committed(rules)
+    for n in range(11):
+        got = hashlib.sha256((tmp_path / f"{rules}-{n:02d}.mdb").read_bytes()).hexdigest()
+        assert got == want[n], n
+    again = mancaladb.build(tmp_path, 10, rules, progress=False)
+    assert all(r["skipped"] for r in again)
+
+
+def test_an_exception_in_on_level_stops_after_that_level(tmp_path):
+    def stop_at_4(report):
+        if report["seeds"] == 4:
+            raise RuntimeError("enough")
+
+    with pytest.raises(RuntimeError, match="enough"):
+        mancaladb.build(tmp_path, 9, progress=False, on_level=stop_at_4)
+    with mancaladb.open(tmp_path) as db:
+        assert db.levels() == [0, 1, 2, 3, 4]
+    rest = mancaladb.build(tmp_path, 6, progress=False)
+    assert [r["skipped"] for r in rest] == [True] * 5 + [False] * 2
