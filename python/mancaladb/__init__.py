@@ -30,6 +30,7 @@ __all__ = [
     "Ply",
     "Line",
     "rank",
+    "ranks",
     "unrank",
     "boards",
     "level_size",
@@ -195,6 +196,14 @@ def rank(pits: Pits) -> int:
     published numbering. ``ValueError`` for a board outside the stored
     domain (every opponent pit filled)."""
     return _native.rank(pits)
+
+
+def ranks(boards: Union[np.ndarray, Sequence[Sequence[int]]]) -> np.ndarray:
+    """:func:`rank` of each row of a ``(k, 12)`` integer array, as a ``uint64``
+    array: with :meth:`Database.level`, ``level(n)[ranks(b)]`` values many
+    boards of level ``n`` at memory speed. A bad row raises ``ValueError``
+    naming the row."""
+    return _native.ranks(_board_array(boards))
 
 
 def unrank(seeds: int, index: int) -> Board:

@@ -61,7 +61,8 @@ impl<'py> Rows<'py> {
     }
 
     /// Calls `f(row, board)` for each row in order, stopping at the first
-    /// error; a bad row is an error naming the row. Runs without the GIL
+    /// error; a bad row (or a request `f` finds malformed) is an error
+    /// naming the row. Runs without the GIL
     /// (the array is borrowed read-only).
     pub fn for_each(
         &self,
@@ -99,11 +100,12 @@ fn each_row<T: Copy + Into<i64>>(
         for (c, &v) in counts.iter_mut().zip(row) {
             *c = v.into();
         }
-        let b = Board::from_counts(&counts).map_err(|e| match e {
-            mancaladb::Error::Invalid(m) => mancaladb::Error::Invalid(format!("row {i}: {m}")),
-            e => e,
-        })?;
-        f(i, &b)?;
+        Board::from_counts(&counts)
+            .and_then(|b| f(i, &b))
+            .map_err(|e| match e {
+                mancaladb::Error::Invalid(m) => mancaladb::Error::Invalid(format!("row {i}: {m}")),
+                e => e,
+            })?;
     }
     Ok(())
 }

@@ -4,10 +4,10 @@
 use std::sync::OnceLock;
 
 use mancaladb::oware::{Encoder, MAX_SEEDS, PITS};
-use numpy::{PyArray2, PyArrayMethods};
+use numpy::{PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 
-use crate::boards::board;
+use crate::boards::{Rows, board};
 use crate::errors::IntoPy;
 
 /// The encoder of every level, made once.
@@ -27,6 +27,23 @@ pub fn level_size(seeds: usize) -> PyResult<u64> {
 #[pyfunction]
 pub fn rank(pits: &Bound<'_, PyAny>) -> PyResult<u64> {
     encoder().index_of(&board(pits)?).py()
+}
+
+/// The index of each row of a `(k, 12)` array of stored boards.
+#[pyfunction]
+pub fn ranks<'py>(
+    py: Python<'py>,
+    boards: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    let rows = Rows::of(boards)?;
+    let mut out = vec![0u64; rows.len()];
+    let e = encoder();
+    rows.for_each(py, |i, b| {
+        out[i] = e.index_of(b)?;
+        Ok(())
+    })
+    .py()?;
+    Ok(PyArray1::from_vec(py, out))
 }
 
 /// The board at `index` of level `seeds`.

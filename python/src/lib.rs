@@ -20,6 +20,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<database::LevelValues>()?;
     m.add_function(wrap_pyfunction!(index::level_size, m)?)?;
     m.add_function(wrap_pyfunction!(index::rank, m)?)?;
+    m.add_function(wrap_pyfunction!(index::ranks, m)?)?;
     m.add_function(wrap_pyfunction!(index::unrank, m)?)?;
     m.add_function(wrap_pyfunction!(index::boards, m)?)?;
     m.add_function(wrap_pyfunction!(building::build, m)?)?;

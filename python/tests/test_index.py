@@ -76,3 +76,13 @@ def test_bad_indices_are_value_errors():
         mancaladb.rank([1] * 12)
     with pytest.raises(OverflowError):
         mancaladb.unrank(-1, 0)
+
+
+def test_vectorised_ranks_invert_boards():
+    rows = mancaladb.boards(12, 5000, 9000)
+    assert mancaladb.ranks(rows).tolist() == list(range(5000, 9000))
+    assert mancaladb.ranks(rows.astype(np.int16)).dtype == np.uint64
+    bad = rows.copy()
+    bad[7, 6:] = 1
+    with pytest.raises(ValueError, match="row 7: .* is not stored"):
+        mancaladb.ranks(bad)
