@@ -45,3 +45,40 @@ def test_an_exception_in_on_level_stops_after_that_level(tmp_path):
         assert db.levels() == [0, 1, 2, 3, 4]
     rest = mancaladb.build(tmp_path, 6, progress=False)
     assert [r["skipped"] for r in rest] == [True] * 5 + [False] * 2
+
+
+def test_progress_lines_off_a_terminal_and_a_bar_in_a_notebook(tmp_path, capfd, monkeypatch):
+    # progress=True off a terminal: the library's log lines on stderr.
+    mancaladb.build(tmp_path / "a", 5, progress=True)
+    err = capfd.readouterr().err
+    assert f"building awari levels 0..=5 in {tmp_path / 'a'}" in err
+    # The default in a notebook: a tqdm bar advanced by each level's positions.
+    import sys
+    import types
+
+    updates = []
+
+    class Bar:
+        def __init__(self, total, **kw):
+            updates.append(("total", total))
+
+        def update(self, n):
+            updates.append(("update", n))
+
+        def set_postfix(self, **kw):
+            pass
+
+        def close(self):
+            updates.append(("close", None))
+
+    tqdm = types.ModuleType("tqdm")
+    auto = types.ModuleType("tqdm.auto")
+    auto.tqdm = Bar
+    tqdm.auto = auto
+    monkeypatch.setitem(sys.modules, "tqdm", tqdm)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", auto)
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
+    mancaladb.build(tmp_path / "b", 5)
+    sizes = [mancaladb.level_size(n) for n in range(6)]
+    assert updates == [("total", sum(sizes))] + [("update", s) for s in sizes] + [("close", None)]
+    assert capfd.readouterr().err == ""
