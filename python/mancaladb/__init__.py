@@ -276,7 +276,7 @@ def _in_notebook() -> bool:
 
 def _tqdm_bar(total: int, rules: str) -> Any:
     try:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # type: ignore  # optional, untyped
     except ImportError:
         return None
     return tqdm(total=total, unit="pos", unit_scale=True, desc=f"{rules} levels")

@@ -82,3 +82,17 @@ def test_progress_lines_off_a_terminal_and_a_bar_in_a_notebook(tmp_path, capfd, 
     sizes = [mancaladb.level_size(n) for n in range(6)]
     assert updates == [("total", sum(sizes))] + [("update", s) for s in sizes] + [("close", None)]
     assert capfd.readouterr().err == ""
+
+
+def test_ctrl_c_stops_after_the_level(tmp_path):
+    import os
+    import signal
+
+    def interrupt_at_2(report):
+        if report["seeds"] == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        mancaladb.build(tmp_path, 9, progress=False, on_level=interrupt_at_2)
+    with mancaladb.open(tmp_path) as db:
+        assert db.levels() == [0, 1, 2]
