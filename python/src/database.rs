@@ -189,6 +189,7 @@ impl Database {
     /// when it is there (zero-copy), else the table decompressed once; an
     /// array still alive is shared by later calls.
     fn level<'py>(&self, py: Python<'py>, seeds: usize) -> PyResult<Bound<'py, PyArray1<i8>>> {
+        crate::index::encoder().check_range(seeds, 0, 0).py()?;
         let source = self.source()?;
         let cached = {
             let levels = self.levels.lock().unwrap_or_else(|p| p.into_inner());

@@ -99,3 +99,9 @@ def test_bad_arguments(tmp_path):
         db.value("1 0 0 0 0 0 0 0 0 0 0 0")
     with pytest.raises(ValueError, match="an Oware game has 48 seeds"):
         mancaladb.build(tmp_path, 49, progress=False)
+
+
+def test_levels_beyond_the_game_are_value_errors(db_dir):
+    with mancaladb.open(db_dir) as db:
+        with pytest.raises(ValueError, match="level 49: levels go up to 48"):
+            db.level(49)
