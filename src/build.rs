@@ -13,9 +13,44 @@ use serde::Serialize;
 use crate::db::{Db, map_raw, write_raw};
 use crate::error::{Error, Result};
 use crate::exchange::Exchange;
+use crate::files::{DirLock, RemoveOnDrop};
 use crate::oware::{MAX_SEEDS, Rules, level_size, solve::solve_part};
 use crate::progress::Progress;
 use crate::table;
+
+/// The builder's working memory per position of the level being solved:
+/// a byte of value and move counter, a byte of best capture, and the
+/// frontier (BENCHMARKS.md, "The largest level in 24 GiB"). The pages of
+/// the lower levels it reads come on top, as page cache.
+pub const WORKING_BYTES_PER_POSITION: u64 = 3;
+
+/// Disk per position of a built level, as measured here: its table (at
+/// most 4.1 bits per position through level 31) and its raw copy (1 byte).
+pub const DISK_BYTES_PER_POSITION: f64 = 1.0 + 4.1 / 8.0;
+
+/// What building some levels takes.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Needs {
+    /// The largest of them.
+    pub largest_level: usize,
+    /// Working memory of the largest, in bytes.
+    pub memory: u64,
+    /// Disk for all of them, in bytes.
+    pub disk: u64,
+}
+
+impl Needs {
+    /// What building `levels` (non-empty) takes.
+    pub fn of(levels: &[usize]) -> Needs {
+        let largest_level = levels.iter().copied().max().unwrap_or(0);
+        let positions: u64 = levels.iter().map(|&n| level_size(n)).sum();
+        Needs {
+            largest_level,
+            memory: WORKING_BYTES_PER_POSITION * level_size(largest_level),
+            disk: (positions as f64 * DISK_BYTES_PER_POSITION) as u64,
+        }
+    }
+}
 
 /// What happened to one level during a build.
 #[derive(Clone, Debug, Serialize)]
@@ -43,6 +78,12 @@ pub struct LevelReport {
 /// Builds levels `0..=max_seeds` of `rules` into `db`, skipping levels whose
 /// table is present and passes its checksum, so an interrupted build resumes.
 ///
+/// Rank 0 first locks the directory (one writer at a time: with `wait` it
+/// waits for another writer to finish, else it fails at once with
+/// [`Error::Locked`]), which also proves it writable before any solving, and
+/// removes what a killed writer left: `*.tmp` files and `raw/<rules>/*.part`.
+/// An error while writing a level removes that level's partial files.
+///
 /// Every rank of `ex` calls this with the same arguments; each solves its
 /// slice of every level, and rank 0 alone decides what stands and writes
 /// the tables. A level's files appear (by rename) only once every rank has
@@ -54,9 +95,10 @@ pub fn build(
     max_seeds: usize,
     ex: &dyn Exchange,
     progress: Progress,
+    wait: bool,
     mut on_level: impl FnMut(&LevelReport),
 ) -> Result<Vec<LevelReport>> {
-    build_until(db, rules, max_seeds, ex, progress, |r| {
+    build_until(db, rules, max_seeds, ex, progress, wait, |r| {
         on_level(r);
         ControlFlow::Continue(())
     })
@@ -73,6 +115,7 @@ pub fn build_until(
     max_seeds: usize,
     ex: &dyn Exchange,
     progress: Progress,
+    wait: bool,
     mut on_level: impl FnMut(&LevelReport) -> ControlFlow<()>,
 ) -> Result<Vec<LevelReport>> {
     if max_seeds > MAX_SEEDS {
@@ -80,6 +123,19 @@ pub fn build_until(
             "level {max_seeds}: an Oware game has {MAX_SEEDS} seeds"
         )));
     }
+    let _lock = match ex.rank() {
+        0 => {
+            let lock = DirLock::acquire(db.dir(), wait)?;
+            let raw_dir = db.raw_dir(rules);
+            std::fs::create_dir_all(&raw_dir).map_err(|e| Error::io(&raw_dir, e))?;
+            remove_leftovers(db.dir(), ".tmp")?;
+            remove_leftovers(&raw_dir, ".part")?;
+            remove_leftovers(&raw_dir, ".tmp")?;
+            Some(lock)
+        }
+        _ => None,
+    };
+    ex.barrier(); // the directory is ready
     let ranks = match ex.ranks() {
         1 => String::new(),
         p => format!("{p} ranks x "),
@@ -89,8 +145,6 @@ pub fn build_until(
         db.dir().display(),
         rayon::current_num_threads()
     ));
-    let raw_dir = db.raw_dir(rules);
-    std::fs::create_dir_all(&raw_dir).map_err(|e| Error::io(&raw_dir, e))?;
     let mut lower: Vec<Mmap> = Vec::with_capacity(max_seeds + 1);
     let mut reports = Vec::new();
     let mut stop = false;
@@ -142,6 +196,7 @@ fn build_level(
     let raw = db.raw_path(rules, seeds);
     let partial = raw.with_file_name(format!("scores.{seeds}.part"));
     let positions = level_size(seeds);
+    let guard = (ex.rank() == 0).then(|| RemoveOnDrop::new(partial.clone()));
     write_slice(&partial, positions, part.range.start, &part.values)?;
     let exchanged_bytes = ex.sum(part.sent_bytes);
     let rounds = part.rounds;
@@ -156,6 +211,9 @@ fn build_level(
             table::as_values(&map_raw(&partial)?),
         )?;
         std::fs::rename(&partial, &raw).map_err(|e| Error::io(&raw, e))?;
+        if let Some(g) = guard {
+            g.keep();
+        }
         let file_bytes = std::fs::metadata(&path)
             .map_err(|e| Error::io(&path, e))?
             .len();
@@ -210,6 +268,19 @@ fn existing(
         exchanged_bytes: 0,
         rounds: 0,
     }))
+}
+
+/// Removes the files of `dir` whose names end in `suffix`: what a writer
+/// killed mid-file left (never read, since files appear by rename).
+fn remove_leftovers(dir: &Path, suffix: &str) -> Result<()> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.is_file() && path.to_string_lossy().ends_with(suffix) {
+            std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+        }
+    }
+    Ok(())
 }
 
 /// Appends `rules level positions seconds threads ranks exchanged-bytes

@@ -5,12 +5,14 @@ use std::path::Path;
 
 use crate::db::{Db, write_raw};
 use crate::error::{Error, Missing, Result};
+use crate::files::DirLock;
 use crate::oware::Rules;
-use crate::source::VuDir;
+use crate::source::{VuDir, check_range};
 use crate::table;
 
 /// Imports every `scores.N` of the directory `vu` as a table of `rules` in
-/// `db` (and its raw working copy). Returns the levels imported.
+/// `db` (and its raw working copy), holding the directory's writer lock.
+/// A value outside `-N..=N` refuses the file. Returns the levels imported.
 pub fn import_vu(db: &Db, rules: Rules, vu: &Path) -> Result<Vec<usize>> {
     let files = VuDir::new(vu);
     let levels = files.levels();
@@ -19,10 +21,12 @@ pub fn import_vu(db: &Db, rules: Rules, vu: &Path) -> Result<Vec<usize>> {
             dir: vu.to_path_buf(),
         }));
     }
+    let _lock = DirLock::acquire(db.dir(), false)?;
     std::fs::create_dir_all(db.raw_dir(rules)).map_err(|e| Error::io(db.dir(), e))?;
     for &seeds in &levels {
         let map = files.open(seeds)?;
         let values = table::as_values(&map);
+        check_range(&files.path(seeds), seeds, 0, values)?;
         table::write_table(
             &db.table_path(rules, seeds),
             Db::table_id(rules, seeds),

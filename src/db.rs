@@ -13,7 +13,6 @@
 //! * `build-log.tsv` and `verified.tsv`: what was built how fast, and which
 //!   table contents passed every check of `verify`.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
@@ -156,15 +155,34 @@ impl Db {
             .map(|(_, rate)| rate)
     }
 
-    /// Records that level `seeds` of `rules` passed every check of `verify`.
+    /// The well-formed records of `verified.tsv` (`rules level sha256`):
+    /// a damaged line (bad bytes, wrong fields) is skipped, never the rest.
+    fn verified_records(&self) -> Vec<String> {
+        let bytes = std::fs::read(self.verified_path()).unwrap_or_default();
+        bytes
+            .split(|&b| b == b'\n')
+            .filter_map(|line| std::str::from_utf8(line).ok())
+            .filter(|line| {
+                let f: Vec<&str> = line.split('\t').collect();
+                f.len() == 3
+                    && f[0].parse::<Rules>().is_ok()
+                    && f[1].parse::<usize>().is_ok()
+                    && f[2].len() == 64
+                    && f[2].bytes().all(|b| b.is_ascii_hexdigit())
+            })
+            .map(String::from)
+            .collect()
+    }
+
+    /// Records that level `seeds` of `rules` passed every check of `verify`,
+    /// keeping every other well-formed record.
     pub fn record_verified(&self, rules: Rules, seeds: usize) -> Result<()> {
         let sha = table::hex(&self.open(rules, seeds)?.header().content_sha256);
         let path = self.verified_path();
-        let mut lines: Vec<String> = std::fs::read_to_string(&path)
-            .unwrap_or_default()
-            .lines()
+        let mut lines: Vec<String> = self
+            .verified_records()
+            .into_iter()
             .filter(|l| !l.starts_with(&format!("{rules}\t{seeds}\t")))
-            .map(String::from)
             .collect();
         lines.push(format!("{rules}\t{seeds}\t{sha}"));
         lines.sort();
@@ -184,8 +202,7 @@ impl Db {
             "{rules}\t{seeds}\t{}",
             table::hex(&t.header().content_sha256)
         );
-        std::fs::read_to_string(self.verified_path())
-            .is_ok_and(|text| text.lines().any(|l| l == want))
+        self.verified_records().contains(&want)
     }
 }
 
@@ -197,7 +214,7 @@ pub(crate) fn write_raw(path: &Path, values: &[i8]) -> Result<()> {
 
 /// Maps a raw `scores.N` file read-only.
 pub(crate) fn map_raw(path: &Path) -> Result<Mmap> {
-    let f = File::open(path).map_err(|e| Error::io(path, e))?;
+    let f = crate::files::open_regular(path)?;
     // SAFETY: read-only map of a file this program wrote and only replaces by
     // rename; its contents were checked against the table checksum.
     unsafe { Mmap::map(&f) }.map_err(|e| Error::io(path, e))

@@ -33,7 +33,7 @@ pub enum Error {
     #[error("{0}")]
     Missing(Missing),
     /// Another process is writing to the directory.
-    #[error("{}: {holder}", path.display())]
+    #[error("{}: locked by another writer: {holder}", path.display())]
     Locked {
         /// The lock file.
         path: PathBuf,

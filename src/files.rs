@@ -1,4 +1,5 @@
-//! Writing files so that readers never see a partial one.
+//! Writing files so that readers never see a partial one, and one writer
+//! at a time in a directory.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -27,4 +28,100 @@ fn tmp_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".tmp");
     path.with_file_name(name)
+}
+
+/// An exclusive lock on a directory for one writer at a time, held until
+/// dropped. It is an OS lock on `DIR/.lock` (released by the kernel when the
+/// process ends, however it ends), so a stale lock file never blocks
+/// anyone; the file's text only says who holds it now. Readers never take
+/// it: they never see a partial file, since files appear by rename.
+#[derive(Debug)]
+pub struct DirLock {
+    _file: File,
+}
+
+impl DirLock {
+    /// Locks `dir` (created if missing), waiting for the holder to finish
+    /// if `wait`, else failing at once with [`Error::Locked`].
+    pub fn acquire(dir: &Path, wait: bool) -> Result<DirLock> {
+        use std::io::{Read, Seek, Write};
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let path = dir.join(".lock");
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) if wait => {
+                file.lock().map_err(|e| Error::io(&path, e))?
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                return Err(Error::Locked {
+                    path,
+                    holder: holder.trim().to_string(),
+                });
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+        }
+        let me: Vec<String> = std::env::args().collect();
+        let said = file
+            .set_len(0)
+            .and_then(|()| file.rewind())
+            .and_then(|()| writeln!(file, "process {} ({})", std::process::id(), me.join(" ")));
+        said.map_err(|e| Error::io(&path, e))?;
+        Ok(DirLock { _file: file })
+    }
+}
+
+/// Removes a file when dropped, unless [`RemoveOnDrop::keep`] was called:
+/// a partial file never outlives the error that left it partial.
+pub struct RemoveOnDrop(Option<PathBuf>);
+
+impl RemoveOnDrop {
+    /// Guards `path`.
+    pub fn new(path: PathBuf) -> RemoveOnDrop {
+        RemoveOnDrop(Some(path))
+    }
+
+    /// The file is complete: keep it.
+    pub fn keep(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Opens `path` for reading, refusing anything but a regular file (a
+/// directory or a device in a table's place) with an error that says what
+/// the path is.
+pub fn open_regular(path: &Path) -> Result<File> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let kind = file.metadata().map_err(|e| Error::io(path, e))?.file_type();
+    if kind.is_file() {
+        return Ok(file);
+    }
+    let what = if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    };
+    Err(Error::io(
+        path,
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("is {what}; expected a level's file"),
+        ),
+    ))
 }

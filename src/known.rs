@@ -2,6 +2,7 @@
 //! pit holding 1, 2, 3 or 4 seeds (the 12-, 24-, 36- and 48-seed games).
 //! Romein & Bal's result is that the 48-seed game, Awari itself, is a draw.
 
+use crate::build::Needs;
 use crate::error::Result;
 use crate::oware::{Board, Rules, level_size, moves};
 use crate::query::analyze;
@@ -24,6 +25,8 @@ pub struct Start {
     pub missing: Vec<usize>,
     /// Positions in the missing levels.
     pub missing_positions: u64,
+    /// What building the missing levels takes (`None` when none is).
+    pub needs: Option<Needs>,
 }
 
 /// The four starting positions under `rules`, valued from `values` where
@@ -60,6 +63,7 @@ pub fn starts(
         } else {
             None
         };
+        let needs = (!missing.is_empty()).then(|| Needs::of(&missing));
         let verified = value.is_some() && needed.iter().all(|&n| verified(n));
         out.push(Start {
             per_pit,
@@ -68,6 +72,7 @@ pub fn starts(
             levels_used,
             verified,
             missing,
+            needs,
             missing_positions,
         });
     }

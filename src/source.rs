@@ -5,7 +5,6 @@
 //! statistics, verification, the starting positions) reads a `Source`.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -68,7 +67,7 @@ impl VuDir {
                 seeds,
             }));
         }
-        let f = File::open(&path).map_err(|e| Error::io(&path, e))?;
+        let f = crate::files::open_regular(&path)?;
         let want = level_size(seeds);
         let len = f.metadata().map_err(|e| Error::io(&path, e))?.len();
         if len != want {
@@ -140,6 +139,23 @@ impl Values for Tables {
 
     fn origin(&self, board: &Board) -> PathBuf {
         self.db.table_path(self.rules, board.seeds())
+    }
+}
+
+/// The first value of a level of `seeds` seeds outside `-seeds..=seeds`
+/// (index `offset + i` for `values[i]`), as the error to report for `path`.
+pub fn check_range(path: &Path, seeds: usize, offset: u64, values: &[i8]) -> Result<()> {
+    let n = seeds.min(127) as i8;
+    match values.iter().position(|v| !(-n..=n).contains(v)) {
+        None => Ok(()),
+        Some(i) => Err(Error::corrupt(
+            path,
+            Corruption::ValueRange {
+                index: offset + i as u64,
+                value: values[i],
+                seeds,
+            },
+        )),
     }
 }
 
@@ -226,14 +242,24 @@ impl Source {
         }
     }
 
-    /// Check 1: the file of level `seeds` is sound. Tables: header, block
-    /// index, whole-file checksum (and, when loaded, every block and the
-    /// content checksum); VU files: their size.
+    /// Check 1: the file of level `seeds` is sound and every value lies in
+    /// `-seeds..=seeds`. Tables: header, block index, whole-file checksum,
+    /// every block (its place, its zstd checksum, its length) and the content
+    /// checksum; VU files: their size.
     pub fn integrity(&self, seeds: usize) -> Result<()> {
-        match self {
-            Source::Tables(t) => t.table(seeds)?.verify().map(|_| ()),
-            Source::Vu(vu) => vu.open(seeds).map(|_| ()),
+        if let Source::Tables(t) = self {
+            t.table(seeds)?.verify()?;
         }
+        let path = self.path(seeds);
+        let mut offset = 0;
+        let mut range = Ok(());
+        self.for_each_chunk(seeds, |values| {
+            if range.is_ok() {
+                range = check_range(&path, seeds, offset, values);
+            }
+            offset += values.len() as u64;
+        })?;
+        range
     }
 
     /// All values of level `seeds`.

@@ -7,7 +7,6 @@
 //! [`Table::verify`] checks the whole-file sha256. Anything that does not
 //! add up is an [`Error::Corrupt`] naming the file and the [`Corruption`].
 
-use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -20,8 +19,11 @@ use crate::error::{Corruption, Error, Result};
 use crate::files::write_atomically;
 
 const MAGIC: &[u8; 8] = b"MNCLADB\n";
-/// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this build writes. Version 2 adds the block tags
+/// that bind each block to its place; version 1 (no tags) is still read.
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest version this build reads.
+const OLDEST_VERSION: u32 = 1;
 const HEADER_LEN: usize = 80;
 const TRAILER_LEN: usize = 32;
 /// Value encoding: one signed byte per position.
@@ -108,6 +110,12 @@ pub fn write_table(path: &Path, id: TableId, values: &[i8]) -> Result<[u8; 32]> 
         offset += f.len() as u64;
         index.extend_from_slice(&offset.to_le_bytes());
     }
+    let tags: Vec<u8> = frames
+        .iter()
+        .enumerate()
+        .flat_map(|(b, f)| block_tag(id, b as u64, f))
+        .collect();
+    index.extend_from_slice(&tags);
     let check = header_check(&head[..72], &index);
     head[72..80].copy_from_slice(&check);
     let mut file_hash = Sha256::new();
@@ -148,6 +156,21 @@ fn encode_header(h: &Header) -> [u8; HEADER_LEN] {
     b
 }
 
+/// The tag that binds block `block` of table `id` to its place: the first
+/// 8 bytes of sha256 over a label, the table's identity, the block number
+/// and the block's zstd content checksum (its frame's last 4 bytes, which
+/// zstd checks against the decompressed values). A block moved, swapped or
+/// taken from another table fails it on every read.
+fn block_tag(id: TableId, block: u64, frame: &[u8]) -> [u8; 8] {
+    let mut h = Sha256::new();
+    h.update(b"mancaladb block");
+    h.update([id.game, id.rules]);
+    h.update(id.seeds.to_le_bytes());
+    h.update(block.to_le_bytes());
+    h.update(&frame[frame.len().saturating_sub(4)..]);
+    h.finalize()[..8].try_into().expect("8 bytes")
+}
+
 fn header_check(head: &[u8], index: &[u8]) -> [u8; 8] {
     let mut h = Sha256::new();
     h.update(head);
@@ -170,6 +193,8 @@ pub struct Table {
     map: Mmap,
     header: Header,
     data_start: usize,
+    /// Where the block tags start (version 2), or `None` (version 1).
+    tags_start: Option<usize>,
     /// The last block decompressed, for runs of nearby reads.
     cache: Mutex<Option<(u64, Vec<u8>)>>,
 }
@@ -187,7 +212,7 @@ impl Table {
     /// Opens and structurally checks the table at `path`: magic, version,
     /// sizes, header checksum and block index. Cheap; see [`Table::verify`].
     pub fn open(path: &Path) -> Result<Table> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let file = crate::files::open_regular(path)?;
         // SAFETY: the map is read-only; table files are only ever replaced by
         // rename, never modified in place, so the mapped bytes do not change.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
@@ -201,10 +226,10 @@ impl Table {
             return Err(bad(Corruption::BadMagic));
         }
         let version = u32_at(&map, 8);
-        if version != FORMAT_VERSION {
+        if !(OLDEST_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(bad(Corruption::Version {
                 found: version,
-                reads: "1",
+                reads: "1 or 2",
             }));
         }
         if map[14] != ENCODING_I8 {
@@ -225,9 +250,12 @@ impl Table {
         if bs == 0 || header.blocks != header.positions.div_ceil(bs) {
             return Err(bad(Corruption::BlockCount));
         }
+        // Offsets of blocks 0..=b, then (version 2) one tag per block.
+        let tagged = version >= 2;
         let index_len = header
             .blocks
-            .checked_add(1)
+            .checked_mul(1 + u64::from(tagged))
+            .and_then(|b| b.checked_add(1))
             .and_then(|b| b.checked_mul(8))
             .and_then(|b| usize::try_from(b).ok())
             .filter(|&b| HEADER_LEN + b + TRAILER_LEN <= map.len())
@@ -237,10 +265,11 @@ impl Table {
                 })
             })?;
         let data_start = HEADER_LEN + index_len;
-        let index = &map[HEADER_LEN..data_start];
-        if header_check(&map[..72], index) != map[72..80] {
+        if header_check(&map[..72], &map[HEADER_LEN..data_start]) != map[72..80] {
             return Err(bad(Corruption::HeaderChecksum));
         }
+        let offsets_end = HEADER_LEN + 8 * (header.blocks as usize + 1);
+        let index = &map[HEADER_LEN..offsets_end];
         let data_len = (map.len() - data_start - TRAILER_LEN) as u64;
         let mut prev = 0u64;
         for k in 0..=header.blocks as usize {
@@ -261,6 +290,7 @@ impl Table {
             map,
             header,
             data_start,
+            tags_start: tagged.then_some(offsets_end),
             cache: Mutex::new(None),
         })
     }
@@ -291,15 +321,28 @@ impl Table {
         (self.header.positions - block * bs).min(bs) as usize
     }
 
-    /// Decompresses block `block` into `out` (resized to fit), checking it.
+    /// Decompresses block `block` into `out` (resized to fit), checking its
+    /// place (version 2), its zstd content checksum and its length.
     pub fn read_block(&self, block: u64, out: &mut Vec<u8>) -> Result<()> {
-        assert!(block < self.header.blocks, "block out of range");
-        let index = &self.map[HEADER_LEN..self.data_start];
+        if block >= self.header.blocks {
+            return Err(Error::Invalid(format!(
+                "block {block} beyond the {} blocks of {}",
+                self.header.blocks,
+                self.path.display()
+            )));
+        }
+        let index = &self.map[HEADER_LEN..];
         let (a, b) = (
             u64_at(index, 8 * block as usize),
             u64_at(index, 8 * block as usize + 8),
         );
         let frame = &self.map[self.data_start + a as usize..self.data_start + b as usize];
+        if let Some(tags) = self.tags_start {
+            let at = tags + 8 * block as usize;
+            if block_tag(self.header.id, block, frame)[..] != self.map[at..at + 8] {
+                return Err(Error::corrupt(&self.path, Corruption::BlockPlace { block }));
+            }
+        }
         let want = self.block_len(block);
         out.clear();
         out.reserve(want);

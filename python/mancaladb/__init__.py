@@ -228,7 +228,7 @@ def level_size(seeds: int) -> int:
 
 
 def build(db: Union[str, os.PathLike] = "db", max_seeds: int = 16, rules: str = "awari", *,
-          progress: Optional[bool] = None,
+          progress: Optional[bool] = None, wait: bool = False,
           on_level: Optional[Callable[[dict], Any]] = None) -> List[dict]:
     """Build levels ``0..max_seeds`` of ``rules`` into ``db``, as ``mancaladb
     build`` does; levels already built and sound are skipped, so a build
@@ -238,7 +238,9 @@ def build(db: Union[str, os.PathLike] = "db", max_seeds: int = 16, rules: str = 
     ``progress``: ``None`` (default) shows progress bars on a terminal and a
     ``tqdm`` bar in a notebook (when tqdm is installed); ``True`` always
     shows the library's bars or log lines on standard error; ``False``
-    nothing. ``on_level(report)`` is called after each level. The GIL is
+    nothing. ``on_level(report)`` is called after each level. One writer at
+    a time: if another process is building in ``db``, this raises
+    :class:`MancalaDbError` at once, or with ``wait=True`` waits for it. The GIL is
     released while building; Ctrl-C (or an exception in ``on_level``) stops
     the build after the level it is on, finished levels kept."""
     bar = None
@@ -257,7 +259,7 @@ def build(db: Union[str, os.PathLike] = "db", max_seeds: int = 16, rules: str = 
             on_level(report)
 
     try:
-        return json.loads(_native.build(os.fspath(db), max_seeds, rules, bars, level_done))
+        return json.loads(_native.build(os.fspath(db), max_seeds, rules, bars, wait, level_done))
     finally:
         if bar is not None:
             bar.close()

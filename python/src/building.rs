@@ -18,15 +18,17 @@ use crate::errors::IntoPy;
 
 /// Builds levels `0..=max_seeds` of `rules` into `db`; returns the reports
 /// as JSON text. `bars`: the library's progress bars on standard error (a
-/// terminal), else silence.
+/// terminal), else silence. `wait`: wait for another writer of `db` to
+/// finish rather than fail.
 #[pyfunction]
-#[pyo3(signature = (db, max_seeds, rules, bars, on_level))]
+#[pyo3(signature = (db, max_seeds, rules, bars, wait, on_level))]
 pub fn build(
     py: Python<'_>,
     db: PathBuf,
     max_seeds: usize,
     rules: &str,
     bars: bool,
+    wait: bool,
     on_level: Py<PyAny>,
 ) -> PyResult<String> {
     let rules: Rules = rules.parse().py()?;
@@ -38,20 +40,28 @@ pub fn build(
     let mut stopped: Option<PyErr> = None;
     let reports = py
         .detach(|| {
-            build_until(&Db::new(db), rules, max_seeds, &Alone, progress, |r| {
-                let report = serde_json::to_string(r).expect("a report serializes");
-                let called = Python::attach(|py| {
-                    py.check_signals()?;
-                    on_level.call1(py, (report,)).map(drop)
-                });
-                match called {
-                    Ok(()) => ControlFlow::Continue(()),
-                    Err(e) => {
-                        stopped = Some(e);
-                        ControlFlow::Break(())
+            build_until(
+                &Db::new(db),
+                rules,
+                max_seeds,
+                &Alone,
+                progress,
+                wait,
+                |r| {
+                    let report = serde_json::to_string(r).expect("a report serializes");
+                    let called = Python::attach(|py| {
+                        py.check_signals()?;
+                        on_level.call1(py, (report,)).map(drop)
+                    });
+                    match called {
+                        Ok(()) => ControlFlow::Continue(()),
+                        Err(e) => {
+                            stopped = Some(e);
+                            ControlFlow::Break(())
+                        }
                     }
-                }
-            })
+                },
+            )
         })
         .py()?;
     if let Some(e) = stopped {

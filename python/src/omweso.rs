@@ -1,13 +1,12 @@
 //! Omweso: does each move of a configuration end, loop, or can it loop?
-//! The same report as `mancaladb loops --json`, as a dict. The choice of
-//! starts and its two refusals follow `src/cli/loops.rs` until the library
-//! offers them.
+//! The library's analysis, serialized as `mancaladb loops --json` prints
+//! it (the Python layer turns the JSON into a dict).
 
-use mancaladb::omweso::moves::{Position, Rules, analyze_start, starts};
-use mancaladb::omweso::{PITS, Side};
-use pyo3::exceptions::PyValueError;
+use mancaladb::Error;
+use mancaladb::omweso::moves::{Position, Variant, analyze};
+use mancaladb::omweso::{MAX_SEEDS, Side};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::PyString;
 
 use crate::errors::IntoPy;
 
@@ -25,67 +24,33 @@ fn side(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Side> {
 }
 
 /// Decides every start of `me` (or only `pit`'s), the opponent's side given
-/// or empty.
+/// or empty; the report as JSON text.
 #[pyfunction]
-#[pyo3(signature = (me, opponent, pit, first_turn, max_laps))]
-pub fn loops<'py>(
-    py: Python<'py>,
-    me: &Bound<'py, PyAny>,
-    opponent: Option<&Bound<'py, PyAny>>,
+#[pyo3(signature = (me, opponent, pit, first_turn, max_laps, any_seeds))]
+pub fn loops(
+    py: Python<'_>,
+    me: &Bound<'_, PyAny>,
+    opponent: Option<&Bound<'_, PyAny>>,
     pit: Option<usize>,
     first_turn: bool,
     max_laps: u64,
-) -> PyResult<Bound<'py, PyDict>> {
+    any_seeds: bool,
+) -> PyResult<String> {
     let me = side(me, "the player's side")?;
     let opp = match opponent {
         Some(o) => side(o, "opponent")?,
         None => Side::EMPTY,
     };
-    if max_laps == 0 {
-        return Err(PyValueError::new_err("max_laps must be at least 1"));
-    }
-    let rules = Rules { first_turn };
     let pos = Position { me, opp };
-    let mut starts = starts(rules, pos);
-    if let Some(p) = pit {
-        if p >= PITS {
-            return Err(PyValueError::new_err(format!(
-                "pits are numbered 0..{}",
-                PITS - 1
-            )));
-        }
-        if me.get(p) < 2 {
-            return Err(PyValueError::new_err(format!(
-                "pit {p} holds {} seeds; a move starts from 2 or more",
-                me.get(p)
-            )));
-        }
-        starts.retain(|s| s.0 == p);
+    // As `loops` refuses without --any-seeds.
+    if pos.seeds() > MAX_SEEDS && !any_seeds {
+        return Err(Error::Invalid(format!(
+            "{} seeds in play, more than the {MAX_SEEDS} of an Omweso game; pass any_seeds=True to study it anyway",
+            pos.seeds()
+        )))
+        .py();
     }
-    if starts.is_empty() {
-        return Err(PyValueError::new_err(
-            "no pit holds 2 or more seeds: the player has no move",
-        ));
-    }
-    let reports: Vec<_> = py.detach(|| {
-        starts
-            .iter()
-            .map(|&(pit, dir)| analyze_start(rules, pos, pit, dir, max_laps))
-            .collect()
-    });
-    let list = PyList::empty(py);
-    for r in &reports {
-        let start = PyDict::new(py);
-        start.set_item("pit", r.pit)?;
-        start.set_item("direction", r.direction.name())?;
-        start.set_item("verdict", r.verdict.name())?;
-        start.set_item("laps", r.line.laps)?;
-        if let Some(c) = r.line.cycle {
-            start.set_item("period", c.period)?;
-        }
-        list.append(start)?;
-    }
-    let out = PyDict::new(py);
-    out.set_item("starts", list)?;
-    Ok(out)
+    let variant = Variant { first_turn };
+    let analysis = py.detach(|| analyze(variant, pos, pit, max_laps)).py()?;
+    Ok(serde_json::to_string(&analysis).expect("an analysis serializes"))
 }

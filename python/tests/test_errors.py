@@ -105,3 +105,25 @@ def test_levels_beyond_the_game_are_value_errors(db_dir):
     with mancaladb.open(db_dir) as db:
         with pytest.raises(ValueError, match="level 49: levels go up to 48"):
             db.level(49)
+
+
+def test_a_directory_being_written_is_refused_or_waited_for(tmp_path):
+    import fcntl
+    import threading
+    import time
+
+    d = tmp_path / "db"
+    d.mkdir()
+    with open(d / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with pytest.raises(mancaladb.MancalaDbError):
+            mancaladb.build(d, 3, progress=False)
+        # With wait=True the build starts once the other writer is done.
+        done = []
+        t = threading.Thread(target=lambda: done.append(mancaladb.build(d, 3, progress=False, wait=True)))
+        t.start()
+        time.sleep(0.5)
+        assert not done
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    t.join(60)
+    assert [r["seeds"] for r in done[0]] == [0, 1, 2, 3]

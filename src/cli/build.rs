@@ -27,6 +27,10 @@ pub struct Args {
     /// `--features mpi`).
     #[arg(long)]
     distributed: bool,
+    /// If another process is writing to the directory, wait for it to
+    /// finish instead of stopping at once.
+    #[arg(long)]
+    wait: bool,
 }
 
 /// Builds the levels asked for.
@@ -39,12 +43,18 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
     }
     let db = Db::new(&a.at.db);
     if a.distributed {
-        return distributed(&db, a.at.rules, a.max_seeds);
+        return distributed(&db, a.at.rules, a.max_seeds, a.wait);
     }
     let cores = rayon::current_num_threads();
-    build(&db, a.at.rules, a.max_seeds, &Alone, Progress::Auto, |r| {
-        print_level(r, cores)
-    })?;
+    build(
+        &db,
+        a.at.rules,
+        a.max_seeds,
+        &Alone,
+        Progress::Auto,
+        a.wait,
+        |r| print_level(r, cores),
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -56,6 +66,7 @@ fn distributed(
     db: &Db,
     rules: mancaladb::oware::Rules,
     max_seeds: usize,
+    wait: bool,
 ) -> Result<ExitCode, Error> {
     use mancaladb::exchange::{Exchange, mpi::Mpi};
     let Some(mpi) = Mpi::init() else {
@@ -68,7 +79,7 @@ fn distributed(
         Progress::Quiet
     };
     let cores = rayon::current_num_threads() * ranks;
-    match build(db, rules, max_seeds, &mpi, progress, |r| {
+    match build(db, rules, max_seeds, &mpi, progress, wait, |r| {
         print_level(r, cores)
     }) {
         Ok(_) => Ok(ExitCode::SUCCESS),
@@ -83,7 +94,7 @@ fn distributed(
 
 /// Without the `mpi` feature there is no distributed build.
 #[cfg(not(feature = "mpi"))]
-fn distributed(_: &Db, _: mancaladb::oware::Rules, _: usize) -> Result<ExitCode, Error> {
+fn distributed(_: &Db, _: mancaladb::oware::Rules, _: usize, _: bool) -> Result<ExitCode, Error> {
     Err(Error::Invalid(
         "--distributed needs a build with MPI: cargo build --release --features mpi (see README)"
             .into(),

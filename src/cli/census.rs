@@ -1,15 +1,19 @@
 //! `census`: looping configurations of K seeds on one Omweso side.
 
 use std::ops::RangeInclusive;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use mancaladb::Error;
-use mancaladb::omweso::census::{Row, run_resumable};
+use mancaladb::omweso::census::{self, Options, Row, atlas, store};
 use mancaladb::progress::Progress;
 
 use super::args;
-use super::output::out;
+use super::output::{diag, out};
+
+/// Estimated time above which a run is refused without `--force`.
+const LIMIT_SECS: f64 = 24.0 * 3600.0;
 
 /// Options of `census`.
 #[derive(clap::Args)]
@@ -23,37 +27,148 @@ pub struct Args {
     /// Also write the JSON list to this file.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Directory of the resumable results file (omweso-census.jsonl).
+    /// Write the cycle atlas to this file: every relay cycle of the rows,
+    /// up to rotation, one JSON line each.
+    #[arg(long)]
+    cycles: Option<PathBuf>,
+    /// Directory of the resumable results file (omweso-census.jsonl), the
+    /// checkpoints of a row in progress and the cycles of finished rows.
     #[arg(long, default_value = "db")]
     db: PathBuf,
     /// Most laps to follow per cycle before counting a start undecided.
-    #[arg(long, default_value_t = 1_000_000_000)]
+    #[arg(long, default_value_t = 1_000_000_000, value_parser = lap_budget)]
     max_laps: u64,
+    /// Seconds between two checkpoints inside a row (0: after every batch
+    /// of 4 M configurations).
+    #[arg(long, default_value_t = 60.0, value_parser = seconds)]
+    checkpoint_secs: f64,
+    /// Run even if the estimate is more than a day.
+    #[arg(long)]
+    force: bool,
 }
 
 fn seed_counts(text: &str) -> Result<RangeInclusive<usize>, String> {
     args::range(text, mancaladb::omweso::MAX_SEEDS, "seed counts")
 }
 
-/// Counts the rows asked for, resuming from saved rows.
+fn lap_budget(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err("must be a whole number of laps, at least 1".into()),
+    }
+}
+
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if s.is_finite() && s >= 0.0 => Ok(s),
+        _ => Err("must be a number of seconds, 0 or more".into()),
+    }
+}
+
+/// Checks that a file can be written at `path` (its directory exists and
+/// takes new files), without creating directories.
+fn check_file(path: &Path) -> Result<(), Error> {
+    if path.is_dir() {
+        return Err(Error::io(
+            path,
+            std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory"),
+        ));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(Error::io(
+            path,
+            std::io::Error::new(std::io::ErrorKind::NotFound, "its directory does not exist"),
+        ));
+    }
+    store::check_writable(dir)
+}
+
+/// Counts the rows asked for, resuming from saved rows and checkpoints.
 pub fn run(a: Args) -> Result<ExitCode, Error> {
-    let rows = run_resumable(&a.db, a.seeds, a.max_laps, Progress::Auto)?;
-    let list = format!(
-        "[{}]",
-        rows.iter()
-            .map(|r| r.to_json())
-            .collect::<Vec<_>>()
-            .join(",\n")
-    );
-    if let Some(path) = &a.out {
-        std::fs::write(path, format!("{list}\n")).map_err(|e| Error::io(path, e))?;
+    // Every destination is checked before anything is computed.
+    store::check_writable(&a.db)?;
+    for path in a.out.iter().chain(&a.cycles) {
+        check_file(path)?;
     }
+    let plan = census::plan(&a.db, a.seeds.clone(), a.max_laps)?;
+    if !plan.rows.is_empty() {
+        let text = format!(
+            "census: {} start-0 configurations to walk for k = {} (16 times as many pairs), about {} at {:.1} M/s measured here",
+            plan.configurations,
+            rows_text(&plan.rows),
+            human(plan.seconds),
+            plan.rate / 1e6
+        );
+        if plan.seconds > LIMIT_SECS && !a.force {
+            return Err(Error::Invalid(format!(
+                "{text}: more than {}; add --force to run it anyway",
+                human(LIMIT_SECS)
+            )));
+        }
+        diag(format_args!("{text}"));
+    }
+    let opt = Options {
+        budget: a.max_laps,
+        checkpoint_every: Duration::from_secs_f64(a.checkpoint_secs),
+        progress: Progress::Auto,
+    };
+    let outcome = census::run_saved(&a.db, a.seeds.clone(), opt)?;
+    let rows = &outcome.rows;
     if a.json {
-        out!("{list}");
+        out!("{}", store::list(rows));
     } else {
-        print(&rows);
+        print(rows);
     }
-    Ok(ExitCode::SUCCESS)
+    // The rows are printed whatever happens to the files below.
+    let mut failed = outcome.save_error.map(|e| {
+        Error::Invalid(format!(
+            "{e}: the rows above were computed but not saved; k = {}.. not computed",
+            rows.last().map_or(0, |r| r.seeds + 1)
+        ))
+    });
+    if let Some(path) = &a.out
+        && let Err(e) = store::write_list(path, rows)
+    {
+        failed.get_or_insert(e);
+    }
+    if failed.is_none()
+        && let Some(path) = &a.cycles
+    {
+        let entries = census::atlas_of(&a.db, a.seeds.clone(), opt)?;
+        atlas::write(path, &entries)?;
+        diag(format_args!(
+            "wrote {} cycles to {}",
+            entries.len(),
+            path.display()
+        ));
+    }
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// `[25, 26, 27]` as `25..27`, else the list.
+fn rows_text(rows: &[usize]) -> String {
+    match rows {
+        [a] => a.to_string(),
+        [a, .., b] if b - a + 1 == rows.len() => format!("{a}..{b}"),
+        _ => format!("{rows:?}"),
+    }
+}
+
+/// Seconds in words.
+fn human(s: f64) -> String {
+    match s {
+        s if s < 120.0 => format!("{s:.0} s"),
+        s if s < 7200.0 => format!("{:.0} min", s / 60.0),
+        s if s < 172_800.0 => format!("{:.1} h", s / 3600.0),
+        s => format!("{:.0} days", s / 86400.0),
+    }
 }
 
 fn print(rows: &[Row]) {

@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 use mancaladb::Error;
+use mancaladb::build::{Needs, WORKING_BYTES_PER_POSITION};
 use mancaladb::known::starts;
 
 use super::args::{Reading, shell_quote};
@@ -61,24 +62,59 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
             }
             None => {
                 let (lo, hi) = (s.missing[0], *s.missing.last().expect("non-empty"));
-                let time = match rate {
-                    Some(r) => format!(
-                        ", about {} at the {:.1} M positions/s measured here for the largest level built (larger levels run slower)",
-                        human_seconds(s.missing_positions as f64 / r),
-                        r / 1e6
-                    ),
-                    None => String::new(),
-                };
                 out!(
-                    "  {name}: needs levels {lo}..{hi} ({} missing): {} positions, {} bytes uncompressed{time}",
+                    "  {name}: needs levels {lo}..{hi} ({} missing): {} positions, {} bytes uncompressed{}",
                     s.missing.len(),
                     s.missing_positions,
-                    s.missing_positions
+                    s.missing_positions,
+                    s.needs
+                        .map_or(String::new(), |n| cost(n, s.missing_positions, rate))
                 );
             }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What building the missing levels takes, and whether this machine has it:
+/// a time from the measured rate only where the memory is there.
+fn cost(n: Needs, positions: u64, rate: Option<f64>) -> String {
+    let gb = |b: u64| b as f64 / 1e9;
+    let mut text = format!(
+        "; level {} needs {:.1} GB of working memory ({WORKING_BYTES_PER_POSITION} bytes/position), all of them {:.0} GB of disk",
+        n.largest_level,
+        gb(n.memory),
+        gb(n.disk)
+    );
+    match memory_total() {
+        Some(total) if n.memory > total => text.push_str(&format!(
+            ": more memory than this machine's {:.1} GB, so not here",
+            gb(total)
+        )),
+        _ => {
+            if let Some(r) = rate {
+                text.push_str(&format!(
+                    "; about {} at the {:.1} M positions/s measured here for the largest level built (larger levels run slower)",
+                    human_seconds(positions as f64 / r),
+                    r / 1e6
+                ));
+            }
+        }
+    }
+    text
+}
+
+/// This machine's memory in bytes (Linux), if known.
+fn memory_total() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb: u64 = info
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some(kb * 1024)
 }
 
 fn human_seconds(s: f64) -> String {

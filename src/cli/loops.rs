@@ -4,10 +4,10 @@
 use std::process::ExitCode;
 
 use mancaladb::Error;
-use mancaladb::omweso::moves::{Position, Rules, analyze_start, starts};
-use mancaladb::omweso::{PITS, Side};
+use mancaladb::omweso::moves::{Position, Variant, analyze};
+use mancaladb::omweso::{MAX_SEEDS, PITS, Side};
 
-use super::output::out;
+use super::output::{json, out};
 
 /// Options of `loops`.
 #[derive(clap::Args)]
@@ -21,12 +21,16 @@ pub struct Args {
     /// A match's first turn: no captures.
     #[arg(long)]
     first_turn: bool,
-    /// Most laps to follow per start before answering undecided.
+    /// Most laps to follow per start before answering undecided, shared by
+    /// every line of the start's choice tree.
     #[arg(long, default_value_t = 1_000_000_000, allow_negative_numbers = true, value_parser = lap_budget)]
     max_laps: u64,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
+    /// Allow more than the 64 seeds of a game in play (a study).
+    #[arg(long)]
+    any_seeds: bool,
     /// The player's 16 pits: 0..7 the near row left to right, 8..15 the
     /// inner row right to left.
     #[arg(required = true, num_args = 1.., allow_negative_numbers = true)]
@@ -54,51 +58,23 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         Some(o) => Side::parse(&[o], "--opponent")?,
         None => Side::EMPTY,
     };
-    let rules = Rules {
+    let pos = Position { me, opp };
+    if pos.seeds() > MAX_SEEDS && !a.any_seeds {
+        return Err(Error::Invalid(format!(
+            "{} seeds in play, more than the {MAX_SEEDS} of an Omweso game; add --any-seeds to study it anyway",
+            pos.seeds()
+        )));
+    }
+    let variant = Variant {
         first_turn: a.first_turn,
     };
-    let pos = Position { me, opp };
-    let mut starts = starts(rules, pos);
-    if let Some(p) = a.pit {
-        if me.get(p) < 2 {
-            return Err(Error::Invalid(format!(
-                "--pit {p} holds {} seeds; a move starts from 2 or more",
-                me.get(p)
-            )));
-        }
-        starts.retain(|s| s.0 == p);
-    }
-    if starts.is_empty() {
-        return Err(Error::Invalid(
-            "no pit holds 2 or more seeds: the player has no move".into(),
-        ));
-    }
-    let reports: Vec<_> = starts
-        .iter()
-        .map(|&(pit, dir)| analyze_start(rules, pos, pit, dir, a.max_laps))
-        .collect();
+    let analysis = analyze(variant, pos, a.pit, a.max_laps)?;
     if a.json {
-        let items: Vec<String> = reports
-            .iter()
-            .map(|r| {
-                let period = r
-                    .line
-                    .cycle
-                    .map(|c| format!(",\"period\":{}", c.period))
-                    .unwrap_or_default();
-                format!(
-                    "{{\"pit\":{},\"direction\":\"{}\",\"verdict\":\"{}\",\"laps\":{}{period}}}",
-                    r.pit,
-                    r.direction.name(),
-                    r.verdict.name(),
-                    r.line.laps
-                )
-            })
-            .collect();
-        out!("{{\"starts\":[{}]}}", items.join(","));
+        json(&analysis)?;
         return Ok(ExitCode::SUCCESS);
     }
-    for r in &reports {
+    let reports = &analysis.starts;
+    for r in reports {
         out!("pit {} {}: {}", r.pit, r.direction.name(), r.verdict.name());
         let l = &r.line;
         out!("  decided by: {}", r.criterion.name());
@@ -108,6 +84,13 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
             l.sown,
             l.captures
         );
+        if r.choice_points > 0 || r.walked != l.laps {
+            out!(
+                "  choice points {}, laps walked over all lines {}",
+                r.choice_points,
+                r.walked
+            );
+        }
         if !l.reversed.is_empty() {
             let laps: Vec<String> = l.reversed.iter().map(|v| v.to_string()).collect();
             out!("  reverse (clockwise) laps chosen: {}", laps.join(", "));

@@ -102,6 +102,9 @@ fn explain(e: &Error) -> String {
             "download the published files into it, or export tables there: mancaladb export --format vu --out {}",
             shell_quote(dir)
         ),
+        Error::Locked { .. } => {
+            "wait for it to finish, or run again with --wait (build)".to_string()
+        }
         _ => return e.to_string(),
     };
     format!("{e}: {hint}")

@@ -12,12 +12,15 @@
 //! a cycle is proven exactly by the return of its first relay state (fact 2
 //! of [`super::relay`]); the anchor restarts after each capture.
 
-use super::relay::certificate;
-use super::side::{Dir, LEFTMOST, PITS, Side};
+use serde::Serialize;
 
-/// Rule switches.
+use super::relay::{Relay, certificate};
+use super::side::{Dir, LEFTMOST, PITS, Side};
+use crate::error::{Error, Result};
+
+/// Which moves the rules allow (Oware's rule sets are `oware::Rules`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Rules {
+pub struct Variant {
     /// A match's first turn: no captures (a capturing landing relays).
     pub first_turn: bool,
 }
@@ -25,12 +28,19 @@ pub struct Rules {
 /// Both sides, seen by the player to move. The opponent's pits are in the
 /// opponent's own numbering: inner pit `i` (8..16) of the mover faces the
 /// opponent's pits `23 - i` (inner row) and `i - 8` (outer row).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Position {
     /// The player to move.
     pub me: Side,
     /// The opponent.
     pub opp: Side,
+}
+
+impl Position {
+    /// Seeds in play, both sides.
+    pub fn seeds(self) -> usize {
+        self.me.seeds() + self.opp.seeds()
+    }
 }
 
 /// Where a lap starts and what it sows.
@@ -60,7 +70,7 @@ enum Next {
 }
 
 /// Plays one lap: returns what follows and the seeds sown.
-fn play(rules: Rules, st: &LapStart, dir: Dir) -> (Next, u64) {
+fn play(variant: Variant, st: &LapStart, dir: Dir) -> (Next, u64) {
     let mut me = st.pos.me;
     let mut opp = st.pos.opp;
     let hand = match st.hand {
@@ -76,7 +86,7 @@ fn play(rules: Rules, st: &LapStart, dir: Dir) -> (Next, u64) {
     if me.get(last) == 1 {
         return (Next::Ends(Position { me, opp }), sown);
     }
-    if !rules.first_turn && last >= 8 {
+    if !variant.first_turn && last >= 8 {
         let (a, b) = (23 - last, last - 8);
         let (sa, sb) = (opp.get(a), opp.get(b));
         if sa > 0 && sb > 0 {
@@ -100,24 +110,33 @@ fn play(rules: Rules, st: &LapStart, dir: Dir) -> (Next, u64) {
     )
 }
 
+/// Whether a lap can capture against `opp`: some column of the opponent has
+/// seeds in both its pits (captures only empty columns, so this stays false
+/// for the rest of the move once it is).
+fn can_capture(variant: Variant, opp: Side) -> bool {
+    !variant.first_turn && (8..PITS).any(|i| opp.get(23 - i) > 0 && opp.get(i - 8) > 0)
+}
+
 /// Whether the lap from `st` may be sown clockwise: it starts in one of the
 /// four leftmost pits and, sown clockwise, ends in a capture.
-fn reversible(rules: Rules, st: &LapStart) -> bool {
-    !rules.first_turn
+fn reversible(variant: Variant, st: &LapStart) -> bool {
+    !variant.first_turn
         && LEFTMOST.contains(&st.pit)
-        && matches!(play(rules, st, Dir::Cw).0, Next::Capture(_))
+        && matches!(play(variant, st, Dir::Cw).0, Next::Capture(_))
 }
 
 /// The verdict on one start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// Every way of playing the move ends.
     Terminates,
-    /// The move has no choices and never ends.
+    /// No choice remains after the start, and the move never ends.
     Infinite,
     /// Some choice of reverse captures makes the move endless, some does not.
     CanLoop,
-    /// The move has choices and every one of them is endless.
+    /// Choices remain after the start, and every way of taking them is
+    /// endless.
     MustLoop,
     /// The lap budget ran out before a decision.
     Undecided,
@@ -137,7 +156,8 @@ impl Verdict {
 }
 
 /// What decided a verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Criterion {
     /// Fact 3: the pit behind the start pit is empty and no capture is
     /// possible, so the relay must end (the laps were then counted).
@@ -163,9 +183,10 @@ impl Criterion {
 }
 
 /// One way of playing a move, as far as it was followed.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize)]
 pub struct Line {
-    /// Laps played; for a loop, the lap at which the repeat was proven.
+    /// Laps played; for a loop, the lap at which the repeat was proven;
+    /// for an undecided line, the laps followed when the budget ran out.
     pub laps: u64,
     /// Seeds sown.
     pub sown: u64,
@@ -174,27 +195,34 @@ pub struct Line {
     /// Laps (1-based) sown clockwise by choice.
     pub reversed: Vec<u64>,
     /// The position when the move ends.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<Position>,
     /// For a loop: laps and seeds in one period, and the repeating state
-    /// (position and pit about to be lifted).
+    /// (position and pit about to be lifted). In JSON its fields are the
+    /// line's own: `period`, `period_sown`, `repeat`, `repeat_pit`.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub cycle: Option<Cycle>,
 }
 
 /// A proven loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Cycle {
     /// Laps in one period.
     pub period: u64,
     /// Seeds sown in one period.
+    #[serde(rename = "period_sown")]
     pub sown: u64,
     /// The position at the repeating state.
+    #[serde(rename = "repeat")]
     pub pos: Position,
     /// The pit lifted at the repeating state.
+    #[serde(rename = "repeat_pit")]
     pub pit: usize,
 }
 
-/// The analysis of one start.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The analysis of one start. In JSON the line's fields are the report's
+/// own (`laps`, `sown`, `captures`, `reversed`, `end`, `period`, ...).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Report {
     /// The start pit.
     pub pit: usize,
@@ -204,21 +232,30 @@ pub struct Report {
     pub verdict: Verdict,
     /// What decided it.
     pub criterion: Criterion,
-    /// The line shown: the looping one for loops (fewest reversals first),
-    /// else the one declining every reversal.
+    /// Reverse options met after the start (each a branch followed both
+    /// ways); 0 means the move is one line.
+    pub choice_points: u32,
+    /// Laps walked over all lines followed (at most the budget).
+    pub walked: u64,
+    /// The line shown: for a loop, a looping line with the fewest reverse
+    /// laps (the first found among equals, declining reversals first); for
+    /// `terminates`, an ending line with the fewest (the line declining
+    /// every reversal); for `undecided`, the line being followed when the
+    /// budget ran out.
+    #[serde(flatten)]
     pub line: Line,
 }
 
 /// Follows every way of playing a move, within a lap budget.
 struct Explorer {
-    rules: Rules,
+    variant: Variant,
     budget: u64,
     used: u64,
     /// Best witnesses found so far.
     ends: Option<Line>,
     loops: Option<Line>,
-    undecided: bool,
-    choices: bool,
+    undecided: Option<Line>,
+    choice_points: u32,
 }
 
 impl Explorer {
@@ -240,22 +277,32 @@ impl Explorer {
         let mut offer = !first_fixed;
         loop {
             if self.used >= self.budget {
-                self.undecided = true;
+                self.undecided.get_or_insert(line);
                 return;
             }
             if anchor.is_none() && st.hand == Hand::Lift {
+                if !can_capture(self.variant, st.pos.opp) {
+                    // No capture and so no choice is left: a pure relay.
+                    self.relay(st, line);
+                    return;
+                }
                 anchor = Some((st, line.laps, line.sown));
             }
-            if offer && reversible(self.rules, &st) {
+            if offer && reversible(self.variant, &st) {
                 // The player may sow this lap clockwise instead, capturing.
-                self.choices = true;
+                self.choice_points += 1;
                 let mut alt = line.clone();
                 alt.reversed.push(alt.laps + 1);
                 self.step(st, Dir::Cw, alt);
+                if self.used >= self.budget {
+                    // The branch used up the budget before this lap.
+                    self.undecided.get_or_insert(line);
+                    return;
+                }
             }
             offer = true;
             self.used += 1;
-            let (next, sown) = play(self.rules, &st, Dir::Ccw);
+            let (next, sown) = play(self.variant, &st, Dir::Ccw);
             line.laps += 1;
             line.sown += sown;
             match next {
@@ -286,11 +333,49 @@ impl Explorer {
         }
     }
 
+    /// Follows the capture-free relay from the relay state `st` with the
+    /// tight walk of [`super::relay::run`], which decides it by the same
+    /// anchor (fact 2), within the budget left.
+    fn relay(&mut self, st: LapStart, mut line: Line) {
+        let opp = st.pos.opp;
+        match super::relay::run(st.pos.me, st.pit, self.budget - self.used) {
+            Relay::Ends { laps, sown, side } => {
+                (self.used, line.laps, line.sown) =
+                    (self.used + laps, line.laps + laps, line.sown + sown);
+                line.end = Some(Position { me: side, opp });
+                Self::keep(&mut self.ends, line);
+            }
+            Relay::Loops { period, sown, laps } => {
+                // The repeat is proven after `laps` laps (fact 5); the seeds
+                // shown are those sown in them.
+                let walked = sown / (period / laps);
+                (self.used, line.laps, line.sown) =
+                    (self.used + laps, line.laps + laps, line.sown + walked);
+                line.cycle = Some(Cycle {
+                    period,
+                    sown,
+                    pos: st.pos,
+                    pit: st.pit,
+                });
+                Self::keep(&mut self.loops, line);
+            }
+            Relay::Undecided { laps, sown } => {
+                (self.used, line.laps, line.sown) =
+                    (self.used + laps, line.laps + laps, line.sown + sown);
+                self.undecided.get_or_insert(line);
+            }
+        }
+    }
+
     /// Plays one lap of `st` in `dir` (a capture, for clockwise laps) and
     /// follows what comes after.
     fn step(&mut self, st: LapStart, dir: Dir, mut line: Line) {
+        if self.used >= self.budget {
+            self.undecided.get_or_insert(line);
+            return;
+        }
         self.used += 1;
-        let (next, sown) = play(self.rules, &st, dir);
+        let (next, sown) = play(self.variant, &st, dir);
         line.laps += 1;
         line.sown += sown;
         match next {
@@ -308,9 +393,11 @@ impl Explorer {
 }
 
 /// Decides the move from `pit` of `pos`, first lap sown `direction`
-/// (clockwise only where that lap captures), within `budget` laps in all.
+/// (clockwise only where that lap captures), within `budget` laps in all:
+/// the budget is shared by every line of the move's choice tree (a line
+/// after a reverse option is explored with what the lines before it left).
 pub fn analyze_start(
-    rules: Rules,
+    variant: Variant,
     pos: Position,
     pit: usize,
     direction: Dir,
@@ -322,13 +409,13 @@ pub fn analyze_start(
         hand: Hand::Lift,
     };
     let mut ex = Explorer {
-        rules,
+        variant,
         budget,
         used: 0,
         ends: None,
         loops: None,
-        undecided: false,
-        choices: false,
+        undecided: None,
+        choice_points: 0,
     };
     // The start state is the first relay state of the first segment, so a
     // move that comes back to it is caught after one period.
@@ -343,13 +430,14 @@ pub fn analyze_start(
                 ..Line::default()
             },
         );
-        ex.choices = true;
     }
+    // The choice of the first lap's direction is the start itself: only
+    // the choices that remain after it make a loop `must-loop`.
     let verdict = match (
         ex.loops.is_some(),
         ex.ends.is_some(),
-        ex.undecided,
-        ex.choices,
+        ex.undecided.is_some(),
+        ex.choice_points > 0,
     ) {
         (true, true, _, _) => Verdict::CanLoop,
         (true, false, true, _) => Verdict::CanLoop,
@@ -359,7 +447,7 @@ pub fn analyze_start(
         (false, true, false, _) => Verdict::Terminates,
         (false, false, false, _) => unreachable!("every path ends, loops or runs out of budget"),
     };
-    let pure_relay = rules.first_turn || pos.opp == Side::EMPTY;
+    let pure_relay = variant.first_turn || pos.opp == Side::EMPTY;
     let criterion = match verdict {
         Verdict::Undecided => Criterion::Budget,
         Verdict::Terminates
@@ -373,24 +461,23 @@ pub fn analyze_start(
     let line = match verdict {
         Verdict::Infinite | Verdict::CanLoop | Verdict::MustLoop => ex.loops,
         Verdict::Terminates => ex.ends,
-        Verdict::Undecided => None,
+        Verdict::Undecided => ex.undecided,
     }
-    .unwrap_or(Line {
-        laps: ex.used,
-        ..Line::default()
-    });
+    .expect("the verdict was drawn from this line");
     Report {
         pit,
         direction,
         verdict,
         criterion,
+        choice_points: ex.choice_points,
+        walked: ex.used,
         line,
     }
 }
 
 /// Every start of the player to move: each pit holding 2 or more seeds
 /// counter-clockwise, and clockwise too where that first lap captures.
-pub fn starts(rules: Rules, pos: Position) -> Vec<(usize, Dir)> {
+pub fn starts(variant: Variant, pos: Position) -> Vec<(usize, Dir)> {
     let mut out = Vec::new();
     for pit in 0..PITS {
         if pos.me.get(pit) < 2 {
@@ -398,7 +485,7 @@ pub fn starts(rules: Rules, pos: Position) -> Vec<(usize, Dir)> {
         }
         out.push((pit, Dir::Ccw));
         if reversible(
-            rules,
+            variant,
             &LapStart {
                 pos,
                 pit,
@@ -409,4 +496,49 @@ pub fn starts(rules: Rules, pos: Position) -> Vec<(usize, Dir)> {
         }
     }
     out
+}
+
+/// Every start of a position analysed: the answer of `mancaladb loops`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Analysis {
+    /// One report per start, in pit order, counter-clockwise first.
+    pub starts: Vec<Report>,
+}
+
+/// Analyses every start of `pos` (or only those from `pit`) within
+/// `budget` laps each. Refuses a pit that does not exist or holds fewer than
+/// 2 seeds, and a position with no move.
+pub fn analyze(
+    variant: Variant,
+    pos: Position,
+    pit: Option<usize>,
+    budget: u64,
+) -> Result<Analysis> {
+    if budget == 0 {
+        return Err(Error::Invalid("a lap budget must be at least 1".into()));
+    }
+    let mut starts = starts(variant, pos);
+    if let Some(p) = pit {
+        if p >= PITS {
+            return Err(Error::Invalid(format!("pit {p}: pits are numbered 0..15")));
+        }
+        if pos.me.get(p) < 2 {
+            return Err(Error::Invalid(format!(
+                "pit {p} holds {} seeds; a move starts from 2 or more",
+                pos.me.get(p)
+            )));
+        }
+        starts.retain(|s| s.0 == p);
+    }
+    if starts.is_empty() {
+        return Err(Error::Invalid(
+            "no pit holds 2 or more seeds: the player has no move".into(),
+        ));
+    }
+    Ok(Analysis {
+        starts: starts
+            .iter()
+            .map(|&(pit, dir)| analyze_start(variant, pos, pit, dir, budget))
+            .collect(),
+    })
 }

@@ -12,6 +12,10 @@
 //! 3. If the pit just behind the start pit is empty, the state has no
 //!    predecessor, so it cannot lie on a cycle: the relay ends
 //!    ([`certificate`]).
+//! 5. Laps commute with rotating the side: if after `n` laps the state is
+//!    the start state rotated by `r` pits, the relay is infinite and its
+//!    period is `n * 16 / gcd(r, 16)` ([`run`] stops there, up to 16 times
+//!    sooner than at the return of the start state itself).
 //!
 //! Proofs in `docs/omweso-loops.md`.
 
@@ -85,6 +89,11 @@ pub fn certificate(side: Side, pit: usize, dir: Dir) -> bool {
     side.get(behind) == 0
 }
 
+/// Greatest common divisor (`gcd(0, n) = n`).
+fn gcd(a: usize, b: usize) -> usize {
+    if a == 0 { b } else { gcd(b % a, a) }
+}
+
 /// How a capture-free counter-clockwise relay ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Relay {
@@ -97,26 +106,33 @@ pub enum Relay {
         /// The side when the move ends.
         side: Side,
     },
-    /// The start state came back after `period` laps: the relay never ends.
+    /// The start state comes back after `period` laps: the relay never ends.
     Loops {
-        /// Laps in one period (the repeat is proven after this many).
+        /// Laps in one period.
         period: u64,
         /// Seeds sown in one period.
         sown: u64,
+        /// Laps walked to prove it: the first return of the start state up
+        /// to rotation (fact 5), a divisor of `period`.
+        laps: u64,
     },
     /// Neither within the lap budget.
     Undecided {
         /// Laps walked.
         laps: u64,
+        /// Seeds sown in them.
+        sown: u64,
     },
 }
 
 /// Walks the relay from `(side, pit)` counter-clockwise, without captures,
 /// for at most `budget` laps. By facts 1 and 2 the only possible repeat is of
-/// the start state, so that is the only comparison made.
+/// the start state; by fact 5 it is enough to compare each state, brought to
+/// start 0, with the start state brought to start 0.
 #[inline]
 pub fn run(side: Side, pit: usize, budget: u64) -> Relay {
     let (mut s, mut p) = (side, pit);
+    let start = side.rotated_to(pit);
     let mut sown = 0u64;
     for laps in 1..=budget {
         let l = lap(s, p, Dir::Ccw);
@@ -129,9 +145,17 @@ pub fn run(side: Side, pit: usize, budget: u64) -> Relay {
             };
         }
         (s, p) = (l.side, l.last);
-        if p == pit && s == side {
-            return Relay::Loops { period: laps, sown };
+        if s.rotated_to(p) == start {
+            // The start state rotated by `r`: it recurs once the rotations
+            // add up to a multiple of 16.
+            let r = (p + PITS - pit) % PITS;
+            let turns = (PITS / gcd(r, PITS)) as u64;
+            return Relay::Loops {
+                period: laps * turns,
+                sown: sown * turns,
+                laps,
+            };
         }
     }
-    Relay::Undecided { laps: budget }
+    Relay::Undecided { laps: budget, sown }
 }

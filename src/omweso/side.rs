@@ -16,7 +16,8 @@ pub const LEFTMOST: [usize; 4] = [0, 1, 14, 15];
 const ONES: u128 = u128::from_le_bytes([1; 16]);
 
 /// Sowing direction along the loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Dir {
     /// Counter-clockwise: index + 1 (the normal direction).
     Ccw,
@@ -125,6 +126,13 @@ impl Side {
     /// spaces, `what` naming the side in errors.
     pub fn parse<S: AsRef<str>>(words: &[S], what: &str) -> Result<Side> {
         crate::pits::parse(words, what, MAX_SEEDS).map(Side::from_pits)
+    }
+}
+
+/// A side in JSON: its 16 pit counts.
+impl serde::Serialize for Side {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.pits().serialize(s)
     }
 }
 

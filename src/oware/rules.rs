@@ -42,11 +42,6 @@ impl Rules {
             Rules::Abapa => 2,
         }
     }
-
-    /// The rule set with header code `code`.
-    pub fn from_code(code: u8) -> Option<Rules> {
-        Rules::ALL.into_iter().find(|r| r.code() == code)
-    }
 }
 
 impl fmt::Display for Rules {

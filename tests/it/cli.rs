@@ -316,3 +316,58 @@ fn verify_passes_on_the_built_levels() {
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert_eq!(text.matches("\"passed\":true,\"integrity\":\"pass\",\"consistency\":\"pass\",\"rederivation\":\"pass\"").count(), 19, "{text}");
 }
+
+/// `stats --json`: per level, the histogram adds up to the positions and to
+/// wins + draws + losses, agrees with the text table, and level 0's one
+/// position (no seeds) is a draw.
+#[test]
+fn stats_json_adds_up_and_matches_the_text() {
+    let db = awari_db().to_str().unwrap();
+    let out = run(&["stats", "--db", db, "--json"]);
+    assert!(out.status.success());
+    let levels: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let levels = levels.as_array().unwrap();
+    assert_eq!(levels.len(), 19);
+    let text = String::from_utf8(run(&["stats", "--db", db]).stdout).unwrap();
+    for (n, l) in levels.iter().enumerate() {
+        assert_eq!(l["seeds"], n);
+        let positions = l["positions"].as_u64().unwrap();
+        assert_eq!(positions, mancaladb::oware::level_size(n));
+        let hist: Vec<u64> = l["histogram"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_u64().unwrap())
+            .collect();
+        assert_eq!(hist.len(), 2 * n + 1);
+        assert_eq!(hist.iter().sum::<u64>(), positions);
+        let wdl: u64 = ["wins", "draws", "losses"]
+            .iter()
+            .map(|k| l[*k].as_u64().unwrap())
+            .sum();
+        assert_eq!(wdl, positions);
+        assert_eq!(l["draws"].as_u64().unwrap(), hist[n]);
+        let row = text.lines().nth(n + 1).unwrap();
+        assert!(
+            row.split_whitespace().nth(3) == Some(&hist[n].to_string()),
+            "{row}"
+        );
+    }
+    assert_eq!(levels[0]["draws"], 1);
+}
+
+#[test]
+fn completions_and_man_page_are_generated() {
+    let out = run(&["completions", "bash"]);
+    assert!(out.status.success());
+    let script = String::from_utf8(out.stdout).unwrap();
+    assert!(script.contains("_mancaladb()") && script.contains("--max-seeds"));
+    let out = run(&["man"]);
+    assert!(out.status.success());
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH mancaladb"),
+        "{page}"
+    );
+    refuses(&["completions", "tcsh"], "invalid value 'tcsh'");
+}

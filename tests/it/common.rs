@@ -92,6 +92,24 @@ pub fn refuses(args: &[&str], want: &str) {
     }
 }
 
+/// A fresh directory with levels `0..=max` of `rules` built by the library.
+pub fn built(name: &str, rules: Rules, max: usize) -> PathBuf {
+    let dir = scratch(name);
+    let db = mancaladb::db::Db::new(&dir);
+    let quiet = Progress::Quiet;
+    mancaladb::build::build(
+        &db,
+        rules,
+        max,
+        &mancaladb::exchange::Alone,
+        quiet,
+        false,
+        |_| {},
+    )
+    .unwrap();
+    dir
+}
+
 /// Levels 0..=13 of `rules`, solved in memory by the builder's solver once
 /// per run: the one level loop the tests share.
 pub fn solved(rules: Rules) -> &'static [Vec<i8>] {

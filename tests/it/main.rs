@@ -10,12 +10,14 @@ mod cli;
 mod distributed;
 mod encoder;
 mod fixed_points;
+mod fuzz;
 mod invariants;
 mod layers;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod omweso;
 mod omweso_census;
+mod reliability;
 mod retro;
 mod rules;
 mod solver;

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use crate::common::{refuses, run};
 use mancaladb::compose::Ranker;
-use mancaladb::omweso::moves::{Position, Rules, Verdict, analyze_start, starts};
+use mancaladb::omweso::moves::{Position, Variant, Verdict, analyze_start, starts};
 use mancaladb::omweso::relay::{Relay, certificate, lap, run as relay, unlap};
 use mancaladb::omweso::{Dir, Side};
 
@@ -17,7 +17,7 @@ fn side(pits: &[(usize, u8)]) -> Side {
     s
 }
 
-const PLAY: Rules = Rules { first_turn: false };
+const PLAY: Variant = Variant { first_turn: false };
 
 #[test]
 fn relay_lifts_an_occupied_landing_pit_and_ends_in_an_empty_one() {
@@ -68,7 +68,7 @@ fn capture_resows_from_the_capturing_laps_start() {
 fn first_turn_has_no_captures() {
     // The same landing relays instead: pit 8 (2 seeds) sows 9 and 10.
     let r = analyze_start(
-        Rules { first_turn: true },
+        Variant { first_turn: true },
         capture_position(),
         6,
         Dir::Ccw,
@@ -107,7 +107,7 @@ fn reverse_capture_from_a_leftmost_pit() {
         opp: side(&[(5, 1), (10, 1)]),
     };
     assert_eq!(starts(PLAY, pos2), [(2, Dir::Ccw)]);
-    assert_eq!(starts(Rules { first_turn: true }, pos), [(0, Dir::Ccw)]);
+    assert_eq!(starts(Variant { first_turn: true }, pos), [(0, Dir::Ccw)]);
 }
 
 #[test]
@@ -122,13 +122,20 @@ fn the_example_loop() {
     assert_eq!(r.verdict, Verdict::Infinite);
     let c = r.line.cycle.unwrap();
     assert_eq!((c.period, c.pit, c.pos.me), (128, 0, me));
+    // After 8 laps the side is the start rotated by an odd number of pits
+    // (fact 5): the loop is proven there, its period 16 times that.
+    assert_eq!(r.line.laps, 8);
     assert!(matches!(
         relay(me, 0, 1000),
-        Relay::Loops { period: 128, .. }
+        Relay::Loops {
+            period: 128,
+            laps: 8,
+            ..
+        }
     ));
     // Under its budget it is undecided, never finite.
-    assert!(matches!(relay(me, 0, 127), Relay::Undecided { .. }));
-    let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 100);
+    assert!(matches!(relay(me, 0, 7), Relay::Undecided { .. }));
+    let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 7);
     assert_eq!(r.verdict, Verdict::Undecided);
 }
 
@@ -175,8 +182,18 @@ fn check_facts(s: Side) {
             // as general cycle detection; a loop has no lead-in.
             match (relay(s, p, 100_000), brute(s, p)) {
                 (Relay::Ends { laps, .. }, Ok(b)) => assert_eq!(laps, b),
-                (Relay::Loops { period, .. }, Err(b)) => {
-                    assert_eq!(period, b, "{s} pit {p}: lead-in")
+                (Relay::Loops { period, laps, .. }, Err(b)) => {
+                    assert_eq!(period, b, "{s} pit {p}: lead-in");
+                    // Fact 5: after `laps` laps the state is the start
+                    // rotated, and the period is a multiple of `laps`.
+                    assert_eq!(period % laps, 0);
+                    let (mut t, mut q) = (s, p);
+                    for _ in 0..laps {
+                        let l = lap(t, q, Dir::Ccw);
+                        (t, q) = (l.side, l.last);
+                    }
+                    let r = (q + 16 - p) % 16;
+                    assert_eq!(t, Side(s.0.rotate_left(8 * r as u32)), "{s} pit {p}");
                 }
                 (a, b) => panic!("{s} pit {p}: {a:?} vs {b:?}"),
             }
@@ -228,12 +245,28 @@ fn facts_1_to_3_on_sampled_sides_up_to_32_seeds() {
 fn loops_command_reports_the_example() {
     let out = run(&["loops", "--json", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"]);
     assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        text.contains(
-            "{\"pit\":0,\"direction\":\"ccw\",\"verdict\":\"infinite\",\"laps\":128,\"period\":128}"
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let start = &json["starts"][0];
+    assert_eq!(
+        (
+            &start["pit"],
+            &start["direction"],
+            &start["verdict"],
+            &start["laps"],
+            &start["period"]
         ),
-        "{text}"
+        (
+            &0.into(),
+            &"ccw".into(),
+            &"infinite".into(),
+            &8.into(),
+            &128.into()
+        ),
+        "{json}"
+    );
+    assert_eq!(
+        (&start["choice_points"], &start["captures"]),
+        (&0.into(), &0.into())
     );
     let out = run(&["loops", "--pit", "0", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"]);
     let text = String::from_utf8(out.stdout).unwrap();
@@ -259,7 +292,7 @@ fn bad_loops_and_census_input_is_refused() {
     );
     refuses(
         &["loops", "--pit", "1", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"],
-        "--pit 1 holds 1 seeds",
+        "pit 1 holds 1 seeds",
     );
     refuses(
         &[
@@ -334,6 +367,181 @@ fn reverse_options_make_moves_that_can_loop() {
         "0 0 0 0 1 0 0 0 0 0 0 1 0 0 0 0",
     );
     // On a first turn there are no captures, hence no choices.
-    let r = analyze_start(Rules { first_turn: true }, b, 7, Dir::Ccw, 100_000);
+    let r = analyze_start(Variant { first_turn: true }, b, 7, Dir::Ccw, 100_000);
     assert!(matches!(r.verdict, Verdict::Terminates | Verdict::Infinite));
+}
+
+fn position(me: &str, opp: &str) -> Position {
+    Position {
+        me: Side::parse(&[me], "me").unwrap(),
+        opp: Side::parse(&[opp], "opp").unwrap(),
+    }
+}
+
+/// A clockwise start whose line has no later choice is `infinite`, like a
+/// counter-clockwise one, not `must-loop` (issue 16, item 5): the
+/// direction of the first lap is the start itself, not a choice.
+#[test]
+fn clockwise_start_without_later_choices_is_infinite() {
+    let pos = position(
+        "0 4 1 0 1 0 1 0 1 0 1 3 1 0 2 1",
+        "0 0 0 0 1 0 0 0 0 0 0 2 0 0 0 0",
+    );
+    assert!(starts(PLAY, pos).contains(&(14, Dir::Cw)));
+    let r = analyze_start(PLAY, pos, 14, Dir::Cw, 1_000_000);
+    assert_eq!((r.verdict, r.choice_points), (Verdict::Infinite, 0));
+    assert_eq!(r.line.cycle.unwrap().period, 296);
+    assert_eq!(r.line.reversed, [1]);
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["verdict"], "infinite");
+    assert_eq!(json["direction"], "cw");
+    assert_eq!(json["choice_points"], 0);
+    assert_eq!(json["period"], 296);
+}
+
+/// An undecided start reports the line it was following when the budget
+/// ran out, with its seeds sown, and never more laps than the budget.
+#[test]
+fn undecided_reports_the_line_followed() {
+    let pos = position(
+        "13 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1",
+        "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0",
+    );
+    let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 50);
+    assert_eq!(r.verdict, Verdict::Undecided);
+    assert_eq!((r.line.laps, r.walked), (50, 50));
+    // The relay's first 50 laps, counted directly.
+    let (mut s, mut p, mut sown) = (pos.me, 0, 0u64);
+    for _ in 0..50 {
+        let l = lap(s, p, Dir::Ccw);
+        sown += l.sown as u64;
+        (s, p) = (l.side, l.last);
+    }
+    assert_eq!(r.line.sown, sown);
+}
+
+/// Over random two-sided positions with captures and reverse options, and
+/// small budgets: no report shows more laps than the budget, walked or on
+/// its line, and a verdict other than undecided is the same under a larger
+/// budget.
+#[test]
+fn reports_stay_within_the_budget() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let (mut checked, mut undecided, mut choices) = (0, 0, 0);
+    for _ in 0..3000 {
+        let mut me = [0u8; 16];
+        let mut opp = [0u8; 16];
+        for _ in 0..24 {
+            me[next(16) as usize] += 1;
+        }
+        for _ in 0..8 {
+            opp[next(16) as usize] += 1;
+        }
+        let pos = Position {
+            me: Side::from_pits(me),
+            opp: Side::from_pits(opp),
+        };
+        let budget = 1 + next(40);
+        for (pit, dir) in starts(PLAY, pos) {
+            let r = analyze_start(PLAY, pos, pit, dir, budget);
+            assert!(
+                r.line.laps <= budget && r.walked <= budget,
+                "{pos:?} {pit} {r:?}"
+            );
+            checked += 1;
+            choices += usize::from(r.choice_points > 0);
+            if r.verdict == Verdict::Undecided {
+                undecided += 1;
+                assert!(r.line.laps >= 1 && r.line.sown >= 2, "{r:?}");
+            } else {
+                let wide = analyze_start(PLAY, pos, pit, dir, 100_000);
+                assert_eq!(wide.verdict, r.verdict, "{pos:?} {pit} {dir:?}");
+            }
+        }
+    }
+    assert!(
+        checked > 10_000 && undecided > 100 && choices > 100,
+        "{checked} {undecided} {choices}"
+    );
+}
+
+/// More than the 64 seeds of a game in play is refused unless asked for
+/// (issue 15, item 16).
+#[test]
+fn more_than_64_seeds_needs_any_seeds() {
+    let (me, opp) = (
+        "64 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0",
+        "32 32 0 0 0 0 0 0 0 0 0 0 0 0 0 0",
+    );
+    refuses(&["loops", "--opponent", opp, me], "128 seeds in play");
+    let out = run(&[
+        "loops",
+        "--any-seeds",
+        "--json",
+        "--max-laps",
+        "1000",
+        "--opponent",
+        opp,
+        me,
+    ]);
+    assert!(out.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["starts"][0]["pit"], 0);
+    let half = "32 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0";
+    assert!(run(&["loops", "--opponent", half, half]).status.success());
+}
+
+/// With nothing to capture a move is a pure relay, walked by the tight
+/// relay loop: its verdicts, laps and periods agree with general cycle
+/// detection on random sides of 16 to 48 seeds, empty opponent and first
+/// turn alike.
+#[test]
+fn pure_relays_agree_with_brute_force() {
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let (mut loops, mut ends) = (0, 0);
+    for i in 0..4000 {
+        let mut me = [0u8; 16];
+        for _ in 0..16 + next(33) {
+            me[next(16) as usize] += 1;
+        }
+        let me = Side::from_pits(me);
+        let (rules, opp) = if i % 2 == 0 {
+            (PLAY, Side::EMPTY)
+        } else {
+            (Variant { first_turn: true }, Side::from_pits([3; 16]))
+        };
+        for (pit, dir) in starts(rules, Position { me, opp }) {
+            let r = analyze_start(rules, Position { me, opp }, pit, dir, 10_000_000);
+            match brute(me, pit) {
+                Ok(laps) => {
+                    ends += 1;
+                    assert_eq!(
+                        (r.verdict, r.line.laps),
+                        (Verdict::Terminates, laps),
+                        "{me} {pit}"
+                    );
+                    assert_eq!(r.line.end.unwrap().opp, opp);
+                }
+                Err(period) => {
+                    loops += 1;
+                    assert_eq!(r.verdict, Verdict::Infinite, "{me} {pit}");
+                    assert_eq!(r.line.cycle.unwrap().period, period);
+                    assert_eq!(period % r.line.laps, 0, "{me} {pit}");
+                }
+            }
+        }
+    }
+    assert!(loops > 0 && ends > 10_000, "{loops} {ends}");
 }

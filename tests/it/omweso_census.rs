@@ -1,7 +1,15 @@
 //! The Omweso loop census against the known rows.
 
-use mancaladb::omweso::census::census;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mancaladb::omweso::census::store::{self, Store};
+use mancaladb::omweso::census::{
+    CHUNK, Options, Row, census, checkpoint, estimate, plan, run_saved, walked,
+};
 use mancaladb::progress::Progress;
+
+use crate::common::refuses;
 
 #[test]
 fn known_rows() {
@@ -63,28 +71,334 @@ fn legal_pairs_by_brute_force() {
     assert_eq!(r.legal_pairs, pairs);
 }
 
-/// Finished rows are kept and not computed again; a row computed with
-/// another lap budget is.
+/// Rows 14..16 as computed before `cfg_any` and `cfg_all` were counted
+/// from the remembered states alone (BENCHMARKS.md): the counts agree,
+/// including k = 15 where `cfg_any < loop_pairs`.
 #[test]
-fn census_resumes_from_saved_rows() {
-    use mancaladb::omweso::census::run_resumable;
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("census-{}", std::process::id()));
+fn rows_14_to_16_as_published() {
+    let rows: Vec<_> = (14..=16)
+        .map(|k| census(k, 1_000_000_000, Progress::Quiet))
+        .collect();
+    let got: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.loop_pairs,
+                r.cfg_any,
+                r.cfg_all,
+                r.cycles,
+                r.period,
+                r.longest_finite,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (800, 800, 0, 6, Some((112, 120)), 44),
+            (13904, 13888, 16, 44, Some((112, 1056)), 43),
+            (9136, 9136, 0, 33, Some((104, 320)), 57),
+        ]
+    );
+}
+
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("census-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let first = run_resumable(&dir, 5..=6, 1000, Progress::Quiet).unwrap();
-    let file = dir.join("omweso-census.jsonl");
-    let text = std::fs::read_to_string(&file).unwrap();
-    assert_eq!(text.lines().count(), 2);
-    // Plant a marker in the saved row for k = 6: a resumed run returns it.
+    dir
+}
+
+fn quiet(budget: u64) -> Options {
+    Options {
+        budget,
+        checkpoint_every: Duration::from_secs(60),
+        progress: Progress::Quiet,
+    }
+}
+
+/// The JSON of a row keeps the field names of the file format.
+#[test]
+fn row_json_fields() {
+    let r = census(11, 1000, Progress::Quiet);
+    assert_eq!(
+        serde_json::to_string(&r).unwrap(),
+        "{\"seeds\":11,\"configs\":7726160,\"legal_pairs\":20920064,\"loop_pairs\":128,\"cfg_any\":128,\
+\"cfg_all\":16,\"cycles\":1,\"period_min\":128,\"period_max\":128,\"longest_finite\":23,\"undecided\":0,\"budget\":1000}"
+    );
+    let back: Row = serde_json::from_str(&r.to_json()).unwrap();
+    assert_eq!(back, r);
+    let none = census(5, 1000, Progress::Quiet).to_json();
+    assert!(
+        none.contains("\"period_min\":null,\"period_max\":null"),
+        "{none}"
+    );
+}
+
+/// Finished rows are kept and not computed again; rows of other budgets
+/// are kept beside them, never in their place (issue 15, item 10).
+#[test]
+fn rows_are_kept_per_budget() {
+    let dir = fresh_dir("budget");
+    let first = run_saved(&dir, 5..=6, quiet(1000)).unwrap();
+    assert_eq!(first.computed, [5, 6]);
+    let again = run_saved(&dir, 5..=6, quiet(1000)).unwrap();
+    assert_eq!((again.rows, again.computed), (first.rows.clone(), vec![]));
+    // A quick run with a budget too small to decide k = 11 ...
+    let quick = run_saved(&dir, 11..=11, quiet(5)).unwrap();
+    assert!(quick.rows[0].undecided > 0);
+    let full = run_saved(&dir, 11..=11, quiet(1000)).unwrap();
+    assert_eq!(full.rows[0].undecided, 0);
+    // ... does not replace the full row, nor the full row it.
+    let store = Store::open(&dir).unwrap();
+    assert_eq!(store.row(11, 5), Some(&quick.rows[0]));
+    assert_eq!(store.row(11, 1000), Some(&full.rows[0]));
+    let again = run_saved(&dir, 11..=11, quiet(1000)).unwrap();
+    assert_eq!(again.computed, Vec::<usize>::new());
+    assert_eq!(
+        std::fs::read_to_string(store.path())
+            .unwrap()
+            .lines()
+            .count(),
+        4
+    );
+}
+
+/// An edited or damaged row is not trusted: it is reported and computed
+/// again (issue 15, item 11).
+#[test]
+fn edited_rows_are_recomputed() {
+    let dir = fresh_dir("edited");
+    let truth = run_saved(&dir, 11..=11, quiet(1000)).unwrap().rows;
+    let file = dir.join(store::FILE);
+    let clean = std::fs::read_to_string(&file).unwrap();
+    for (from, to) in [
+        ("\"configs\":7726160", "\"configs\":7726161"),
+        ("\"loop_pairs\":128", "\"loop_pairs\":144"),
+        ("\"budget\":1000", "\"budget\":1000,\"checksum\":\"0\""),
+    ] {
+        std::fs::write(&file, clean.replace(from, to)).unwrap();
+        let out = run_saved(&dir, 11..=11, quiet(1000)).unwrap();
+        assert_eq!(out.rejected.len(), 1, "{from} -> {to}");
+        assert_eq!((out.rows.clone(), out.computed), (truth.clone(), vec![11]));
+    }
+    // Rows without a checksum (older files) must pass every other check.
+    let row = &truth[0];
+    assert_eq!(store::check(row), Ok(()));
+    let bad = |f: fn(&mut Row)| {
+        let mut r = row.clone();
+        f(&mut r);
+        store::check(&r).unwrap_err()
+    };
+    assert!(bad(|r| r.configs += 1).contains("configs"));
+    assert!(bad(|r| r.legal_pairs -= 16).contains("legal_pairs"));
+    assert!(bad(|r| r.cfg_any = r.loop_pairs + 16).contains("cfg_any"));
+    assert!(bad(|r| r.cfg_all = r.cfg_any + 1).contains("cfg_all"));
+    assert!(bad(|r| r.loop_pairs += 1).contains("multiples of 16"));
+    assert!(bad(|r| r.period = None).contains("period"));
+    let unsummed = serde_json::to_string(row).unwrap();
+    std::fs::write(&file, format!("{unsummed}\n")).unwrap();
+    let out = run_saved(&dir, 11..=11, quiet(1000)).unwrap();
+    assert_eq!((out.rows, out.computed), (truth.clone(), vec![]));
     std::fs::write(
         &file,
-        text.replace("\"longest_finite\":5,", "\"longest_finite\":999,"),
+        unsummed.replace("\"configs\":7726160", "\"configs\":1") + "\n",
     )
     .unwrap();
-    let again = run_resumable(&dir, 5..=6, 1000, Progress::Quiet).unwrap();
-    assert_eq!(again[0], first[0]);
-    assert_eq!(again[1].longest_finite, 999);
-    // Another budget: recomputed.
-    let other = run_resumable(&dir, 6..=6, 2000, Progress::Quiet).unwrap();
-    assert_eq!(other[0].longest_finite, 5);
+    let out = run_saved(&dir, 11..=11, quiet(1000)).unwrap();
+    assert_eq!((out.rows, out.computed), (truth, vec![11]));
+}
+
+/// Bad lines (one not UTF-8, one not JSON) are skipped and reported, the
+/// good rows around them used, and the bad lines kept aside verbatim
+/// (issue 15, item 12).
+#[test]
+fn bad_lines_are_skipped_and_kept_aside() {
+    let dir = fresh_dir("lines");
+    run_saved(&dir, 5..=6, quiet(1000)).unwrap();
+    let file = dir.join(store::FILE);
+    let good = std::fs::read(&file).unwrap();
+    let mut text = b"\xff\xfe not text\n".to_vec();
+    text.extend_from_slice(&good[..good.len() / 2 + 10]);
+    text.extend_from_slice(b"\n{\"seeds\":7}\n");
+    text.extend_from_slice(&good);
+    std::fs::write(&file, &text).unwrap();
+    let out = run_saved(&dir, 5..=7, quiet(1000)).unwrap();
+    let lines: Vec<usize> = out.rejected.iter().map(|r| r.line).collect();
+    assert_eq!(lines, [1, 3, 4]); // line 2 is the first good row, whole
+    assert!(
+        out.rejected[0].why.contains("UTF-8"),
+        "{:?}",
+        out.rejected[0]
+    );
+    assert_eq!(out.computed, [7]);
+    let aside = std::fs::read(dir.join(format!("{}.rejected", store::FILE))).unwrap();
+    assert!(aside.starts_with(b"\xff\xfe not text\n"));
+    assert_eq!(aside.split(|&b| b == b'\n').count(), 4);
+    let store = Store::open(&dir).unwrap();
+    assert!(store.rejected.is_empty());
+    assert!((5..=7).all(|k| store.row(k, 1000).is_some()));
+}
+
+/// A directory that cannot be written is refused before anything is
+/// computed (issue 15, item 13): k = 40 would take days.
+#[test]
+fn unwritable_directory_is_refused_first() {
+    let dir = fresh_dir("unwritable");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("a-file");
+    std::fs::write(&file, b"").unwrap();
+    let err = run_saved(&file.join("db"), 40..=40, quiet(1000))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("a-file"), "{err}");
+    // The command checks --db and --out before its estimate and before
+    // computing, even with --force.
+    let db = file.join("db");
+    let db = db.to_str().unwrap();
+    refuses(
+        &["census", "--seeds", "40", "--force", "--db", db],
+        "a-file",
+    );
+    let good = dir.join("db");
+    let good = good.to_str().unwrap();
+    for out in ["/nonexistent/x.json", dir.to_str().unwrap()] {
+        refuses(
+            &[
+                "census", "--seeds", "40", "--force", "--db", good, "--out", out,
+            ],
+            out,
+        );
+        refuses(
+            &[
+                "census", "--seeds", "40", "--force", "--db", good, "--cycles", out,
+            ],
+            out,
+        );
+    }
+}
+
+/// A census beyond a day is refused with its size and estimate, unless
+/// forced (issue 15, item 14).
+#[test]
+fn huge_census_is_refused_with_an_estimate() {
+    let dir = fresh_dir("huge");
+    let e = estimate(&[40], 1_000_000_000);
+    assert_eq!(e.configurations, 6_250_347_750_920); // C(53, 15)
+    assert!(e.seconds > 24.0 * 3600.0, "{e:?}");
+    assert_eq!(plan(&dir, 39..=40, 1000).unwrap().rows, [39, 40]);
+    refuses(
+        &["census", "--seeds", "40", "--db", dir.to_str().unwrap()],
+        "6250347750920 start-0 configurations to walk for k = 40",
+    );
+    refuses(
+        &["census", "--seeds", "40", "--db", dir.to_str().unwrap()],
+        "--force",
+    );
+}
+
+/// A checkpoint that does not belong to its row is ignored.
+#[test]
+fn damaged_checkpoints_are_ignored() {
+    let dir = fresh_dir("badcp");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cp = checkpoint::path(&dir, 11, 1000);
+    std::fs::write(&cp, b"{\"seeds\":11}").unwrap();
+    let out = run_saved(&dir, 11..=11, quiet(1000)).unwrap();
+    assert!(out.resumed.is_empty());
+    assert_eq!(out.rows[0].loop_pairs, 128);
+    assert!(!cp.exists());
+}
+
+/// A row killed mid-way (SIGKILL of a real process) resumes from its
+/// checkpoint and comes out identical to the published row (issue 16,
+/// item 2).
+#[test]
+fn row_resumes_after_sigkill() {
+    let dir = fresh_dir("kill");
+    let k = 18;
+    let cp = checkpoint::path(&dir, k, 1_000_000_000);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mancaladb"))
+        .args(["census", "--seeds", "18", "--checkpoint-secs", "0", "--db"])
+        .arg(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let chunks = walked(k).div_ceil(CHUNK);
+    let done = loop {
+        std::thread::sleep(Duration::from_millis(20));
+        if let Ok(Some(c)) = checkpoint::load(&cp, k, 1_000_000_000, CHUNK)
+            && c.chunks_done >= chunks / 3
+            && !c.cycles.is_empty()
+        {
+            break c.chunks_done;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the census finished before it was killed"
+        );
+    };
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(Store::open(&dir).unwrap().row(k, 1_000_000_000).is_none());
+    let out = run_saved(&dir, k..=k, quiet(1_000_000_000)).unwrap();
+    assert_eq!(out.resumed.len(), 1);
+    assert!(out.resumed[0].from >= done * CHUNK, "{:?}", out.resumed);
+    let r = &out.rows[0];
+    assert_eq!(
+        (
+            r.configs,
+            r.legal_pairs,
+            r.loop_pairs,
+            r.cfg_any,
+            r.cfg_all,
+            r.cycles
+        ),
+        (1_037_158_320, 4_808_643_120, 63_584, 63_456, 0, 159)
+    );
+    assert_eq!(
+        (r.period, r.longest_finite, r.undecided),
+        (Some((16, 912)), 81, 0)
+    );
+    assert!(!cp.exists());
+}
+
+/// Each finished row leaves its cycles beside it; walked again, their
+/// start pairs add up to the row's loop pairs (cycles are disjoint).
+#[test]
+fn atlas_of_rows_11_to_15() {
+    use mancaladb::omweso::census::atlas;
+    let dir = fresh_dir("atlas");
+    let rows = run_saved(&dir, 11..=15, quiet(1000)).unwrap().rows;
+    for r in rows {
+        let found = atlas::load(&atlas::path(&dir, r.seeds, 1000))
+            .unwrap()
+            .unwrap();
+        assert_eq!(found.len() as u64, r.cycles);
+        let entries: Vec<_> = found.iter().map(|f| atlas::entry(f).unwrap()).collect();
+        assert!(
+            entries
+                .iter()
+                .all(|e| e.seeds == r.seeds && e.pairs == 16 * e.states)
+        );
+        assert_eq!(entries.iter().map(|e| e.pairs).sum::<u64>(), r.loop_pairs);
+        assert!(entries.iter().map(|e| e.configurations).sum::<u64>() >= r.cfg_any);
+        assert_eq!(
+            entries
+                .iter()
+                .map(|e| e.period)
+                .min()
+                .zip(entries.iter().map(|e| e.period).max()),
+            r.period
+        );
+        if r.seeds == 11 {
+            let e = &entries[0];
+            assert_eq!((e.period, e.states, e.configurations), (128, 8, 128));
+        }
+    }
+    // A side that does not loop is no cycle.
+    let mut f = atlas::load(&atlas::path(&dir, 11, 1000)).unwrap().unwrap()[0];
+    f.period -= 1;
+    assert_eq!(atlas::entry(&f), None);
 }

@@ -110,7 +110,7 @@ fn damage_is_an_error_naming_the_file() {
 fn a_table_of_the_wrong_level_is_refused() {
     let dir = scratch("wrong-level");
     let db = Db::new(&dir);
-    build(&db, Rules::Awari, 3, &Alone, Progress::Quiet, |_| {}).unwrap();
+    build(&db, Rules::Awari, 3, &Alone, Progress::Quiet, false, |_| {}).unwrap();
     std::fs::copy(
         db.table_path(Rules::Awari, 2),
         db.table_path(Rules::Awari, 3),
@@ -133,7 +133,7 @@ fn file_bytes(p: &Path) -> Vec<u8> {
 fn builds_resume_and_repair() {
     let dir = scratch("resume");
     let db = Db::new(&dir);
-    let first = build(&db, Rules::Abapa, 9, &Alone, Progress::Quiet, |_| {}).unwrap();
+    let first = build(&db, Rules::Abapa, 9, &Alone, Progress::Quiet, false, |_| {}).unwrap();
     assert!(first.iter().all(|r| !r.skipped));
     // The canonical files, as committed in db/CHECKSUMS.
     let committed = crate::common::committed_checksums();
@@ -161,7 +161,7 @@ fn builds_resume_and_repair() {
     std::fs::write(db.table_path(Rules::Abapa, 7), &bytes).unwrap();
     std::fs::remove_file(db.raw_path(Rules::Abapa, 4)).unwrap();
 
-    let second = build(&db, Rules::Abapa, 9, &Alone, Progress::Quiet, |_| {}).unwrap();
+    let second = build(&db, Rules::Abapa, 9, &Alone, Progress::Quiet, false, |_| {}).unwrap();
     let rebuilt: Vec<usize> = second
         .iter()
         .filter(|r| !r.skipped)
@@ -190,7 +190,7 @@ fn builds_resume_and_repair() {
 fn a_query_on_a_damaged_table_fails_with_exit_2() {
     let dir = scratch("damaged-query");
     let db = Db::new(&dir);
-    build(&db, Rules::Awari, 5, &Alone, Progress::Quiet, |_| {}).unwrap();
+    build(&db, Rules::Awari, 5, &Alone, Progress::Quiet, false, |_| {}).unwrap();
     let path = db.table_path(Rules::Awari, 5);
     let mut bytes = std::fs::read(&path).unwrap();
     let n = bytes.len();
@@ -213,17 +213,23 @@ fn a_build_stopped_after_a_level_keeps_it_and_resumes() {
     use std::ops::ControlFlow;
     let dir = scratch("stopped-build");
     let db = Db::new(&dir);
-    let reports = build_until(&db, Rules::Awari, 9, &Alone, Progress::Quiet, |r| {
-        match r.seeds {
+    let reports = build_until(
+        &db,
+        Rules::Awari,
+        9,
+        &Alone,
+        Progress::Quiet,
+        false,
+        |r| match r.seeds {
             3 => ControlFlow::Break(()),
             _ => ControlFlow::Continue(()),
-        }
-    })
+        },
+    )
     .unwrap();
     let done: Vec<usize> = reports.iter().map(|r| r.seeds).collect();
     assert_eq!(done, [0, 1, 2, 3]);
     assert_eq!(db.levels(Rules::Awari), [0, 1, 2, 3]);
-    let rest = build(&db, Rules::Awari, 9, &Alone, Progress::Quiet, |_| {}).unwrap();
+    let rest = build(&db, Rules::Awari, 9, &Alone, Progress::Quiet, false, |_| {}).unwrap();
     let skipped: Vec<bool> = rest.iter().map(|r| r.skipped).collect();
     assert_eq!(
         skipped,
@@ -237,4 +243,56 @@ fn a_build_stopped_after_a_level_keeps_it_and_resumes() {
         .find(|c| c.0 == "awari" && c.1 == 9)
         .unwrap();
     assert_eq!(file_sha256(&db.table_path(Rules::Awari, 9)), want.3);
+}
+
+/// Two intact blocks of equal length swapped keep the header, the index and
+/// every zstd checksum valid; the block tags of format 2 catch it on every
+/// read instead of answering another block's values.
+#[test]
+fn swapped_blocks_are_refused_on_every_read() {
+    let dir = scratch("swapped");
+    let path = dir.join("t.mdb");
+    let bs = BLOCK_SIZE as usize;
+    let mut v = vec![1i8; bs];
+    v.extend(vec![2i8; bs]);
+    v.extend(values(bs));
+    write_table(&path, ID, &v).unwrap();
+    let t = Table::open(&path).unwrap();
+    assert_eq!((t.get(0).unwrap(), t.get(bs as u64).unwrap()), (1, 2));
+    // The first two frames follow the index; both runs compress alike.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let index_at = 80;
+    let off = |k: usize| {
+        u64::from_le_bytes(
+            bytes[index_at + 8 * k..index_at + 8 * k + 8]
+                .try_into()
+                .unwrap(),
+        ) as usize
+    };
+    let (a, b, c) = (off(0), off(1), off(2));
+    assert_eq!(b - a, c - b, "equal-length frames");
+    let data = index_at + 8 * 4 + 8 * 3; // 4 offsets, 3 tags
+    let first: Vec<u8> = bytes[data + a..data + b].to_vec();
+    bytes.copy_within(data + b..data + c, data + a);
+    bytes[data + b..data + c].copy_from_slice(&first);
+    std::fs::write(&path, &bytes).unwrap();
+    let t = Table::open(&path).unwrap();
+    for i in [0, bs as u64 - 1, bs as u64] {
+        let err = t.get(i).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Corrupt {
+                    kind: mancaladb::error::Corruption::BlockPlace { .. },
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        t.get(2 * bs as u64).unwrap(),
+        v[2 * bs],
+        "the third block is intact"
+    );
 }

@@ -1,21 +1,13 @@
 //! `verify`, the VU reading paths, import/export, and why check 3 exists.
 
-use crate::common::{export_vu, run, scratch};
-use mancaladb::build::build;
+use crate::common::{built, export_vu, run};
 use mancaladb::db::Db;
-use mancaladb::exchange::Alone;
 use mancaladb::oware::forward::{Graph, NO_EXIT, NO_MOVE, solve_graph};
 use mancaladb::oware::{Encoder, Rules};
 use mancaladb::progress::Progress;
 use mancaladb::source::Source;
 use mancaladb::table::{TableId, write_table};
 use mancaladb::verify::{Outcome, verify};
-
-fn built(name: &str, rules: Rules, max: usize) -> std::path::PathBuf {
-    let dir = scratch(name);
-    build(&Db::new(&dir), rules, max, &Alone, Progress::Quiet, |_| {}).unwrap();
-    dir
-}
 
 #[test]
 fn verify_passes_on_built_levels_of_both_rule_sets() {

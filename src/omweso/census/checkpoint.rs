@@ -1,0 +1,108 @@
+//! Progress inside one census row, saved so that a killed run resumes
+//! where it stopped instead of at the start of the row.
+//!
+//! The census walks its start-0 configurations in rank order, in chunks,
+//! a batch of chunks at a time. Between batches every chunk below
+//! `chunks_done` is finished and nothing else has started, so the state is
+//! exactly: the partial sums (`longest_finite`, `undecided`) and the cycles
+//! found so far. A cycle is saved as one state of it (its canonical
+//! representative, see [`super::Found`]) and its period; on resume each is
+//! walked again for one period, which rebuilds every remembered state and
+//! checks the saved period at the same time (a cycle costs its period in
+//! laps, `loop_pairs / 16` laps in all: seconds even at k = 32). The
+//! resumed row is therefore identical to an uninterrupted one.
+//!
+//! The file is `omweso-census.kK.bB.checkpoint` beside the results file,
+//! written to a temporary name and renamed, with a checksum; it is removed
+//! once the row is saved. A checkpoint that does not match its row (seeds,
+//! budget, chunk size, checksum) is reported and ignored.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::Found;
+use crate::error::{Error, Result};
+
+/// Saved progress of one row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// Seeds on the side.
+    pub seeds: usize,
+    /// The lap budget.
+    pub budget: u64,
+    /// Start-0 configurations per chunk.
+    pub chunk: u64,
+    /// Chunks finished: every configuration of rank below
+    /// `chunks_done * chunk`.
+    pub chunks_done: u64,
+    /// The longest finite move so far.
+    pub longest_finite: u64,
+    /// Start-0 configurations undecided so far.
+    pub undecided: u64,
+    /// Cycles found so far.
+    pub cycles: Vec<Found>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Saved {
+    #[serde(flatten)]
+    checkpoint: Checkpoint,
+    checksum: String,
+}
+
+/// Where the checkpoint of row (`seeds`, `budget`) lives in `dir`.
+pub fn path(dir: &Path, seeds: usize, budget: u64) -> PathBuf {
+    dir.join(format!("omweso-census.k{seeds}.b{budget}.checkpoint"))
+}
+
+fn checksum(c: &Checkpoint) -> String {
+    super::store::digest(&serde_json::to_vec(c).expect("checkpoints serialize"))
+}
+
+/// Writes `c` to `path` atomically.
+pub fn save(path: &Path, c: &Checkpoint) -> Result<()> {
+    let saved = Saved {
+        checkpoint: c.clone(),
+        checksum: checksum(c),
+    };
+    let text = serde_json::to_vec(&saved).expect("checkpoints serialize");
+    crate::files::write_atomically(path, |f| std::io::Write::write_all(f, &text))
+}
+
+/// Reads the checkpoint at `path`: `Ok(None)` if there is none, `Err(why)`
+/// if there is one that cannot be used for row (`seeds`, `budget`) walked
+/// in chunks of `chunk`.
+pub fn load(
+    path: &Path,
+    seeds: usize,
+    budget: u64,
+    chunk: u64,
+) -> std::result::Result<Option<Checkpoint>, String> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(path, e).to_string()),
+    };
+    let saved: Saved =
+        serde_json::from_slice(&bytes).map_err(|e| format!("not a checkpoint ({e})"))?;
+    let c = saved.checkpoint;
+    if saved.checksum != checksum(&c) {
+        return Err("checksum does not match: edited or damaged".into());
+    }
+    if (c.seeds, c.budget, c.chunk) != (seeds, budget, chunk) {
+        return Err(format!(
+            "made for seeds {}, budget {}, chunk {} (this run: {seeds}, {budget}, {chunk})",
+            c.seeds, c.budget, c.chunk
+        ));
+    }
+    Ok(Some(c))
+}
+
+/// Removes the checkpoint at `path`, if any.
+pub fn remove(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path, e)),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,591 @@
+//! The exhaustive loop census: for every configuration of `k` seeds on one
+//! side (opponent empty, so pure counter-clockwise relay), which starts loop.
+//!
+//! Rotating a side rotates its relays, so the pair (configuration `c`, start
+//! `s`) behaves exactly like (`c` rotated to bring `s` to pit 0, start 0). The
+//! census therefore walks every configuration from pit 0 only, 1/16 of the
+//! pairs, and multiplies. Loops are rare: each cycle, once found, is walked a
+//! single time and its states (brought to start 0) are remembered, so the
+//! other starts on it are recognised without walking it again.
+//!
+//! `cfg_any` and `cfg_all` come from the remembered states alone, without a
+//! table of configurations. For a remembered state `s` let `M(s)` be the
+//! rotations `d` with `s` rotated by `d` also remembered (the looping starts
+//! of `s`, relative to pit 0) and `L(s)` the pits holding 2 or more (its
+//! legal starts). The configuration `c` with `c` rotated to `r` equal to `s`
+//! has looping starts `r + M(s)`; counting `c` only at its smallest looping
+//! start `r` counts every looping configuration once, and that start is the
+//! smallest exactly when `r + d < 16` for every `d` in `M(s)`, that is for
+//! `16 - max M(s)` values of `r`. So `cfg_any` is the sum of `16 - max M(s)`
+//! over remembered states, and `cfg_all` the same sum over those with
+//! `M(s) = L(s)`: sixteen lookups per state, no memory beyond the set.
+//!
+//! Rows are computed a batch of chunks at a time and can be saved between
+//! batches ([`checkpoint`]); finished rows go to a results file ([`store`]).
+
+pub mod atlas;
+pub mod checkpoint;
+pub mod store;
+
+use std::collections::HashSet;
+use std::ops::RangeInclusive;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::relay::{Relay, lap, run};
+use super::side::{Dir, PITS, Side};
+use crate::compose::{Ranker, binomial};
+use crate::error::{Error, Result};
+use crate::progress::Progress;
+use checkpoint::Checkpoint;
+use store::{Rejected, Store};
+
+/// One row of the census.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Row {
+    /// Seeds on the side.
+    pub seeds: usize,
+    /// Configurations, rotations counted as different: `C(k+15, 15)`.
+    pub configs: u64,
+    /// (configuration, start) pairs whose start holds 2 or more seeds.
+    pub legal_pairs: u64,
+    /// Pairs whose move never ends.
+    pub loop_pairs: u64,
+    /// Configurations with at least one looping start.
+    pub cfg_any: u64,
+    /// Configurations with a legal start, all of whose legal starts loop.
+    pub cfg_all: u64,
+    /// Distinct relay cycles, counted up to rotation.
+    pub cycles: u64,
+    /// Shortest and longest cycle period, in laps (`period_min`,
+    /// `period_max` in JSON, both null without cycles).
+    #[serde(flatten, with = "period_fields")]
+    pub period: Option<(u64, u64)>,
+    /// The most laps of a move that ends, counting its last lap.
+    pub longest_finite: u64,
+    /// Pairs still undecided after the lap budget (0 for a complete row).
+    pub undecided: u64,
+    /// The lap budget used.
+    pub budget: u64,
+}
+
+impl Row {
+    /// The row as one JSON object.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("rows serialize")
+    }
+}
+
+/// `period` as the two JSON fields `period_min` and `period_max`.
+mod period_fields {
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    struct Fields {
+        period_min: Option<u64>,
+        period_max: Option<u64>,
+    }
+
+    pub fn serialize<S: Serializer>(p: &Option<(u64, u64)>, s: S) -> Result<S::Ok, S::Error> {
+        Fields {
+            period_min: p.map(|p| p.0),
+            period_max: p.map(|p| p.1),
+        }
+        .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<(u64, u64)>, D::Error> {
+        let f = Fields::deserialize(d)?;
+        match (f.period_min, f.period_max) {
+            (Some(a), Some(b)) => Ok(Some((a, b))),
+            (None, None) => Ok(None),
+            _ => Err(D::Error::custom(
+                "period_min and period_max must both be given or both null",
+            )),
+        }
+    }
+}
+
+/// One relay cycle, up to rotation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Found {
+    /// Its canonical state: of its states brought to start 0 (the pit
+    /// lifted moved to pit 0), the least in pit order (pit 0 compared
+    /// first). The move from pit 0 of this side loops.
+    pub side: [u8; PITS],
+    /// Laps in one period.
+    pub period: u64,
+    /// Seeds sown in one period.
+    pub sown: u64,
+}
+
+/// Cycles found so far: their states brought to start 0, and one entry per
+/// class (up to rotation).
+#[derive(Default)]
+struct Cycles {
+    states: HashSet<u128>,
+    found: Vec<Found>,
+}
+
+impl Cycles {
+    /// Remembers the cycle through `side` (start 0, known to loop with
+    /// `period` laps sowing `sown` seeds, and to come back to itself up to
+    /// rotation after `laps`): its states brought to start 0 are those of
+    /// the first `laps` laps (fact 5 of [`super::relay`]).
+    fn add(&mut self, side: Side, laps: u64, period: u64, sown: u64) {
+        let mut states = Vec::with_capacity(laps as usize);
+        let (mut s, mut p) = (side, 0usize);
+        for _ in 0..laps {
+            states.push(s.rotated_to(p).0);
+            let l = lap(s, p, Dir::Ccw);
+            (s, p) = (l.side, l.last);
+        }
+        let least = states
+            .iter()
+            .copied()
+            .min_by_key(|s| s.swap_bytes())
+            .expect("a period is at least one lap");
+        self.found.push(Found {
+            side: Side(least).pits(),
+            period,
+            sown,
+        });
+        self.states.extend(states);
+    }
+
+    /// The cycles of a checkpoint, each walked again and checked.
+    fn rebuild(found: &[Found], seeds: usize) -> std::result::Result<Cycles, String> {
+        let mut c = Cycles::default();
+        for f in found {
+            let side = Side::from_pits(f.side);
+            if side.seeds() != seeds || c.states.contains(&side.0) {
+                return Err(format!("cycle {side} is not a new cycle of {seeds} seeds"));
+            }
+            match run(side, 0, f.period) {
+                Relay::Loops { period, sown, laps } if (period, sown) == (f.period, f.sown) => {
+                    c.add(side, laps, period, sown)
+                }
+                _ => {
+                    return Err(format!(
+                        "{side} from pit 0 does not loop with period {}",
+                        f.period
+                    ));
+                }
+            }
+        }
+        Ok(c)
+    }
+}
+
+/// Laps walked before asking whether a start lies on a known cycle: most
+/// moves end well before this.
+const QUICK: u64 = 64;
+
+/// Start-0 configurations per chunk (one task, one progress step).
+pub const CHUNK: u64 = 1 << 16;
+
+/// Chunks per batch: a checkpoint can be written between batches.
+const BATCH: u64 = 64;
+
+/// Start-0 configurations the census of `seeds` seeds walks: those with 2 or
+/// more seeds in pit 0, `C(seeds + 13, 15)`.
+pub fn walked(seeds: usize) -> u64 {
+    if seeds < 2 {
+        0
+    } else {
+        binomial(seeds as u64 + 13, 15) as u64
+    }
+}
+
+/// Counts the configurations of `seeds` seeds, walking at most `budget` laps
+/// per cycle.
+pub fn census(seeds: usize, budget: u64, progress: Progress) -> Row {
+    count(seeds, budget, progress, None, None).0
+}
+
+/// Where and how often [`count`] hands over its progress.
+type Checkpoints<'a> = (Duration, &'a mut dyn FnMut(&Checkpoint));
+
+/// The census of `seeds` seeds from the checkpoint `resume` (or from the
+/// start), handing its progress to the checkpoint writer between batches,
+/// at most once per its interval; the row and the cycles found.
+fn count(
+    seeds: usize,
+    budget: u64,
+    progress: Progress,
+    resume: Option<(Checkpoint, Cycles)>,
+    mut checkpoints: Option<Checkpoints>,
+) -> (Row, Vec<Found>) {
+    assert!(seeds <= super::side::MAX_SEEDS && budget > 0);
+    let starts = walked(seeds);
+    let rest = seeds.saturating_sub(2);
+    let ranker = Ranker::new(PITS, rest, None);
+    let chunks = starts.div_ceil(CHUNK);
+    let (mut done, mut longest, mut undecided, cycles) = match resume {
+        Some((c, cycles)) => (c.chunks_done, c.longest_finite, c.undecided, cycles),
+        None => (0, 0, 0, Cycles::default()),
+    };
+    let cycles = Mutex::new(cycles);
+    let stage = progress.stage(format!("census k={seeds}"), starts);
+    let mut last = Instant::now();
+    stage.inc((done * CHUNK).min(starts));
+    while done < chunks {
+        let batch = done..(done + BATCH).min(chunks);
+        let (l, u) = batch
+            .clone()
+            .into_par_iter()
+            .map(|c| {
+                let (from, to) = (c * CHUNK, ((c + 1) * CHUNK).min(starts));
+                let mut x = [0u8; PITS];
+                ranker.unrank(rest, from, &mut x);
+                let (mut longest, mut undecided) = (0u64, 0u64);
+                for i in from..to {
+                    if i > from {
+                        ranker.advance(&mut x);
+                    }
+                    let mut side = Side::from_pits(x);
+                    side.set(0, x[0] + 2);
+                    match walk(side, budget, &cycles) {
+                        Walk::Ends(laps) => longest = longest.max(laps),
+                        Walk::Cycle => {}
+                        Walk::Undecided => undecided += 1,
+                    }
+                }
+                stage.inc(to - from);
+                (longest, undecided)
+            })
+            .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1 + b.1));
+        (done, longest, undecided) = (batch.end, longest.max(l), undecided + u);
+        if let Some((every, save)) = checkpoints.as_mut()
+            && done < chunks
+            && last.elapsed() >= *every
+        {
+            let found = cycles.lock().expect("no panics while held").found.clone();
+            save(&Checkpoint {
+                seeds,
+                budget,
+                chunk: CHUNK,
+                chunks_done: done,
+                longest_finite: longest,
+                undecided,
+                cycles: found,
+            });
+            last = Instant::now();
+        }
+    }
+    stage.finish();
+    let cycles = cycles.into_inner().expect("no panics while held");
+    let (cfg_any, cfg_all) = configurations_looping(&cycles.states);
+    let periods = cycles.found.iter().map(|f| f.period);
+    let row = Row {
+        seeds,
+        configs: binomial(seeds as u64 + 15, 15) as u64,
+        legal_pairs: PITS as u64 * starts,
+        loop_pairs: PITS as u64 * cycles.states.len() as u64,
+        cfg_any,
+        cfg_all,
+        cycles: cycles.found.len() as u64,
+        period: periods.clone().min().zip(periods.max()),
+        longest_finite: longest,
+        undecided: PITS as u64 * undecided,
+        budget,
+    };
+    (row, cycles.found)
+}
+
+enum Walk {
+    Ends(u64),
+    Cycle,
+    Undecided,
+}
+
+/// Decides the move from pit 0 of `side`, recording a newly found cycle.
+fn walk(side: Side, budget: u64, cycles: &Mutex<Cycles>) -> Walk {
+    match run(side, 0, QUICK.min(budget)) {
+        Relay::Ends { laps, .. } => return Walk::Ends(laps),
+        Relay::Loops { .. } => {}
+        Relay::Undecided { .. } if budget <= QUICK => return Walk::Undecided,
+        Relay::Undecided { .. } => {}
+    }
+    if cycles
+        .lock()
+        .expect("no panics while held")
+        .states
+        .contains(&side.0)
+    {
+        return Walk::Cycle;
+    }
+    match run(side, 0, budget) {
+        Relay::Ends { laps, .. } => Walk::Ends(laps),
+        Relay::Undecided { .. } => Walk::Undecided,
+        Relay::Loops { period, sown, laps } => {
+            let mut c = cycles.lock().expect("no panics while held");
+            // Another thread may have found the same cycle meanwhile.
+            if !c.states.contains(&side.0) {
+                c.add(side, laps, period, sown);
+            }
+            Walk::Cycle
+        }
+    }
+}
+
+/// From the looping states brought to start 0, the configurations with a
+/// looping start and those whose every legal start loops (the method is in
+/// the module documentation).
+fn configurations_looping(states: &HashSet<u128>) -> (u64, u64) {
+    states
+        .par_iter()
+        .map(|&s| {
+            let side = Side(s);
+            let (mut max_d, mut all) = (0u64, true);
+            for d in 1..PITS {
+                let legal = side.get(d) >= 2;
+                // Fact 3: a looping start has a non-empty pit behind it.
+                let loops = legal && side.get(d - 1) > 0 && states.contains(&side.rotated_to(d).0);
+                if loops {
+                    max_d = d as u64;
+                }
+                all &= loops == legal;
+            }
+            let n = PITS as u64 - max_d;
+            (n, if all { n } else { 0 })
+        })
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+}
+
+/// How a census run goes.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Most laps to follow per cycle before counting a start undecided.
+    pub budget: u64,
+    /// Least time between two checkpoints of a row (zero: after every batch).
+    pub checkpoint_every: Duration,
+    /// Where progress and notes go.
+    pub progress: Progress,
+}
+
+/// What a census run would cost.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Estimate {
+    /// Rows to compute (not already saved).
+    pub rows: Vec<usize>,
+    /// Start-0 configurations they walk.
+    pub configurations: u64,
+    /// Configurations walked per second in a timed sample here.
+    pub rate: f64,
+    /// `configurations / rate`.
+    pub seconds: f64,
+}
+
+/// Laps followed per start in an estimate's sample, so that a sample at a
+/// large seed count cannot spend minutes on one long cycle.
+const SAMPLE_BUDGET: u64 = 1_000_000;
+
+/// What computing the rows of `range` not yet saved in `dir` would cost.
+pub fn plan(dir: &Path, range: RangeInclusive<usize>, budget: u64) -> Result<Estimate> {
+    let store = Store::open(dir)?;
+    let todo: Vec<usize> = range.filter(|&k| store.row(k, budget).is_none()).collect();
+    Ok(estimate(&todo, budget))
+}
+
+/// Times a sample of the largest of `rows` (16 runs of 4096 configurations
+/// spread over its configurations) and extrapolates to all of them.
+pub fn estimate(rows: &[usize], budget: u64) -> Estimate {
+    let configurations: u64 = rows.iter().map(|&k| walked(k)).sum();
+    let Some(&k) = rows.iter().max().filter(|&&k| k >= 2) else {
+        return Estimate {
+            rows: rows.to_vec(),
+            configurations,
+            rate: 0.0,
+            seconds: 0.0,
+        };
+    };
+    let (starts, rest) = (walked(k), k - 2);
+    let ranker = Ranker::new(PITS, rest, None);
+    let cycles = Mutex::new(Cycles::default());
+    let sample = CHUNK / 16;
+    let t = Instant::now();
+    let walked_here: u64 = (0..16u64)
+        .into_par_iter()
+        .map(|i| {
+            let from = starts / 16 * i;
+            let n = sample.min(starts - from);
+            let mut x = [0u8; PITS];
+            ranker.unrank(rest, from, &mut x);
+            for j in 0..n {
+                if j > 0 {
+                    ranker.advance(&mut x);
+                }
+                let mut side = Side::from_pits(x);
+                side.set(0, x[0] + 2);
+                walk(side, budget.min(SAMPLE_BUDGET), &cycles);
+            }
+            n
+        })
+        .sum();
+    let rate = walked_here as f64 / t.elapsed().as_secs_f64().max(1e-9);
+    Estimate {
+        rows: rows.to_vec(),
+        configurations,
+        rate,
+        seconds: configurations as f64 / rate,
+    }
+}
+
+/// A row resumed from a checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Resumed {
+    /// Seeds of the row.
+    pub seeds: usize,
+    /// Start-0 configurations already walked when it was resumed.
+    pub from: u64,
+}
+
+/// The result of [`run_saved`].
+#[derive(Debug)]
+pub struct Outcome {
+    /// The rows asked for, in order, as far as they were computed.
+    pub rows: Vec<Row>,
+    /// Lines of the results file that were not used.
+    pub rejected: Vec<Rejected>,
+    /// Rows resumed from a checkpoint.
+    pub resumed: Vec<Resumed>,
+    /// Seed counts of the rows computed by this run (the others were saved).
+    pub computed: Vec<usize>,
+    /// Saving a row failed: the rows computed are in `rows`, the rest of
+    /// the range was not computed.
+    pub save_error: Option<Error>,
+}
+
+/// Runs the census for every seed count of `range`, keeping finished rows
+/// in `dir/omweso-census.jsonl` ([`store`]), their cycles beside it
+/// ([`atlas`]) and progress inside a row in a
+/// checkpoint ([`checkpoint`]), so that a long run resumes where it stopped.
+/// Fails before computing if `dir` is not writable.
+pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options) -> Result<Outcome> {
+    let budget = opt.budget;
+    if budget == 0 {
+        return Err(Error::Invalid("a lap budget must be at least 1".into()));
+    }
+    store::check_writable(dir)?;
+    let mut store = Store::open(dir)?;
+    for r in &store.rejected {
+        opt.progress.line(&format!(
+            "{} line {}: {}; not used (the row is computed again if asked for)",
+            store.path().display(),
+            r.line,
+            r.why
+        ));
+    }
+    if !store.unchecksummed.is_empty() {
+        opt.progress.line(&format!(
+            "{}: lines {:?} have no checksum (an older file); their checks pass, they are used and get one when the file is next written",
+            store.path().display(),
+            store.unchecksummed
+        ));
+    }
+    let mut out = Outcome {
+        rows: Vec::new(),
+        rejected: store.rejected.clone(),
+        resumed: Vec::new(),
+        computed: Vec::new(),
+        save_error: None,
+    };
+    for k in range {
+        if let Some(r) = store.row(k, budget) {
+            out.rows.push(r.clone());
+            continue;
+        }
+        let cp = checkpoint::path(dir, k, budget);
+        let resume = match checkpoint::load(&cp, k, budget, CHUNK).and_then(|c| {
+            c.map(|c| Cycles::rebuild(&c.cycles, k).map(|cy| (c, cy)))
+                .transpose()
+        }) {
+            Ok(r) => r,
+            Err(why) => {
+                opt.progress
+                    .line(&format!("{}: {why}; starting the row afresh", cp.display()));
+                None
+            }
+        };
+        if let Some((c, _)) = &resume {
+            let from = (c.chunks_done * CHUNK).min(walked(k));
+            opt.progress.line(&format!(
+                "census k={k}: resuming from {} at configuration {from} of {}",
+                cp.display(),
+                walked(k)
+            ));
+            out.resumed.push(Resumed { seeds: k, from });
+        }
+        let mut warned = false;
+        let mut save = |c: &Checkpoint| {
+            if let Err(e) = checkpoint::save(&cp, c)
+                && !warned
+            {
+                opt.progress
+                    .line(&format!("checkpoint not saved (the run goes on): {e}"));
+                warned = true;
+            }
+        };
+        let (row, found) = count(
+            k,
+            budget,
+            opt.progress,
+            resume,
+            Some((opt.checkpoint_every, &mut save)),
+        );
+        out.rows.push(row.clone());
+        out.computed.push(k);
+        let saved = atlas::save(&atlas::path(dir, k, budget), &found)
+            .and_then(|()| store.save(row))
+            .and_then(|()| checkpoint::remove(&cp));
+        if let Err(e) = saved {
+            out.save_error = Some(e);
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// The atlas of the cycles of every row of `range` (sorted by seeds, period
+/// and state): from the cycles files the rows left, or, for rows saved
+/// without one, by computing the row again (without replacing it).
+pub fn atlas_of(
+    dir: &Path,
+    range: RangeInclusive<usize>,
+    opt: Options,
+) -> Result<Vec<atlas::Entry>> {
+    let mut entries = Vec::new();
+    for k in range {
+        let path = atlas::path(dir, k, opt.budget);
+        let found = match atlas::load(&path)? {
+            Some(found) => found,
+            None => {
+                let (_, found) = count(k, opt.budget, opt.progress, None, None);
+                atlas::save(&path, &found)?;
+                found
+            }
+        };
+        let mut here = found
+            .par_iter()
+            .map(|f| {
+                atlas::entry(f).ok_or_else(|| {
+                    Error::Invalid(format!(
+                        "{}: {} from pit 0 does not loop with period {}: damaged (remove the file to compute it again)",
+                        path.display(),
+                        Side::from_pits(f.side),
+                        f.period
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        here.sort_by_key(|e| (e.period, e.side));
+        entries.extend(here);
+    }
+    Ok(entries)
+}

@@ -1,0 +1,257 @@
+//! The census results file, `omweso-census.jsonl`: one [`Row`] per line,
+//! kept per (seed count, lap budget), each checked before it is trusted.
+//!
+//! A row is reused only if it passes every check that does not need the
+//! census itself:
+//! * its `checksum` (the first 16 hex digits of the sha256 of the row's
+//!   JSON without it) matches, so an edited or damaged row is noticed;
+//! * `configs = C(k+15, 15)` and `legal_pairs = 16 C(k+13, 15)`, recomputed;
+//! * `cfg_all <= cfg_any <= loop_pairs <= legal_pairs`, `loop_pairs` and
+//!   `undecided` are multiples of 16 (every count is over the 16
+//!   rotations), `cycles` is 0 exactly when there is no period, and
+//!   `period_min <= period_max`.
+//!
+//! Rows of different budgets live side by side, so a quick run with a small
+//! `--max-laps` never replaces a finished row. Lines that fail (not UTF-8,
+//! not JSON, a failed check) are reported with their line number and
+//! recomputed when asked for; when the file is next rewritten they are moved
+//! verbatim to `omweso-census.jsonl.rejected`, never dropped. Rows written
+//! before checksums existed (no `checksum` field) are accepted if the other
+//! checks pass, reported, and get a checksum when the file is next written.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::Row;
+use crate::compose::binomial;
+use crate::error::{Error, Result};
+
+/// The results file's name, inside the census directory.
+pub const FILE: &str = "omweso-census.jsonl";
+
+/// A line of the file that was not used.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Rejected {
+    /// Line number, from 1.
+    pub line: usize,
+    /// Why it was not used.
+    pub why: String,
+    /// The line as read (invalid UTF-8 replaced).
+    #[serde(skip)]
+    pub text: Vec<u8>,
+}
+
+/// A row as stored: the row and its checksum.
+#[derive(Serialize, Deserialize)]
+struct Saved {
+    #[serde(flatten)]
+    row: Row,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    checksum: Option<String>,
+}
+
+/// The rows of one census directory.
+#[derive(Debug)]
+pub struct Store {
+    path: PathBuf,
+    rows: Vec<Row>,
+    /// Lines not used, in file order.
+    pub rejected: Vec<Rejected>,
+    /// Line numbers of rows accepted without a checksum (older files).
+    pub unchecksummed: Vec<usize>,
+}
+
+impl Store {
+    /// Reads `dir/omweso-census.jsonl` (none yet: an empty store).
+    pub fn open(dir: &Path) -> Result<Store> {
+        let path = dir.join(FILE);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        let mut store = Store {
+            path,
+            rows: Vec::new(),
+            rejected: Vec::new(),
+            unchecksummed: Vec::new(),
+        };
+        for (i, text) in bytes.split(|&b| b == b'\n').enumerate() {
+            if text.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match parse(text) {
+                Ok((row, sum)) => {
+                    if !sum {
+                        store.unchecksummed.push(i + 1);
+                    }
+                    // A later line of the same key wins (the file is rewritten whole).
+                    store
+                        .rows
+                        .retain(|r| (r.seeds, r.budget) != (row.seeds, row.budget));
+                    store.rows.push(row);
+                }
+                Err(why) => store.rejected.push(Rejected {
+                    line: i + 1,
+                    why,
+                    text: text.to_vec(),
+                }),
+            }
+        }
+        Ok(store)
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The saved row of `seeds` seeds computed with lap budget `budget`.
+    pub fn row(&self, seeds: usize, budget: u64) -> Option<&Row> {
+        self.rows
+            .iter()
+            .find(|r| r.seeds == seeds && r.budget == budget)
+    }
+
+    /// Adds `row` (replacing the row of the same seeds and budget) and
+    /// rewrites the file atomically, every row with its checksum. Rejected
+    /// lines are first appended to `omweso-census.jsonl.rejected`.
+    pub fn save(&mut self, row: Row) -> Result<()> {
+        self.rows
+            .retain(|r| (r.seeds, r.budget) != (row.seeds, row.budget));
+        self.rows.push(row);
+        self.rows.sort_by_key(|r| (r.seeds, r.budget));
+        if !self.rejected.is_empty() {
+            let aside = self.path.with_extension("jsonl.rejected");
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&aside)
+                .map_err(|e| Error::io(&aside, e))?;
+            for r in &self.rejected {
+                f.write_all(&r.text)
+                    .and_then(|()| f.write_all(b"\n"))
+                    .map_err(|e| Error::io(&aside, e))?;
+            }
+            f.sync_all().map_err(|e| Error::io(&aside, e))?;
+            self.rejected.clear();
+        }
+        let mut text = String::new();
+        for r in &self.rows {
+            let saved = Saved {
+                row: r.clone(),
+                checksum: Some(checksum(r)),
+            };
+            text += &serde_json::to_string(&saved).expect("rows serialize");
+            text.push('\n');
+        }
+        crate::files::write_atomically(&self.path, |f| f.write_all(text.as_bytes()))?;
+        self.unchecksummed.clear();
+        Ok(())
+    }
+}
+
+/// The rows as one JSON list, a row a line.
+pub fn list(rows: &[Row]) -> String {
+    let items: Vec<String> = rows.iter().map(Row::to_json).collect();
+    format!("[{}]", items.join(",\n"))
+}
+
+/// Writes [`list`] of `rows` to `path` atomically.
+pub fn write_list(path: &Path, rows: &[Row]) -> Result<()> {
+    let text = list(rows) + "\n";
+    crate::files::write_atomically(path, |f| f.write_all(text.as_bytes()))
+}
+
+/// Checks that `dir` exists or can be created and that files can be
+/// created in it, so that a result is not computed only to be lost.
+pub fn check_writable(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let probe = dir.join(format!(".write-test-{}", std::process::id()));
+    std::fs::File::create(&probe).map_err(|e| Error::io(dir, e))?;
+    std::fs::remove_file(&probe).map_err(|e| Error::io(&probe, e))
+}
+
+/// The checksum stored with a row: the first 16 hex digits of the sha256 of
+/// its JSON.
+pub fn checksum(row: &Row) -> String {
+    digest(&serde_json::to_vec(row).expect("rows serialize"))
+}
+
+/// The first 16 hex digits of the sha256 of `bytes`.
+pub(crate) fn digest(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A row from one line, and whether it carried a checksum; else why not.
+fn parse(text: &[u8]) -> std::result::Result<(Row, bool), String> {
+    let text = std::str::from_utf8(text).map_err(|e| format!("not UTF-8 ({e})"))?;
+    let saved: Saved = serde_json::from_str(text).map_err(|e| format!("not a census row ({e})"))?;
+    if let Some(sum) = &saved.checksum {
+        let want = checksum(&saved.row);
+        if *sum != want {
+            return Err(format!(
+                "checksum {sum} does not match the row (its checksum is {want}): edited or damaged"
+            ));
+        }
+    }
+    check(&saved.row)?;
+    Ok((saved.row, saved.checksum.is_some()))
+}
+
+/// The checks a row must pass without recomputing the census (see the
+/// module documentation).
+pub fn check(r: &Row) -> std::result::Result<(), String> {
+    let k = r.seeds as u64;
+    if r.seeds > crate::omweso::MAX_SEEDS {
+        return Err(format!(
+            "seeds {k} is more than {}",
+            crate::omweso::MAX_SEEDS
+        ));
+    }
+    if r.budget == 0 {
+        return Err("budget 0".into());
+    }
+    let configs = binomial(k + 15, 15) as u64;
+    if r.configs != configs {
+        return Err(format!(
+            "configs {} is not C({k}+15, 15) = {configs}",
+            r.configs
+        ));
+    }
+    let legal = if k < 2 {
+        0
+    } else {
+        16 * binomial(k + 13, 15) as u64
+    };
+    if r.legal_pairs != legal {
+        return Err(format!(
+            "legal_pairs {} is not 16 C({k}+13, 15) = {legal}",
+            r.legal_pairs
+        ));
+    }
+    if !(r.cfg_all <= r.cfg_any && r.cfg_any <= r.loop_pairs && r.loop_pairs <= r.legal_pairs) {
+        return Err(format!(
+            "not cfg_all {} <= cfg_any {} <= loop_pairs {} <= legal_pairs {}",
+            r.cfg_all, r.cfg_any, r.loop_pairs, r.legal_pairs
+        ));
+    }
+    if !r.loop_pairs.is_multiple_of(16)
+        || !r.undecided.is_multiple_of(16)
+        || r.undecided > r.legal_pairs
+    {
+        return Err("loop_pairs and undecided must be multiples of 16 within legal_pairs".into());
+    }
+    match r.period {
+        None if r.cycles == 0 => {}
+        Some((a, b)) if r.cycles > 0 && 1 <= a && a <= b && r.cycles <= r.loop_pairs / 16 => {}
+        _ => return Err("cycles and period_min..period_max disagree".into()),
+    }
+    Ok(())
+}

@@ -1,0 +1,275 @@
+//! What a hostile user found (issue 15), each case as a test: exit codes
+//! that tell the truth when output fails, a directory locked for writers,
+//! files that are not tables, values out of range, hints that can be
+//! pasted, partial files cleaned up, records never dropped for a bad line.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{bin, built, refuses, run, scratch};
+use mancaladb::db::Db;
+use mancaladb::oware::Rules;
+use mancaladb::table::write_table;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Runs the binary with standard output on `/dev/full` (every write fails).
+fn to_dev_full(args: &[&str]) -> Output {
+    bin()
+        .args(args)
+        .stdout(File::options().write(true).open("/dev/full").unwrap())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_closed_pipe_stops_neither_the_build_nor_the_verdict() {
+    let dir = scratch("pipe");
+    let mut child = bin()
+        .args(["build", "--max-seeds", "14", "--db", s(&dir)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The reader is gone (like `| head -1`): the build goes on to the end.
+    assert!(child.wait().unwrap().success());
+    assert!(dir.join("awari-14.mdb").exists(), "every level built");
+
+    // A damaged table: verify's verdict (1) survives a closed pipe.
+    let path = dir.join("awari-14.mdb");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    bytes[n - 1] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    let mut child = bin()
+        .args(["verify", "--quick", "--db", s(&dir)])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+}
+
+#[test]
+fn failed_writes_exit_2_and_diagnostics_never_panic() {
+    let dir = built("full", Rules::Awari, 8);
+    for args in [
+        vec!["query", "--db", s(&dir), "1 1 1 1 1 0 0 0 0 0 0 0"],
+        vec!["build", "--max-seeds", "8", "--db", s(&dir)],
+        vec!["stats", "--db", s(&dir)],
+    ] {
+        let out = to_dev_full(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("standard output"), "{args:?}: {err}");
+    }
+    // Standard error on /dev/full too: the error still exits 2, no panic (101).
+    let out = bin()
+        .args(["query", "--db", s(&dir), "1 2 3"])
+        .stderr(File::options().write(true).open("/dev/full").unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn verify_exits_by_its_verdict_when_it_cannot_record_it() {
+    let dir = built("unrecordable", Rules::Awari, 6);
+    // The record is written through verified.tsv.tmp; a directory there
+    // makes every write fail.
+    std::fs::create_dir(dir.join("verified.tsv.tmp")).unwrap();
+    let out = run(&["verify", "--db", s(&dir), "--json"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("could not be recorded"), "{err}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.matches("\"passed\":true").count(), 7, "{text}");
+}
+
+#[test]
+fn a_directory_in_place_of_a_table_is_an_io_error_saying_so() {
+    let dir = built("not-a-file", Rules::Awari, 5);
+    let path = dir.join("awari-05.mdb");
+    std::fs::remove_file(&path).unwrap();
+    std::fs::create_dir(&path).unwrap();
+    refuses(
+        &["verify", "--quick", "--db", s(&dir)],
+        "awari-05.mdb: is a directory; expected a level's file",
+    );
+    refuses(
+        &["query", "--db", s(&dir), "1 1 1 1 1 0 0 0 0 0 0 0"],
+        "is a directory",
+    );
+}
+
+#[test]
+fn a_second_writer_stops_at_once_or_waits() {
+    let dir = scratch("locked");
+    let mut first = bin()
+        .args(["build", "--max-seeds", "17", "--db", s(&dir)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the first build holds the lock and is solving.
+    let start = Instant::now();
+    while !dir.join("awari-05.mdb").exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "first build stalled"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = run(&["build", "--max-seeds", "17", "--db", s(&dir)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("locked by another writer: process") && err.contains("--wait"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    // Readers never block.
+    assert!(
+        run(&["query", "--db", s(&dir), "1 0 0 0 0 0 0 0 0 0 0 0"])
+            .status
+            .success()
+    );
+    // --wait waits for the first, then finds everything built.
+    let out = run(&["build", "--max-seeds", "17", "--db", s(&dir), "--wait"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(first.wait().unwrap().success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.matches("already built").count(), 18, "{text}");
+}
+
+#[test]
+fn values_out_of_range_are_refused_on_import_and_by_check_1() {
+    let dir = scratch("range");
+    let vu = dir.join("vu");
+    std::fs::create_dir_all(&vu).unwrap();
+    // Level 3 has 364 positions; 127 is no value of a 3-seed game.
+    let mut bytes = vec![0u8; 364];
+    bytes[100] = 127;
+    std::fs::write(vu.join("scores.3"), &bytes).unwrap();
+    refuses(
+        &["import", "--vu", s(&vu), "--db", s(&dir.join("db"))],
+        "value 127 at index 100 is outside -3..=3",
+    );
+    // A table written with it (checksums all valid) fails check 1.
+    let db = built("range-db", Rules::Awari, 3);
+    let mut values = vec![0i8; 364];
+    values[100] = 127;
+    write_table(
+        &db.join("awari-03.mdb"),
+        Db::table_id(Rules::Awari, 3),
+        &values,
+    )
+    .unwrap();
+    let out = run(&["verify", "--quick", "--db", s(&db), "--seeds", "3"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("value 127 at index 100 is outside -3..=3"),
+        "{text}"
+    );
+}
+
+#[test]
+fn levels_beyond_the_game_are_refused_and_hints_can_be_pasted() {
+    refuses(&["verify", "--seeds", "49"], "Oware levels 0..=48");
+    refuses(
+        &["verify", "--vu", "/tmp", "--seeds", "45..49"],
+        "Oware levels 0..=48",
+    );
+    refuses(
+        &["build", "--max-seeds", "49"],
+        "an Oware game has 48 seeds",
+    );
+    let dir = scratch("with space é");
+    let out = run(&["query", "--db", s(&dir), "4 4 4 4 4 0 0 0 0 0 0 0"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let quoted = format!("--db '{}'", dir.display());
+    assert!(err.contains(&quoted), "{err}");
+}
+
+#[test]
+fn an_unwritable_directory_fails_before_solving() {
+    let dir = scratch("unwritable");
+    let file = dir.join("a-file");
+    std::fs::write(&file, b"").unwrap();
+    let out = run(&["build", "--max-seeds", "12", "--db", s(&file.join("db"))]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "nothing was solved");
+}
+
+#[test]
+fn a_failed_level_leaves_no_partial_file() {
+    let dir = built("partial", Rules::Awari, 2);
+    // The table of level 3 cannot be written: its temporary name is taken
+    // by a directory.
+    std::fs::create_dir(dir.join("awari-03.mdb.tmp")).unwrap();
+    let out = run(&["build", "--max-seeds", "3", "--db", s(&dir)]);
+    assert_eq!(out.status.code(), Some(2));
+    let raw = dir.join("raw/awari");
+    let left: Vec<_> = std::fs::read_dir(&raw)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".part"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // A leftover of a killed build is removed by the next one.
+    std::fs::remove_dir(dir.join("awari-03.mdb.tmp")).unwrap();
+    std::fs::write(raw.join("scores.3.part"), b"partial").unwrap();
+    std::fs::write(dir.join("awari-03.mdb.tmp"), b"partial").unwrap();
+    assert!(
+        run(&["build", "--max-seeds", "3", "--db", s(&dir)])
+            .status
+            .success()
+    );
+    assert!(!raw.join("scores.3.part").exists());
+    assert!(!dir.join("awari-03.mdb.tmp").exists());
+}
+
+#[test]
+fn a_bad_line_in_verified_tsv_drops_no_record() {
+    let dir = built("records", Rules::Awari, 5);
+    assert!(
+        run(&["verify", "--db", s(&dir), "--seeds", "0..4"])
+            .status
+            .success()
+    );
+    let path = dir.join("verified.tsv");
+    let mut text = std::fs::read(&path).unwrap();
+    text.extend_from_slice(b"awari\t9\t\xff\xfe not a record\n");
+    std::fs::write(&path, &text).unwrap();
+    assert!(
+        run(&["verify", "--db", s(&dir), "--seeds", "5"])
+            .status
+            .success()
+    );
+    let after = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(after.lines().count(), 6, "{after}");
+    let db = Db::new(&dir);
+    assert!((0..=5).all(|n| db.is_verified(Rules::Awari, n)));
+}
+
+#[test]
+fn thread_counts_are_bounded() {
+    let start = Instant::now();
+    refuses(&["build", "--threads", "100000"], "4 per core");
+    assert!(start.elapsed() < Duration::from_secs(10), "refused at once");
+    refuses(&["build", "--threads", "0"], "at least 1");
+}
