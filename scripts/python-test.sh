@@ -8,10 +8,13 @@
 #   scripts/python-test.sh              # VENV=DIR to keep the environment
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VENV=${VENV:-$(mktemp -d)/venv}
+if [[ -z ${VENV:-} ]]; then
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  VENV=$tmp/venv
+fi
 cargo build --release --quiet
 python3 -m venv "$VENV"
-"$VENV/bin/pip" install --quiet --upgrade pip
 "$VENV/bin/pip" install --quiet ./python pytest
 # From the root, so that `import mancaladb` is the installed package, not
 # the sources under python/.
