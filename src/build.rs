@@ -3,6 +3,7 @@
 //! decides what stands, writes each level's files (by rename, only once
 //! every rank has finished it) and reports.
 
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::time::Instant;
 
@@ -106,6 +107,26 @@ pub fn build(
     wait: bool,
     mut on_level: impl FnMut(&LevelReport),
 ) -> Result<Vec<LevelReport>> {
+    build_until(db, rules, max_seeds, ex, progress, wait, |r| {
+        on_level(r);
+        ControlFlow::Continue(())
+    })
+}
+
+/// [`build`], where `on_level` may stop the build after a level by
+/// returning [`ControlFlow::Break`] (an interrupt, a caller's error): the
+/// levels done stay complete and the reports of those levels are returned.
+/// In a distributed build rank 0's word reaches every rank before the
+/// next level.
+pub fn build_until(
+    db: &Db,
+    rules: Rules,
+    max_seeds: usize,
+    ex: &dyn Exchange,
+    progress: Progress,
+    wait: bool,
+    mut on_level: impl FnMut(&LevelReport) -> ControlFlow<()>,
+) -> Result<Vec<LevelReport>> {
     if max_seeds > MAX_SEEDS {
         return Err(Error::Invalid(format!(
             "level {max_seeds}: an Oware game has {MAX_SEEDS} seeds"
@@ -135,7 +156,11 @@ pub fn build(
     ));
     let mut lower: Vec<Mmap> = Vec::with_capacity(max_seeds + 1);
     let mut reports = Vec::new();
+    let mut stop = false;
     for seeds in 0..=max_seeds {
+        if ex.broadcast(stop.into()) == 1 {
+            break;
+        }
         // Rank 0 checks (and repairs) what stands; the others wait for its
         // word before they map anything.
         let existing = match ex.rank() {
@@ -161,7 +186,7 @@ pub fn build(
             if !report.skipped {
                 log_build(db, rules, &report)?;
             }
-            on_level(&report);
+            stop = on_level(&report).is_break();
             reports.push(report);
         }
     }

@@ -109,6 +109,11 @@ impl Ranker {
         ((k * 2 + ok) * s1 + s) * s1 + x
     }
 
+    /// The largest seed count ranked.
+    pub fn max_seeds(&self) -> usize {
+        self.max_seeds
+    }
+
     /// Number of ranked boards holding `seeds` seeds.
     pub fn count(&self, seeds: usize) -> u64 {
         assert!(seeds <= self.max_seeds);

@@ -1,4 +1,4 @@
-//! Reading pit counts from the command line, for every game.
+//! Reading pit counts, from the command line or as numbers, for every game.
 
 use crate::error::{Error, Result};
 
@@ -15,34 +15,62 @@ pub fn parse<const N: usize, S: AsRef<str>>(
         .flat_map(|w| w.as_ref().split(|c: char| c == ',' || c.is_whitespace()))
         .filter(|p| !p.is_empty())
         .collect();
-    if parts.len() != N {
-        return Err(Error::Invalid(format!(
-            "{what} has {N} pits, got {} numbers",
-            parts.len()
-        )));
-    }
+    check_len::<N>(parts.len(), what)?;
     let mut pits = [0u8; N];
     for (slot, part) in pits.iter_mut().zip(&parts) {
         let v: i64 = part.parse().map_err(|_| {
             Error::Invalid(format!("{what}: pit count '{part}' is not a whole number"))
         })?;
-        if v < 0 {
-            return Err(Error::Invalid(format!("{what}: pit count {v} is negative")));
-        }
-        if v > max_seeds as i64 {
-            return Err(Error::Invalid(format!(
-                "{what}: pit count {v} exceeds the {max_seeds} seeds of a game"
-            )));
-        }
-        *slot = v as u8;
+        *slot = pit(v, what, max_seeds)?;
     }
+    check_total(&pits, what, max_seeds)
+}
+
+/// [`parse`] for counts already read as numbers (from another language,
+/// an array): the same checks and the same messages.
+pub fn from_counts<const N: usize>(
+    counts: &[i64],
+    what: &str,
+    max_seeds: usize,
+) -> Result<[u8; N]> {
+    check_len::<N>(counts.len(), what)?;
+    let mut pits = [0u8; N];
+    for (slot, &v) in pits.iter_mut().zip(counts) {
+        *slot = pit(v, what, max_seeds)?;
+    }
+    check_total(&pits, what, max_seeds)
+}
+
+fn check_len<const N: usize>(len: usize, what: &str) -> Result<()> {
+    if len != N {
+        return Err(Error::Invalid(format!(
+            "{what} has {N} pits, got {len} numbers"
+        )));
+    }
+    Ok(())
+}
+
+/// One pit's count: `0..=max_seeds`.
+fn pit(v: i64, what: &str, max_seeds: usize) -> Result<u8> {
+    if v < 0 {
+        return Err(Error::Invalid(format!("{what}: pit count {v} is negative")));
+    }
+    if v > max_seeds as i64 {
+        return Err(Error::Invalid(format!(
+            "{what}: pit count {v} exceeds the {max_seeds} seeds of a game"
+        )));
+    }
+    Ok(v as u8)
+}
+
+fn check_total<const N: usize>(pits: &[u8; N], what: &str, max_seeds: usize) -> Result<[u8; N]> {
     let total: usize = pits.iter().map(|&v| usize::from(v)).sum();
     if total > max_seeds {
         return Err(Error::Invalid(format!(
             "{what} holds {total} seeds; a game has {max_seeds}"
         )));
     }
-    Ok(pits)
+    Ok(*pits)
 }
 
 #[cfg(test)]
@@ -52,5 +80,23 @@ mod tests {
         let pits: [u8; 3] = super::parse(&["1,2", "3"], "a row", 10).unwrap();
         assert_eq!(pits, [1, 2, 3]);
         assert!(super::parse::<3, _>(&["1 2"], "a row", 10).is_err());
+    }
+
+    #[test]
+    fn numbers_get_the_same_checks_and_messages_as_words() {
+        let cases: [&[i64]; 5] = [&[1, 2, 3], &[1, 2], &[1, -2, 3], &[1, 11, 0], &[5, 5, 1]];
+        for counts in cases {
+            let words: Vec<String> = counts.iter().map(|v| v.to_string()).collect();
+            let from_words = super::parse::<3, _>(&words, "a row", 10).map_err(|e| e.to_string());
+            let from_numbers =
+                super::from_counts::<3>(counts, "a row", 10).map_err(|e| e.to_string());
+            assert_eq!(from_words, from_numbers, "{counts:?}");
+        }
+        assert_eq!(
+            super::from_counts::<3>(&[5, 5, 1], "a row", 10)
+                .unwrap_err()
+                .to_string(),
+            "a row holds 11 seeds; a game has 10"
+        );
     }
 }

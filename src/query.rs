@@ -41,6 +41,9 @@ pub struct MoveValue {
     pub value: i8,
     /// Seeds the move takes.
     pub captures: u8,
+    /// The position after the move, seen by the opponent (now to move).
+    #[serde(skip)]
+    pub child: Board,
 }
 
 /// A position's value and the value of each legal move. Serialized as
@@ -78,6 +81,7 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
             pit: m.pit,
             value: m.captured as i8 - child,
             captures: m.captured,
+            child: m.child,
         });
     }
     let value = list.iter().map(|m| m.value).max().unwrap_or(-(seeds as i8));
@@ -108,6 +112,17 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
         best,
         stored,
     })
+}
+
+/// The value of `board` for the player to move: the stored value when the
+/// board is in the stored domain (one probe), else (every opponent pit
+/// filled, like the starting positions) the best of its moves, one ply,
+/// as [`analyze`] values it.
+pub fn value(rules: Rules, values: &dyn Values, board: &Board) -> Result<i8> {
+    match board.in_domain() {
+        true => values.value(board),
+        false => analyze(rules, values, board).map(|a| a.value),
+    }
 }
 
 /// One ply of a principal variation.
@@ -231,4 +246,69 @@ pub fn principal_line(
         pos = next;
     };
     Ok(Line { plies: line, end })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::compose::Ranker;
+    use crate::oware::Encoder;
+    use crate::oware::solve::solve_level;
+    use crate::progress::Progress;
+
+    /// Levels solved in memory.
+    struct Solved(Vec<Vec<i8>>, Encoder);
+
+    impl Values for Solved {
+        fn value(&self, board: &Board) -> Result<i8> {
+            Ok(self.0[board.seeds()][self.1.rank(board) as usize])
+        }
+        fn origin(&self, _: &Board) -> PathBuf {
+            PathBuf::from("memory")
+        }
+    }
+
+    #[test]
+    fn value_is_the_stored_one_in_the_domain_and_one_ply_outside() {
+        let top = 8;
+        let mut levels: Vec<Vec<i8>> = Vec::new();
+        for n in 0..=top {
+            let lower: Vec<&[i8]> = levels.iter().map(|v| v.as_slice()).collect();
+            levels.push(solve_level(Rules::Awari, n, &lower, Progress::Quiet).to_vec());
+        }
+        let solved = Solved(levels, Encoder::new(top));
+        // Every board of up to `top` seeds, stored or not.
+        let all = Ranker::new(12, top, None);
+        let mut outside = 0;
+        for n in 0..=top {
+            let mut b = Board::EMPTY;
+            all.unrank(n, 0, &mut b.0);
+            loop {
+                let v = value(Rules::Awari, &solved, &b).unwrap();
+                let a = analyze(Rules::Awari, &solved, &b).unwrap();
+                assert_eq!(v, a.value, "{b}");
+                if b.in_domain() {
+                    assert_eq!(v, solved.value(&b).unwrap(), "{b}");
+                } else {
+                    outside += 1;
+                    // Every opponent pit filled: the mover has a move
+                    // unless their own side is empty.
+                    assert_eq!(a.moves.is_empty(), b.own_seeds() == 0, "{b}");
+                }
+                if !all.advance(&mut b.0) {
+                    break;
+                }
+            }
+        }
+        // C(n+5, 11) boards of n seeds fill all six opponent pits.
+        let want: u128 = (6..=top as u64)
+            .map(|n| crate::compose::binomial(n + 5, 11))
+            .sum();
+        assert_eq!(outside as u128, want);
+        // README: 0 0 0 0 0 2 1 1 0 0 0 0 is worth +4 (pit 5 takes all).
+        let b = Board::parse(&["0 0 0 0 0 2 1 1 0 0 0 0"]).unwrap();
+        assert_eq!(value(Rules::Awari, &solved, &b).unwrap(), 4);
+    }
 }

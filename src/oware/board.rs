@@ -56,6 +56,20 @@ impl Board {
     pub fn parse<S: AsRef<str>>(words: &[S]) -> Result<Board> {
         crate::pits::parse(words, "an Oware board", MAX_SEEDS).map(Board)
     }
+
+    /// Twelve pit counts given as numbers, with the checks and messages of
+    /// [`Board::parse`].
+    ///
+    /// ```
+    /// use mancaladb::oware::Board;
+    /// let b = Board::from_counts(&[1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0]).unwrap();
+    /// assert_eq!(b.seeds(), 16);
+    /// let e = Board::from_counts(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1]).unwrap_err();
+    /// assert_eq!(e.to_string(), "an Oware board: pit count -1 is negative");
+    /// ```
+    pub fn from_counts(counts: &[i64]) -> Result<Board> {
+        crate::pits::from_counts(counts, "an Oware board", MAX_SEEDS).map(Board)
+    }
 }
 
 impl fmt::Display for Board {

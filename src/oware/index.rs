@@ -7,6 +7,7 @@
 
 use super::board::{Board, MAX_SEEDS, PITS};
 use crate::compose::Ranker;
+use crate::error::{Error, Result};
 
 /// Ranks and unranks Oware positions of up to `max_seeds` seeds.
 ///
@@ -55,6 +56,75 @@ impl Encoder {
         let mut b = Board::EMPTY;
         self.ranker.unrank(seeds, index, &mut b.0);
         b
+    }
+
+    /// [`Encoder::rank`] of a board from outside: [`Error::Invalid`] when
+    /// it is not in the stored domain (no empty opponent pit) or holds more
+    /// seeds than this encoder's levels.
+    ///
+    /// ```
+    /// use mancaladb::oware::{Board, Encoder};
+    /// let e = Encoder::new(48);
+    /// assert_eq!(e.index_of(&Board([1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0])).unwrap(), 588_953);
+    /// assert!(e.index_of(&Board([1; 12])).is_err());
+    /// ```
+    pub fn index_of(&self, board: &Board) -> Result<u64> {
+        let seeds = board.seeds();
+        if seeds > self.ranker.max_seeds() {
+            return Err(Error::Invalid(format!(
+                "{board} holds {seeds} seeds; levels go up to {}",
+                self.ranker.max_seeds()
+            )));
+        }
+        if !board.in_domain() {
+            return Err(Error::Invalid(format!(
+                "{board} is not stored: a level holds the positions with an empty pit among 6..11"
+            )));
+        }
+        Ok(self.rank_in(seeds, board))
+    }
+
+    /// [`Encoder::unrank`] of a request from outside: [`Error::Invalid`]
+    /// when the level is beyond this encoder or `index` beyond the level.
+    ///
+    /// ```
+    /// use mancaladb::oware::{Board, Encoder};
+    /// let e = Encoder::new(48);
+    /// assert_eq!(e.board_at(2, 0).unwrap(), Board([2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]));
+    /// assert!(e.board_at(2, 78).is_err());
+    /// ```
+    pub fn board_at(&self, seeds: usize, index: u64) -> Result<Board> {
+        let size = self.checked_size(seeds)?;
+        if index >= size {
+            return Err(Error::Invalid(format!(
+                "index {index} outside level {seeds}, which has {size} positions (0..{size})"
+            )));
+        }
+        Ok(self.unrank(seeds, index))
+    }
+
+    /// [`Error::Invalid`] unless `start..end` is a range of indices of
+    /// level `seeds` (`start <= end <= level size`) and the level is within
+    /// this encoder's.
+    pub fn check_range(&self, seeds: usize, start: u64, end: u64) -> Result<()> {
+        let size = self.checked_size(seeds)?;
+        if start > end || end > size {
+            return Err(Error::Invalid(format!(
+                "indices {start}..{end} outside level {seeds}, which has {size} positions (0..{size})"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The size of level `seeds`, or [`Error::Invalid`] beyond this encoder.
+    fn checked_size(&self, seeds: usize) -> Result<u64> {
+        match seeds <= self.ranker.max_seeds() {
+            true => Ok(self.level_size(seeds)),
+            false => Err(Error::Invalid(format!(
+                "level {seeds}: levels go up to {}",
+                self.ranker.max_seeds()
+            ))),
+        }
     }
 
     /// Steps `board` to the next position of its level in index order;

@@ -77,3 +77,38 @@ fn sampled_large_level_round_trip() {
         i += 9_999_991;
     }
 }
+
+#[test]
+fn checked_rank_and_unrank_refuse_what_is_not_stored() {
+    let e = Encoder::new(48);
+    let b = board("1 1 1 1 1 2 4 2 3 0 0 0");
+    assert_eq!(e.index_of(&b).unwrap(), 588_953);
+    assert_eq!(e.board_at(16, 588_953).unwrap(), b);
+    // Every opponent pit filled: outside the numbering.
+    let full = board("1 1 1 1 1 1 1 1 1 1 1 1");
+    assert!(
+        e.index_of(&full)
+            .unwrap_err()
+            .to_string()
+            .contains("not stored")
+    );
+    // The last index of a level is there, the next is not.
+    let last = level_size(5) - 1;
+    assert_eq!(
+        e.board_at(5, last).unwrap(),
+        board("0 0 0 0 0 0 0 0 0 0 0 5")
+    );
+    assert_eq!(
+        e.board_at(5, last + 1).unwrap_err().to_string(),
+        "index 4368 outside level 5, which has 4368 positions (0..4368)"
+    );
+    assert!(e.board_at(49, 0).is_err());
+    assert!(
+        Encoder::new(10)
+            .index_of(&board("11 0 0 0 0 0 0 0 0 0 0 0"))
+            .is_err()
+    );
+    assert!(e.check_range(5, 0, 4368).is_ok());
+    assert!(e.check_range(5, 3, 2).is_err());
+    assert!(e.check_range(5, 0, 4369).is_err());
+}

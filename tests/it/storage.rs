@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
-use crate::common::{run, scratch};
+use crate::common::{self, file_sha256, run, scratch};
 use mancaladb::Error;
-use mancaladb::build::build;
+use mancaladb::build::{build, build_until};
 use mancaladb::db::Db;
 use mancaladb::exchange::Alone;
 use mancaladb::oware::{Board, Rules};
@@ -206,6 +206,43 @@ fn a_query_on_a_damaged_table_fails_with_exit_2() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("awari-05.mdb: corrupt table"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn a_build_stopped_after_a_level_keeps_it_and_resumes() {
+    use std::ops::ControlFlow;
+    let dir = scratch("stopped-build");
+    let db = Db::new(&dir);
+    let reports = build_until(
+        &db,
+        Rules::Awari,
+        9,
+        &Alone,
+        Progress::Quiet,
+        false,
+        |r| match r.seeds {
+            3 => ControlFlow::Break(()),
+            _ => ControlFlow::Continue(()),
+        },
+    )
+    .unwrap();
+    let done: Vec<usize> = reports.iter().map(|r| r.seeds).collect();
+    assert_eq!(done, [0, 1, 2, 3]);
+    assert_eq!(db.levels(Rules::Awari), [0, 1, 2, 3]);
+    let rest = build(&db, Rules::Awari, 9, &Alone, Progress::Quiet, false, |_| {}).unwrap();
+    let skipped: Vec<bool> = rest.iter().map(|r| r.skipped).collect();
+    assert_eq!(
+        skipped,
+        [
+            true, true, true, true, false, false, false, false, false, false
+        ]
+    );
+    // The resumed build's level 9 is the committed one.
+    let want = common::committed_checksums()
+        .into_iter()
+        .find(|c| c.0 == "awari" && c.1 == 9)
+        .unwrap();
+    assert_eq!(file_sha256(&db.table_path(Rules::Awari, 9)), want.3);
 }
 
 /// Two intact blocks of equal length swapped keep the header, the index and

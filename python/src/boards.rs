@@ -1,0 +1,111 @@
+//! Boards from Python objects. One board: a string of twelve counts
+//! (`"1 1 1 1 1 2 4 2 3 0 0 0"`, as on the command line) or a sequence of
+//! twelve integers (list, tuple, NumPy row). Many boards: a `(k, 12)`
+//! integer array. Every check and message is the library's
+//! (`Board::parse`, `Board::from_counts`).
+
+use mancaladb::oware::{Board, PITS};
+use numpy::ndarray::ArrayView2;
+use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+use crate::errors::IntoPy;
+
+/// One board from a string or a sequence of integers.
+pub fn board(obj: &Bound<'_, PyAny>) -> PyResult<Board> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Board::parse(&[s.to_cow()?]).py();
+    }
+    if let Ok(counts) = obj.extract::<Vec<i64>>() {
+        return Board::from_counts(&counts).py();
+    }
+    // Items that are not integers (1.5, "x", ...): their text, read as the
+    // command line reads words, so the message is the command line's.
+    let words = obj
+        .try_iter()?
+        .map(|item| Ok(item?.str()?.to_string()))
+        .collect::<PyResult<Vec<String>>>()?;
+    Board::parse(&words).py()
+}
+
+/// A `(k, 12)` array of boards: `uint8` as `boards()` gives them, or any
+/// other integer type (as `int64`; the Python layer converts).
+pub enum Rows<'py> {
+    /// Counts as stored.
+    Bytes(PyReadonlyArray2<'py, u8>),
+    /// Counts that may be negative or large: checked like any board.
+    Wide(PyReadonlyArray2<'py, i64>),
+}
+
+impl<'py> Rows<'py> {
+    /// The array `obj`, which must have 12 columns.
+    pub fn of(obj: &Bound<'py, PyAny>) -> PyResult<Rows<'py>> {
+        let rows = if let Ok(a) = obj.extract::<PyReadonlyArray2<u8>>() {
+            Rows::Bytes(a)
+        } else {
+            Rows::Wide(obj.extract::<PyReadonlyArray2<i64>>()?)
+        };
+        let shape = match &rows {
+            Rows::Bytes(a) => a.shape().to_vec(),
+            Rows::Wide(a) => a.shape().to_vec(),
+        };
+        if shape[1] != PITS {
+            return Err(PyValueError::new_err(format!(
+                "boards must be a (k, 12) array, got shape ({}, {})",
+                shape[0], shape[1]
+            )));
+        }
+        Ok(rows)
+    }
+
+    /// Calls `f(row, board)` for each row in order, stopping at the first
+    /// error; a bad row (or a request `f` finds malformed) is an error
+    /// naming the row. Runs without the GIL
+    /// (the array is borrowed read-only).
+    pub fn for_each(
+        &self,
+        py: Python<'_>,
+        f: impl FnMut(usize, &Board) -> mancaladb::Result<()> + Send,
+    ) -> mancaladb::Result<()> {
+        match self {
+            Rows::Bytes(a) => {
+                let view = a.as_array();
+                py.detach(|| each_row(view, f))
+            }
+            Rows::Wide(a) => {
+                let view = a.as_array();
+                py.detach(|| each_row(view, f))
+            }
+        }
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        match self {
+            Rows::Bytes(a) => a.shape()[0],
+            Rows::Wide(a) => a.shape()[0],
+        }
+    }
+}
+
+/// [`Rows::for_each`] on one element type.
+fn each_row<T: Copy + Into<i64>>(
+    rows: ArrayView2<'_, T>,
+    mut f: impl FnMut(usize, &Board) -> mancaladb::Result<()>,
+) -> mancaladb::Result<()> {
+    let mut counts = [0i64; PITS];
+    for (i, row) in rows.rows().into_iter().enumerate() {
+        for (c, &v) in counts.iter_mut().zip(row) {
+            *c = v.into();
+        }
+        Board::from_counts(&counts)
+            .and_then(|b| f(i, &b))
+            .map_err(|e| match e {
+                mancaladb::Error::Invalid(m) => mancaladb::Error::Invalid(format!("row {i}: {m}")),
+                e => e,
+            })?;
+    }
+    Ok(())
+}

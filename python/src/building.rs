@@ -1,0 +1,71 @@
+//! Building tables from Python: the library's builder with the GIL
+//! released. After each level the caller's function gets the level's
+//! report (as JSON text, which the Python layer turns into a dict), and
+//! pending signals are checked: Ctrl-C, or an exception in that function,
+//! stops the build after the level it was on (finished levels stay).
+
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+
+use mancaladb::build::build_until;
+use mancaladb::db::Db;
+use mancaladb::exchange::Alone;
+use mancaladb::oware::Rules;
+use mancaladb::progress::Progress;
+use pyo3::prelude::*;
+
+use crate::errors::IntoPy;
+
+/// Builds levels `0..=max_seeds` of `rules` into `db`; returns the reports
+/// as JSON text. `bars`: the library's progress bars on standard error (a
+/// terminal), else silence. `wait`: wait for another writer of `db` to
+/// finish rather than fail.
+#[pyfunction]
+#[pyo3(signature = (db, max_seeds, rules, bars, wait, on_level))]
+pub fn build(
+    py: Python<'_>,
+    db: PathBuf,
+    max_seeds: usize,
+    rules: &str,
+    bars: bool,
+    wait: bool,
+    on_level: Py<PyAny>,
+) -> PyResult<String> {
+    let rules: Rules = rules.parse().py()?;
+    let progress = if bars {
+        Progress::Auto
+    } else {
+        Progress::Quiet
+    };
+    let mut stopped: Option<PyErr> = None;
+    let reports = py
+        .detach(|| {
+            build_until(
+                &Db::new(db),
+                rules,
+                max_seeds,
+                &Alone,
+                progress,
+                wait,
+                |r| {
+                    let report = serde_json::to_string(r).expect("a report serializes");
+                    let called = Python::attach(|py| {
+                        py.check_signals()?;
+                        on_level.call1(py, (report,)).map(drop)
+                    });
+                    match called {
+                        Ok(()) => ControlFlow::Continue(()),
+                        Err(e) => {
+                            stopped = Some(e);
+                            ControlFlow::Break(())
+                        }
+                    }
+                },
+            )
+        })
+        .py()?;
+    if let Some(e) = stopped {
+        return Err(e);
+    }
+    Ok(serde_json::to_string(&reports).expect("reports serialize"))
+}

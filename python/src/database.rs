@@ -1,0 +1,217 @@
+//! An opened table directory (or VU directory): probes, moves, principal
+//! lines and whole levels. Thread-safe: the source is shared, every library
+//! call runs with the GIL released, and closing only drops this handle's
+//! reference (arrays already handed out keep their data alive).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, Weak};
+
+use mancaladb::Error;
+use mancaladb::oware::{Board, PITS, Rules};
+use mancaladb::query::{self, LineEnd};
+use mancaladb::source::{LevelData, Source};
+use numpy::PyArray1;
+use numpy::ndarray::ArrayView1;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use crate::boards::{Rows, board};
+use crate::errors::IntoPy;
+
+/// A move: pit, captures, value for the mover, child board.
+type MoveTuple = (u8, u8, i8, [u8; PITS]);
+/// A ply of a line: board, pit, captures, value.
+type PlyTuple = ([u8; PITS], u8, u8, i8);
+
+/// The native handle behind `mancaladb.Database`.
+#[pyclass(frozen, module = "mancaladb._native")]
+pub struct Database {
+    source: Mutex<Option<Arc<Source>>>,
+    rules: Rules,
+    /// Levels handed out as arrays, shared while any array is alive.
+    levels: Mutex<HashMap<usize, Weak<LevelData>>>,
+}
+
+/// The values of a level behind a NumPy array: the array's base object.
+#[pyclass(frozen, module = "mancaladb._native")]
+pub struct LevelValues {
+    data: Arc<LevelData>,
+}
+
+impl Database {
+    fn source(&self) -> PyResult<Arc<Source>> {
+        let source = self.source.lock().unwrap_or_else(|p| p.into_inner());
+        source
+            .clone()
+            .ok_or_else(|| PyValueError::new_err("the database is closed"))
+    }
+
+    /// The value of `b`, without the GIL.
+    fn value_of(&self, py: Python<'_>, b: Board) -> PyResult<i8> {
+        let source = self.source()?;
+        let rules = self.rules;
+        py.detach(|| query::value(rules, &*source, &b)).py()
+    }
+}
+
+#[pymethods]
+impl Database {
+    /// Tables of `rules` in `db`, or the `scores.N` files in `vu`.
+    #[new]
+    #[pyo3(signature = (db, rules, vu))]
+    fn new(db: PathBuf, rules: &str, vu: Option<PathBuf>) -> PyResult<Database> {
+        let rules: Rules = rules.parse().py()?;
+        let dir = vu.clone().unwrap_or(db);
+        std::fs::metadata(&dir)
+            .map_err(|e| Error::io(&dir, e))
+            .py()?;
+        let source = match vu {
+            Some(dir) => Source::vu(dir),
+            None => Source::tables(dir, rules),
+        };
+        Ok(Database {
+            source: Mutex::new(Some(Arc::new(source))),
+            rules,
+            levels: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Drops this handle's maps and open tables.
+    fn close(&self) {
+        *self.source.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.levels
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.source
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_none()
+    }
+
+    #[getter]
+    fn rules(&self) -> &'static str {
+        self.rules.name()
+    }
+
+    /// The directory read, and whether it holds VU files.
+    #[getter]
+    fn location(&self) -> PyResult<(PathBuf, bool)> {
+        let s = self.source()?;
+        Ok((s.dir().to_path_buf(), matches!(*s, Source::Vu(_))))
+    }
+
+    fn value(&self, py: Python<'_>, pits: &Bound<'_, PyAny>) -> PyResult<i8> {
+        self.value_of(py, board(pits)?)
+    }
+
+    /// The values of a `(k, 12)` array of boards.
+    fn values<'py>(
+        &self,
+        py: Python<'py>,
+        boards: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray1<i8>>> {
+        let rows = Rows::of(boards)?;
+        let source = self.source()?;
+        let rules = self.rules;
+        let mut out = vec![0i8; rows.len()];
+        rows.for_each(py, |i, b| {
+            out[i] = query::value(rules, &*source, b)?;
+            Ok(())
+        })
+        .py()?;
+        Ok(PyArray1::from_vec(py, out))
+    }
+
+    /// The legal moves of a board: pit, captures, value, child.
+    fn moves(&self, py: Python<'_>, pits: &Bound<'_, PyAny>) -> PyResult<Vec<MoveTuple>> {
+        let b = board(pits)?;
+        let source = self.source()?;
+        let rules = self.rules;
+        let analysis = py
+            .detach(|| {
+                // The board's own level first: its absence names the build to run.
+                source.require(b.seeds())?;
+                query::analyze(rules, &*source, &b)
+            })
+            .py()?;
+        Ok(analysis
+            .moves
+            .iter()
+            .map(|m| (m.pit, m.captures, m.value, m.child.0))
+            .collect())
+    }
+
+    /// The principal line: plies, how it ends, and the repeated ply for a
+    /// cycle.
+    fn line(
+        &self,
+        py: Python<'_>,
+        pits: &Bound<'_, PyAny>,
+        max_plies: usize,
+    ) -> PyResult<(Vec<PlyTuple>, &'static str, Option<usize>)> {
+        let b = board(pits)?;
+        let source = self.source()?;
+        let rules = self.rules;
+        let line = py
+            .detach(|| {
+                source.require(b.seeds())?;
+                query::principal_line(rules, &*source, &b, max_plies)
+            })
+            .py()?;
+        let plies = line
+            .plies
+            .iter()
+            .map(|p| (p.board.0, p.pit, p.captures, p.value))
+            .collect();
+        Ok(match line.end {
+            LineEnd::GameOver => (plies, "game-over", None),
+            LineEnd::Cycle { ply } => (plies, "cycle", Some(ply)),
+            LineEnd::Limit => (plies, "limit", None),
+        })
+    }
+
+    fn levels(&self) -> PyResult<Vec<usize>> {
+        Ok(self.source()?.levels())
+    }
+
+    fn verified(&self, py: Python<'_>, seeds: usize) -> PyResult<bool> {
+        let source = self.source()?;
+        Ok(py.detach(|| source.is_verified(seeds)))
+    }
+
+    /// Level `seeds` as a read-only `int8` array in index order: the raw map
+    /// when it is there (zero-copy), else the table decompressed once; an
+    /// array still alive is shared by later calls.
+    fn level<'py>(&self, py: Python<'py>, seeds: usize) -> PyResult<Bound<'py, PyArray1<i8>>> {
+        crate::index::encoder().check_range(seeds, 0, 0).py()?;
+        let source = self.source()?;
+        let cached = {
+            let levels = self.levels.lock().unwrap_or_else(|p| p.into_inner());
+            levels.get(&seeds).and_then(Weak::upgrade)
+        };
+        let data = match cached {
+            Some(data) => data,
+            None => {
+                let data = Arc::new(py.detach(|| source.load(seeds)).py()?);
+                let mut levels = self.levels.lock().unwrap_or_else(|p| p.into_inner());
+                levels.retain(|_, w| w.strong_count() > 0);
+                levels.insert(seeds, Arc::downgrade(&data));
+                data
+            }
+        };
+        let owner = Bound::new(py, LevelValues { data })?;
+        let view = ArrayView1::from(&owner.get().data[..]);
+        // SAFETY: the values live as long as `owner`, the array's base
+        // object, and are never moved or resized.
+        let array = unsafe { PyArray1::borrow_from_array(&view, owner.clone().into_any()) };
+        // Mapped files are read-only: so is every array of a level.
+        array.getattr("flags")?.setattr("writeable", false)?;
+        Ok(array)
+    }
+}

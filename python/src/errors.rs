@@ -1,0 +1,98 @@
+//! The library's errors as Python exceptions: a bad request is a
+//! `ValueError` with the library's one-line message (the command line's,
+//! without its `mancaladb: ` prefix), a missing level `MissingLevelError`
+//! (a `KeyError`), a damaged file `CorruptTableError`, a failed read or
+//! write an `OSError` with its errno (so `FileNotFoundError` and the like),
+//! and a directory locked by another writer `MancalaDbError`. The exception
+//! classes live in `mancaladb/_errors.py`.
+
+use mancaladb::Error;
+use mancaladb::error::Missing;
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+
+/// The Python exception for `e`.
+pub fn to_py(e: Error) -> PyErr {
+    match e {
+        Error::Invalid(message) => PyValueError::new_err(message),
+        Error::Io {
+            ref path,
+            ref source,
+        } => match source.raw_os_error() {
+            // OSError(errno, strerror, filename): Python picks the subclass
+            // (FileNotFoundError, PermissionError, ...) from the errno.
+            Some(errno) => {
+                let text = source.to_string();
+                let strerror = text.split(" (os error").next().unwrap_or(&text).to_string();
+                PyOSError::new_err((errno, strerror, path.display().to_string()))
+            }
+            None => PyOSError::new_err(e.to_string()),
+        },
+        Error::Missing(ref m) => {
+            let (seeds, dir) = match m {
+                Missing::Level { seeds, dir, .. } | Missing::VuLevel { seeds, dir } => {
+                    (Some(*seeds), dir)
+                }
+                Missing::Levels { dir, .. } | Missing::VuLevels { dir } => (None, dir),
+            };
+            raise("MissingLevelError", format!("{e}: {}", remedy(m)), |exc| {
+                exc.setattr("seeds", seeds)?;
+                exc.setattr("dir", dir)
+            })
+        }
+        Error::Corrupt { ref path, .. } => raise("CorruptTableError", e.to_string(), |exc| {
+            exc.setattr("path", path)
+        }),
+        Error::Locked { .. } => raise("MancalaDbError", e.to_string(), |_| Ok(())),
+    }
+}
+
+/// What to do about a missing level, in Python.
+fn remedy(m: &Missing) -> String {
+    match m {
+        Missing::Level { dir, rules, seeds } => format!(
+            "build it: mancaladb.build({:?}, max_seeds={seeds}, rules={rules:?})",
+            dir.display().to_string()
+        ),
+        Missing::Levels { dir, rules } => format!(
+            "build them: mancaladb.build({:?}, rules={rules:?})",
+            dir.display().to_string()
+        ),
+        Missing::VuLevel { dir, .. } | Missing::VuLevels { dir } => format!(
+            "download the published files into it, or export tables there: mancaladb export --format vu --out {}",
+            dir.display()
+        ),
+    }
+}
+
+/// An instance of `mancaladb._errors.<class>` with `message`, its
+/// attributes set by `set`.
+fn raise(
+    class: &str,
+    message: String,
+    set: impl FnOnce(&Bound<'_, PyAny>) -> PyResult<()>,
+) -> PyErr {
+    Python::attach(|py| {
+        let made = (|| -> PyResult<PyErr> {
+            let cls = py.import("mancaladb._errors")?.getattr(class)?;
+            let exc = cls.call1((message.clone(),))?;
+            set(&exc)?;
+            Ok(PyErr::from_value(exc))
+        })();
+        // Without the package's classes (never, once installed) the message
+        // still reaches the caller.
+        made.unwrap_or_else(|_| PyValueError::new_err(message))
+    })
+}
+
+/// `Result` of the library to `PyResult`.
+pub trait IntoPy<T> {
+    /// The value, or the Python exception of the error.
+    fn py(self) -> PyResult<T>;
+}
+
+impl<T> IntoPy<T> for mancaladb::Result<T> {
+    fn py(self) -> PyResult<T> {
+        self.map_err(to_py)
+    }
+}

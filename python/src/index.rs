@@ -1,0 +1,80 @@
+//! The published position numbering: board <-> index, and whole ranges of
+//! a level as a `(k, 12)` array, walked with the encoder's O(1) successor.
+
+use std::sync::OnceLock;
+
+use mancaladb::oware::{Encoder, MAX_SEEDS, PITS};
+use numpy::{PyArray1, PyArray2, PyArrayMethods};
+use pyo3::prelude::*;
+
+use crate::boards::{Rows, board};
+use crate::errors::IntoPy;
+
+/// The encoder of every level, made once.
+pub fn encoder() -> &'static Encoder {
+    static ENCODER: OnceLock<Encoder> = OnceLock::new();
+    ENCODER.get_or_init(|| Encoder::new(MAX_SEEDS))
+}
+
+/// Positions in level `seeds`.
+#[pyfunction]
+pub fn level_size(seeds: usize) -> PyResult<u64> {
+    encoder().check_range(seeds, 0, 0).py()?;
+    Ok(encoder().level_size(seeds))
+}
+
+/// Index of a stored board within its level.
+#[pyfunction]
+pub fn rank(pits: &Bound<'_, PyAny>) -> PyResult<u64> {
+    encoder().index_of(&board(pits)?).py()
+}
+
+/// The index of each row of a `(k, 12)` array of stored boards.
+#[pyfunction]
+pub fn ranks<'py>(
+    py: Python<'py>,
+    boards: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    let rows = Rows::of(boards)?;
+    let mut out = vec![0u64; rows.len()];
+    let e = encoder();
+    rows.for_each(py, |i, b| {
+        out[i] = e.index_of(b)?;
+        Ok(())
+    })
+    .py()?;
+    Ok(PyArray1::from_vec(py, out))
+}
+
+/// The board at `index` of level `seeds`.
+#[pyfunction]
+pub fn unrank(seeds: usize, index: u64) -> PyResult<[u8; PITS]> {
+    encoder().board_at(seeds, index).map(|b| b.0).py()
+}
+
+/// The boards at indices `start..stop` of level `seeds`, one row each.
+#[pyfunction]
+pub fn boards<'py>(
+    py: Python<'py>,
+    seeds: usize,
+    start: u64,
+    stop: u64,
+) -> PyResult<Bound<'py, PyArray2<u8>>> {
+    let e = encoder();
+    e.check_range(seeds, start, stop).py()?;
+    let rows = usize::try_from(stop - start)
+        .map_err(|_| pyo3::exceptions::PyMemoryError::new_err("too many boards"))?;
+    let out = unsafe { PyArray2::<u8>::new(py, [rows, PITS], false) };
+    // SAFETY: the array was just made here, is contiguous, and no other
+    // code sees it until it is returned.
+    let cells = unsafe { out.as_slice_mut() }.expect("a new array is contiguous");
+    py.detach(|| {
+        let mut rows = cells.chunks_exact_mut(PITS);
+        e.for_range(seeds, start, stop, |_, b| {
+            rows.next()
+                .expect("one row per index")
+                .copy_from_slice(&b.0);
+        });
+    });
+    Ok(out)
+}

@@ -1,0 +1,29 @@
+//! `mancaladb._native`: the Python extension module under the `mancaladb`
+//! package. It converts between Python objects and the library's types and
+//! calls the library with the GIL released; every answer, value and check
+//! comes from the library (`mancaladb` crate). The Python package
+//! (`mancaladb/`) names the results and documents the API.
+
+mod boards;
+mod building;
+mod database;
+mod errors;
+mod index;
+mod omweso;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+#[pyo3(name = "_native")]
+fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<database::Database>()?;
+    m.add_class::<database::LevelValues>()?;
+    m.add_function(wrap_pyfunction!(index::level_size, m)?)?;
+    m.add_function(wrap_pyfunction!(index::rank, m)?)?;
+    m.add_function(wrap_pyfunction!(index::ranks, m)?)?;
+    m.add_function(wrap_pyfunction!(index::unrank, m)?)?;
+    m.add_function(wrap_pyfunction!(index::boards, m)?)?;
+    m.add_function(wrap_pyfunction!(building::build, m)?)?;
+    m.add_function(wrap_pyfunction!(omweso::loops, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,56 @@
+//! Omweso: does each move of a configuration end, loop, or can it loop?
+//! The library's analysis, serialized as `mancaladb loops --json` prints
+//! it (the Python layer turns the JSON into a dict).
+
+use mancaladb::Error;
+use mancaladb::omweso::moves::{Position, Variant, analyze};
+use mancaladb::omweso::{MAX_SEEDS, Side};
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+use crate::errors::IntoPy;
+
+/// A side from a string of 16 counts or a sequence of them, read as the
+/// command line reads words (so its checks and messages).
+fn side(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Side> {
+    let words: Vec<String> = match obj.cast::<PyString>() {
+        Ok(s) => vec![s.to_string()],
+        Err(_) => obj
+            .try_iter()?
+            .map(|item| Ok(item?.str()?.to_string()))
+            .collect::<PyResult<_>>()?,
+    };
+    Side::parse(&words, what).py()
+}
+
+/// Decides every start of `me` (or only `pit`'s), the opponent's side given
+/// or empty; the report as JSON text.
+#[pyfunction]
+#[pyo3(signature = (me, opponent, pit, first_turn, max_laps, any_seeds))]
+pub fn loops(
+    py: Python<'_>,
+    me: &Bound<'_, PyAny>,
+    opponent: Option<&Bound<'_, PyAny>>,
+    pit: Option<usize>,
+    first_turn: bool,
+    max_laps: u64,
+    any_seeds: bool,
+) -> PyResult<String> {
+    let me = side(me, "the player's side")?;
+    let opp = match opponent {
+        Some(o) => side(o, "opponent")?,
+        None => Side::EMPTY,
+    };
+    let pos = Position { me, opp };
+    // As `loops` refuses without --any-seeds.
+    if pos.seeds() > MAX_SEEDS && !any_seeds {
+        return Err(Error::Invalid(format!(
+            "{} seeds in play, more than the {MAX_SEEDS} of an Omweso game; pass any_seeds=True to study it anyway",
+            pos.seeds()
+        )))
+        .py();
+    }
+    let variant = Variant { first_turn };
+    let analysis = py.detach(|| analyze(variant, pos, pit, max_laps)).py()?;
+    Ok(serde_json::to_string(&analysis).expect("an analysis serializes"))
+}

@@ -1,0 +1,98 @@
+"""Building from Python: the committed checksums, reports per level,
+resuming, and a build stopped by the caller."""
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+import mancaladb
+from conftest import ROOT
+
+
+def committed(rules):
+    """(level -> file sha256) from db/CHECKSUMS."""
+    out = {}
+    for line in (ROOT / "db" / "CHECKSUMS").read_text().splitlines():
+        f = line.split()
+        if f and not line.startswith("#") and f[0] == rules:
+            out[int(f[1])] = f[4]
+    return out
+
+
+@pytest.mark.parametrize("rules", ["awari", "abapa"])
+def test_built_tables_match_the_committed_checksums(tmp_path, rules):
+    seen = []
+    reports = mancaladb.build(tmp_path, 10, rules, progress=False, on_level=seen.append)
+    assert [r["seeds"] for r in reports] == list(range(11)) == [r["seeds"] for r in seen]
+    assert reports[10]["positions"] == mancaladb.level_size(10)
+    want = committed(rules)
+    for n in range(11):
+        got = hashlib.sha256((tmp_path / f"{rules}-{n:02d}.mdb").read_bytes()).hexdigest()
+        assert got == want[n], n
+    again = mancaladb.build(tmp_path, 10, rules, progress=False)
+    assert all(r["skipped"] for r in again)
+
+
+def test_an_exception_in_on_level_stops_after_that_level(tmp_path):
+    def stop_at_4(report):
+        if report["seeds"] == 4:
+            raise RuntimeError("enough")
+
+    with pytest.raises(RuntimeError, match="enough"):
+        mancaladb.build(tmp_path, 9, progress=False, on_level=stop_at_4)
+    with mancaladb.open(tmp_path) as db:
+        assert db.levels() == [0, 1, 2, 3, 4]
+    rest = mancaladb.build(tmp_path, 6, progress=False)
+    assert [r["skipped"] for r in rest] == [True] * 5 + [False] * 2
+
+
+def test_progress_lines_off_a_terminal_and_a_bar_in_a_notebook(tmp_path, capfd, monkeypatch):
+    # progress=True off a terminal: the library's log lines on stderr.
+    mancaladb.build(tmp_path / "a", 5, progress=True)
+    err = capfd.readouterr().err
+    assert f"building awari levels 0..=5 in {tmp_path / 'a'}" in err
+    # The default in a notebook: a tqdm bar advanced by each level's positions.
+    import sys
+    import types
+
+    updates = []
+
+    class Bar:
+        def __init__(self, total, **kw):
+            updates.append(("total", total))
+
+        def update(self, n):
+            updates.append(("update", n))
+
+        def set_postfix(self, **kw):
+            pass
+
+        def close(self):
+            updates.append(("close", None))
+
+    tqdm = types.ModuleType("tqdm")
+    auto = types.ModuleType("tqdm.auto")
+    auto.tqdm = Bar
+    tqdm.auto = auto
+    monkeypatch.setitem(sys.modules, "tqdm", tqdm)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", auto)
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
+    mancaladb.build(tmp_path / "b", 5)
+    sizes = [mancaladb.level_size(n) for n in range(6)]
+    assert updates == [("total", sum(sizes))] + [("update", s) for s in sizes] + [("close", None)]
+    assert capfd.readouterr().err == ""
+
+
+def test_ctrl_c_stops_after_the_level(tmp_path):
+    import os
+    import signal
+
+    def interrupt_at_2(report):
+        if report["seeds"] == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        mancaladb.build(tmp_path, 9, progress=False, on_level=interrupt_at_2)
+    with mancaladb.open(tmp_path) as db:
+        assert db.levels() == [0, 1, 2]

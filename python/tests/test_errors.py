@@ -1,0 +1,129 @@
+"""Errors: the command line's messages as ValueError, MissingLevelError
+(a KeyError), CorruptTableError, OSError; never a crash."""
+
+import shutil
+
+import numpy as np
+import pytest
+
+import mancaladb
+from conftest import cli
+
+BAD_BOARDS = [
+    "1 2 3",
+    "1 1 1 1 1 1 1 1 1 1 1 -1",
+    "1 1 1 1 1 1 1 1 1 1 1 x",
+    "1 1 1 1 1 1 1 1 1 1 1 49",
+    "9 9 9 9 9 9 0 0 0 0 0 0",
+]
+
+
+@pytest.mark.parametrize("pits", BAD_BOARDS)
+def test_bad_boards_get_the_command_lines_message(db_dir, pits):
+    out = cli("query", "--db", str(db_dir), *pits.split(), check=False)
+    assert out.returncode == 2
+    line = out.stderr.strip()
+    assert line.startswith("mancaladb: ")
+    want = line[len("mancaladb: "):]
+    words = pits.split()
+    as_numbers = [int(w) if w.lstrip("-").isdigit() else w for w in words]
+    with mancaladb.open(db_dir) as db:
+        for form in (pits, as_numbers, tuple(as_numbers)):
+            with pytest.raises(ValueError) as e:
+                db.value(form)
+            assert str(e.value) == want
+
+
+def test_bad_rows_name_the_row(db_dir):
+    with mancaladb.open(db_dir) as db:
+        rows = np.zeros((3, 12), dtype=np.int64)
+        rows[2, 0] = -1
+        with pytest.raises(ValueError, match="row 2: an Oware board: pit count -1 is negative"):
+            db.values(rows)
+        with pytest.raises(ValueError, match=r"\(k, 12\)"):
+            db.values(np.zeros((3, 11), dtype=np.uint8))
+        with pytest.raises(TypeError):
+            db.values(np.zeros((3, 12), dtype=np.float32))
+        with pytest.raises(TypeError):
+            db.value(5)
+
+
+def test_missing_levels_are_key_errors(db_dir, tmp_path):
+    with mancaladb.open(db_dir) as db:
+        with pytest.raises(KeyError) as e:
+            db.value("0 0 0 0 0 0 0 0 0 0 0 17")
+        assert isinstance(e.value, mancaladb.MissingLevelError)
+        assert e.value.seeds == 17
+        assert str(e.value).startswith(f"level 17 (awari) not found in {db_dir}: build it: mancaladb.build(")
+        with pytest.raises(mancaladb.MissingLevelError):
+            db.level(20)
+        with pytest.raises(mancaladb.MissingLevelError):
+            db.moves("0 0 0 0 0 0 0 0 0 0 0 17")
+    with mancaladb.open(tmp_path, rules="abapa") as empty:
+        assert empty.levels() == []
+        with pytest.raises(mancaladb.MissingLevelError, match="level 3 .abapa. not found"):
+            empty.value("1 1 1 0 0 0 0 0 0 0 0 0")
+    with mancaladb.open(vu=tmp_path) as vu:
+        with pytest.raises(mancaladb.MissingLevelError, match="scores.3 not found"):
+            vu.value("1 1 1 0 0 0 0 0 0 0 0 0")
+
+
+def test_damaged_tables_are_corrupt_table_errors(tables_only, tmp_path):
+    d = tmp_path / "db"
+    shutil.copytree(tables_only, d)
+    path = d / "awari-09.mdb"
+    data = bytearray(path.read_bytes())
+    data[-40] ^= 0x55  # inside the last block
+    path.write_bytes(bytes(data))
+    with mancaladb.open(d) as db:
+        with pytest.raises(mancaladb.CorruptTableError) as e:
+            db.level(9)
+        assert e.value.path == path
+        assert "corrupt table" in str(e.value)
+    # A VU file of the wrong length.
+    (tmp_path / "vu").mkdir()
+    (tmp_path / "vu" / "scores.4").write_bytes(b"\0" * 10)
+    with mancaladb.open(vu=tmp_path / "vu") as vu:
+        with pytest.raises(mancaladb.CorruptTableError, match="10 bytes; level 4 has 1365 positions"):
+            vu.value("4 0 0 0 0 0 0 0 0 0 0 0")
+
+
+def test_bad_arguments(tmp_path):
+    with pytest.raises(ValueError, match="unknown rule set 'oware' .use awari or abapa."):
+        mancaladb.open(tmp_path, rules="oware")
+    with pytest.raises(FileNotFoundError):
+        mancaladb.open(tmp_path / "absent")
+    db = mancaladb.open(tmp_path)
+    db.close()
+    with pytest.raises(ValueError, match="closed"):
+        db.value("1 0 0 0 0 0 0 0 0 0 0 0")
+    with pytest.raises(ValueError, match="an Oware game has 48 seeds"):
+        mancaladb.build(tmp_path, 49, progress=False)
+
+
+def test_levels_beyond_the_game_are_value_errors(db_dir):
+    with mancaladb.open(db_dir) as db:
+        with pytest.raises(ValueError, match="level 49: levels go up to 48"):
+            db.level(49)
+
+
+def test_a_directory_being_written_is_refused_or_waited_for(tmp_path):
+    import fcntl
+    import threading
+    import time
+
+    d = tmp_path / "db"
+    d.mkdir()
+    with open(d / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with pytest.raises(mancaladb.MancalaDbError):
+            mancaladb.build(d, 3, progress=False)
+        # With wait=True the build starts once the other writer is done.
+        done = []
+        t = threading.Thread(target=lambda: done.append(mancaladb.build(d, 3, progress=False, wait=True)))
+        t.start()
+        time.sleep(0.5)
+        assert not done
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    t.join(60)
+    assert [r["seeds"] for r in done[0]] == [0, 1, 2, 3]

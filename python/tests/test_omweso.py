@@ -1,0 +1,57 @@
+"""Omweso loops: the same report as `mancaladb loops --json`."""
+
+import pytest
+
+import mancaladb
+from conftest import cli, cli_json
+
+CASES = [
+    ("3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1", {"pit": 0}),
+    ("3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1", {}),
+    ("2 2 0 0 0 0 0 0 0 0 2 2 0 0 0 0", {"opponent": "1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1"}),
+    ("2 2 0 0 0 0 0 0 0 0 2 2 0 0 0 0", {"opponent": "1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1", "first_turn": True}),
+]
+
+
+@pytest.mark.parametrize("side,options", CASES)
+def test_loops_equal_the_command_line(side, options):
+    args = ["loops", "--json"]
+    if "opponent" in options:
+        args += ["--opponent", options["opponent"]]
+    if "pit" in options:
+        args += ["--pit", str(options["pit"])]
+    if options.get("first_turn"):
+        args += ["--first-turn"]
+    want = cli_json(*args, side)
+    assert mancaladb.omweso.loops(side, **options) == want
+    # A list of counts is the same side.
+    assert mancaladb.omweso.loops([int(x) for x in side.split()], **options) == want
+
+
+def test_the_readme_loop():
+    report = mancaladb.omweso.loops("3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1", pit=0)
+    (start,) = report["starts"]
+    assert (start["pit"], start["direction"], start["verdict"]) == (0, "ccw", "infinite")
+
+
+def test_bad_sides_get_the_command_lines_message():
+    out = cli("loops", "1 2 3", check=False)
+    assert out.returncode == 2
+    with pytest.raises(ValueError) as e:
+        mancaladb.omweso.loops("1 2 3")
+    assert out.stderr.strip() == f"mancaladb: {e.value}"
+    with pytest.raises(ValueError, match="a move starts from 2 or more"):
+        mancaladb.omweso.loops("3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1", pit=1)
+    with pytest.raises(ValueError, match="the player has no move"):
+        mancaladb.omweso.loops([1] * 16)
+    with pytest.raises(ValueError, match="numbered 0..15"):
+        mancaladb.omweso.loops([2] * 16, pit=16)
+
+
+def test_more_seeds_than_a_game_need_any_seeds():
+    side, opponent = [4] * 16, [1] * 16
+    with pytest.raises(ValueError, match="80 seeds in play, more than the 64 of an Omweso game"):
+        mancaladb.omweso.loops(side, opponent, pit=0, max_laps=1000)
+    report = mancaladb.omweso.loops(side, opponent, pit=0, max_laps=1000, any_seeds=True)
+    assert report == cli_json("loops", "--json", "--any-seeds", "--pit", "0", "--max-laps", "1000",
+                              "--opponent", " ".join(map(str, opponent)), " ".join(map(str, side)))

@@ -1,0 +1,92 @@
+"""Probing: known values, moves and lines equal to the command line's."""
+
+import numpy as np
+import pytest
+
+import mancaladb
+from conftest import cli_json
+
+
+def test_known_positions(db_dir):
+    with mancaladb.open(db_dir) as db:
+        # README: a 16-seed position, a draw, whose best move is pit 5.
+        b = "1 1 1 1 1 2 4 2 3 0 0 0"
+        assert db.value(b) == 0
+        moves = db.moves(b)
+        assert [m.pit for m in moves if m.value == 0] == [5]
+        assert [m.pit for m in moves] == [0, 1, 2, 3, 4, 5]
+        # README: pit 5 takes all four seeds.
+        assert db.value([0, 0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0]) == 4
+        # The 12-seed game (1 seed per pit, not stored) is a draw.
+        assert db.value([1] * 12) == 0
+        # No seeds to move: the opponent takes the rest.
+        assert db.value("0 0 0 0 0 0 3 2 0 0 0 0") == -5
+
+
+@pytest.mark.parametrize("pits", [
+    "1 1 1 1 1 2 4 2 3 0 0 0",
+    "0 0 0 0 0 2 1 1 0 0 0 0",
+    "1 0 0 0 0 1 1 0 0 0 0 0",
+    "3 0 1 2 0 4 0 6 0 0 0 0",
+    "1 1 1 1 1 1 1 1 1 1 1 1",
+    "0 0 0 0 0 0 3 2 0 0 0 0",
+])
+def test_moves_and_line_are_the_command_lines(db_dir, pits):
+    want = cli_json("query", "--db", str(db_dir), "--json", "--line", pits)
+    with mancaladb.open(db_dir) as db:
+        assert db.value(pits) == want["value"]
+        moves = db.moves(pits)
+        assert [{"pit": m.pit, "value": m.value, "captures": m.captures} for m in moves] == want["moves"]
+        line = db.line(pits)
+        assert [{"board": list(p.board), "pit": p.pit, "captures": p.captures, "value": p.value}
+                for p in line.plies] == want["line"]
+        assert line.end == want["line_end"]
+        assert line.cycle_ply == want.get("cycle_ply")
+
+
+def test_children_are_the_boards_after_each_move(db_dir):
+    with mancaladb.open(db_dir) as db:
+        for m in db.moves("1 1 1 1 1 2 4 2 3 0 0 0"):
+            # The child's value, for the opponent, gives the move's value.
+            assert m.value == m.captures - db.value(m.child)
+            assert sum(m.child) == 16 - m.captures
+        # Pit 5 sows 2 seeds into 6 and 7 (4 -> 5, 2 -> 3) and takes the 3;
+        # the child is seen by the opponent, their pits first.
+        pit5 = db.moves("1 1 1 1 1 2 4 2 3 0 0 0")[5]
+        assert pit5.captures == 3
+        assert pit5.child == (5, 0, 3, 0, 0, 0, 1, 1, 1, 1, 1, 0)
+
+
+def test_get_value_and_levels(db_dir):
+    with mancaladb.open(db_dir) as db:
+        assert db.levels() == list(range(17))
+        assert db.get_value("0 0 0 0 0 0 0 0 0 0 0 17") is None
+        assert db.get_value("0 0 0 0 0 0 0 0 0 0 0 17", default=99) == 99
+        assert db.get_value("0 0 0 0 0 2 1 1 0 0 0 0", default=99) == 4
+        assert db.verified(16) is False
+        assert db.rules == "awari"
+        assert "db=" in repr(db)
+    assert "closed" in repr(db)
+
+
+def test_vectorised_values_equal_single_probes_and_the_level(db_dir):
+    with mancaladb.open(db_dir) as db:
+        boards = mancaladb.boards(11, 1000, 3000)
+        values = db.values(boards)
+        assert values.dtype == np.int8 and values.shape == (2000,)
+        assert np.array_equal(values, db.level(11)[1000:3000])
+        assert [db.value(b) for b in boards[:50]] == values[:50].tolist()
+        # Any integer type and boards of several levels, stored or not.
+        mixed = np.array([[1] * 12, [0, 0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0]], dtype=np.int32)
+        assert db.values(mixed).tolist() == [0, 4]
+
+
+def test_verified_levels_are_reported(db_dir, tmp_path):
+    # verify records level 8 in verified.tsv of a copy of the tables.
+    import shutil
+    from conftest import cli
+    d = tmp_path / "db"
+    shutil.copytree(db_dir, d)
+    cli("verify", "--db", str(d), "--seeds", "8")
+    with mancaladb.open(d) as db:
+        assert db.verified(8) and not db.verified(9)

@@ -1,0 +1,44 @@
+"""Thread safety: probes, vectorised probes and level loads from a thread
+pool agree with one thread's answers."""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+import mancaladb
+
+
+def test_concurrent_probes_agree(db_dir, tables_only):
+    boards = mancaladb.boards(13)
+    chunks = [boards[i:i + 20_000] for i in range(0, len(boards), 20_000)]
+    for where in (db_dir, tables_only):
+        with mancaladb.open(where) as db:
+            want = db.level(13)
+
+            def single(chunk_index):
+                rows = chunks[chunk_index][::97]
+                return [db.value(r) for r in rows]
+
+            def vector(chunk_index):
+                return db.values(chunks[chunk_index])
+
+            with ThreadPoolExecutor(max_workers=8) as pool:
+                singles = list(pool.map(single, range(len(chunks))))
+                vectors = list(pool.map(vector, range(len(chunks))))
+                levels = list(pool.map(db.level, [11, 12, 11, 12, 10, 10, 9, 9]))
+            for i, chunk in enumerate(chunks):
+                lo = i * 20_000
+                assert singles[i] == want[lo:lo + len(chunk):97].tolist()
+                assert np.array_equal(vectors[i], want[lo:lo + len(chunk)])
+            for n, a in zip([11, 12, 11, 12, 10, 10, 9, 9], levels):
+                assert np.array_equal(a, db.level(n))
+
+
+def test_concurrent_index_mappings_agree():
+    def walk(start):
+        return mancaladb.boards(14, start, start + 50_000)
+
+    starts = list(range(0, 1_000_000, 50_000))
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        parts = list(pool.map(walk, starts))
+    assert np.array_equal(np.concatenate(parts), mancaladb.boards(14, 0, 1_000_000))

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The Python package's tests, as on a clean machine: a fresh virtual
+# environment, the documented install command (`pip install ./python`,
+# which compiles the extension with maturin), then pytest on python/tests.
+# The tests compare the package with the command line, so the release
+# binary is built first (already there after `cargo test --release`); they
+# build their own small table set (levels 0..16) in a temporary directory.
+#   scripts/python-test.sh              # VENV=DIR to keep the environment
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [[ -z ${VENV:-} ]]; then
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  VENV=$tmp/venv
+fi
+cargo build --release --quiet
+python3 -m venv "$VENV"
+"$VENV/bin/pip" install --quiet ./python pytest
+# From the root, so that `import mancaladb` is the installed package, not
+# the sources under python/.
+"$VENV/bin/pytest" -q python/tests
