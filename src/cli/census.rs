@@ -10,7 +10,7 @@ use mancaladb::omweso::census::{self, Options, Row, atlas, store};
 use mancaladb::progress::Progress;
 
 use super::args;
-use super::output::{diag, out};
+use super::output::{diag, human_seconds, out};
 
 /// Estimated time above which a run is refused without `--force`.
 const LIMIT_SECS: f64 = 24.0 * 3600.0;
@@ -100,13 +100,13 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
             "census: {} start-0 configurations to walk for k = {} (16 times as many pairs), about {} at {:.1} M/s measured here",
             plan.configurations,
             rows_text(&plan.rows),
-            human(plan.seconds),
+            human_seconds(plan.seconds),
             plan.rate / 1e6
         );
         if plan.seconds > LIMIT_SECS && !a.force {
             return Err(Error::Invalid(format!(
                 "{text}: more than {}; add --force to run it anyway",
-                human(LIMIT_SECS)
+                human_seconds(LIMIT_SECS)
             )));
         }
         diag(format_args!("{text}"));
@@ -161,15 +161,6 @@ fn rows_text(rows: &[usize]) -> String {
     }
 }
 
-/// Seconds in words.
-fn human(s: f64) -> String {
-    match s {
-        s if s < 120.0 => format!("{s:.0} s"),
-        s if s < 7200.0 => format!("{:.0} min", s / 60.0),
-        s if s < 172_800.0 => format!("{:.1} h", s / 3600.0),
-        s => format!("{:.0} days", s / 86400.0),
-    }
-}
 
 fn print(rows: &[Row]) {
     out!(

@@ -8,7 +8,7 @@ use mancaladb::build::{Needs, WORKING_BYTES_PER_POSITION};
 use mancaladb::known::starts;
 
 use super::args::{Reading, shell_quote};
-use super::output::out;
+use super::output::{human_seconds, out};
 use super::query::verdict;
 
 /// Options of `known`.
@@ -117,11 +117,3 @@ fn memory_total() -> Option<u64> {
     Some(kb * 1024)
 }
 
-fn human_seconds(s: f64) -> String {
-    match s {
-        s if s < 120.0 => format!("{s:.0} s"),
-        s if s < 7200.0 => format!("{:.0} min", s / 60.0),
-        s if s < 172_800.0 => format!("{:.1} h", s / 3600.0),
-        s => format!("{:.1} days", s / 86400.0),
-    }
-}

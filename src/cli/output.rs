@@ -73,6 +73,16 @@ pub fn finish(code: ExitCode) -> ExitCode {
     }
 }
 
+/// A duration in words: seconds, minutes, hours or days.
+pub fn human_seconds(s: f64) -> String {
+    match s {
+        s if s < 120.0 => format!("{s:.0} s"),
+        s if s < 7200.0 => format!("{:.0} min", s / 60.0),
+        s if s < 172_800.0 => format!("{:.1} h", s / 3600.0),
+        s => format!("{:.1} days", s / 86400.0),
+    }
+}
+
 /// `println!` through [`line`].
 macro_rules! out {
     ($($arg:tt)*) => {
