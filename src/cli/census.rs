@@ -161,7 +161,6 @@ fn rows_text(rows: &[usize]) -> String {
     }
 }
 
-
 fn print(rows: &[Row]) {
     out!(
         "{:>5} {:>14} {:>14} {:>10} {:>9} {:>7} {:>6} {:>13} {:>8}",

@@ -116,4 +116,3 @@ fn memory_total() -> Option<u64> {
         .ok()?;
     Some(kb * 1024)
 }
-
