@@ -61,7 +61,7 @@ fn probe_all(dir: &Path, cache_bytes: usize, threads: usize, want: &[u8], every:
                 let (from, to) = (t * n / threads as u64, (t + 1) * n / threads as u64);
                 let mut i = from * stride % n;
                 for k in from..to {
-                    if k as usize % every == 0 {
+                    if (k as usize).is_multiple_of(every) {
                         let b = e.unrank(14, i);
                         assert_eq!(
                             tables.value(&b).unwrap() as u8,
