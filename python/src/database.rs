@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 
 use mancaladb::Error;
+use mancaladb::error::Missing;
 use mancaladb::oware::{Board, PITS, Rules};
 use mancaladb::query::{self, LineEnd};
 use mancaladb::source::{LevelData, Source};
@@ -173,6 +174,22 @@ impl Database {
             LineEnd::GameOver => (plies, "game-over", None),
             LineEnd::Cycle { ply } => (plies, "cycle", Some(ply)),
             LineEnd::Limit => (plies, "limit", None),
+            // A line that reaches a level not present is the missing level's
+            // error, as any other probe of it.
+            LineEnd::Missing { seeds } => {
+                let missing = match &*source {
+                    Source::Vu(_) => Missing::VuLevel {
+                        dir: source.dir().to_path_buf(),
+                        seeds,
+                    },
+                    Source::Tables(_) => Missing::Level {
+                        dir: source.dir().to_path_buf(),
+                        rules: rules.name(),
+                        seeds,
+                    },
+                };
+                return Err(Error::Missing(missing)).py();
+            }
         })
     }
 
