@@ -174,25 +174,32 @@ pub fn capture_run(b: &[u8; PITS], last: usize) -> (u8, usize) {
 /// assert_eq!(m.as_slice()[0].pit, 0);
 /// ```
 pub fn moves(rules: Rules, board: &Board) -> Moves {
+    let x = pack(board);
     let mut legal = Moves::default();
-    let mut starving = Moves::default();
-    for pit in (0..6).filter(|&pit| board.0[pit] > 0) {
-        let (m, starves) = play(rules, board, pit);
+    let mut starving = 0u8; // pits whose move starves the opponent
+    for pit in 0..6 {
+        let s = board.0[pit];
+        if s == 0 {
+            continue;
+        }
+        let (m, starves) = play_packed(rules, x, pit, s);
         if starves {
-            starving.push(m);
+            starving |= 1 << pit;
         } else {
             legal.push(m);
         }
     }
-    if legal.len == 0 && starving.len > 0 {
+    if legal.len == 0 && starving != 0 {
         // Every move starves the opponent: each ends the game, the mover
         // taking every seed on the board.
         let all = board.seeds() as u8;
-        for m in &mut starving.list[..usize::from(starving.len)] {
-            m.captured = all;
-            m.child = Board::EMPTY;
+        for pit in (0..6).filter(|&p| starving & (1 << p) != 0) {
+            legal.push(Move {
+                pit,
+                captured: all,
+                child: Board::EMPTY,
+            });
         }
-        return starving;
     }
     legal
 }
@@ -211,24 +218,98 @@ pub fn moves(rules: Rules, board: &Board) -> Moves {
 /// ```
 #[inline]
 pub fn play(rules: Rules, board: &Board, pit: usize) -> (Move, bool) {
-    let mut b = board.0;
-    let last = sow(&mut b, pit);
-    let opponent: u8 = b[6..].iter().sum();
-    let (mut got, from) = if last >= 6 {
-        capture_run(&b, last)
-    } else {
-        (0, last + 1)
-    };
+    play_packed(rules, pack(board), pit, board.0[pit])
+}
+
+/// A board as one integer, byte `k` holding pit `k` (bytes 12..16 zero):
+/// sowing is then one addition and turning the board one rotation. No
+/// byte carries into the next, since a pit holds at most 48 seeds.
+type Packed = u128;
+
+const BOARD_BITS: Packed = (1 << 96) - 1;
+
+#[inline]
+fn pack(board: &Board) -> Packed {
+    let mut bytes = [0u8; 16];
+    bytes[..PITS].copy_from_slice(&board.0);
+    Packed::from_le_bytes(bytes)
+}
+
+#[inline]
+fn unpack(x: Packed) -> Board {
+    let bytes = x.to_le_bytes();
+    let mut b = [0u8; PITS];
+    b.copy_from_slice(&bytes[..PITS]);
+    Board(b)
+}
+
+#[inline]
+fn pit_of(x: Packed, k: usize) -> u8 {
+    (x >> (8 * k)) as u8
+}
+
+/// [`play`] on a packed board whose pit `pit` holds `s > 0` seeds.
+#[inline]
+fn play_packed(rules: Rules, x: Packed, pit: usize, s: u8) -> (Move, bool) {
+    let lap = &SOWN[pit][usize::from(s)];
+    // The pit sown from is emptied; the lap's seeds land everywhere else.
+    let mut b = x - (Packed::from(s) << (8 * pit)) + lap.add;
+    let last = usize::from(lap.last);
+    // Seeds on the opponent's side (pits 6..12): the multiplication adds
+    // the six bytes into the top one, and no sum exceeds 48.
+    let side = (b >> 48) as u64 & 0xFFFF_FFFF_FFFF;
+    let opponent = (side.wrapping_mul(0x0101_0101_0101) >> 40) as u8;
+    let mut got = 0u8;
+    let mut k = last;
+    while k >= 6 && matches!(pit_of(b, k), 2 | 3) {
+        got += pit_of(b, k);
+        k -= 1;
+    }
     if got == opponent && got > 0 && rules == Rules::Abapa {
         got = 0; // a grand slam captures nothing under Abapa
     }
     if got > 0 {
-        b[from..=last].fill(0);
+        // Empty pits k+1..=last.
+        let width = 8 * (last - k);
+        let mask = ((1u128 << width) - 1) << (8 * (k + 1));
+        b &= !mask;
     }
+    let child = ((b >> 48) | (b << 48)) & BOARD_BITS;
     let m = Move {
         pit: pit as u8,
         captured: got,
-        child: Board(b).swapped(),
+        child: unpack(child),
     };
     (m, opponent == got)
+}
+
+/// [`SOWING`] as packed additions.
+static SOWN: [[PackedLap; MAX_SEEDS + 1]; 6] = {
+    let mut table = [[PackedLap { add: 0, last: 0 }; MAX_SEEDS + 1]; 6];
+    let mut pit = 0;
+    while pit < 6 {
+        let mut s = 1;
+        while s <= MAX_SEEDS {
+            let lap = &SOWING[pit][s];
+            let mut add: Packed = 0;
+            let mut k = 0;
+            while k < PITS {
+                add |= (lap.add[k] as Packed) << (8 * k);
+                k += 1;
+            }
+            table[pit][s] = PackedLap {
+                add,
+                last: lap.last,
+            };
+            s += 1;
+        }
+        pit += 1;
+    }
+    table
+};
+
+#[derive(Clone, Copy)]
+struct PackedLap {
+    add: Packed,
+    last: u8,
 }
