@@ -10,13 +10,17 @@
 //!   position out of `L_t`). Both are written once, as the forward pass
 //!   goes, to the files `w.<t>` and `l.<t>`, and read once, sequentially, at
 //!   threshold `t`. A record is a chunk of the slice and the offsets in it:
-//!   `chunk: u32 LE, count: u32 LE, count x offset: u16 LE` (chunks hold at
-//!   most 2^16 positions). Records appear in any order; each position is in
-//!   at most one list.
+//!   `chunk: u32 LE, count: u32 LE, bytes: u32 LE`, then `bytes` bytes of
+//!   the increasing offsets (chunks hold at most 2^16 positions) as
+//!   differences from the last (the first from 0), each in LEB128: most take
+//!   one byte. Records appear in any order; each position is in at most one
+//!   list.
 //! * **Checkpoints.** `state.<t>` holds the state byte of every position of
 //!   the slice after every threshold above `t` is done, behind a header that
 //!   names the level, the rule set, the rank's slice and `t`
-//!   ([`Checkpoint`]). It is written to a temporary name, synced and renamed,
+//!   ([`Checkpoint`]), zstd-compressed with its content checksum (a state
+//!   is mostly runs of a few values: a quarter of the bytes or less). It is
+//!   written to a temporary name, synced and renamed,
 //!   so a file under its final name is always complete; the seed lists are
 //!   synced before the first checkpoint is written.
 
@@ -62,14 +66,25 @@ impl SeedLists {
     }
 
     /// Appends a record to the list of threshold `t`: `win` for best capture
-    /// `t`, else `-t`.
+    /// `t`, else `-t`. `offsets` are increasing.
     pub fn append(&self, t: usize, win: bool, chunk: u32, offsets: &[u16]) -> Result<()> {
-        let mut bytes = Vec::with_capacity(8 + 2 * offsets.len());
+        let mut bytes = Vec::with_capacity(12 + offsets.len() + 8);
         bytes.extend_from_slice(&chunk.to_le_bytes());
         bytes.extend_from_slice(&(offsets.len() as u32).to_le_bytes());
-        for o in offsets {
-            bytes.extend_from_slice(&o.to_le_bytes());
+        bytes.extend_from_slice(&[0; 4]); // the payload's length, below
+        let mut last = 0;
+        for &o in offsets {
+            debug_assert!(o >= last, "offsets increase");
+            let mut delta = o - last;
+            last = o;
+            while delta >= 0x80 {
+                bytes.push(delta as u8 | 0x80);
+                delta >>= 7;
+            }
+            bytes.push(delta as u8);
         }
+        let len = (bytes.len() - 12) as u32;
+        bytes[8..12].copy_from_slice(&len.to_le_bytes());
         let mut f = self.files[2 * (t - 1) + usize::from(win)]
             .lock()
             .expect("a seed list writer panicked");
@@ -105,21 +120,23 @@ pub fn read_list(
     let mut r = BufReader::with_capacity(1 << 16, File::open(&path).map_err(io)?);
     let mut records = Vec::new();
     let mut held = 0;
-    let mut head = [0u8; 8];
+    let mut head = [0u8; 12];
+    let mut payload = Vec::new();
     loop {
         match r.read_exact(&mut head) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
             Err(e) => return Err(io(e)),
         }
-        let chunk = u32::from_le_bytes(head[..4].try_into().expect("4 bytes"));
-        let count = u32::from_le_bytes(head[4..].try_into().expect("4 bytes")) as usize;
-        let mut raw = vec![0u8; 2 * count];
-        r.read_exact(&mut raw).map_err(io)?;
-        let offsets = raw
-            .chunks_exact(2)
-            .map(|b| u16::from_le_bytes([b[0], b[1]]))
-            .collect();
+        let word =
+            |k: usize| u32::from_le_bytes(head[4 * k..4 * k + 4].try_into().expect("4 bytes"));
+        let (chunk, count, len) = (word(0), word(1) as usize, word(2) as usize);
+        if count > 1 << 16 || len > 3 * count {
+            return Err(damaged(&path));
+        }
+        payload.resize(len, 0);
+        r.read_exact(&mut payload).map_err(io)?;
+        let offsets = decode_offsets(&payload, count).ok_or_else(|| damaged(&path))?;
         records.push(Record { chunk, offsets });
         held += count;
         if held >= batch {
@@ -134,6 +151,39 @@ pub fn read_list(
     Ok(())
 }
 
+/// A seed list that does not decode (a damaged work directory).
+fn damaged(path: &Path) -> Error {
+    Error::corrupt(
+        path,
+        Corruption::Checkpoint("a seed list record does not decode"),
+    )
+}
+
+/// The `count` offsets of a record's payload (increasing; varint deltas),
+/// or `None` if it does not hold exactly that.
+fn decode_offsets(payload: &[u8], count: usize) -> Option<Vec<u16>> {
+    let mut offsets = Vec::with_capacity(count);
+    let (mut last, mut at) = (0u32, 0);
+    for _ in 0..count {
+        let (mut delta, mut shift) = (0u32, 0);
+        loop {
+            let b = *payload.get(at)?;
+            at += 1;
+            delta |= u32::from(b & 0x7f) << shift;
+            shift += 7;
+            if b < 0x80 {
+                break;
+            }
+            if shift > 14 {
+                return None;
+            }
+        }
+        last += delta;
+        offsets.push(u16::try_from(last).ok()?);
+    }
+    (at == payload.len()).then_some(offsets)
+}
+
 /// What a checkpoint belongs to; a checkpoint is used only if all of it
 /// matches.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -146,7 +196,9 @@ pub struct Checkpoint {
     pub end: u64,
 }
 
-const MAGIC: &[u8; 8] = b"MDBSOLV1";
+/// Version 2: compressed states, varint seed lists. A work directory of
+/// another version holds no checkpoint of this one, so it is started afresh.
+const MAGIC: &[u8; 8] = b"MDBSOLV2";
 const HEADER: usize = 8 + 1 + 4 * 3 + 8 * 2 + 4;
 
 fn state_path(dir: &Path, t: usize) -> PathBuf {
@@ -175,8 +227,10 @@ impl Checkpoint {
         crate::files::write_atomically(&state_path(dir, t), |f| {
             let mut out = BufWriter::with_capacity(1 << 20, f);
             out.write_all(&self.header(t))?;
-            out.write_all(state)?;
-            out.flush()
+            let mut z = zstd::stream::Encoder::new(out, 1)?;
+            z.include_checksum(true)?;
+            z.write_all(state)?;
+            z.finish()?.flush()
         })?;
         // The rename itself must survive a crash.
         File::open(dir)
@@ -216,15 +270,16 @@ impl Checkpoint {
                 Corruption::Checkpoint("not a checkpoint of this level"),
             ));
         }
-        f.read_exact(state).map_err(io)?;
+        let damaged = |why| Error::corrupt(&path, Corruption::Checkpoint(why));
+        let mut z = zstd::stream::Decoder::with_buffer(f).map_err(io)?;
+        z.read_exact(state)
+            .map_err(|_| damaged("shorter than its slice, or damaged"))?;
         let mut rest = [0u8; 1];
-        if f.read(&mut rest).map_err(io)? != 0 {
-            return Err(Error::corrupt(
-                &path,
-                Corruption::Checkpoint("longer than its slice"),
-            ));
+        match z.read(&mut rest) {
+            Ok(0) => Ok(()),
+            Ok(_) => Err(damaged("longer than its slice")),
+            Err(_) => Err(damaged("damaged (its checksum does not match)")),
         }
-        Ok(())
     }
 
     /// Removes the checkpoints of `dir` other than `state.<keep>`.
@@ -236,5 +291,83 @@ impl Checkpoint {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("mancaladb-workdir-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn seed_lists_round_trip_and_refuse_damage() {
+        let dir = scratch("lists");
+        let lists = SeedLists::create(&dir, 2).unwrap();
+        let records: Vec<(u32, Vec<u16>)> = vec![
+            (7, vec![0, 1, 2, 127, 128, 300, 16_383, 16_384, 65_535]),
+            (0, vec![]),
+            (3, (0..5000).map(|k| k * 13).collect()),
+        ];
+        for (chunk, offsets) in &records {
+            lists.append(2, true, *chunk, offsets).unwrap();
+        }
+        lists.finish().unwrap();
+        let mut back = Vec::new();
+        read_list(&dir, 2, true, 1, |rs| {
+            back.extend(rs.iter().map(|r| (r.chunk, r.offsets.clone())))
+        })
+        .unwrap();
+        assert_eq!(back, records);
+        // Mostly one byte per offset (the u16 layout took two).
+        let len = std::fs::metadata(list_path(&dir, 2, true)).unwrap().len();
+        assert!(len < 12 * 3 + 9 * 3 + 5000 * 2 - 2000, "{len} bytes");
+        // A byte changed inside a payload: the record no longer decodes.
+        let path = list_path(&dir, 2, true);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[12 + 2] = 0xff;
+        std::fs::write(&path, &bytes).unwrap();
+        let err = read_list(&dir, 2, true, 1, |_| {}).unwrap_err();
+        assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn checkpoints_round_trip_compressed_and_refuse_damage() {
+        let dir = scratch("checkpoints");
+        let cp = Checkpoint {
+            rules: 1,
+            seeds: 20,
+            ranks: 1,
+            rank: 0,
+            start: 0,
+            end: 100_000,
+        };
+        let state: Vec<u8> = (0..100_000u32).map(|k| (k / 1000 % 7) as u8).collect();
+        cp.save(&dir, 5, &state).unwrap();
+        assert_eq!(cp.saved(&dir), vec![5]);
+        let len = std::fs::metadata(dir.join("state.5")).unwrap().len();
+        assert!(len < 10_000, "{len} bytes for 100,000 states");
+        let mut back = vec![0u8; state.len()];
+        cp.load(&dir, 5, &mut back).unwrap();
+        assert_eq!(back, state);
+        // Another slice's checkpoint is not this one's.
+        let other = Checkpoint { end: 99_999, ..cp };
+        assert!(other.saved(&dir).is_empty());
+        // Damage past the header is found by zstd's checksum or framing.
+        let path = dir.join("state.5");
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = bytes.len() - 6;
+        bytes[at] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
+        let err = cp.load(&dir, 5, &mut back).unwrap_err();
+        assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
