@@ -7,14 +7,14 @@ use std::ops::ControlFlow;
 use std::path::Path;
 use std::time::Instant;
 
-use memmap2::Mmap;
 use serde::Serialize;
 
-use crate::db::{Db, map_raw, write_raw};
+use crate::db::{Db, map_raw};
 use crate::error::{Error, Result};
 use crate::exchange::Exchange;
 use crate::files::{DirLock, RemoveOnDrop};
-use crate::memory::AnonPeak;
+use crate::lower::{Lower, keeps_raw, prepare_raw_cache};
+use crate::memory::{AnonPeak, disk_read_bytes};
 use crate::oware::solve::{Options, solve_part_in};
 use crate::oware::{MAX_SEEDS, Rules, level_size};
 use crate::progress::Progress;
@@ -72,6 +72,10 @@ pub struct LevelReport {
     /// the page cache of mapped levels) while building it, if known; the
     /// largest rank's when distributed.
     pub peak_anon: Option<u64>,
+    /// Bytes read from disk while building it (page-cache misses: the
+    /// lower levels when they no longer fit in memory, seed lists,
+    /// checkpoints), if known; the sum over ranks when distributed.
+    pub disk_read: Option<u64>,
     /// The solver threshold a checkpoint let this build resume at, if any.
     pub resumed_at: Option<usize>,
     /// Size of the table file.
@@ -154,7 +158,7 @@ pub fn build_until(
         db.dir().display(),
         rayon::current_num_threads()
     ));
-    let mut lower: Vec<Mmap> = Vec::with_capacity(max_seeds + 1);
+    let budget = db.raw_cache();
     let mut reports = Vec::new();
     let mut stop = false;
     for seeds in 0..=max_seeds {
@@ -177,11 +181,15 @@ pub fn build_until(
             Some(report) => Some(report),
             None if skip => None,
             None => {
-                let slices: Vec<&[i8]> = lower.iter().map(|m| table::as_values(m)).collect();
-                build_level(db, rules, seeds, &slices, ex, progress)?
+                if ex.rank() == 0 {
+                    prepare_raw_cache(db, rules, seeds, budget, true)?;
+                }
+                ex.barrier(); // the raw copies this level reads are in place
+                let cache = (level_size(seeds) / 32).max(64 << 20) as usize;
+                let lower = Lower::open(db, rules, seeds, budget, cache)?;
+                build_level(db, rules, seeds, &lower, ex, progress)?
             }
         };
-        lower.push(map_raw(&db.raw_path(rules, seeds))?);
         if let Some(report) = report {
             if !report.skipped {
                 log_build(db, rules, &report)?;
@@ -189,6 +197,10 @@ pub fn build_until(
             stop = on_level(&report).is_break();
             reports.push(report);
         }
+    }
+    if ex.rank() == 0 {
+        let built = reports.last().map_or(0, |r| r.seeds);
+        prepare_raw_cache(db, rules, built + 2, budget, true)?;
     }
     Ok(reports)
 }
@@ -200,12 +212,13 @@ fn build_level(
     db: &Db,
     rules: Rules,
     seeds: usize,
-    lower: &[&[i8]],
+    lower: &Lower,
     ex: &dyn Exchange,
     progress: Progress,
 ) -> Result<Option<LevelReport>> {
     reset_peak_rss();
     let anon = AnonPeak::start(std::time::Duration::from_millis(20));
+    let read_before = disk_read_bytes();
     let start = Instant::now();
     let work = db.work_path(rules, seeds, ex.rank());
     let options = Options::from_env(&work)?;
@@ -213,24 +226,36 @@ fn build_level(
     let raw = db.raw_path(rules, seeds);
     let partial = raw.with_file_name(format!("scores.{seeds}.part"));
     let positions = level_size(seeds);
-    let guard = (ex.rank() == 0).then(|| RemoveOnDrop::new(partial.clone()));
-    write_slice(&partial, positions, part.range.start, &part.values)?;
+    let keep_raw = keeps_raw(seeds, db.raw_cache());
+    // The ranks meet in the raw file; one process alone writes the table
+    // straight from memory, and the raw copy only if it is kept.
+    let via_raw = keep_raw || ex.ranks() > 1;
+    let guard = (ex.rank() == 0 && via_raw).then(|| RemoveOnDrop::new(partial.clone()));
+    if via_raw {
+        write_slice(&partial, positions, part.range.start, &part.values)?;
+    }
     let exchanged_bytes = ex.sum(part.sent_bytes);
     let rounds = part.rounds;
     let resumed_at = part.resumed_at;
-    drop(part);
+    let solo_values = (!via_raw).then_some(part.values);
     ex.barrier(); // every slice is written
     let peak_rss = Some(ex.max(peak_rss().unwrap_or(0))).filter(|&b| b > 0);
     let peak_anon = Some(ex.max(anon.finish().unwrap_or(0))).filter(|&b| b > 0);
+    let read = read_before.zip(disk_read_bytes()).map(|(a, b)| b - a);
+    let read_by_all = ex.sum(read.unwrap_or(0));
+    let disk_read = read.map(|_| read_by_all);
     let report = if ex.rank() == 0 {
         let path = db.table_path(rules, seeds);
-        table::write_table(
-            &path,
-            Db::table_id(rules, seeds),
-            table::as_values(&map_raw(&partial)?),
-        )?;
-        std::fs::rename(&partial, &raw).map_err(|e| Error::io(&raw, e))?;
-        if let Some(g) = guard {
+        let id = Db::table_id(rules, seeds);
+        match &solo_values {
+            Some(values) => table::write_table(&path, id, values)?,
+            None => table::write_table(&path, id, table::as_values(&map_raw(&partial)?))?,
+        };
+        // Without keep_raw, dropping the guard removes the raw file.
+        if let Some(g) = guard
+            && keep_raw
+        {
+            std::fs::rename(&partial, &raw).map_err(|e| Error::io(&raw, e))?;
             g.keep();
         }
         let file_bytes = std::fs::metadata(&path)
@@ -243,6 +268,7 @@ fn build_level(
             seconds: start.elapsed().as_secs_f64(),
             peak_rss,
             peak_anon,
+            disk_read,
             resumed_at,
             file_bytes,
             ranks: ex.ranks(),
@@ -257,9 +283,9 @@ fn build_level(
     Ok(report)
 }
 
-/// If level `seeds` is already built and sound, makes sure its raw copy is
-/// too and reports it; `None` if it must be built. A corrupt table is
-/// reported and rebuilt.
+/// If level `seeds` is already built and sound, reports it; `None` if it
+/// must be built. A corrupt table is reported and rebuilt. (Its raw copy is
+/// the raw cache's business: [`prepare_raw_cache`].)
 fn existing(
     db: &Db,
     rules: Rules,
@@ -276,9 +302,6 @@ fn existing(
             return Ok(None);
         }
     };
-    if db.raw_copy(rules, seeds, &table).is_none() {
-        write_raw(&db.raw_path(rules, seeds), &table.read_all()?)?;
-    }
     Ok(Some(LevelReport {
         seeds,
         positions: table.header().positions,
@@ -286,6 +309,7 @@ fn existing(
         seconds: 0.0,
         peak_rss: None,
         peak_anon: None,
+        disk_read: None,
         resumed_at: None,
         file_bytes: table.file_len(),
         ranks: 1,
@@ -308,7 +332,8 @@ fn remove_leftovers(dir: &Path, suffix: &str) -> Result<()> {
 }
 
 /// Appends `rules level positions seconds threads ranks exchanged-bytes
-/// rounds peak-anon-bytes` to the build log.
+/// rounds peak-anon-bytes disk-read-bytes` to the build log (0 where not
+/// known).
 fn log_build(db: &Db, rules: Rules, r: &LevelReport) -> Result<()> {
     use std::io::Write;
     let path = db.log_path();
@@ -319,7 +344,7 @@ fn log_build(db: &Db, rules: Rules, r: &LevelReport) -> Result<()> {
         .map_err(|e| Error::io(&path, e))?;
     writeln!(
         f,
-        "{rules}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{}\t{}",
+        "{rules}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{}\t{}\t{}",
         r.seeds,
         r.positions,
         r.seconds,
@@ -327,7 +352,8 @@ fn log_build(db: &Db, rules: Rules, r: &LevelReport) -> Result<()> {
         r.ranks,
         r.exchanged_bytes,
         r.rounds,
-        r.peak_anon.unwrap_or(0)
+        r.peak_anon.unwrap_or(0),
+        r.disk_read.unwrap_or(0)
     )
     .map_err(|e| Error::io(&path, e))
 }

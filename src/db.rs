@@ -7,9 +7,10 @@
 //!
 //! * `<rules>-<NN>.mdb`: the stored table of level `NN` (see [`crate::table`]);
 //! * `raw/<rules>/scores.<N>`: the same values uncompressed, one signed byte
-//!   per position (the VU layout), memory-mapped by the builder because
-//!   capture moves probe lower levels at random. A cache: rebuilt from the
-//!   tables whenever missing or not matching their content checksum;
+//!   per position (the VU layout), memory-mapped by the builder and the
+//!   probes. A cache within a budget (see the `lower` module): rebuilt from the
+//!   tables whenever wanted and missing or not matching their content
+//!   checksum;
 //! * `build-log.tsv` and `verified.tsv`: what was built how fast, and which
 //!   table contents passed every check of `verify`.
 
@@ -28,12 +29,33 @@ pub const GAME_OWARE: u8 = 1;
 #[derive(Clone, Debug)]
 pub struct Db {
     dir: PathBuf,
+    /// Most bytes of raw copies a build keeps (`None`: every one); see
+    /// the `lower` module.
+    raw_cache: Option<u64>,
 }
 
 impl Db {
     /// The table directory `dir` (not created until a build writes to it).
+    /// Builds keep every raw copy.
     pub fn new(dir: impl Into<PathBuf>) -> Db {
-        Db { dir: dir.into() }
+        Db {
+            dir: dir.into(),
+            raw_cache: None,
+        }
+    }
+
+    /// The same directory, where builds keep at most `bytes` of raw copies
+    /// (`None`: every one).
+    pub fn with_raw_cache(self, bytes: Option<u64>) -> Db {
+        Db {
+            raw_cache: bytes,
+            ..self
+        }
+    }
+
+    /// Most bytes of raw copies a build keeps (`None`: every one).
+    pub fn raw_cache(&self) -> Option<u64> {
+        self.raw_cache
     }
 
     /// The directory.

@@ -31,6 +31,7 @@ pub mod error;
 pub mod exchange;
 pub(crate) mod files;
 pub mod known;
+pub mod lower;
 pub(crate) mod memory;
 pub mod omweso;
 pub mod oware;

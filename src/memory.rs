@@ -157,6 +157,16 @@ pub fn rss_anon() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// Bytes this process has caused to be read from storage so far
+/// (`read_bytes` of `/proc/self/io`: page-cache misses, of mapped files
+/// too, not reads served from the cache); `None` where the kernel does
+/// not say.
+pub fn disk_read_bytes() -> Option<u64> {
+    let io = std::fs::read_to_string("/proc/self/io").ok()?;
+    let line = io.lines().find(|l| l.starts_with("read_bytes:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// The peak of [`rss_anon`] over a span of work, sampled by a background
 /// thread (the kernel keeps no peak of it).
 pub struct AnonPeak {

@@ -70,6 +70,37 @@ pub fn oware_level(text: &str) -> Result<usize, String> {
     }
 }
 
+/// A limit in bytes, or none (`all`).
+#[derive(Clone, Copy, Debug)]
+pub struct Limit(pub Option<u64>);
+
+/// A [`Limit`] for `build --raw-cache`: `all` (no limit), or a number with
+/// an optional unit K, M, G or T (powers of 1024), e.g. `8G`.
+pub fn limit(text: &str) -> Result<Limit, String> {
+    let t = text.trim();
+    if t == "all" {
+        return Ok(Limit(None));
+    }
+    let bad = || "give a size such as 8G, 500M or 0, or 'all'".to_string();
+    let (number, unit) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c.to_ascii_uppercase()),
+        _ => (t, 'B'),
+    };
+    let shift = match unit {
+        'B' => 0,
+        'K' => 10,
+        'M' => 20,
+        'G' => 30,
+        'T' => 40,
+        _ => return Err(bad()),
+    };
+    let n: f64 = number.trim().parse().map_err(|_| bad())?;
+    if !n.is_finite() || n < 0.0 || n * 2f64.powi(shift) > 2f64.powi(60) {
+        return Err(bad());
+    }
+    Ok(Limit(Some((n * 2f64.powi(shift)) as u64)))
+}
+
 /// Worker threads: at least 1, at most 4 per core (more only costs).
 pub fn threads(text: &str) -> Result<usize, String> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -31,6 +31,11 @@ pub struct Args {
     /// finish instead of stopping at once.
     #[arg(long)]
     wait: bool,
+    /// Most disk for raw copies of levels (`raw/`, one byte per position),
+    /// e.g. 8G, or `all`. Copies of the largest levels the next one reads
+    /// are kept within it; the other levels are read from their tables.
+    #[arg(long, default_value = "8G", value_parser = args::limit)]
+    raw_cache: args::Limit,
 }
 
 /// Builds the levels asked for.
@@ -41,7 +46,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
             .build_global()
             .map_err(|e| Error::Invalid(format!("cannot start {t} threads: {e}")))?;
     }
-    let db = Db::new(&a.at.db);
+    let db = Db::new(&a.at.db).with_raw_cache(a.raw_cache.0);
     if a.distributed {
         return distributed(&db, a.at.rules, a.max_seeds, a.wait);
     }
@@ -123,6 +128,9 @@ fn print_level(r: &LevelReport, cores: usize) {
         mib(r.peak_anon),
         r.peak_anon.unwrap_or(0) as f64 / r.positions.max(1) as f64
     );
+    let read = r.disk_read.map_or(String::new(), |b| {
+        format!(", {:.2} GB read from disk", b as f64 / 1e9)
+    });
     let resumed = r
         .resumed_at
         .map_or(String::new(), |t| format!(", resumed at threshold {t}"));
@@ -136,7 +144,7 @@ fn print_level(r: &LevelReport, cores: usize) {
         ),
     };
     out!(
-        "level {:>2}: {:>12} positions in {:>7.2} s, {:>10.0} pos/s ({:.0}/core), peak RSS {rss}, {} bytes ({:.3} bits/pos){exchanged}{resumed}",
+        "level {:>2}: {:>12} positions in {:>7.2} s, {:>10.0} pos/s ({:.0}/core), peak RSS {rss}, {} bytes ({:.3} bits/pos){read}{exchanged}{resumed}",
         r.seeds,
         r.positions,
         r.seconds,

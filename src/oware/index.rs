@@ -5,6 +5,8 @@
 //! lexicographically by `(x11, x10, ..., x0)`, smallest first. The published
 //! `scores.n` files store one byte per position in this order.
 
+use std::ops::Range;
+
 use super::board::{Board, MAX_SEEDS, PITS};
 use crate::compose::Ranker;
 use crate::error::{Error, Result};
@@ -22,6 +24,9 @@ use crate::error::{Error, Result};
 #[derive(Clone, Debug)]
 pub struct Encoder {
     ranker: Ranker,
+    /// One side's six pits, unconstrained: ranks the mover's half of a
+    /// board within its block (see [`Encoder::mover_tiles`]).
+    half: Ranker,
 }
 
 impl Encoder {
@@ -31,6 +36,7 @@ impl Encoder {
         assert!(max_seeds <= MAX_SEEDS);
         Encoder {
             ranker: Ranker::new(PITS, max_seeds, Some(6)),
+            half: Ranker::new(6, max_seeds, None),
         }
     }
 
@@ -162,6 +168,100 @@ impl Encoder {
     }
 }
 
+/// Positions of a [`Tile`] that share one opponent half: at most this many.
+pub const TILE_WIDTH: usize = 64;
+
+/// The positions of a level whose mover's half (pits `0..6`) holds `mover`
+/// seeds and ranks `first..first + width` among the six-pit boards of that
+/// many seeds, under every opponent half: see [`Encoder::mover_tiles`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tile {
+    /// Seeds on the mover's side.
+    pub mover: u8,
+    /// Rank of the first mover half among those of `mover` seeds.
+    pub first: u64,
+    /// Mover halves in the tile (`1..=TILE_WIDTH`).
+    pub width: u8,
+}
+
+impl Encoder {
+    /// The level cut into [`Tile`]s, for walks in *mover-major* order.
+    ///
+    /// A board's rank is that of its opponent half (pits `11..6`, the most
+    /// significant) plus that of its mover half among the six-pit boards of
+    /// the same seed count: the positions sharing an opponent half form one
+    /// block of consecutive indices, ordered by mover half. Every child of
+    /// a capture sown from pit `p` has, as its own most significant half,
+    /// the mover's half after sowing, which depends on the parent's mover
+    /// half and `p` alone; so the children of the parents that share a
+    /// mover half lie in at most six blocks of the lower levels (one per
+    /// pit). A walk that holds the mover half still and lets the opponent
+    /// half run ([`Encoder::walk_tile`]) reads the lower levels block by
+    /// block, where index order reads them everywhere at once. A tile holds
+    /// up to [`TILE_WIDTH`] consecutive mover halves, so that its positions
+    /// in one block are consecutive bytes of a level's state.
+    pub fn mover_tiles(&self, seeds: usize) -> Vec<Tile> {
+        let mut tiles = Vec::new();
+        for mover in 0..=seeds {
+            let halves = self.half.count(mover);
+            for first in (0..halves).step_by(TILE_WIDTH) {
+                tiles.push(Tile {
+                    mover: mover as u8,
+                    first,
+                    width: (halves - first).min(TILE_WIDTH as u64) as u8,
+                });
+            }
+        }
+        tiles
+    }
+
+    /// Calls `f(index, board)` for the positions of `tile` (of level
+    /// `seeds`) whose index lies in `range`: opponent halves in index
+    /// order, and for each the tile's mover halves, at consecutive indices.
+    pub fn walk_tile(
+        &self,
+        seeds: usize,
+        tile: &Tile,
+        range: &Range<u64>,
+        mut f: impl FnMut(u64, &Board),
+    ) {
+        let m = usize::from(tile.mover);
+        let width = u64::from(tile.width);
+        let mut movers = [[0u8; 6]; TILE_WIDTH];
+        self.half.unrank(m, tile.first, &mut movers[0]);
+        for k in 1..usize::from(tile.width) {
+            movers[k] = movers[k - 1];
+            let more = self.half.advance(&mut movers[k]);
+            debug_assert!(more, "a tile lies within its mover halves");
+        }
+        // The first board of each block: every mover seed in pit 0 (mover
+        // rank 0), so its rank is the block's first index.
+        let mut head = Board::EMPTY;
+        head.0[0] = m as u8;
+        let mut opponent = [0u8; 6];
+        opponent[0] = (seeds - m) as u8;
+        loop {
+            head.0[6..].copy_from_slice(&opponent);
+            if head.in_domain() {
+                let first = self.rank_in(seeds, &head) + tile.first;
+                if first < range.end && first + width > range.start {
+                    let mut board = head;
+                    for (k, mover) in movers[..usize::from(tile.width)].iter().enumerate() {
+                        let i = first + k as u64;
+                        if range.contains(&i) {
+                            board.0[..6].copy_from_slice(mover);
+                            f(i, &board);
+                        }
+                    }
+                }
+            }
+            if !self.half.advance(&mut opponent) {
+                return;
+            }
+        }
+    }
+}
+
 /// Positions in level `seeds`: `C(n+11,11) - C(n+5,11)`.
 pub fn level_size(seeds: usize) -> u64 {
     let n = seeds as u64;
@@ -186,5 +286,58 @@ impl Cursor<'_> {
             .ranker
             .unrank_near(index, &mut self.board.0, &mut self.trail);
         self.board
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oware::{Rules, moves};
+    use std::collections::HashMap;
+
+    /// Mover-major walks visit every position of a range exactly once, with
+    /// its own board.
+    #[test]
+    fn tiles_cover_each_level_once() {
+        let enc = Encoder::new(14);
+        for seeds in [0, 1, 2, 7, 14] {
+            let size = enc.level_size(seeds);
+            for range in [0..size, size / 3..size / 2 + 1, 0..0] {
+                let mut seen = vec![0u8; size as usize];
+                for tile in enc.mover_tiles(seeds) {
+                    enc.walk_tile(seeds, &tile, &range, |i, b| {
+                        assert_eq!(enc.rank_in(seeds, b), i, "{b}");
+                        seen[i as usize] += 1;
+                    });
+                }
+                for (i, &n) in seen.iter().enumerate() {
+                    let want = u8::from(range.contains(&(i as u64)));
+                    assert_eq!(n, want, "level {seeds} index {i}");
+                }
+            }
+        }
+    }
+
+    /// The locality the walk is for: the children of the captures sown
+    /// from one pit by the parents that share a mover half all share their
+    /// own most significant half, so they lie in one block.
+    #[test]
+    fn captures_of_one_mover_half_and_pit_land_in_one_block() {
+        let (enc, seeds) = (Encoder::new(12), 12);
+        let mut tops: HashMap<([u8; 6], u8), [u8; 6]> = HashMap::new();
+        let mut captures = 0;
+        for tile in enc.mover_tiles(seeds) {
+            enc.walk_tile(seeds, &tile, &(0..u64::MAX), |_, b| {
+                for m in moves(Rules::Awari, b).as_slice() {
+                    if m.captured > 0 && m.child != Board::EMPTY {
+                        captures += 1;
+                        let mover: [u8; 6] = b.0[..6].try_into().unwrap();
+                        let top: [u8; 6] = m.child.0[6..].try_into().unwrap();
+                        assert_eq!(*tops.entry((mover, m.pit)).or_insert(top), top, "{b}");
+                    }
+                }
+            });
+        }
+        assert!(captures > 100_000, "{captures} captures");
     }
 }

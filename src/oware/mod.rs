@@ -3,11 +3,13 @@
 mod board;
 pub mod forward;
 mod index;
+pub mod lower;
 pub mod retro;
 mod rules;
 pub mod solve;
 mod workdir;
 
 pub use board::{Board, MAX_SEEDS, PITS};
-pub use index::{Cursor, Encoder, level_size};
+pub use index::{Cursor, Encoder, TILE_WIDTH, Tile, level_size};
+pub use lower::LowerLevels;
 pub use rules::{Move, Moves, Rules, capture_run, moves, play, sow};

@@ -64,6 +64,7 @@ use rayon::prelude::*;
 
 use super::board::Board;
 use super::index::Encoder;
+use super::lower::LowerLevels;
 use super::retro::for_each_predecessor;
 use super::rules::{Rules, moves};
 use super::workdir::{Checkpoint, SeedLists, read_list};
@@ -160,13 +161,13 @@ impl Options {
     }
 }
 
-/// Solves level `seeds` under `rules`, given `lower[k]`, the values of every
-/// level `k < seeds` in index order. Returns the level's values in index
+/// Solves level `seeds` under `rules`, given the values of every level
+/// `k < seeds` (`lower`). Returns the level's values in index
 /// order. Works in a temporary directory, removed afterwards.
 pub fn solve_level(
     rules: Rules,
     seeds: usize,
-    lower: &[&[i8]],
+    lower: &(impl LowerLevels + ?Sized),
     progress: Progress,
 ) -> HugeSlice<i8> {
     solve_part(rules, seeds, lower, &Alone, progress).values
@@ -192,7 +193,7 @@ pub struct Part {
 pub fn solve_part(
     rules: Rules,
     seeds: usize,
-    lower: &[&[i8]],
+    lower: &(impl LowerLevels + ?Sized),
     ex: &dyn Exchange,
     progress: Progress,
 ) -> Part {
@@ -220,12 +221,12 @@ pub fn solve_part(
 pub fn solve_part_in(
     rules: Rules,
     seeds: usize,
-    lower: &[&[i8]],
+    lower: &(impl LowerLevels + ?Sized),
     ex: &dyn Exchange,
     options: &Options,
     progress: Progress,
 ) -> Result<Part> {
-    assert_eq!(lower.len(), seeds, "every lower level is needed");
+    assert_eq!(lower.levels(), seeds, "every lower level is needed");
     let enc = Encoder::new(seeds);
     let size = enc.level_size(seeds);
     let owners = Owners::new(size, ex.ranks());
@@ -350,13 +351,20 @@ pub fn solve_part_in(
 }
 
 /// The forward pass: the state byte (quiet-move counter, blocked bit) of
-/// every position of the slice, and its seed lists, synced.
+/// every position of the slice, and its seed lists, synced. It runs in two
+/// walks, and between them the state bytes hold best captures:
+///
+/// 1. [`best_captures`], in mover-major order, finds each position's best
+///    capture by reading the lower levels block by block;
+/// 2. then, in index order, each position's quiet moves are counted and
+///    its best capture sorted into the seed list of its threshold, chunk by
+///    chunk, as the lists' records want.
 #[allow(clippy::too_many_arguments)]
 fn forward_pass(
     rules: Rules,
     seeds: usize,
     enc: &Encoder,
-    lower: &[&[i8]],
+    lower: &(impl LowerLevels + ?Sized),
     start: u64,
     state: &mut [u8],
     dir: &Path,
@@ -364,26 +372,31 @@ fn forward_pass(
     progress: Progress,
 ) -> Result<()> {
     let size = enc.level_size(seeds);
+    best_captures(rules, seeds, enc, lower, start, as_atomic(state), progress)?;
     let stage = progress.stage(format!("level {seeds}: moves"), size);
     let lists = SeedLists::create(dir, seeds)?;
     let ranks = ex.ranks() as u64;
     state.par_chunks_mut(CHUNK).enumerate().try_for_each_init(
-        || (vec![0i8; CHUNK], vec![Vec::new(); 2 * seeds]),
-        |(best, classes), (c, state)| -> Result<()> {
+        || vec![Vec::new(); 2 * seeds],
+        |classes, (c, state)| -> Result<()> {
             let first = start + (c * CHUNK) as u64;
-            let best = &mut best[..state.len()];
-            forward_chunk(rules, seeds, enc, lower, first, state, best);
-            // Sort the chunk's positions into the lists of their thresholds.
             let n = seeds as i8;
-            for (j, &b) in best.iter().enumerate() {
-                if b != NO_CAPTURE && b != 0 {
-                    let class = 2 * (usize::from(b.unsigned_abs()) - 1) + usize::from(b > 0);
+            enc.for_range(seeds, first, first + state.len() as u64, |i, b| {
+                let j = (i - first) as usize;
+                let best = state[j] as i8;
+                let quiet = moves(rules, b)
+                    .as_slice()
+                    .iter()
+                    .filter(|m| m.captured == 0)
+                    .count() as u8;
+                // Sort the position into the list of its threshold.
+                if best != NO_CAPTURE && best != 0 {
+                    let class = 2 * (usize::from(best.unsigned_abs()) - 1) + usize::from(best > 0);
                     classes[class].push(j as u16);
                 }
-                if b != NO_CAPTURE && b > -n {
-                    state[j] |= BLOCKED;
-                }
-            }
+                let blocked = best != NO_CAPTURE && best > -n;
+                state[j] = quiet | if blocked { BLOCKED } else { 0 };
+            });
             for (class, offsets) in classes.iter_mut().enumerate() {
                 if !offsets.is_empty() {
                     lists.append(class / 2 + 1, class % 2 == 1, c as u32, offsets)?;
@@ -399,52 +412,67 @@ fn forward_pass(
     lists.finish()
 }
 
-/// Fills the quiet-move counters and best captures of positions
-/// `start..start + state.len()`.
+/// Writes into `best[j]` the best capture of slice position `j` (position
+/// `start + j` of the level): the largest `captured - value(child)` over
+/// its capturing moves, `-seeds` when the player to move has no seeds
+/// (the opponent takes the rest), [`NO_CAPTURE`] when it has no capture.
 ///
-/// Capture values live in lower levels, at random places: each lookup is
-/// prefetched and resolved [`LAG`](crate::memory::LAG) captures later so
-/// that misses overlap.
-fn forward_chunk(
+/// Capture values live in the lower levels. The walk is mover-major
+/// ([`Encoder::mover_tiles`]), so a tile's captures land in a few blocks of
+/// each lower level, read together: levels larger than the page cache are
+/// read block by block, not at random. Each lookup is also prefetched and
+/// resolved [`LAG`](crate::memory::LAG) captures later, so that misses
+/// overlap.
+#[allow(clippy::too_many_arguments)]
+fn best_captures(
     rules: Rules,
     seeds: usize,
     enc: &Encoder,
-    lower: &[&[i8]],
+    lower: &(impl LowerLevels + ?Sized),
     start: u64,
-    state: &mut [u8],
-    best: &mut [i8],
-) {
-    // (position, captured, lower level, index there)
-    let mut pipeline = Pipeline::new((0usize, 0u8, 0usize, 0usize));
-    best.fill(NO_CAPTURE);
-    // Shared by the walk and the pipeline's resolver.
-    let best = std::cell::Cell::from_mut(best).as_slice_of_cells();
-    let mut resolve = |(j, captured, level, index): (usize, u8, usize, usize)| {
-        let v = captured as i8 - lower[level][index];
-        best[j].set(best[j].get().max(v));
-    };
-    enc.for_range(seeds, start, start + state.len() as u64, |i, b| {
-        let j = (i - start) as usize;
-        let ms = moves(rules, b);
-        if ms.as_slice().is_empty() {
-            best[j].set(-(seeds as i8)); // no seeds: the opponent takes the rest
-            state[j] = 0;
-            return;
+    best: &[AtomicU8],
+    progress: Progress,
+) -> Result<()> {
+    let tiles = enc.mover_tiles(seeds);
+    let range = start..start + best.len() as u64;
+    // Every rank walks every tile (for its own positions in it).
+    let stage = progress.stage(format!("level {seeds}: captures"), tiles.len() as u64);
+    // Each position is in one tile, so each byte has one writer.
+    let set = |j: usize, v: i8| best[j].store(v as u8, Relaxed);
+    let get = |j: usize| best[j].load(Relaxed) as i8;
+    tiles.par_chunks(16).try_for_each(|tiles| -> Result<()> {
+        // (position, captured, lower level, index there)
+        let mut pipeline = Pipeline::new((0usize, 0u8, 0usize, 0u64));
+        let mut failed = None;
+        let mut resolve = |(j, captured, level, index): (usize, u8, usize, u64)| match lower
+            .value(level, index)
+        {
+            Ok(v) => set(j, get(j).max(captured as i8 - v)),
+            Err(e) => failed = failed.take().or(Some(e)),
+        };
+        for tile in tiles {
+            enc.walk_tile(seeds, tile, &range, |i, b| {
+                let j = (i - start) as usize;
+                let ms = moves(rules, b);
+                if ms.as_slice().is_empty() {
+                    set(j, -(seeds as i8));
+                    return;
+                }
+                set(j, NO_CAPTURE);
+                for m in ms.as_slice().iter().filter(|m| m.captured > 0) {
+                    let level = seeds - usize::from(m.captured);
+                    let index = enc.rank_in(level, &m.child);
+                    lower.prefetch(level, index);
+                    pipeline.push((j, m.captured, level, index), &mut resolve);
+                }
+            });
         }
-        let mut quiet = 0u8;
-        for m in ms.as_slice() {
-            if m.captured == 0 {
-                quiet += 1;
-                continue;
-            }
-            let level = seeds - usize::from(m.captured);
-            let index = enc.rank_in(level, &m.child) as usize;
-            prefetch(&lower[level][index]);
-            pipeline.push((j, m.captured, level, index), &mut resolve);
-        }
-        state[j] = quiet;
-    });
-    pipeline.finish(&mut resolve);
+        pipeline.finish(&mut resolve);
+        stage.inc(tiles.len() as u64);
+        failed.map_or(Ok(()), Err)
+    })?;
+    stage.finish();
+    Ok(())
 }
 
 /// Positions newly decided whose predecessors are still to be told.

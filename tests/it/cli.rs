@@ -159,6 +159,10 @@ fn bad_input_is_refused_with_one_line_and_exit_2() {
     let db = awari_db().to_str().unwrap();
     refuses(&["query", "--db", db, "1 2 3"], "has 12 pits, got 3");
     refuses(
+        &["build", "--db", db, "--raw-cache", "8X"],
+        "give a size such as 8G, 500M or 0, or 'all'",
+    );
+    refuses(
         &["query", "--db", db, "1 1 1 1 1 1 1 1 1 1 1 -1"],
         "is negative",
     );

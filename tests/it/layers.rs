@@ -9,7 +9,8 @@ use std::path::Path;
 /// The library's top-level modules, lowest first.
 const LAYERS: &[&str] = &[
     "error", "files", "pits", "compose", "memory", "progress", "exchange", "oware", "omweso",
-    "table", "db", "build", "probe", "source", "convert", "query", "stats", "known", "verify",
+    "table", "db", "probe", "lower", "build", "source", "convert", "query", "stats", "known",
+    "verify",
 ];
 
 /// `Error` and `Result` are re-exported at the crate root from `error`.

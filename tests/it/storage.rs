@@ -296,3 +296,51 @@ fn swapped_blocks_are_refused_on_every_read() {
         "the third block is intact"
     );
 }
+
+/// Raw copies present in `db` for `rules`, by level.
+fn raw_levels(db: &Db, rules: Rules) -> Vec<usize> {
+    (0..=48)
+        .filter(|&n| db.raw_path(rules, n).exists())
+        .collect()
+}
+
+/// A raw-cache budget keeps the copies of the largest levels the next one
+/// reads (plus the level just built), reads the others from their tables,
+/// and builds the very same tables.
+#[test]
+fn a_raw_cache_budget_keeps_the_top_levels_and_builds_the_same_tables() {
+    use mancaladb::lower::{keeps_raw, raw_window};
+    use mancaladb::oware::level_size;
+    let dir = scratch("raw-budget");
+    let budget = level_size(11) + level_size(10) + 1;
+    let db = Db::new(&dir).with_raw_cache(Some(budget));
+    let mut seen = Vec::new();
+    build(&db, Rules::Awari, 14, &Alone, Progress::Quiet, false, |r| {
+        let n = r.seeds;
+        let mut want: Vec<usize> = raw_window(n, Some(budget)).collect();
+        want.extend((n.saturating_sub(1)..=n).filter(|&k| keeps_raw(k, Some(budget))));
+        want.dedup();
+        assert_eq!(raw_levels(&db, Rules::Awari), want, "after level {n}");
+        seen.push(want);
+    })
+    .unwrap();
+    assert!(seen.contains(&vec![10, 11]), "{seen:?}");
+    // After the build: the largest levels within the budget (level 14
+    // alone is over it, so none).
+    assert_eq!(raw_levels(&db, Rules::Awari), Vec::<usize>::new());
+    common::assert_committed(&dir, 14);
+    // No budget: every copy comes back, written from the tables.
+    let all = Db::new(&dir);
+    build(
+        &all,
+        Rules::Awari,
+        15,
+        &Alone,
+        Progress::Quiet,
+        false,
+        |_| {},
+    )
+    .unwrap();
+    assert_eq!(raw_levels(&all, Rules::Awari), (0..=15).collect::<Vec<_>>());
+    common::assert_committed(&dir, 15);
+}

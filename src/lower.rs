@@ -1,0 +1,174 @@
+//! The lower levels a build reads, and which of them keep a raw copy.
+//!
+//! Level `n`'s captures read levels `0..=n-2`. Each is read from its raw
+//! copy (`raw/<rules>/scores.N`, one byte per position, mapped) when it has
+//! one, else from its compressed table through a [`BlockCache`]. Raw copies
+//! cost disk (levels 0..34 are 33 GB of them; their tables are about half
+//! that) and make a lookup one load; a block read costs a hash lookup and,
+//! on a miss, one 64 KiB decompression. The forward pass reads the lower
+//! levels in mover-major order ([`crate::oware::Encoder::mover_tiles`]), a
+//! few blocks at a time, so misses are rare either way.
+//!
+//! **The raw cache.** Raw copies are kept within a budget of bytes
+//! ([`raw_window`]): while level `n` is built, the copies of the largest
+//! levels it reads, `n-2` downward, as many as fit. Those levels take most
+//! lookups (most captures take two or three seeds). A copy outside the
+//! window is removed at the next level; one inside it that is missing is
+//! written from the table. So the copies take at most the budget plus the
+//! level just built, and after a build, the largest levels within the
+//! budget keep theirs (for the probes of `query` and `serve`). Without a
+//! budget every copy is kept.
+
+use std::ops::Range;
+
+use memmap2::Mmap;
+
+use crate::db::{Db, map_raw, write_raw};
+use crate::error::Result;
+use crate::memory::prefetch;
+use crate::oware::{LowerLevels, Rules, level_size};
+use crate::probe::BlockCache;
+use crate::table::{self, Table};
+
+/// The levels whose raw copies pay while level `n` is built: `lo..n-1`,
+/// the largest levels it reads (`n-2` downward) while their sizes add up
+/// to at most `budget` bytes (all of `0..n-1` without a budget).
+///
+/// ```
+/// use mancaladb::lower::raw_window;
+/// assert_eq!(raw_window(20, None), 0..19);
+/// // Level 18 is 33,245,212 bytes, level 17 20,768,748.
+/// assert_eq!(raw_window(20, Some(40_000_000)), 18..19);
+/// assert_eq!(raw_window(20, Some(60_000_000)), 17..19);
+/// assert_eq!(raw_window(20, Some(0)), 19..19);
+/// ```
+pub fn raw_window(n: usize, budget: Option<u64>) -> Range<usize> {
+    let end = n.saturating_sub(1);
+    let Some(budget) = budget else {
+        return 0..end;
+    };
+    let (mut lo, mut used) = (end, 0);
+    while lo > 0 && used + level_size(lo - 1) <= budget {
+        lo -= 1;
+        used += level_size(lo);
+    }
+    lo..end
+}
+
+/// Whether level `n`, just built, keeps its raw copy: when it is in the
+/// window of level `n + 2`, the first to read it.
+pub fn keeps_raw(n: usize, budget: Option<u64>) -> bool {
+    raw_window(n + 2, budget).contains(&n)
+}
+
+/// Makes the raw cache right for building level `n` of `rules` in `db`:
+/// removes the copies of levels below `n - 1` outside [`raw_window`] and,
+/// with `fill`, writes the missing or stale ones inside it from their
+/// tables. (Level `n - 1`, not read by `n`, is left for `n + 1`.) After the
+/// last level of a build, `n = max + 2` leaves the copies of the largest
+/// levels within the budget. Returns the bytes written. Run
+/// by the one process that writes the directory.
+pub fn prepare_raw_cache(
+    db: &Db,
+    rules: Rules,
+    n: usize,
+    budget: Option<u64>,
+    fill: bool,
+) -> Result<u64> {
+    let window = raw_window(n, budget);
+    let mut written = 0;
+    for k in 0..n.saturating_sub(1) {
+        let path = db.raw_path(rules, k);
+        if !window.contains(&k) {
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(crate::Error::io(&path, e));
+                }
+                _ => {}
+            }
+        } else if fill {
+            let table = db.open(rules, k)?;
+            if db.raw_copy(rules, k, &table).is_none() {
+                write_raw(&path, &table.read_all()?)?;
+                written += level_size(k);
+            }
+        }
+    }
+    Ok(written)
+}
+
+/// One lower level: its raw copy, or its table.
+enum Store {
+    Raw(Mmap),
+    Table(Table),
+}
+
+/// Levels `0..n` of one rule set as the solver reads them (see the module
+/// docs).
+pub struct Lower {
+    levels: Vec<Store>,
+    cache: BlockCache,
+}
+
+impl Lower {
+    /// The levels below `n`: raw copies for those in [`raw_window`]`(n,
+    /// budget)` (which [`prepare_raw_cache`] has made right), tables for the
+    /// others, with a block cache of `cache_bytes`.
+    pub fn open(
+        db: &Db,
+        rules: Rules,
+        n: usize,
+        budget: Option<u64>,
+        cache_bytes: usize,
+    ) -> Result<Lower> {
+        let window = raw_window(n, budget);
+        let levels = (0..n)
+            .map(|k| match window.contains(&k) {
+                true => map_raw(&db.raw_path(rules, k)).map(Store::Raw),
+                false => db.open(rules, k).map(Store::Table),
+            })
+            .collect::<Result<_>>()?;
+        let threads = rayon::current_num_threads();
+        Ok(Lower {
+            levels,
+            cache: BlockCache::new(cache_bytes, table::BLOCK_SIZE as usize, threads),
+        })
+    }
+
+    /// The levels read from raw copies.
+    pub fn raw_levels(&self) -> Vec<usize> {
+        (0..self.levels.len())
+            .filter(|&k| matches!(self.levels[k], Store::Raw(_)))
+            .collect()
+    }
+}
+
+impl LowerLevels for Lower {
+    fn levels(&self) -> usize {
+        self.levels.len()
+    }
+
+    #[inline]
+    fn value(&self, level: usize, index: u64) -> Result<i8> {
+        match &self.levels[level] {
+            Store::Raw(m) => Ok(m[index as usize] as i8),
+            Store::Table(t) => {
+                let size = u64::from(t.header().block_size);
+                let block = index / size;
+                let b = self
+                    .cache
+                    .byte(level, block, (index % size) as usize, |buf| {
+                        t.read_block(block, buf)
+                    })?;
+                Ok(b as i8)
+            }
+        }
+    }
+
+    #[inline]
+    fn prefetch(&self, level: usize, index: u64) {
+        if let Store::Raw(m) = &self.levels[level] {
+            prefetch(&m[index as usize]);
+        }
+    }
+}
