@@ -13,7 +13,7 @@ use crate::db::{Db, map_raw};
 use crate::error::{Error, Result};
 use crate::exchange::Exchange;
 use crate::files::{DirLock, RemoveOnDrop};
-use crate::lower::{Lower, keeps_raw, prepare_raw_cache};
+use crate::lower::{DEFAULT_RAW_CACHE, Lower, keeps_raw, prepare_raw_cache};
 use crate::memory::{AnonPeak, disk_read_bytes};
 use crate::oware::solve::{Options, solve_part_in};
 use crate::oware::{MAX_SEEDS, Rules, level_size};
@@ -27,9 +27,16 @@ use crate::table;
 /// top, as page cache; its seed lists and checkpoints go to disk.
 pub const WORKING_BYTES_PER_POSITION: f64 = 1.25;
 
-/// Disk per position of a built level, as measured here: its table (at
-/// most 4.1 bits per position through level 31) and its raw copy (1 byte).
-pub const DISK_BYTES_PER_POSITION: f64 = 1.0 + 4.1 / 8.0;
+/// Disk per position of a built level's table, as measured here: at most
+/// 4.1 bits through level 28 (BENCHMARKS.md).
+pub const TABLE_BYTES_PER_POSITION: f64 = 4.1 / 8.0;
+
+/// Disk per position of the level being built, beside the tables: its
+/// solver work directory at its fullest (seed lists and two compressed
+/// checkpoints while one replaces the other; 1.19 bytes per position at
+/// level 20 with a checkpoint after every threshold, BENCHMARKS.md). One
+/// process writes the table straight from memory, with no raw file.
+pub const WORK_BYTES_PER_POSITION: f64 = 1.2;
 
 /// What building some levels takes.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
@@ -38,7 +45,9 @@ pub struct Needs {
     pub largest_level: usize,
     /// Working memory of the largest, in bytes.
     pub memory: u64,
-    /// Disk for all of them, in bytes.
+    /// Disk for all of them, in bytes: their tables, the largest one's work
+    /// directory and the raw copies of the default budget
+    /// ([`crate::lower::DEFAULT_RAW_CACHE`]).
     pub disk: u64,
 }
 
@@ -47,10 +56,13 @@ impl Needs {
     pub fn of(levels: &[usize]) -> Needs {
         let largest_level = levels.iter().copied().max().unwrap_or(0);
         let positions: u64 = levels.iter().map(|&n| level_size(n)).sum();
+        let largest = level_size(largest_level) as f64;
+        let raw = positions.min(DEFAULT_RAW_CACHE) as f64;
+        let tables = positions as f64 * TABLE_BYTES_PER_POSITION;
         Needs {
             largest_level,
-            memory: (WORKING_BYTES_PER_POSITION * level_size(largest_level) as f64) as u64,
-            disk: (positions as f64 * DISK_BYTES_PER_POSITION) as u64,
+            memory: (WORKING_BYTES_PER_POSITION * largest) as u64,
+            disk: (tables + WORK_BYTES_PER_POSITION * largest + raw) as u64,
         }
     }
 }

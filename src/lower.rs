@@ -30,6 +30,10 @@ use crate::oware::{LowerLevels, Rules, level_size};
 use crate::probe::BlockCache;
 use crate::table::{self, Table};
 
+/// The raw-copy budget of `build` unless told otherwise: 8 GiB, which keeps
+/// every raw copy of a build up to level 28 and the largest levels' above.
+pub const DEFAULT_RAW_CACHE: u64 = 8 << 30;
+
 /// The levels whose raw copies pay while level `n` is built: `lo..n-1`,
 /// the largest levels it reads (`n-2` downward) while their sizes add up
 /// to at most `budget` bytes (all of `0..n-1` without a budget).

@@ -74,6 +74,20 @@ pub fn oware_level(text: &str) -> Result<usize, String> {
 #[derive(Clone, Copy, Debug)]
 pub struct Limit(pub Option<u64>);
 
+/// As [`limit`] reads it: `all`, or whole K, M, G or T where it can.
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Some(b) = self.0 else {
+            return f.write_str("all");
+        };
+        let unit = (1..=4).rev().find(|&k| b > 0 && b % (1 << (10 * k)) == 0);
+        match unit {
+            Some(k) => write!(f, "{}{}", b >> (10 * k), ["K", "M", "G", "T"][k - 1]),
+            None => write!(f, "{b}"),
+        }
+    }
+}
+
 /// A [`Limit`] for `build --raw-cache`: `all` (no limit), or a number with
 /// an optional unit K, M, G or T (powers of 1024), e.g. `8G`.
 pub fn limit(text: &str) -> Result<Limit, String> {

@@ -6,6 +6,7 @@ use mancaladb::Error;
 use mancaladb::build::{LevelReport, build};
 use mancaladb::db::Db;
 use mancaladb::exchange::Alone;
+use mancaladb::lower::DEFAULT_RAW_CACHE;
 use mancaladb::progress::Progress;
 
 use super::args::{self, Where};
@@ -34,7 +35,7 @@ pub struct Args {
     /// Most disk for raw copies of levels (`raw/`, one byte per position),
     /// e.g. 8G, or `all`. Copies of the largest levels the next one reads
     /// are kept within it; the other levels are read from their tables.
-    #[arg(long, default_value = "8G", value_parser = args::limit)]
+    #[arg(long, default_value_t = args::Limit(Some(DEFAULT_RAW_CACHE)), value_parser = args::limit)]
     raw_cache: args::Limit,
 }
 

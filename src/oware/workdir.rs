@@ -21,7 +21,8 @@
 //!   ([`Checkpoint`]), zstd-compressed with its content checksum (a state
 //!   is mostly runs of a few values: a quarter of the bytes or less). It is
 //!   written to a temporary name, synced and renamed,
-//!   so a file under its final name is always complete; the seed lists are
+//!   so a file under its final name is always complete (the older one and
+//!   the lists of the thresholds done go once it is); the seed lists are
 //!   synced before the first checkpoint is written.
 
 use std::fs::File;
@@ -282,12 +283,25 @@ impl Checkpoint {
         }
     }
 
-    /// Removes the checkpoints of `dir` other than `state.<keep>`.
+    /// Removes the checkpoints of `dir` other than `state.<keep>`, and the
+    /// seed lists of the thresholds above `keep`: a solve resumed from
+    /// `state.<keep>` starts at threshold `keep` and never reads them.
     pub fn remove_others(&self, dir: &Path, keep: usize) -> Result<()> {
         for t in self.saved(dir) {
             if t != keep {
                 let path = state_path(dir, t);
                 std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+            }
+        }
+        for t in keep + 1..=self.seeds as usize {
+            for win in [false, true] {
+                let path = list_path(dir, t, win);
+                match std::fs::remove_file(&path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(Error::io(&path, e));
+                    }
+                    _ => {}
+                }
             }
         }
         Ok(())

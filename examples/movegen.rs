@@ -1,0 +1,67 @@
+//! The per-position costs of the level solver's inner loops, on one
+//! thread: walking a level in index order, generating moves (the forward
+//! pass), generating unmoves (propagation) and ranking what they reach.
+//! Speed work on the builder starts here (BENCHMARKS.md, issue 11).
+//!
+//! `cargo run --release --example movegen -- 17`
+
+use std::time::Instant;
+
+use mancaladb::oware::retro::for_each_predecessor;
+use mancaladb::oware::{Encoder, Rules, moves};
+
+fn main() {
+    let Some(seeds) = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse::<usize>().ok())
+    else {
+        eprintln!("usage: movegen LEVEL (0..=48)");
+        std::process::exit(2);
+    };
+    if seeds > 48 {
+        eprintln!("movegen: level {seeds}: an Oware game has 48 seeds");
+        std::process::exit(2);
+    }
+    let enc = Encoder::new(seeds);
+    let size = enc.level_size(seeds);
+    // Every loop folds what it computes into `acc`, printed at the end, so
+    // that nothing is optimised away (and runs can be compared).
+    let mut acc = 0u64;
+    let mut time = |what: &str, f: &mut dyn FnMut(&mut u64)| {
+        let t = Instant::now();
+        f(&mut acc);
+        let ns = t.elapsed().as_secs_f64() * 1e9 / size as f64;
+        println!("{what:<34} {ns:>7.1} ns/position");
+    };
+    println!("level {seeds}: {size} positions, one thread");
+    time("walk in index order", &mut |acc| {
+        enc.for_range(seeds, 0, size, |_, b| *acc += u64::from(b.0[3]));
+    });
+    time("moves", &mut |acc| {
+        enc.for_range(seeds, 0, size, |_, b| {
+            *acc += moves(Rules::Awari, b).as_slice().len() as u64;
+        });
+    });
+    time("moves, ranking the captures", &mut |acc| {
+        enc.for_range(seeds, 0, size, |_, b| {
+            for m in moves(Rules::Awari, b)
+                .as_slice()
+                .iter()
+                .filter(|m| m.captured > 0)
+            {
+                *acc += enc.rank_in(seeds - usize::from(m.captured), &m.child);
+            }
+        });
+    });
+    time("unmoves", &mut |acc| {
+        enc.for_range(seeds, 0, size, |_, b| {
+            for_each_predecessor(Rules::Awari, b, |p| *acc += u64::from(p.0[2]));
+        });
+    });
+    time("unmoves, ranking them", &mut |acc| {
+        enc.for_range(seeds, 0, size, |_, b| {
+            for_each_predecessor(Rules::Awari, b, |p| *acc += enc.rank_in(seeds, p));
+        });
+    });
+    println!("(checksum {acc})");
+}
