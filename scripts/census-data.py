@@ -12,7 +12,9 @@
 
   census-data.py plot docs/omweso-census.jsonl docs/omweso-census.svg
       A hand-written SVG: looping pairs, looping configurations and cycles
-      by seed count, on a log scale.
+      by seed count on a log scale (each series with its own marker), and
+      below it their ratio loop_pairs / cfg_any on a linear scale, since
+      the first two nearly coincide on the log scale.
 """
 
 import json
@@ -82,61 +84,144 @@ def collect(dirs):
 
 def plot(data, svg):
     rows = [json.loads(l) for l in Path(data).read_text().splitlines() if l.strip()]
+    # (key, legend label, colour, marker). Looping pairs and looping
+    # configurations differ by about 1 % (a looping configuration rarely has
+    # a second looping start), so on the log scale their lines coincide: the
+    # pairs are drawn as a wide pale band under the configurations' line,
+    # with hollow rings round its filled squares, and the lower panel shows
+    # their ratio on a linear scale.
     series = [
-        ("loop_pairs", "looping (configuration, start) pairs", "#1f77b4"),
-        ("cfg_any", "configurations with a looping start", "#d62728"),
-        ("cycles", "distinct cycles (up to rotation)", "#2ca02c"),
+        ("loop_pairs", "looping (configuration, start) pairs", "#1f77b4", "ring"),
+        ("cfg_any", "configurations with a looping start", "#d62728", "square"),
+        ("cycles", "distinct cycles (up to rotation)", "#2ca02c", "triangle"),
     ]
-    pts = {key: [(r["seeds"], r[key]) for r in rows if r.get(key, 0) > 0] for key, _, _ in series}
+    pts = {key: [(r["seeds"], r[key]) for r in rows if r.get(key, 0) > 0] for key, *_ in series}
     values = [v for p in pts.values() for _, v in p]
     if not values:
         sys.exit("no positive values to plot")
+    ratio = [
+        (r["seeds"], r["loop_pairs"] / r["cfg_any"]) for r in rows if r.get("cfg_any", 0) > 0
+    ]
     # From the first k with a loop to the last row.
     kmin = min(k for p in pts.values() for k, _ in p)
     kmax = max(r["seeds"] for r in rows)
     lo, hi = 0, math.ceil(math.log10(max(values)))
-    W, H, L, R, T, B = 760, 460, 70, 20, 40, 110
+    # Top panel (log counts) from T to T + PH; ratio panel from RT to RT + RH.
+    W, L, R, T, PH = 760, 80, 20, 40, 300
+    RT, RH = T + PH + 56, 130
+    LEG = RT + RH + 50
+    H = LEG + 3 * 18 + 40
     x = lambda k: L + (k - kmin) / max(1, kmax - kmin) * (W - L - R)
-    y = lambda v: T + (hi - math.log10(v)) / (hi - lo) * (H - T - B)
+    y = lambda v: T + (hi - math.log10(v)) / (hi - lo) * PH
+    # Ratio axis: 1 at the bottom, the top rounded up to a step of 0.005.
+    step = 0.005
+    rtop = max(1 + step, math.ceil(max(v for _, v in ratio) / step - 1e-9) * step)
+    ry = lambda v: RT + (rtop - v) / (rtop - 1) * RH
+
+    def marker(kind, cx, cy, colour):
+        if kind == "ring":
+            return (
+                f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="6" fill="none" '
+                f'stroke="{colour}" stroke-width="1.5"/>'
+            )
+        if kind == "square":
+            return (
+                f'<rect x="{cx - 3:.1f}" y="{cy - 3:.1f}" width="6" height="6" fill="{colour}"/>'
+            )
+        if kind == "triangle":
+            return (
+                f'<polygon points="{cx:.1f},{cy - 4.5:.1f} {cx + 4:.1f},{cy + 3:.1f} '
+                f'{cx - 4:.1f},{cy + 3:.1f}" fill="{colour}"/>'
+            )
+        return f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="3" fill="{colour}"/>'
+
+    def lines(p, fx, fy, colour, extra=""):
+        # Odd k solid, even k dashed: the two parities lie on two curves.
+        out = []
+        for parity, dash in [(1, ""), (0, ' stroke-dasharray="5,3"')]:
+            line = [(k, v) for k, v in p if k % 2 == parity]
+            if len(line) > 1:
+                path = " ".join(f"{fx(k):.1f},{fy(v):.1f}" for k, v in line)
+                out.append(
+                    f'<polyline points="{path}" fill="none" stroke="{colour}"{dash}{extra}/>'
+                )
+        return out
+
+    def k_axis(y0, title=True):
+        out = [f'<line x1="{L}" y1="{y0}" x2="{W - R}" y2="{y0}" stroke="black"/>']
+        for k in range(kmin, kmax + 1):
+            xx = x(k)
+            out.append(f'<line x1="{xx:.1f}" y1="{y0}" x2="{xx:.1f}" y2="{y0 + 4}" stroke="black"/>')
+            out.append(f'<text x="{xx:.1f}" y="{y0 + 17}" text-anchor="middle">{k}</text>')
+        if title:
+            out.append(f'<text x="{(L + W - R) / 2}" y="{y0 + 32}" text-anchor="middle">seeds k</text>')
+        return out
+
+    def y_title(y0, y1, text):
+        mid = (y0 + y1) / 2
+        return (
+            f'<text x="16" y="{mid:.1f}" text-anchor="middle" '
+            f'transform="rotate(-90 16 {mid:.1f})">{text}</text>'
+        )
+
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
-        f'font-family="sans-serif" font-size="12">',
+        f'viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">',
         f'<rect width="{W}" height="{H}" fill="white"/>',
         f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="14">'
-        f"Omweso relay loops on one side of k seeds (opponent empty)</text>",
+        f"Omweso relay loops on one side of k seeds (opponent empty), k = {kmin}..{kmax}</text>",
     ]
+    # Top panel: counts, log scale.
     for e in range(lo, hi + 1):
         yy = y(10**e)
         out.append(f'<line x1="{L}" y1="{yy:.1f}" x2="{W - R}" y2="{yy:.1f}" stroke="#ddd"/>')
         out.append(f'<text x="{L - 6}" y="{yy + 4:.1f}" text-anchor="end">1e{e}</text>')
-    for k in range(kmin, kmax + 1):
-        xx = x(k)
-        out.append(f'<line x1="{xx:.1f}" y1="{H - B}" x2="{xx:.1f}" y2="{H - B + 4}" stroke="black"/>')
-        out.append(f'<text x="{xx:.1f}" y="{H - B + 17}" text-anchor="middle">{k}</text>')
-    out.append(f'<line x1="{L}" y1="{H - B}" x2="{W - R}" y2="{H - B}" stroke="black"/>')
-    out.append(f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H - B}" stroke="black"/>')
-    out.append(f'<text x="{(L + W - R) / 2}" y="{H - B + 34}" text-anchor="middle">seeds k</text>')
+    out += k_axis(T + PH, title=False)
+    out.append(f'<line x1="{L}" y1="{T}" x2="{L}" y2="{T + PH}" stroke="black"/>')
+    out.append(y_title(T, T + PH, "count (log scale)"))
+    for key, _, colour, kind in series:
+        extra = ' stroke-width="7" stroke-opacity="0.3"' if kind == "ring" else ""
+        out += lines(pts[key], x, y, colour, extra)
+    for key, _, colour, kind in series:
+        out += [marker(kind, x(k), y(v), colour) for k, v in pts[key]]
+    # Ratio panel: looping pairs per looping configuration, linear scale.
+    v = 1.0
+    while v <= rtop + 1e-9:
+        yy = ry(v)
+        out.append(f'<line x1="{L}" y1="{yy:.1f}" x2="{W - R}" y2="{yy:.1f}" stroke="#ddd"/>')
+        out.append(f'<text x="{L - 6}" y="{yy + 4:.1f}" text-anchor="end">{v:.3f}</text>')
+        v += step
+    out += k_axis(RT + RH)
+    out.append(f'<line x1="{L}" y1="{RT}" x2="{L}" y2="{RT + RH}" stroke="black"/>')
+    out.append(y_title(RT, RT + RH, "pairs / configs"))
     out.append(
-        f'<text x="16" y="{(T + H - B) / 2}" text-anchor="middle" '
-        f'transform="rotate(-90 16 {(T + H - B) / 2})">count (log scale)</text>'
+        f'<text x="{L + 8}" y="{RT - 8}">looping pairs per configuration with a looping '
+        f"start (loop_pairs / cfg_any), linear scale</text>"
     )
-    for i, (key, label, colour) in enumerate(series):
-        p = pts[key]
-        for parity, dash in [(1, ""), (0, ' stroke-dasharray="5,3"')]:
-            line = [(k, v) for k, v in p if k % 2 == parity]
-            if len(line) > 1:
-                path = " ".join(f"{x(k):.1f},{y(v):.1f}" for k, v in line)
-                out.append(f'<polyline points="{path}" fill="none" stroke="{colour}"{dash}/>')
-        for k, v in p:
-            out.append(f'<circle cx="{x(k):.1f}" cy="{y(v):.1f}" r="3" fill="{colour}"/>')
-        ly = H - B + 52 + 16 * i
-        out.append(f'<line x1="{L}" y1="{ly - 4}" x2="{L + 24}" y2="{ly - 4}" stroke="{colour}"/>')
-        out.append(f'<text x="{L + 30}" y="{ly}">{label}</text>')
+    out += lines(ratio, x, ry, "#9467bd")
+    out += [marker("circle", x(k), ry(v), "#9467bd") for k, v in ratio]
+    # Legend: marker and line style of each series.
+    for i, (key, label, colour, kind) in enumerate(series + [
+        (None, "loop_pairs / cfg_any (lower panel)", "#9467bd", "circle")
+    ]):
+        ly = LEG + 18 * i
+        extra = ' stroke-width="7" stroke-opacity="0.3"' if kind == "ring" else ""
+        out.append(f'<line x1="{L}" y1="{ly - 4}" x2="{L + 28}" y2="{ly - 4}" stroke="{colour}"{extra}/>')
+        out.append(marker(kind, L + 14, ly - 4, colour))
+        out.append(f'<text x="{L + 36}" y="{ly}">{label}</text>')
+    out.append(f'<text x="{W - R}" y="{LEG}" text-anchor="end">solid: odd k, dashed: even k</text>')
     out.append(
-        f'<text x="{W - R}" y="{H - B + 52}" text-anchor="end">solid: odd k, dashed: even k;</text>'
+        f'<text x="{W - R}" y="{LEG + 18}" text-anchor="end">'
+        f"k with no loop are not drawn (log scale)</text>"
     )
     out.append(
-        f'<text x="{W - R}" y="{H - B + 68}" text-anchor="end">k with none are not drawn (log scale)</text>'
+        f'<text x="{W - R}" y="{LEG + 36}" text-anchor="end">'
+        f"looping pairs exceed looping configurations by at most "
+        f"{(max(v for _, v in ratio) - 1) * 100:.1f} %:</text>"
+    )
+    out.append(
+        f'<text x="{W - R}" y="{LEG + 54}" text-anchor="end">'
+        f"on the log scale the rings sit round the squares</text>"
     )
     out.append("</svg>")
     Path(svg).write_text("\n".join(out) + "\n")
