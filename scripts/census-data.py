@@ -15,6 +15,20 @@
       by seed count on a log scale (each series with its own marker), and
       below it their ratio loop_pairs / cfg_any on a linear scale, since
       the first two nearly coincide on the log scale.
+
+  census-data.py cycles CYCLES.jsonl...
+      Reads cycle files (the run directory's omweso-cycles.kK.bB.jsonl,
+      or an atlas written by `census --cycles`), walks every cycle again
+      from its stored side (an independent relay in Python) and checks its
+      period (fact 5: n laps to come back rotated by r pits, period
+      n * 16 / gcd(r, 16)) and that the stored side is the least of its
+      states brought to start 0. Prints one JSON line per seed count with
+      what the atlas section of docs/omweso-loops.md reports: cycles,
+      loop_pairs, cfg_any and cfg_all recounted from the cycles' states
+      (and the states, brought to start 0, whose every legal start loops),
+      shortest and longest period with their sides, cycles by period /
+      states, seeds sown per lap, and whether the family h 1 0 1 0 ... 1
+      (pit 0 holding k - 8, the odd pits 1) loops.
 """
 
 import json
@@ -80,6 +94,100 @@ def collect(dirs):
             rows[k] = row
     for k in sorted(rows):
         print(json.dumps(rows[k], separators=(",", ":")))
+
+
+def relay_cycle(side):
+    """Walk the capture-free relay from pit 0 of `side` until the state
+    brought to start 0 comes back (fact 5). Returns (states, r, seeds sown):
+    the n distinct states of the first n laps brought to start 0 (as bytes),
+    the rotation r of the return, and the seeds sown in those n laps; None
+    if the move ends."""
+    start = bytes(side)
+    c, q = list(side), 0
+    states, sown = [start], 0
+    while True:
+        h = c[q]
+        c[q] = 0
+        a, r = divmod(h, 16)
+        if a:
+            c = [v + a for v in c]
+        for i in range(1, r + 1):
+            c[(q + i) % 16] += 1
+        sown += h
+        q = (q + h) % 16
+        if c[q] < 2:
+            return None
+        norm = bytes(c[q:] + c[:q])
+        if norm == start:
+            return states, q, sown
+        states.append(norm)
+
+
+def cycles(path):
+    rows = [json.loads(l) for l in Path(path).read_text().splitlines() if l.strip()]
+    ks = {r.get("seeds", sum(r["side"])) for r in rows}
+    if len(ks) != 1:
+        sys.exit(f"{path}: cycles of several seed counts {sorted(ks)}")
+    (k,) = ks
+    every = set()  # every looping start-0 state of the row
+    per_cycle = []
+    turns = {}
+    unrotated = 0
+    for r in rows:
+        walked = relay_cycle(r["side"])
+        if walked is None:
+            sys.exit(f"{path}: {r['side']} does not loop")
+        states, rot, sown = walked
+        turn = 16 // math.gcd(rot, 16)
+        period = len(states) * turn
+        if period != r["period"]:
+            sys.exit(f"{path}: {r['side']} has period {period}, the file says {r['period']}")
+        if "sown" in r and sown * turn != r["sown"]:
+            sys.exit(f"{path}: {r['side']} sows {sown * turn} per period, the file says {r['sown']}")
+        if min(states) != bytes(r["side"]):
+            sys.exit(f"{path}: {r['side']} is not the least of its states")
+        if "states" in r and r["states"] != len(states):
+            sys.exit(f"{path}: {r['side']} has {len(states)} states, the file says {r['states']}")
+        if every.intersection(states):
+            sys.exit(f"{path}: {r['side']} shares a state with an earlier cycle")
+        every.update(states)
+        turns[turn] = turns.get(turn, 0) + 1
+        unrotated += rot == 0
+        per_cycle.append((period, r["side"], sown * turn))
+    # cfg_any and cfg_all from the states, as docs/omweso-loops.md counts
+    # them: M(s) the rotations of s that loop from pit 0, L(s) its legal
+    # starts; a configuration is counted at its smallest looping start.
+    cfg_any = cfg_all = 0
+    all_looping = []  # states whose every legal start loops
+    for st in every:
+        m = [d for d in range(16) if st[d:] + st[:d] in every]
+        cfg_any += 16 - max(m)
+        if m == [d for d in range(16) if st[d] >= 2]:
+            cfg_all += 16 - max(m)
+            all_looping.append(list(st))
+    shortest = min(p for p, _, _ in per_cycle)
+    longest = max(p for p, _, _ in per_cycle)
+    family = [k - 8] + [i % 2 for i in range(1, 16)] if k >= 10 else None
+    fam = relay_cycle(family) if family else None
+    return {
+        "seeds": k,
+        "cycles": len(rows),
+        "loop_pairs": 16 * len(every),
+        "cfg_any": cfg_any,
+        "cfg_all": cfg_all,
+        "cfg_all_states": sorted(all_looping),
+        "period_min": shortest,
+        "period_min_cycles": sum(p == shortest for p, _, _ in per_cycle),
+        "period_min_side": min(s for p, s, _ in per_cycle if p == shortest),
+        "period_max": longest,
+        "period_max_cycles": sum(p == longest for p, _, _ in per_cycle),
+        "period_max_side": min(s for p, s, _ in per_cycle if p == longest),
+        "period_over_states": {str(t): turns[t] for t in sorted(turns)},
+        "unrotated": unrotated,
+        "sown_per_lap": round(sum(w for _, _, w in per_cycle) / sum(p for p, _, _ in per_cycle), 3),
+        "family_loops": fam is not None,
+        "family_period": len(fam[0]) * (16 // math.gcd(fam[1], 16)) if fam else None,
+    }
 
 
 def plot(data, svg):
@@ -230,6 +338,9 @@ def plot(data, svg):
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "collect":
         collect(sys.argv[2:])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "cycles":
+        for f in sys.argv[2:]:
+            print(json.dumps(cycles(f), separators=(",", ":")))
     elif len(sys.argv) == 4 and sys.argv[1] == "plot":
         plot(sys.argv[2], sys.argv[3])
     else:
