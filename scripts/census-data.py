@@ -126,6 +126,8 @@ def relay_cycle(side):
 def cycles(path):
     rows = [json.loads(l) for l in Path(path).read_text().splitlines() if l.strip()]
     ks = {r.get("seeds", sum(r["side"])) for r in rows}
+    if not rows:
+        return {"file": str(path), "cycles": 0}
     if len(ks) != 1:
         sys.exit(f"{path}: cycles of several seed counts {sorted(ks)}")
     (k,) = ks
