@@ -12,7 +12,23 @@
 
   census-data.py plot docs/omweso-census.jsonl docs/omweso-census.svg
       A hand-written SVG: looping pairs, looping configurations and cycles
-      by seed count, on a log scale.
+      by seed count on a log scale (each series with its own marker), and
+      below it their ratio loop_pairs / cfg_any on a linear scale, since
+      the first two nearly coincide on the log scale.
+
+  census-data.py cycles CYCLES.jsonl...
+      Reads cycle files (the run directory's omweso-cycles.kK.bB.jsonl,
+      or an atlas written by `census --cycles`), walks every cycle again
+      from its stored side (an independent relay in Python) and checks its
+      period (fact 5: n laps to come back rotated by r pits, period
+      n * 16 / gcd(r, 16)) and that the stored side is the least of its
+      states brought to start 0. Prints one JSON line per seed count with
+      what the atlas section of docs/omweso-loops.md reports: cycles,
+      loop_pairs, cfg_any and cfg_all recounted from the cycles' states
+      (and the states, brought to start 0, whose every legal start loops),
+      shortest and longest period with their sides, cycles by period /
+      states, seeds sown per lap, and whether the family h 1 0 1 0 ... 1
+      (pit 0 holding k - 8, the odd pits 1) loops.
 """
 
 import json
@@ -80,63 +96,242 @@ def collect(dirs):
         print(json.dumps(rows[k], separators=(",", ":")))
 
 
+def relay_cycle(side):
+    """Walk the capture-free relay from pit 0 of `side` until the state
+    brought to start 0 comes back (fact 5). Returns (states, r, seeds sown):
+    the n distinct states of the first n laps brought to start 0 (as bytes),
+    the rotation r of the return, and the seeds sown in those n laps; None
+    if the move ends."""
+    start = bytes(side)
+    c, q = list(side), 0
+    states, sown = [start], 0
+    while True:
+        h = c[q]
+        c[q] = 0
+        a, r = divmod(h, 16)
+        if a:
+            c = [v + a for v in c]
+        for i in range(1, r + 1):
+            c[(q + i) % 16] += 1
+        sown += h
+        q = (q + h) % 16
+        if c[q] < 2:
+            return None
+        norm = bytes(c[q:] + c[:q])
+        if norm == start:
+            return states, q, sown
+        states.append(norm)
+
+
+def cycles(path):
+    rows = [json.loads(l) for l in Path(path).read_text().splitlines() if l.strip()]
+    ks = {r.get("seeds", sum(r["side"])) for r in rows}
+    if not rows:
+        return {"file": str(path), "cycles": 0}
+    if len(ks) != 1:
+        sys.exit(f"{path}: cycles of several seed counts {sorted(ks)}")
+    (k,) = ks
+    every = set()  # every looping start-0 state of the row
+    per_cycle = []
+    turns = {}
+    unrotated = 0
+    for r in rows:
+        walked = relay_cycle(r["side"])
+        if walked is None:
+            sys.exit(f"{path}: {r['side']} does not loop")
+        states, rot, sown = walked
+        turn = 16 // math.gcd(rot, 16)
+        period = len(states) * turn
+        if period != r["period"]:
+            sys.exit(f"{path}: {r['side']} has period {period}, the file says {r['period']}")
+        if "sown" in r and sown * turn != r["sown"]:
+            sys.exit(f"{path}: {r['side']} sows {sown * turn} per period, the file says {r['sown']}")
+        if min(states) != bytes(r["side"]):
+            sys.exit(f"{path}: {r['side']} is not the least of its states")
+        if "states" in r and r["states"] != len(states):
+            sys.exit(f"{path}: {r['side']} has {len(states)} states, the file says {r['states']}")
+        if every.intersection(states):
+            sys.exit(f"{path}: {r['side']} shares a state with an earlier cycle")
+        every.update(states)
+        turns[turn] = turns.get(turn, 0) + 1
+        unrotated += rot == 0
+        per_cycle.append((period, r["side"], sown * turn))
+    # cfg_any and cfg_all from the states, as docs/omweso-loops.md counts
+    # them: M(s) the rotations of s that loop from pit 0, L(s) its legal
+    # starts; a configuration is counted at its smallest looping start.
+    cfg_any = cfg_all = 0
+    all_looping = []  # states whose every legal start loops
+    for st in every:
+        m = [d for d in range(16) if st[d:] + st[:d] in every]
+        cfg_any += 16 - max(m)
+        if m == [d for d in range(16) if st[d] >= 2]:
+            cfg_all += 16 - max(m)
+            all_looping.append(list(st))
+    shortest = min(p for p, _, _ in per_cycle)
+    longest = max(p for p, _, _ in per_cycle)
+    family = [k - 8] + [i % 2 for i in range(1, 16)] if k >= 10 else None
+    fam = relay_cycle(family) if family else None
+    return {
+        "seeds": k,
+        "cycles": len(rows),
+        "loop_pairs": 16 * len(every),
+        "cfg_any": cfg_any,
+        "cfg_all": cfg_all,
+        "cfg_all_states": sorted(all_looping),
+        "period_min": shortest,
+        "period_min_cycles": sum(p == shortest for p, _, _ in per_cycle),
+        "period_min_side": min(s for p, s, _ in per_cycle if p == shortest),
+        "period_max": longest,
+        "period_max_cycles": sum(p == longest for p, _, _ in per_cycle),
+        "period_max_side": min(s for p, s, _ in per_cycle if p == longest),
+        "period_over_states": {str(t): turns[t] for t in sorted(turns)},
+        "unrotated": unrotated,
+        "sown_per_lap": round(sum(w for _, _, w in per_cycle) / sum(p for p, _, _ in per_cycle), 3),
+        "family_loops": fam is not None,
+        "family_period": len(fam[0]) * (16 // math.gcd(fam[1], 16)) if fam else None,
+    }
+
+
 def plot(data, svg):
     rows = [json.loads(l) for l in Path(data).read_text().splitlines() if l.strip()]
+    # (key, legend label, colour, marker). Looping pairs and looping
+    # configurations differ by about 1 % (a looping configuration rarely has
+    # a second looping start), so on the log scale their lines coincide: the
+    # pairs are drawn as a wide pale band under the configurations' line,
+    # with hollow rings round its filled squares, and the lower panel shows
+    # their ratio on a linear scale.
     series = [
-        ("loop_pairs", "looping (configuration, start) pairs", "#1f77b4"),
-        ("cfg_any", "configurations with a looping start", "#d62728"),
-        ("cycles", "distinct cycles (up to rotation)", "#2ca02c"),
+        ("loop_pairs", "looping (configuration, start) pairs", "#1f77b4", "ring"),
+        ("cfg_any", "configurations with a looping start", "#d62728", "square"),
+        ("cycles", "distinct cycles (up to rotation)", "#2ca02c", "triangle"),
     ]
-    pts = {key: [(r["seeds"], r[key]) for r in rows if r.get(key, 0) > 0] for key, _, _ in series}
+    pts = {key: [(r["seeds"], r[key]) for r in rows if r.get(key, 0) > 0] for key, *_ in series}
     values = [v for p in pts.values() for _, v in p]
     if not values:
         sys.exit("no positive values to plot")
+    ratio = [
+        (r["seeds"], r["loop_pairs"] / r["cfg_any"]) for r in rows if r.get("cfg_any", 0) > 0
+    ]
     # From the first k with a loop to the last row.
     kmin = min(k for p in pts.values() for k, _ in p)
     kmax = max(r["seeds"] for r in rows)
     lo, hi = 0, math.ceil(math.log10(max(values)))
-    W, H, L, R, T, B = 760, 460, 70, 20, 40, 110
+    # Top panel (log counts) from T to T + PH; ratio panel from RT to RT + RH.
+    W, L, R, T, PH = 760, 80, 20, 40, 300
+    RT, RH = T + PH + 56, 130
+    LEG = RT + RH + 50
+    H = LEG + 3 * 18 + 40
     x = lambda k: L + (k - kmin) / max(1, kmax - kmin) * (W - L - R)
-    y = lambda v: T + (hi - math.log10(v)) / (hi - lo) * (H - T - B)
+    y = lambda v: T + (hi - math.log10(v)) / (hi - lo) * PH
+    # Ratio axis: 1 at the bottom, the top rounded up to a step of 0.005.
+    step = 0.005
+    rtop = max(1 + step, math.ceil(max(v for _, v in ratio) / step - 1e-9) * step)
+    ry = lambda v: RT + (rtop - v) / (rtop - 1) * RH
+
+    def marker(kind, cx, cy, colour):
+        if kind == "ring":
+            return (
+                f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="6" fill="none" '
+                f'stroke="{colour}" stroke-width="1.5"/>'
+            )
+        if kind == "square":
+            return (
+                f'<rect x="{cx - 3:.1f}" y="{cy - 3:.1f}" width="6" height="6" fill="{colour}"/>'
+            )
+        if kind == "triangle":
+            return (
+                f'<polygon points="{cx:.1f},{cy - 4.5:.1f} {cx + 4:.1f},{cy + 3:.1f} '
+                f'{cx - 4:.1f},{cy + 3:.1f}" fill="{colour}"/>'
+            )
+        return f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="3" fill="{colour}"/>'
+
+    def lines(p, fx, fy, colour, extra=""):
+        # Odd k solid, even k dashed: the two parities lie on two curves.
+        out = []
+        for parity, dash in [(1, ""), (0, ' stroke-dasharray="5,3"')]:
+            line = [(k, v) for k, v in p if k % 2 == parity]
+            if len(line) > 1:
+                path = " ".join(f"{fx(k):.1f},{fy(v):.1f}" for k, v in line)
+                out.append(
+                    f'<polyline points="{path}" fill="none" stroke="{colour}"{dash}{extra}/>'
+                )
+        return out
+
+    def k_axis(y0, title=True):
+        out = [f'<line x1="{L}" y1="{y0}" x2="{W - R}" y2="{y0}" stroke="black"/>']
+        for k in range(kmin, kmax + 1):
+            xx = x(k)
+            out.append(f'<line x1="{xx:.1f}" y1="{y0}" x2="{xx:.1f}" y2="{y0 + 4}" stroke="black"/>')
+            out.append(f'<text x="{xx:.1f}" y="{y0 + 17}" text-anchor="middle">{k}</text>')
+        if title:
+            out.append(f'<text x="{(L + W - R) / 2}" y="{y0 + 32}" text-anchor="middle">seeds k</text>')
+        return out
+
+    def y_title(y0, y1, text):
+        mid = (y0 + y1) / 2
+        return (
+            f'<text x="16" y="{mid:.1f}" text-anchor="middle" '
+            f'transform="rotate(-90 16 {mid:.1f})">{text}</text>'
+        )
+
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
-        f'font-family="sans-serif" font-size="12">',
+        f'viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">',
         f'<rect width="{W}" height="{H}" fill="white"/>',
         f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="14">'
-        f"Omweso relay loops on one side of k seeds (opponent empty)</text>",
+        f"Omweso relay loops on one side of k seeds (opponent empty), k = {kmin}..{kmax}</text>",
     ]
+    # Top panel: counts, log scale.
     for e in range(lo, hi + 1):
         yy = y(10**e)
         out.append(f'<line x1="{L}" y1="{yy:.1f}" x2="{W - R}" y2="{yy:.1f}" stroke="#ddd"/>')
         out.append(f'<text x="{L - 6}" y="{yy + 4:.1f}" text-anchor="end">1e{e}</text>')
-    for k in range(kmin, kmax + 1):
-        xx = x(k)
-        out.append(f'<line x1="{xx:.1f}" y1="{H - B}" x2="{xx:.1f}" y2="{H - B + 4}" stroke="black"/>')
-        out.append(f'<text x="{xx:.1f}" y="{H - B + 17}" text-anchor="middle">{k}</text>')
-    out.append(f'<line x1="{L}" y1="{H - B}" x2="{W - R}" y2="{H - B}" stroke="black"/>')
-    out.append(f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H - B}" stroke="black"/>')
-    out.append(f'<text x="{(L + W - R) / 2}" y="{H - B + 34}" text-anchor="middle">seeds k</text>')
+    out += k_axis(T + PH, title=False)
+    out.append(f'<line x1="{L}" y1="{T}" x2="{L}" y2="{T + PH}" stroke="black"/>')
+    out.append(y_title(T, T + PH, "count (log scale)"))
+    for key, _, colour, kind in series:
+        extra = ' stroke-width="7" stroke-opacity="0.3"' if kind == "ring" else ""
+        out += lines(pts[key], x, y, colour, extra)
+    for key, _, colour, kind in series:
+        out += [marker(kind, x(k), y(v), colour) for k, v in pts[key]]
+    # Ratio panel: looping pairs per looping configuration, linear scale.
+    v = 1.0
+    while v <= rtop + 1e-9:
+        yy = ry(v)
+        out.append(f'<line x1="{L}" y1="{yy:.1f}" x2="{W - R}" y2="{yy:.1f}" stroke="#ddd"/>')
+        out.append(f'<text x="{L - 6}" y="{yy + 4:.1f}" text-anchor="end">{v:.3f}</text>')
+        v += step
+    out += k_axis(RT + RH)
+    out.append(f'<line x1="{L}" y1="{RT}" x2="{L}" y2="{RT + RH}" stroke="black"/>')
+    out.append(y_title(RT, RT + RH, "pairs / configs"))
     out.append(
-        f'<text x="16" y="{(T + H - B) / 2}" text-anchor="middle" '
-        f'transform="rotate(-90 16 {(T + H - B) / 2})">count (log scale)</text>'
+        f'<text x="{L + 8}" y="{RT - 8}">looping pairs per configuration with a looping '
+        f"start (loop_pairs / cfg_any), linear scale</text>"
     )
-    for i, (key, label, colour) in enumerate(series):
-        p = pts[key]
-        for parity, dash in [(1, ""), (0, ' stroke-dasharray="5,3"')]:
-            line = [(k, v) for k, v in p if k % 2 == parity]
-            if len(line) > 1:
-                path = " ".join(f"{x(k):.1f},{y(v):.1f}" for k, v in line)
-                out.append(f'<polyline points="{path}" fill="none" stroke="{colour}"{dash}/>')
-        for k, v in p:
-            out.append(f'<circle cx="{x(k):.1f}" cy="{y(v):.1f}" r="3" fill="{colour}"/>')
-        ly = H - B + 52 + 16 * i
-        out.append(f'<line x1="{L}" y1="{ly - 4}" x2="{L + 24}" y2="{ly - 4}" stroke="{colour}"/>')
-        out.append(f'<text x="{L + 30}" y="{ly}">{label}</text>')
+    out += lines(ratio, x, ry, "#9467bd")
+    out += [marker("circle", x(k), ry(v), "#9467bd") for k, v in ratio]
+    # Legend: marker and line style of each series.
+    for i, (key, label, colour, kind) in enumerate(series + [
+        (None, "loop_pairs / cfg_any (lower panel)", "#9467bd", "circle")
+    ]):
+        ly = LEG + 18 * i
+        extra = ' stroke-width="7" stroke-opacity="0.3"' if kind == "ring" else ""
+        out.append(f'<line x1="{L}" y1="{ly - 4}" x2="{L + 28}" y2="{ly - 4}" stroke="{colour}"{extra}/>')
+        out.append(marker(kind, L + 14, ly - 4, colour))
+        out.append(f'<text x="{L + 36}" y="{ly}">{label}</text>')
+    out.append(f'<text x="{W - R}" y="{LEG}" text-anchor="end">solid: odd k, dashed: even k</text>')
     out.append(
-        f'<text x="{W - R}" y="{H - B + 52}" text-anchor="end">solid: odd k, dashed: even k;</text>'
+        f'<text x="{W - R}" y="{LEG + 18}" text-anchor="end">'
+        f"k with no loop are not drawn (log scale)</text>"
     )
     out.append(
-        f'<text x="{W - R}" y="{H - B + 68}" text-anchor="end">k with none are not drawn (log scale)</text>'
+        f'<text x="{W - R}" y="{LEG + 36}" text-anchor="end">'
+        f"looping pairs exceed looping configurations by at most "
+        f"{(max(v for _, v in ratio) - 1) * 100:.1f} %:</text>"
+    )
+    out.append(
+        f'<text x="{W - R}" y="{LEG + 54}" text-anchor="end">'
+        f"on the log scale the rings sit round the squares</text>"
     )
     out.append("</svg>")
     Path(svg).write_text("\n".join(out) + "\n")
@@ -145,6 +340,9 @@ def plot(data, svg):
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "collect":
         collect(sys.argv[2:])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "cycles":
+        for f in sys.argv[2:]:
+            print(json.dumps(cycles(f), separators=(",", ":")))
     elif len(sys.argv) == 4 and sys.argv[1] == "plot":
         plot(sys.argv[2], sys.argv[3])
     else:
