@@ -23,8 +23,16 @@
 //! passes check 2 *and* equals this solver's values is exactly right,
 //! whatever the order of evaluation.
 //!
-//! Memory: one byte and one bit per position, and the boards of one round's
-//! work. The byte holds the position's best capture while it is undecided
+//! The level is scanned for the positions of a threshold's capture value
+//! `t` or `-t` in batches of [`BATCH`] positions, and each batch's work is
+//! carried to its end (every position won or queued in turn, [`STEP`]
+//! items at a time, the newest first) before the next batch is scanned.
+//! That order is as good as any (a position is evaluated again after each
+//! of its children is won, so its last evaluation sees all of them), and it
+//! keeps the work lists about as long as a batch rather than a level.
+//!
+//! Memory: one byte and one bit per position, and the work lists (13 bytes
+//! a board, so a few hundred MB at most whatever the level). The byte holds the position's best capture while it is undecided
 //! and its value once decided (the capture is never read again then; see
 //! [`Slot`]); the bit marks it queued. So it checks any level the builder
 //! can build on the same machine, in less memory than the builder.
@@ -54,6 +62,11 @@ pub const NO_MOVE: u32 = u32::MAX;
 pub const NO_EXIT: i8 = i8::MIN;
 /// Positions per unit of parallel work.
 const CHUNK: u64 = 1 << 14;
+/// Positions scanned for the work of a threshold at a time (a multiple of
+/// [`CHUNK`]): see "Memory" in the module docs.
+const BATCH: usize = 1 << 24;
+/// Work items handled at a time, the last ones queued first.
+const STEP: usize = 1 << 20;
 
 /// A game graph as the forward solver sees it: positions `0..size()`, each
 /// with moves that stay in the graph and moves that leave it with known
@@ -130,7 +143,19 @@ pub fn solve_level_forward(
 /// `-max..=max`; `max` is at most 63 (a level has at most 48 seeds). An
 /// error is one of [`Game::exits`], or memory that could not be had.
 pub fn solve<G: Game>(game: &G, max: i8) -> Result<HugeSlice<i8>> {
+    solve_in_batches(game, max, BATCH, STEP)
+}
+
+/// [`solve`], scanning `batch` positions at a time (a multiple of
+/// [`CHUNK`]) and handling `step` work items at a time.
+fn solve_in_batches<G: Game>(
+    game: &G,
+    max: i8,
+    batch: usize,
+    step: usize,
+) -> Result<HugeSlice<i8>> {
     assert!(max < Slot::OFFSET, "values up to {max} do not fit a slot");
+    assert!(batch > 0 && batch % CHUNK as usize == 0 && step > 0);
     let n = usize::try_from(game.size()).expect("graph fits in memory");
     let memory = |e| Error::io("(memory for the forward solver)", e);
     let mut bytes = HugeSlice::<i8>::zeroed(n).map_err(memory)?;
@@ -180,8 +205,11 @@ pub fn solve<G: Game>(game: &G, max: i8) -> Result<HugeSlice<i8>> {
         was.exit().is_some() && settle(i, was, t)
     };
 
-    for t in (1..=max).rev() {
-        let mut work: Vec<(G::Node, bool)> = cells
+    for (t, start) in (1..=max)
+        .rev()
+        .flat_map(|t| (0..n).step_by(batch).map(move |b| (t, b)))
+    {
+        let mut work: Vec<(G::Node, bool)> = cells[start..(start + batch).min(n)]
             .par_chunks(CHUNK as usize)
             .enumerate()
             .flat_map_iter(|(c, chunk)| {
@@ -191,7 +219,7 @@ pub fn solve<G: Game>(game: &G, max: i8) -> Result<HugeSlice<i8>> {
                     e == Some(t) || e == Some(-t)
                 };
                 if chunk.iter().any(at_t) {
-                    let start = c as u64 * CHUNK;
+                    let start = (start + c * CHUNK as usize) as u64;
                     game.walk(start, start + chunk.len() as u64, |i, node| {
                         let i = i as usize;
                         match cell(i).exit() {
@@ -205,7 +233,9 @@ pub fn solve<G: Game>(game: &G, max: i8) -> Result<HugeSlice<i8>> {
             })
             .collect();
         while !work.is_empty() {
-            work = work
+            // The last `STEP` items, depth first.
+            let items = work.split_off(work.len().saturating_sub(step));
+            let next: Vec<(G::Node, bool)> = items
                 .par_chunks(4096)
                 .flat_map_iter(|chunk| {
                     let mut next = Vec::new();
@@ -263,6 +293,7 @@ pub fn solve<G: Game>(game: &G, max: i8) -> Result<HugeSlice<i8>> {
                     next
                 })
                 .collect();
+            work.extend(next);
         }
     }
 
@@ -598,6 +629,27 @@ impl Game for Explicit<'_> {
         let i = *node as usize;
         for &p in &self.edges[self.start[i] as usize..self.start[i + 1] as usize] {
             f(p);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Small batches and steps (many batches per threshold, the work
+    /// handled depth first) give the values of one batch per level.
+    #[test]
+    fn the_order_of_evaluation_does_not_change_the_values() {
+        for rules in [Rules::Awari, Rules::Abapa] {
+            let mut levels: Vec<Vec<i8>> = Vec::new();
+            for n in 0..=10 {
+                let level = OwareLevel::new(rules, n, &levels);
+                let whole = solve(&level, n as i8).unwrap().to_vec();
+                let small = solve_in_batches(&level, n as i8, CHUNK as usize, 50).unwrap();
+                assert!(whole[..] == small[..], "{rules} level {n}");
+                levels.push(whole);
+            }
         }
     }
 }
