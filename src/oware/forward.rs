@@ -155,7 +155,7 @@ fn solve_in_batches<G: Game>(
     step: usize,
 ) -> Result<HugeSlice<i8>> {
     assert!(max < Slot::OFFSET, "values up to {max} do not fit a slot");
-    assert!(batch > 0 && batch % CHUNK as usize == 0 && step > 0);
+    assert!(batch > 0 && batch.is_multiple_of(CHUNK as usize) && step > 0);
     let n = usize::try_from(game.size()).expect("graph fits in memory");
     let memory = |e| Error::io("(memory for the forward solver)", e);
     let mut bytes = HugeSlice::<i8>::zeroed(n).map_err(memory)?;
