@@ -300,6 +300,12 @@ pub fn rederivation(
     lower: &(impl LowerLevels + ?Sized),
     stored: impl FnOnce(&mut dyn FnMut(&[i8])) -> Result<()>,
 ) -> Result<Outcome> {
+    if lower.levels() != seeds {
+        return Err(Error::Invalid(format!(
+            "level {seeds} rests on {seeds} lower levels, not {}",
+            lower.levels()
+        )));
+    }
     let again = solve_level_forward(rules, seeds, lower)?;
     compare(seeds, &again, stored)
 }
