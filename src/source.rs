@@ -3,6 +3,12 @@
 //! place through memory maps with no import step. [`Source`] is the one
 //! place that chooses between them; everything that reads values (queries,
 //! statistics, verification, the starting positions) reads a `Source`.
+//!
+//! A solver that reads a source's levels as lower levels (the checker's
+//! re-derivation) gets them from [`Source::lower_levels`] as
+//! [`LowerLevels`]: VU files and raw copies that match their table mapped,
+//! the other tables read block by block through the source's
+//! [`BlockCache`], so that no level has to be decompressed whole.
 
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
@@ -12,7 +18,8 @@ use memmap2::Mmap;
 
 use crate::db::Db;
 use crate::error::{Corruption, Error, Missing, Result};
-use crate::oware::{Board, Encoder, MAX_SEEDS, Rules, level_size};
+use crate::memory::prefetch;
+use crate::oware::{Board, Encoder, LowerLevels, MAX_SEEDS, Rules, level_size};
 use crate::probe::{BlockCache, DEFAULT_CACHE_BYTES, Level};
 use crate::table::{BLOCK_SIZE, Table, as_values};
 
@@ -244,6 +251,59 @@ impl Deref for LevelData {
     }
 }
 
+/// One level of [`StoredLevels`].
+enum Stored<'a> {
+    /// A VU file, or a raw copy that matches its table.
+    Mapped(Arc<Mmap>),
+    /// A table, read through the source's block cache.
+    Table(Arc<Level>, &'a BlockCache),
+}
+
+/// Levels `0..n` of a [`Source`] as [`LowerLevels`]: see
+/// [`Source::lower_levels`].
+pub struct StoredLevels<'a> {
+    levels: Vec<Stored<'a>>,
+}
+
+impl StoredLevels<'_> {
+    /// The levels read from tables through the block cache (the others are
+    /// mapped).
+    pub fn compressed_levels(&self) -> Vec<usize> {
+        (0..self.levels.len())
+            .filter(|&k| matches!(self.levels[k], Stored::Table(..)))
+            .collect()
+    }
+}
+
+impl LowerLevels for StoredLevels<'_> {
+    fn levels(&self) -> usize {
+        self.levels.len()
+    }
+
+    #[inline]
+    fn value(&self, level: usize, index: u64) -> Result<i8> {
+        match &self.levels[level] {
+            Stored::Mapped(m) => match m.get(index as usize) {
+                Some(&b) => Ok(b as i8),
+                None => Err(Error::Invalid(format!(
+                    "index {index} beyond the {} positions of level {level}",
+                    m.len()
+                ))),
+            },
+            Stored::Table(l, cache) => l.value(cache, index),
+        }
+    }
+
+    #[inline]
+    fn prefetch(&self, level: usize, index: u64) {
+        if let Stored::Mapped(m) = &self.levels[level]
+            && let Some(b) = m.get(index as usize)
+        {
+            prefetch(b);
+        }
+    }
+}
+
 /// What is known about one level present, for listings.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct LevelInfo {
@@ -359,6 +419,29 @@ impl Source {
             }
             Source::Vu(vu) => Ok(LevelData::Mapped(vu.open(seeds)?)),
         }
+    }
+
+    /// Levels `0..n` as a solver reads lower levels: each VU file mapped;
+    /// each table's raw copy mapped when it matches the table's content
+    /// checksum ([`Level::check_raw`], which hashes it once), else the
+    /// table read block by block through this source's block cache. A
+    /// level that is missing or cannot be opened is an error here; a block
+    /// that cannot be read is an error of the read that needs it.
+    pub fn lower_levels(&self, n: usize) -> Result<StoredLevels<'_>> {
+        let levels = (0..n)
+            .map(|k| match self {
+                Source::Tables(t) => {
+                    let level = t.level(k)?;
+                    let raw = if level.check_raw() { level.raw() } else { None };
+                    Ok(match raw {
+                        Some(raw) => Stored::Mapped(Arc::clone(raw)),
+                        None => Stored::Table(Arc::clone(level), &t.cache),
+                    })
+                }
+                Source::Vu(vu) => vu.open(k).map(Stored::Mapped),
+            })
+            .collect::<Result<_>>()?;
+        Ok(StoredLevels { levels })
     }
 
     /// Calls `f` with the values of level `seeds` in index order, in

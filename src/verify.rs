@@ -12,6 +12,28 @@
 //! claim a win along an endless line can satisfy every local equation
 //! (`tests/verify.rs` shows such a graph). Re-derivation computes least fixed
 //! points, which those values are not.
+//!
+//! ## Memory, and the order of reads
+//!
+//! The levels below the one checked are never loaded whole (levels 0..34
+//! are 33 GB as one byte per position): they are read through
+//! [`LowerLevels`] ([`Source::lower_levels`]: mapped VU files and raw
+//! copies, else compressed tables block by block), and both checks that
+//! read them walk the level in mover-major order
+//! ([`Encoder::mover_tiles`]), in which the captures of a tile land in a
+//! few blocks of each lower level. So the memory of checking level `N` is
+//!
+//! * check 2: level `N`'s own values (1 byte per position, mapped when its
+//!   raw copy matches), which quiet moves read at random, then dropped;
+//! * check 3: the forward solver's 1.125 bytes per position. The stored
+//!   values are not held beside them: the table is streamed block by block
+//!   and compared with the re-derived values ([`compare`]).
+//!
+//! plus the block cache and the work lists of a round.
+//!
+//! A lower level that cannot be read is an error of the run, never a
+//! verdict: the checks report what the stored level holds, given lower
+//! levels that are sound (they have their own checks).
 
 use std::time::Instant;
 
@@ -19,11 +41,11 @@ use rayon::prelude::*;
 use serde::ser::{Serialize, SerializeMap, SerializeStruct, Serializer};
 
 use crate::error::{Error, Result};
-use crate::memory::{Pipeline, prefetch};
-use crate::oware::forward::{Game, OwareLevel, Targets, solve_level_forward};
-use crate::oware::{Board, Encoder, Rules};
+use crate::memory::Pipeline;
+use crate::oware::forward::{OwareLevel, Targets, solve_level_forward};
+use crate::oware::{Board, Encoder, LowerLevels, Rules, level_size};
 use crate::progress::Progress;
-use crate::source::{LevelData, Source};
+use crate::source::Source;
 
 /// How many differing positions a report lists per check.
 pub const SHOWN: usize = 10;
@@ -121,8 +143,8 @@ impl Serialize for LevelCheck {
 }
 
 /// Checks levels `levels` of `source` under `rules`; `quick` runs check 1
-/// only. Levels below the first one checked are loaded as needed (and must
-/// be sound: an unreadable one is an error, not a failed check).
+/// only. Levels below each one checked are read as needed (and must be
+/// sound: an unreadable one is an error, not a failed check).
 pub fn verify(
     source: &Source,
     rules: Rules,
@@ -131,16 +153,8 @@ pub fn verify(
     progress: Progress,
     mut on_level: impl FnMut(&LevelCheck),
 ) -> Result<Vec<LevelCheck>> {
-    let mut loaded: Vec<LevelData> = Vec::new();
     let mut out = Vec::new();
-    for seeds in 0..=*levels.end() {
-        let checked = levels.contains(&seeds);
-        if !checked {
-            if !quick {
-                loaded.push(source.load(seeds)?);
-            }
-            continue;
-        }
+    for seeds in levels.clone() {
         let start = Instant::now();
         let mut check = LevelCheck {
             seeds,
@@ -149,32 +163,27 @@ pub fn verify(
             rederivation: Outcome::Skipped,
             seconds: 0.0,
         };
-        let data = source.integrity(seeds).and_then(|()| {
-            if quick {
-                Ok(None)
-            } else {
-                source.load(seeds).map(Some)
-            }
-        });
-        match data {
+        match source.integrity(seeds) {
             // A damaged file fails the check; a missing or unreadable one is
             // not a verdict on the table but an error of the run.
             Err(e @ Error::Corrupt { .. }) => check.integrity = Outcome::Broken(e.to_string()),
             Err(e) => return Err(e),
-            Ok(None) => {}
-            Ok(Some(values)) => {
-                let lower: Vec<&[i8]> = loaded.iter().map(|l| &l[..]).collect();
-                let stage =
-                    progress.stage(format!("level {seeds}: consistency"), values.len() as u64);
-                check.consistency = consistency(rules, seeds, &values, &lower);
-                stage.inc(values.len() as u64);
+            Ok(()) if quick => {}
+            Ok(()) => {
+                let lower = source.lower_levels(seeds)?;
+                let size = level_size(seeds);
+                let stage = progress.stage(format!("level {seeds}: consistency"), size);
+                // Level `seeds`'s own values are held for check 2 only.
+                let values = source.load(seeds)?;
+                check.consistency = consistency(rules, seeds, &values, &lower)?;
+                drop(values);
+                stage.inc(size);
                 stage.finish();
-                let stage =
-                    progress.stage(format!("level {seeds}: re-derivation"), values.len() as u64);
-                check.rederivation = rederivation(rules, seeds, &values, &lower);
-                stage.inc(values.len() as u64);
+                let stage = progress.stage(format!("level {seeds}: re-derivation"), size);
+                check.rederivation =
+                    rederivation(rules, seeds, &lower, |f| source.for_each_chunk(seeds, f))?;
+                stage.inc(size);
                 stage.finish();
-                loaded.push(values);
             }
         }
         check.seconds = start.elapsed().as_secs_f64();
@@ -189,75 +198,139 @@ pub fn verify(
     Ok(out)
 }
 
-/// Check 2 on level `seeds` with values `values` and lower levels `lower`.
+/// Check 2 on level `seeds` with values `values` and lower levels `lower`
+/// (levels `0..seeds`); an error is a lower level that could not be read.
 ///
-/// Children are read at random places: each position's reads are
-/// prefetched and done a few positions later.
-pub fn consistency(rules: Rules, seeds: usize, values: &[i8], lower: &[&[i8]]) -> Outcome {
+/// The walk is mover-major, so that captures read the lower levels a few
+/// blocks at a time; each position's reads (its quiet children in
+/// `values`, its captures in `lower`) are prefetched and done a few
+/// positions later. The positions listed are the first in index order.
+pub fn consistency(
+    rules: Rules,
+    seeds: usize,
+    values: &[i8],
+    lower: &(impl LowerLevels + ?Sized),
+) -> Result<Outcome> {
+    let size = level_size(seeds);
+    if values.len() as u64 != size || lower.levels() != seeds {
+        return Err(Error::Invalid(format!(
+            "level {seeds} has {size} positions and {seeds} lower levels, not {} and {}",
+            values.len(),
+            lower.levels()
+        )));
+    }
     let level = OwareLevel::new(rules, seeds, lower);
-    let value = |captured: u8, index: u64| -> &i8 {
-        match captured {
-            0 => &values[index as usize],
-            c => &lower[seeds - usize::from(c)][index as usize],
-        }
-    };
-    let chunk = 1usize << 15;
-    let parts: Vec<(u64, Vec<Mismatch>)> = values
-        .par_chunks(chunk)
-        .enumerate()
-        .map(|(c, vals)| {
-            let start = (c * chunk) as u64;
+    let enc = Encoder::new(seeds);
+    let tiles = enc.mover_tiles(seeds);
+    let range = 0..size;
+    let parts = tiles
+        .par_chunks(16)
+        .map(|tiles| -> Result<(u64, Vec<Mismatch>)> {
             let (mut count, mut first) = (0u64, Vec::new());
+            let mut failed = None;
             let mut check = |(i, board, targets): (u64, Board, Targets)| {
-                let expected = targets
-                    .iter()
-                    .map(|(captured, index)| captured as i8 - value(captured, index))
-                    .max()
-                    .unwrap_or(-(seeds as i8));
-                let stored = vals[(i - start) as usize];
+                let mut expected = None;
+                for (captured, index) in targets.iter() {
+                    let child = match captured {
+                        0 => Ok(values[index as usize]),
+                        c => lower.value(seeds - usize::from(c), index),
+                    };
+                    match child {
+                        Ok(v) => expected = expected.max(Some(captured as i8 - v)),
+                        Err(e) => {
+                            failed = failed.take().or(Some(e));
+                            return;
+                        }
+                    }
+                }
+                // No move: the opponent takes the rest.
+                let expected = expected.unwrap_or(-(seeds as i8));
+                let stored = values[i as usize];
                 if stored != expected {
                     count += 1;
-                    if first.len() < SHOWN {
-                        first.push(Mismatch {
+                    keep_first(
+                        &mut first,
+                        Mismatch {
                             index: i,
                             board,
                             stored,
                             expected,
-                        });
-                    }
+                        },
+                    );
                 }
             };
             let mut pipeline = Pipeline::new((0, Board::EMPTY, Targets::default()));
-            level.walk(start, start + vals.len() as u64, |i, board| {
-                let targets = level.targets(&board);
-                for (captured, index) in targets.iter() {
-                    prefetch(value(captured, index));
-                }
-                pipeline.push((i, board, targets), &mut check);
-            });
+            for tile in tiles {
+                enc.walk_tile(seeds, tile, &range, |i, board| {
+                    let targets = level.targets(board);
+                    for (captured, index) in targets.iter() {
+                        match captured {
+                            0 => crate::memory::prefetch(&values[index as usize]),
+                            c => lower.prefetch(seeds - usize::from(c), index),
+                        }
+                    }
+                    pipeline.push((i, *board, targets), &mut check);
+                });
+            }
             pipeline.finish(&mut check);
-            (count, first)
+            failed.map_or(Ok((count, first)), Err)
         })
-        .collect();
-    differences(parts)
+        .collect::<Result<Vec<_>>>()?;
+    Ok(differences(parts))
 }
 
-/// Check 3 on level `seeds`: solve it again by forward sweeps, compare.
-pub fn rederivation(rules: Rules, seeds: usize, values: &[i8], lower: &[&[i8]]) -> Outcome {
-    let again = solve_level_forward(rules, seeds, lower);
+/// Adds `m` to `first`, the differing positions of lowest index seen so
+/// far, keeping at most a few more than [`SHOWN`] (in no order).
+fn keep_first(first: &mut Vec<Mismatch>, m: Mismatch) {
+    first.push(m);
+    if first.len() >= 4 * SHOWN {
+        first.sort_unstable_by_key(|m| m.index);
+        first.truncate(SHOWN);
+    }
+}
+
+/// Check 3 on level `seeds`: solve it again by forward sweeps from the
+/// lower levels `lower` (levels `0..seeds`), then [`compare`] with the
+/// stored values, which `stored` hands to its argument in index order,
+/// chunk by chunk (as [`Source::for_each_chunk`] does). An error is a lower
+/// level (or the stored level) that could not be read.
+pub fn rederivation(
+    rules: Rules,
+    seeds: usize,
+    lower: &(impl LowerLevels + ?Sized),
+    stored: impl FnOnce(&mut dyn FnMut(&[i8])) -> Result<()>,
+) -> Result<Outcome> {
+    if lower.levels() != seeds {
+        return Err(Error::Invalid(format!(
+            "level {seeds} rests on {seeds} lower levels, not {}",
+            lower.levels()
+        )));
+    }
+    let again = solve_level_forward(rules, seeds, lower)?;
+    compare(seeds, &again, stored)
+}
+
+/// Compares the values `expected` of level `seeds` with the stored ones,
+/// which `stored` hands to its argument in index order, chunk by chunk
+/// (chunks of any length): the stored level is streamed, never held
+/// whole. A stored level of another length is [`Outcome::Broken`].
+pub fn compare(
+    seeds: usize,
+    expected: &[i8],
+    stored: impl FnOnce(&mut dyn FnMut(&[i8])) -> Result<()>,
+) -> Result<Outcome> {
     let enc = Encoder::new(seeds);
-    let chunk = 1usize << 16;
-    let parts: Vec<(u64, Vec<Mismatch>)> = values
-        .par_chunks(chunk)
-        .zip(again.par_chunks(chunk))
-        .enumerate()
-        .map(|(c, (stored, expected))| {
-            let (mut count, mut first) = (0u64, Vec::new());
-            for (k, (&s, &e)) in stored.iter().zip(expected).enumerate() {
+    let (mut at, mut count, mut first) = (0usize, 0u64, Vec::new());
+    stored(&mut |chunk: &[i8]| {
+        let end = at + chunk.len();
+        if let Some(want) = expected.get(at..end)
+            && want != chunk
+        {
+            for (k, (&s, &e)) in chunk.iter().zip(want).enumerate() {
                 if s != e {
                     count += 1;
                     if first.len() < SHOWN {
-                        let index = (c * chunk + k) as u64;
+                        let index = (at + k) as u64;
                         first.push(Mismatch {
                             index,
                             board: enc.unrank(seeds, index),
@@ -267,10 +340,16 @@ pub fn rederivation(rules: Rules, seeds: usize, values: &[i8], lower: &[&[i8]]) 
                     }
                 }
             }
-            (count, first)
-        })
-        .collect();
-    differences(parts)
+        }
+        at = end;
+    })?;
+    if at != expected.len() {
+        return Ok(Outcome::Broken(format!(
+            "level {seeds}: {at} stored values for {} positions",
+            expected.len()
+        )));
+    }
+    Ok(differences(vec![(count, first)]))
 }
 
 fn differences(parts: Vec<(u64, Vec<Mismatch>)>) -> Outcome {
@@ -278,6 +357,8 @@ fn differences(parts: Vec<(u64, Vec<Mismatch>)>) -> Outcome {
     if count == 0 {
         return Outcome::Pass;
     }
-    let first: Vec<Mismatch> = parts.into_iter().flat_map(|p| p.1).take(SHOWN).collect();
+    let mut first: Vec<Mismatch> = parts.into_iter().flat_map(|p| p.1).collect();
+    first.sort_unstable_by_key(|m| m.index);
+    first.truncate(SHOWN);
     Outcome::Differs(count, first)
 }

@@ -23,20 +23,37 @@
 //! passes check 2 *and* equals this solver's values is exactly right,
 //! whatever the order of evaluation.
 //!
-//! Memory: one byte and one bit per position, and the boards of one round's
-//! work. The byte holds the position's best capture while it is undecided
+//! The level is scanned for the positions of a threshold's capture value
+//! `t` or `-t` in batches of [`BATCH`] positions, and each batch's work is
+//! carried to its end (every position won or queued in turn, [`STEP`]
+//! items at a time, the newest first) before the next batch is scanned.
+//! That order is as good as any (a position is evaluated again after each
+//! of its children is won, so its last evaluation sees all of them), and it
+//! keeps the work lists about as long as a batch rather than a level.
+//!
+//! Memory: one byte and one bit per position, and the work lists (13 bytes
+//! a board, so a few hundred MB at most whatever the level). The byte holds the position's best capture while it is undecided
 //! and its value once decided (the capture is never read again then; see
 //! [`Slot`]); the bit marks it queued. So it checks any level the builder
 //! can build on the same machine, in less memory than the builder.
+//!
+//! The lower levels are read through [`LowerLevels`], once per capture,
+//! before the first threshold ([`Game::exits`]): in mover-major order
+//! ([`Encoder::mover_tiles`]), so that a tile's captures land in a few
+//! blocks of each lower level and levels read from compressed tables, or
+//! larger than the page cache, are read block by block rather than at
+//! random. A lower level that cannot be read (a damaged block, a read
+//! error) ends the solve with its error: no value is ever made up for it.
 
-use std::cell::Cell;
 use std::sync::atomic::{AtomicI8, AtomicU64, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
 use super::board::{Board, MAX_SEEDS, PITS};
 use super::index::Encoder;
+use super::lower::LowerLevels;
 use super::rules::{Rules, moves, play, sow};
+use crate::error::{Error, Result};
 use crate::memory::{HugeSlice, Pipeline, prefetch};
 
 /// Marks an unused move slot in [`Graph::quiet`].
@@ -45,6 +62,11 @@ pub const NO_MOVE: u32 = u32::MAX;
 pub const NO_EXIT: i8 = i8::MIN;
 /// Positions per unit of parallel work.
 const CHUNK: u64 = 1 << 14;
+/// Positions scanned for the work of a threshold at a time (a multiple of
+/// [`CHUNK`]): see "Memory" in the module docs.
+const BATCH: usize = 1 << 24;
+/// Work items handled at a time, the last ones queued first.
+const STEP: usize = 1 << 20;
 
 /// A game graph as the forward solver sees it: positions `0..size()`, each
 /// with moves that stay in the graph and moves that leave it with known
@@ -58,9 +80,11 @@ pub trait Game: Sync {
     fn walk(&self, start: u64, end: u64, f: impl FnMut(u64, Self::Node));
     /// The index of `node`.
     fn index(&self, node: &Self::Node) -> u64;
-    /// Fills `out` with the best value among the moves leaving the graph
-    /// (`NO_EXIT` if none) of positions `start..start + out.len()`.
-    fn exits(&self, start: u64, out: &mut [i8]);
+    /// Stores into `out[i]` (`out` has [`Game::size`] cells) the best
+    /// value among the moves leaving the graph (`NO_EXIT` if none) of every
+    /// position `i`, in whatever order and from whatever threads suit the
+    /// game. An error is a store of those values that failed.
+    fn exits(&self, out: &[AtomicI8]) -> Result<()>;
     /// Calls `f(child)` for the index of each move staying in the graph
     /// (at most six).
     fn children(&self, node: &Self::Node, f: impl FnMut(u64));
@@ -104,28 +128,44 @@ impl Slot {
     }
 }
 
-/// Solves level `seeds` from the values of the lower levels.
-pub fn solve_level_forward(rules: Rules, seeds: usize, lower: &[&[i8]]) -> HugeSlice<i8> {
+/// Solves level `seeds` from the values of the lower levels `lower`
+/// (levels `0..seeds`); an error is a lower level that could not be read,
+/// or memory that could not be had.
+pub fn solve_level_forward(
+    rules: Rules,
+    seeds: usize,
+    lower: &(impl LowerLevels + ?Sized),
+) -> Result<HugeSlice<i8>> {
     solve(&OwareLevel::new(rules, seeds, lower), seeds as i8)
 }
 
 /// The exact values of `game` (endless play worth 0), all within
-/// `-max..=max`; `max` is at most 63 (a level has at most 48 seeds).
-pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
+/// `-max..=max`; `max` is at most 63 (a level has at most 48 seeds). An
+/// error is one of [`Game::exits`], or memory that could not be had.
+pub fn solve<G: Game>(game: &G, max: i8) -> Result<HugeSlice<i8>> {
+    solve_in_batches(game, max, BATCH, STEP)
+}
+
+/// [`solve`], scanning `batch` positions at a time (a multiple of
+/// [`CHUNK`]) and handling `step` work items at a time.
+fn solve_in_batches<G: Game>(
+    game: &G,
+    max: i8,
+    batch: usize,
+    step: usize,
+) -> Result<HugeSlice<i8>> {
     assert!(max < Slot::OFFSET, "values up to {max} do not fit a slot");
+    assert!(batch > 0 && batch.is_multiple_of(CHUNK as usize) && step > 0);
     let n = usize::try_from(game.size()).expect("graph fits in memory");
-    let memory = "memory for the forward solver";
-    let mut bytes = HugeSlice::<i8>::zeroed(n).expect(memory);
-    bytes
-        .par_chunks_mut(CHUNK as usize)
-        .enumerate()
-        .for_each(|(c, exit)| game.exits(c as u64 * CHUNK, exit));
-    let queued = Bits::new(n).expect(memory);
+    let memory = |e| Error::io("(memory for the forward solver)", e);
+    let mut bytes = HugeSlice::<i8>::zeroed(n).map_err(memory)?;
     // SAFETY: AtomicI8 has the size, alignment and bit validity of i8, and
     // the slice is borrowed from `bytes` exclusively until the end of the
     // solve, after which the bytes are read again as plain values.
     let cells: &[AtomicI8] =
         unsafe { std::slice::from_raw_parts(bytes.as_mut_ptr().cast::<AtomicI8>(), n) };
+    game.exits(cells)?;
+    let queued = Bits::new(n).map_err(memory)?;
     let cell = |i: usize| Slot(cells[i].load(Relaxed));
     // Decides undecided position `i` (last read as `was`) at `v`; false if
     // another thread decided it first.
@@ -165,8 +205,11 @@ pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
         was.exit().is_some() && settle(i, was, t)
     };
 
-    for t in (1..=max).rev() {
-        let mut work: Vec<(G::Node, bool)> = cells
+    for (t, start) in (1..=max)
+        .rev()
+        .flat_map(|t| (0..n).step_by(batch).map(move |b| (t, b)))
+    {
+        let mut work: Vec<(G::Node, bool)> = cells[start..(start + batch).min(n)]
             .par_chunks(CHUNK as usize)
             .enumerate()
             .flat_map_iter(|(c, chunk)| {
@@ -176,7 +219,7 @@ pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
                     e == Some(t) || e == Some(-t)
                 };
                 if chunk.iter().any(at_t) {
-                    let start = c as u64 * CHUNK;
+                    let start = (start + c * CHUNK as usize) as u64;
                     game.walk(start, start + chunk.len() as u64, |i, node| {
                         let i = i as usize;
                         match cell(i).exit() {
@@ -190,7 +233,9 @@ pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
             })
             .collect();
         while !work.is_empty() {
-            work = work
+            // The last `STEP` items, depth first.
+            let items = work.split_off(work.len().saturating_sub(step));
+            let next: Vec<(G::Node, bool)> = items
                 .par_chunks(4096)
                 .flat_map_iter(|chunk| {
                     let mut next = Vec::new();
@@ -248,14 +293,16 @@ pub fn solve<G: Game>(game: &G, max: i8) -> HugeSlice<i8> {
                     next
                 })
                 .collect();
+            work.extend(next);
         }
     }
 
+    drop(queued);
     // Whatever is still undecided is worth 0.
     bytes
         .par_iter_mut()
         .for_each(|b| *b = Slot(*b).value().unwrap_or(0));
-    bytes
+    Ok(bytes)
 }
 
 /// One atomic bit per position.
@@ -313,17 +360,17 @@ impl Targets {
 /// One level of Oware as a [`Game`]: quiet moves stay in it; captures (and
 /// the end of the game) leave it, valued from the lower levels. Moves are
 /// generated when needed, never stored.
-pub struct OwareLevel<'a> {
+pub struct OwareLevel<'a, L: LowerLevels + ?Sized> {
     rules: Rules,
     seeds: usize,
     enc: Encoder,
-    lower: &'a [&'a [i8]],
+    lower: &'a L,
     /// `spread[pit][s]`: what sowing `s` seeds from `pit` adds to each pit,
     /// found by sowing on an otherwise empty board.
     spread: [[[u8; PITS]; MAX_SEEDS + 1]; 6],
 }
 
-impl<'a> OwareLevel<'a> {
+impl<'a, L: LowerLevels + ?Sized> OwareLevel<'a, L> {
     /// Where the legal moves of `board` (in this level) lead.
     pub fn targets(&self, board: &Board) -> Targets {
         let mut t = Targets::default();
@@ -337,9 +384,10 @@ impl<'a> OwareLevel<'a> {
         t
     }
 
-    /// Level `seeds` of `rules`, given the values of every lower level.
-    pub fn new(rules: Rules, seeds: usize, lower: &'a [&'a [i8]]) -> OwareLevel<'a> {
-        assert_eq!(lower.len(), seeds, "every lower level is needed");
+    /// Level `seeds` of `rules`, given the values of every lower level
+    /// (`lower` holds levels `0..seeds`).
+    pub fn new(rules: Rules, seeds: usize, lower: &'a L) -> OwareLevel<'a, L> {
+        assert_eq!(lower.levels(), seeds, "every lower level is needed");
         let mut spread = [[[0; PITS]; MAX_SEEDS + 1]; 6];
         for (pit, by_count) in spread.iter_mut().enumerate() {
             for (s, add) in by_count.iter_mut().enumerate().skip(1) {
@@ -357,7 +405,7 @@ impl<'a> OwareLevel<'a> {
     }
 }
 
-impl Game for OwareLevel<'_> {
+impl<L: LowerLevels + ?Sized> Game for OwareLevel<'_, L> {
     type Node = Board;
 
     fn size(&self) -> u64 {
@@ -372,31 +420,49 @@ impl Game for OwareLevel<'_> {
         self.enc.rank_in(self.seeds, node)
     }
 
-    /// Capture values are read from the lower levels at random places:
-    /// each read is prefetched and done a few captures later.
-    fn exits(&self, start: u64, out: &mut [i8]) {
-        // Shared by the walk and the pipeline's resolver.
-        let out = Cell::from_mut(out).as_slice_of_cells();
-        let mut resolve = |(j, captured, index): (usize, u8, u64)| {
-            let v = captured as i8 - self.lower[self.seeds - usize::from(captured)][index as usize];
-            out[j].set(out[j].get().max(v));
-        };
-        let mut pipeline = Pipeline::new((0, 0, 0));
-        self.walk(start, start + out.len() as u64, |i, board| {
-            let j = (i - start) as usize;
-            let targets = self.targets(&board);
-            // No seeds: the opponent takes the rest.
-            out[j].set(if targets.is_empty() {
-                -(self.seeds as i8)
-            } else {
-                NO_EXIT
-            });
-            for (captured, index) in targets.iter().filter(|&(c, _)| c > 0) {
-                prefetch(&self.lower[self.seeds - usize::from(captured)][index as usize]);
-                pipeline.push((j, captured, index), &mut resolve);
+    /// Capture values are read from the lower levels in mover-major order
+    /// ([`Encoder::walk_tile`]): the captures of a tile land in a few
+    /// blocks of each lower level, which are read together. Each read is
+    /// also prefetched and done [`LAG`](crate::memory::LAG) captures later,
+    /// so that memory misses overlap. Each position lies in one tile, so
+    /// each cell has one writer.
+    fn exits(&self, out: &[AtomicI8]) -> Result<()> {
+        let range = 0..self.size();
+        let tiles = self.enc.mover_tiles(self.seeds);
+        let set = |j: usize, v: i8| out[j].store(v, Relaxed);
+        let get = |j: usize| out[j].load(Relaxed);
+        tiles.par_chunks(16).try_for_each(|tiles| -> Result<()> {
+            let mut failed = None;
+            // (position, captured, lower level, index there)
+            let mut resolve = |(j, captured, level, index): (usize, u8, usize, u64)| match self
+                .lower
+                .value(level, index)
+            {
+                Ok(v) => set(j, get(j).max(captured as i8 - v)),
+                Err(e) => failed = failed.take().or(Some(e)),
+            };
+            let mut pipeline = Pipeline::new((0usize, 0u8, 0usize, 0u64));
+            for tile in tiles {
+                self.enc.walk_tile(self.seeds, tile, &range, |i, board| {
+                    let j = i as usize;
+                    let ms = moves(self.rules, board);
+                    // No seeds: the opponent takes the rest.
+                    if ms.as_slice().is_empty() {
+                        set(j, -(self.seeds as i8));
+                        return;
+                    }
+                    set(j, NO_EXIT);
+                    for m in ms.as_slice().iter().filter(|m| m.captured > 0) {
+                        let level = self.seeds - usize::from(m.captured);
+                        let index = self.enc.rank_in(level, &m.child);
+                        self.lower.prefetch(level, index);
+                        pipeline.push((j, m.captured, level, index), &mut resolve);
+                    }
+                });
             }
-        });
-        pipeline.finish(&mut resolve);
+            pipeline.finish(&mut resolve);
+            failed.map_or(Ok(()), Err)
+        })
     }
 
     fn children(&self, node: &Board, mut f: impl FnMut(u64)) {
@@ -459,19 +525,25 @@ pub struct Graph {
 }
 
 impl Graph {
-    /// The graph of Oware level `seeds` (as [`OwareLevel`], stored).
-    pub fn oware_level(rules: Rules, seeds: usize, lower: &[&[i8]]) -> Graph {
+    /// The graph of Oware level `seeds` (as [`OwareLevel`], stored); an
+    /// error is a lower level that could not be read.
+    pub fn oware_level(
+        rules: Rules,
+        seeds: usize,
+        lower: &(impl LowerLevels + ?Sized),
+    ) -> Result<Graph> {
         let level = OwareLevel::new(rules, seeds, lower);
         let n = level.size() as usize;
         assert!(
             n < NO_MOVE as usize,
             "level too large for an explicit graph"
         );
+        let exit: Vec<AtomicI8> = (0..n).map(|_| AtomicI8::new(NO_EXIT)).collect();
+        level.exits(&exit)?;
         let mut g = Graph {
             quiet: vec![[NO_MOVE; 6]; n],
-            exit: vec![NO_EXIT; n],
+            exit: exit.into_iter().map(AtomicI8::into_inner).collect(),
         };
-        level.exits(0, &mut g.exit);
         level.walk(0, n as u64, |i, b| {
             let i = i as usize;
             let mut slot = 0;
@@ -480,13 +552,14 @@ impl Graph {
                 slot += 1;
             });
         });
-        g
+        Ok(g)
     }
 }
 
-/// The exact values of `g` (endless play worth 0), all within `-max..=max`.
-pub fn solve_graph(g: &Graph, max: i8) -> Vec<i8> {
-    solve(&Explicit::new(g), max).to_vec()
+/// The exact values of `g` (endless play worth 0), all within `-max..=max`;
+/// an error is memory that could not be had.
+pub fn solve_graph(g: &Graph, max: i8) -> Result<Vec<i8>> {
+    Ok(solve(&Explicit::new(g), max)?.to_vec())
 }
 
 /// A [`Graph`] with its parent lists (compressed rows: the parents of `i`
@@ -536,8 +609,11 @@ impl Game for Explicit<'_> {
         u64::from(*node)
     }
 
-    fn exits(&self, start: u64, out: &mut [i8]) {
-        out.copy_from_slice(&self.g.exit[start as usize..][..out.len()]);
+    fn exits(&self, out: &[AtomicI8]) -> Result<()> {
+        for (cell, &e) in out.iter().zip(&self.g.exit) {
+            cell.store(e, Relaxed);
+        }
+        Ok(())
     }
 
     fn children(&self, node: &u32, mut f: impl FnMut(u64)) {
@@ -553,6 +629,27 @@ impl Game for Explicit<'_> {
         let i = *node as usize;
         for &p in &self.edges[self.start[i] as usize..self.start[i + 1] as usize] {
             f(p);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Small batches and steps (many batches per threshold, the work
+    /// handled depth first) give the values of one batch per level.
+    #[test]
+    fn the_order_of_evaluation_does_not_change_the_values() {
+        for rules in [Rules::Awari, Rules::Abapa] {
+            let mut levels: Vec<Vec<i8>> = Vec::new();
+            for n in 0..=10 {
+                let level = OwareLevel::new(rules, n, &levels);
+                let whole = solve(&level, n as i8).unwrap().to_vec();
+                let small = solve_in_batches(&level, n as i8, CHUNK as usize, 50).unwrap();
+                assert!(whole[..] == small[..], "{rules} level {n}");
+                levels.push(whole);
+            }
         }
     }
 }

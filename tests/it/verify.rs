@@ -165,7 +165,7 @@ fn rederivation_rejects_consistent_values_that_are_wrong_inside_a_cycle() {
     let wrong = [1i8, -1];
     let consistent = |v: &[i8]| (0..2).all(|i| v[i] == g.exit[i].max(-v[g.quiet[i][0] as usize]));
     assert!(consistent(&wrong));
-    let exact = solve_graph(&g, 2);
+    let exact = solve_graph(&g, 2).unwrap();
     assert_eq!(exact, [0, 0]);
     assert!(consistent(&exact));
     assert_ne!(exact, wrong);
@@ -174,5 +174,219 @@ fn rederivation_rejects_consistent_values_that_are_wrong_inside_a_cycle() {
         quiet: g.quiet.clone(),
         exit: vec![NO_EXIT, NO_EXIT],
     };
-    assert_eq!(solve_graph(&g, 2), [0, 0]);
+    assert_eq!(solve_graph(&g, 2).unwrap(), [0, 0]);
+}
+
+/// Levels `0..=max` of awari built with no raw copies: every level is read
+/// from its compressed table.
+fn built_without_raw_copies(name: &str, max: usize) -> std::path::PathBuf {
+    let dir = crate::common::scratch(name);
+    let db = Db::new(&dir).with_raw_cache(Some(0));
+    mancaladb::build::build(
+        &db,
+        Rules::Awari,
+        max,
+        &mancaladb::exchange::Alone,
+        Progress::Quiet,
+        false,
+        |_| {},
+    )
+    .unwrap();
+    let raw = db.raw_dir(Rules::Awari);
+    let left: Vec<_> = std::fs::read_dir(&raw)
+        .map(|d| d.map(|e| e.unwrap().file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "raw copies left: {left:?}");
+    dir
+}
+
+#[test]
+fn verify_reads_lower_levels_from_tables_alone() {
+    let dir = built_without_raw_copies("verify-tables", 11);
+    let source = Source::tables(&dir, Rules::Awari);
+    // Every lower level comes from its table, block by block.
+    let lower = source.lower_levels(11).unwrap();
+    assert_eq!(lower.compressed_levels(), (0..11).collect::<Vec<_>>());
+    let checks = verify(
+        &source,
+        Rules::Awari,
+        9..=11,
+        false,
+        Progress::Quiet,
+        |_| {},
+    )
+    .unwrap();
+    assert_eq!(checks.len(), 3);
+    for c in &checks {
+        assert!(c.passed(), "level {}: {c:?}", c.seeds);
+        assert_eq!(c.consistency, Outcome::Pass);
+        assert_eq!(c.rederivation, Outcome::Pass);
+    }
+    // One wrong value in a sound table: both checks name it, check 3
+    // through the table streamed block by block.
+    let db = Db::new(&dir);
+    let mut values = db.open(Rules::Awari, 11).unwrap().read_all().unwrap();
+    let index = 654_321usize;
+    let good = values[index];
+    values[index] = if good == 11 { 10 } else { good + 1 };
+    let id = TableId {
+        game: 1,
+        rules: 1,
+        seeds: 11,
+    };
+    write_table(&db.table_path(Rules::Awari, 11), id, &values).unwrap();
+    let source = Source::tables(&dir, Rules::Awari);
+    let checks = verify(
+        &source,
+        Rules::Awari,
+        11..=11,
+        false,
+        Progress::Quiet,
+        |_| {},
+    )
+    .unwrap();
+    let c = &checks[0];
+    assert_eq!(c.integrity, Outcome::Pass);
+    for outcome in [&c.consistency, &c.rederivation] {
+        match outcome {
+            Outcome::Differs(_, first) => {
+                let m = first.iter().find(|m| m.index == index as u64);
+                assert!(m.is_some_and(|m| (m.stored, m.expected) == (values[index], good)));
+            }
+            o => panic!("{o:?}"),
+        }
+    }
+    match &c.rederivation {
+        Outcome::Differs(n, _) => assert_eq!(*n, 1),
+        o => panic!("{o:?}"),
+    }
+}
+
+/// Flips a byte in the middle of block `block`'s compressed frame of the
+/// (version 2) table at `path`.
+fn damage_block(path: &std::path::Path, block: usize) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    let blocks = word(32);
+    let data = 80 + 8 * (2 * blocks + 1);
+    let (from, to) = (word(80 + 8 * block), word(80 + 8 * (block + 1)));
+    bytes[data + (from + to) / 2] ^= 0x40;
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn a_damaged_lower_block_is_an_error_of_the_run_not_a_verdict() {
+    let dir = built_without_raw_copies("verify-damaged-lower", 11);
+    // Level 9 is read by the 2-seed captures of level 11, all over it.
+    let table = Db::new(&dir).table_path(Rules::Awari, 9);
+    damage_block(&table, 1);
+    let source = Source::tables(&dir, Rules::Awari);
+    let mut seen = Vec::new();
+    let got = verify(
+        &source,
+        Rules::Awari,
+        11..=11,
+        false,
+        Progress::Quiet,
+        |c| seen.push(c.clone()),
+    );
+    match got {
+        Err(e @ mancaladb::Error::Corrupt { .. }) => {
+            assert!(e.to_string().contains("awari-09.mdb"), "{e}")
+        }
+        other => panic!("not an error of the run: {other:?}"),
+    }
+    assert!(seen.is_empty(), "a verdict was given: {seen:?}");
+    // The command line: exit 2 naming the file, no verdict, nothing recorded.
+    let out = run(&["verify", "--db", dir.to_str().unwrap(), "--seeds", "11"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("awari-09.mdb") && !err.contains("panicked"),
+        "{err}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("FAILED"));
+    assert!(!dir.join("verified.tsv").exists());
+    // Level 9 itself fails its check 1.
+    let checks = verify(&source, Rules::Awari, 9..=9, true, Progress::Quiet, |_| {}).unwrap();
+    assert!(matches!(checks[0].integrity, Outcome::Broken(_)));
+}
+
+/// Check 3 streams the stored level: the comparison finds every planted
+/// difference, wherever the chunks of the stream begin and end.
+#[test]
+fn the_streamed_comparison_finds_planted_differences() {
+    use mancaladb::verify::{SHOWN, compare};
+    let dir = built_without_raw_copies("verify-stream", 10);
+    let source = Source::tables(&dir, Rules::Awari);
+    let good = Db::new(&dir)
+        .open(Rules::Awari, 10)
+        .unwrap()
+        .read_all()
+        .unwrap();
+    let n = good.len();
+    assert!(n > 5 * 65536, "{n} positions: more than a few blocks");
+    let planted = [0, 65535, 65536, 200_001, n - 1];
+    let mut expected = good.clone();
+    for &i in &planted {
+        expected[i] = if expected[i] == 10 {
+            9
+        } else {
+            expected[i] + 1
+        };
+    }
+    let enc = Encoder::new(10);
+    let check = |o: Outcome| match o {
+        Outcome::Differs(count, first) => {
+            assert_eq!(count, planted.len() as u64);
+            let at: Vec<u64> = first.iter().map(|m| m.index).collect();
+            assert_eq!(at, planted.map(|i| i as u64));
+            for m in &first {
+                let i = m.index as usize;
+                assert_eq!((m.stored, m.expected), (good[i], expected[i]));
+                assert_eq!(m.board, enc.unrank(10, m.index));
+            }
+        }
+        o => panic!("{o:?}"),
+    };
+    // The table block by block, as verify streams it.
+    check(compare(10, &expected, |f| source.for_each_chunk(10, f)).unwrap());
+    // Chunks of other sizes, straddling the blocks.
+    for size in [1, 999, 65537, n] {
+        let stream = |f: &mut dyn FnMut(&[i8])| {
+            good.chunks(size).for_each(f);
+            Ok(())
+        };
+        check(compare(10, &expected, stream).unwrap());
+    }
+    // Equal values pass; a short stream is broken; more than SHOWN
+    // differences list the first SHOWN.
+    let whole = |f: &mut dyn FnMut(&[i8])| {
+        f(&good);
+        Ok(())
+    };
+    assert_eq!(compare(10, &good, whole).unwrap(), Outcome::Pass);
+    let short = |f: &mut dyn FnMut(&[i8])| {
+        f(&good[..n - 1]);
+        Ok(())
+    };
+    assert!(matches!(
+        compare(10, &good, short).unwrap(),
+        Outcome::Broken(_)
+    ));
+    let shifted: Vec<i8> = good
+        .iter()
+        .map(|&v| if v == 10 { 9 } else { v + 1 })
+        .collect();
+    match compare(10, &shifted, whole).unwrap() {
+        Outcome::Differs(count, first) => {
+            assert_eq!(count, n as u64);
+            assert_eq!(first.len(), SHOWN);
+            assert!(first.iter().enumerate().all(|(k, m)| m.index == k as u64));
+        }
+        o => panic!("{o:?}"),
+    }
+    // A read error of the stream is an error of the run.
+    let failing = |_: &mut dyn FnMut(&[i8])| Err(mancaladb::Error::Invalid("unreadable".into()));
+    assert!(compare(10, &good, failing).is_err());
 }

@@ -1,0 +1,18 @@
+#!/usr/bin/env python3
+"""Runs a command; prints wall time, peak VmHWM and peak RssAnon (sampled every 20 ms from /proc/PID/status)."""
+import subprocess, sys, time
+t0 = time.time()
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+peak_anon = 0; hwm = 0
+def read():
+    global peak_anon, hwm
+    try:
+        for line in open(f"/proc/{p.pid}/status"):
+            if line.startswith("RssAnon:"): peak_anon = max(peak_anon, int(line.split()[1]))
+            if line.startswith("VmHWM:"): hwm = max(hwm, int(line.split()[1]))
+    except OSError:
+        pass
+while p.poll() is None:
+    read(); time.sleep(0.02)
+wall = time.time() - t0
+print(f"{' '.join(sys.argv[1:])}: exit {p.returncode}, wall {wall:.1f} s, peak RssAnon {peak_anon/1024:.0f} MiB, VmHWM {hwm/1024:.0f} MiB", flush=True)
