@@ -194,7 +194,7 @@ pub fn build_until(
             None if skip => None,
             None => {
                 if ex.rank() == 0 {
-                    prepare_raw_cache(db, rules, seeds, budget, true)?;
+                    prepare_raw_cache(db, rules, seeds, budget)?;
                 }
                 ex.barrier(); // the raw copies this level reads are in place
                 let cache = (level_size(seeds) / 32).max(64 << 20) as usize;
@@ -212,7 +212,7 @@ pub fn build_until(
     }
     if ex.rank() == 0 {
         let built = reports.last().map_or(0, |r| r.seeds);
-        prepare_raw_cache(db, rules, built + 2, budget, true)?;
+        prepare_raw_cache(db, rules, built + 2, budget)?;
     }
     Ok(reports)
 }

@@ -110,6 +110,15 @@ impl Drop for RemoveOnDrop {
     }
 }
 
+/// Removes the file at `path` if there is one; only a failure other than
+/// its absence is an error.
+pub fn remove_if_present(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path, e)),
+        _ => Ok(()),
+    }
+}
+
 /// Opens `path` for reading, refusing anything but a regular file (a
 /// directory or a device in a table's place) with an error that says what
 /// the path is.

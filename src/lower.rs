@@ -25,6 +25,7 @@ use memmap2::Mmap;
 
 use crate::db::{Db, map_raw, write_raw};
 use crate::error::Result;
+use crate::files::remove_if_present;
 use crate::memory::prefetch;
 use crate::oware::{LowerLevels, Rules, level_size};
 use crate::probe::BlockCache;
@@ -66,39 +67,25 @@ pub fn keeps_raw(n: usize, budget: Option<u64>) -> bool {
 }
 
 /// Makes the raw cache right for building level `n` of `rules` in `db`:
-/// removes the copies of levels below `n - 1` outside [`raw_window`] and,
-/// with `fill`, writes the missing or stale ones inside it from their
-/// tables. (Level `n - 1`, not read by `n`, is left for `n + 1`.) After the
-/// last level of a build, `n = max + 2` leaves the copies of the largest
-/// levels within the budget. Returns the bytes written. Run
-/// by the one process that writes the directory.
-pub fn prepare_raw_cache(
-    db: &Db,
-    rules: Rules,
-    n: usize,
-    budget: Option<u64>,
-    fill: bool,
-) -> Result<u64> {
+/// removes the copies of levels below `n - 1` outside [`raw_window`] and
+/// writes the missing or stale ones inside it from their tables. (Level
+/// `n - 1`, not read by `n`, is left for `n + 1`.) After the last level of
+/// a build, `n = max + 2` leaves the copies of the largest levels within
+/// the budget. Run by the one process that writes the directory.
+pub fn prepare_raw_cache(db: &Db, rules: Rules, n: usize, budget: Option<u64>) -> Result<()> {
     let window = raw_window(n, budget);
-    let mut written = 0;
     for k in 0..n.saturating_sub(1) {
         let path = db.raw_path(rules, k);
         if !window.contains(&k) {
-            match std::fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(crate::Error::io(&path, e));
-                }
-                _ => {}
-            }
-        } else if fill {
-            let table = db.open(rules, k)?;
-            if db.raw_copy(rules, k, &table).is_none() {
-                write_raw(&path, &table.read_all()?)?;
-                written += level_size(k);
-            }
+            remove_if_present(&path)?;
+            continue;
+        }
+        let table = db.open(rules, k)?;
+        if db.raw_copy(rules, k, &table).is_none() {
+            write_raw(&path, &table.read_all()?)?;
         }
     }
-    Ok(written)
+    Ok(())
 }
 
 /// One lower level: its raw copy, or its table.
@@ -137,13 +124,6 @@ impl Lower {
             levels,
             cache: BlockCache::new(cache_bytes, table::BLOCK_SIZE as usize, threads),
         })
-    }
-
-    /// The levels read from raw copies.
-    pub fn raw_levels(&self) -> Vec<usize> {
-        (0..self.levels.len())
-            .filter(|&k| matches!(self.levels[k], Store::Raw(_)))
-            .collect()
     }
 }
 

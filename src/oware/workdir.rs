@@ -295,13 +295,7 @@ impl Checkpoint {
         }
         for t in keep + 1..=self.seeds as usize {
             for win in [false, true] {
-                let path = list_path(dir, t, win);
-                match std::fs::remove_file(&path) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        return Err(Error::io(&path, e));
-                    }
-                    _ => {}
-                }
+                crate::files::remove_if_present(&list_path(dir, t, win))?;
             }
         }
         Ok(())

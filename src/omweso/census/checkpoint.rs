@@ -101,8 +101,5 @@ pub fn load(
 
 /// Removes the checkpoint at `path`, if any.
 pub fn remove(path: &Path) -> Result<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path, e)),
-        _ => Ok(()),
-    }
+    crate::files::remove_if_present(path)
 }
