@@ -3,7 +3,7 @@
 //! decides what stands, writes each level's files (by rename, only once
 //! every rank has finished it) and reports.
 
-use std::ops::ControlFlow;
+use std::ops::{ControlFlow, RangeInclusive};
 use std::path::Path;
 use std::time::Instant;
 
@@ -16,7 +16,7 @@ use crate::files::{DirLock, RemoveOnDrop};
 use crate::lower::{DEFAULT_RAW_CACHE, Lower, keeps_raw, prepare_raw_cache};
 use crate::memory::{AnonPeak, disk_read_bytes};
 use crate::oware::solve::{Options, solve_part_in};
-use crate::oware::{MAX_SEEDS, Rules, level_size};
+use crate::oware::{MAX_SEEDS, Rules, level_size, reads_level};
 use crate::progress::Progress;
 use crate::table;
 
@@ -100,8 +100,12 @@ pub struct LevelReport {
     pub rounds: u64,
 }
 
-/// Builds levels `0..=max_seeds` of `rules` into `db`, skipping levels whose
-/// table is present and passes its checksum, so an interrupted build resumes.
+/// Builds `levels` of `rules` into `db` in increasing order (usually
+/// `0..=n`), skipping levels whose table is present and passes its
+/// checksum, so an interrupted build resumes. A level's lower levels must
+/// be among `levels` or built already, but for the one just below it,
+/// which it never reads ([`reads_level`]): `0..=34` and `36` give the
+/// 36-seed game's start its value and leave level 35 for later.
 ///
 /// Rank 0 first locks the directory (one writer at a time: with `wait` it
 /// waits for another writer to finish, else it fails at once with
@@ -117,13 +121,13 @@ pub struct LevelReport {
 pub fn build(
     db: &Db,
     rules: Rules,
-    max_seeds: usize,
+    levels: impl IntoIterator<Item = usize>,
     ex: &dyn Exchange,
     progress: Progress,
     wait: bool,
     mut on_level: impl FnMut(&LevelReport),
 ) -> Result<Vec<LevelReport>> {
-    build_until(db, rules, max_seeds, ex, progress, wait, |r| {
+    build_until(db, rules, levels, ex, progress, wait, |r| {
         on_level(r);
         ControlFlow::Continue(())
     })
@@ -137,15 +141,18 @@ pub fn build(
 pub fn build_until(
     db: &Db,
     rules: Rules,
-    max_seeds: usize,
+    levels: impl IntoIterator<Item = usize>,
     ex: &dyn Exchange,
     progress: Progress,
     wait: bool,
     mut on_level: impl FnMut(&LevelReport) -> ControlFlow<()>,
 ) -> Result<Vec<LevelReport>> {
-    if max_seeds > MAX_SEEDS {
+    let mut levels: Vec<usize> = levels.into_iter().collect();
+    levels.sort_unstable();
+    levels.dedup();
+    if let Some(&n) = levels.last().filter(|&&n| n > MAX_SEEDS) {
         return Err(Error::Invalid(format!(
-            "level {max_seeds}: an Oware game has {MAX_SEEDS} seeds"
+            "level {n}: an Oware game has {MAX_SEEDS} seeds"
         )));
     }
     let _lock = match ex.rank() {
@@ -161,19 +168,23 @@ pub fn build_until(
         _ => None,
     };
     ex.barrier(); // the directory is ready
+    if ex.rank() == 0 {
+        check_lower_levels(db, rules, &levels)?;
+    }
     let ranks = match ex.ranks() {
         1 => String::new(),
         p => format!("{p} ranks x "),
     };
     progress.line(&format!(
-        "building {rules} levels 0..={max_seeds} in {} with {ranks}{} threads",
+        "building {rules} levels {} in {} with {ranks}{} threads",
+        level_list(&levels),
         db.dir().display(),
         rayon::current_num_threads()
     ));
     let budget = db.raw_cache();
     let mut reports = Vec::new();
     let mut stop = false;
-    for seeds in 0..=max_seeds {
+    for &seeds in &levels {
         if ex.broadcast(stop.into()) == 1 {
             break;
         }
@@ -210,11 +221,59 @@ pub fn build_until(
             reports.push(report);
         }
     }
-    if ex.rank() == 0 {
-        let built = reports.last().map_or(0, |r| r.seeds);
-        prepare_raw_cache(db, rules, built + 2, budget)?;
+    if let Some(last) = reports.last().filter(|_| ex.rank() == 0) {
+        prepare_raw_cache(db, rules, last.seeds + 2, budget)?;
     }
     Ok(reports)
+}
+
+/// Fails unless every level that one of `levels` reads is among them or
+/// has a table in `db` (checked for soundness when it is opened).
+fn check_lower_levels(db: &Db, rules: Rules, levels: &[usize]) -> Result<()> {
+    for &n in levels {
+        if db.table_path(rules, n).exists() {
+            continue;
+        }
+        let absent = (0..n).find(|&k| {
+            reads_level(n, k) && !levels.contains(&k) && !db.table_path(rules, k).exists()
+        });
+        if let Some(k) = absent {
+            return Err(Error::Invalid(format!(
+                "level {n} reads level {k}, which is neither built in {} nor among the levels asked for",
+                db.dir().display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Sorted `levels` as runs of consecutive levels: `[0..=34, 36..=36]`.
+///
+/// ```
+/// use mancaladb::build::level_runs;
+/// assert_eq!(level_runs(&[0, 1, 2, 4]), [0..=2, 4..=4]);
+/// ```
+pub fn level_runs(levels: &[usize]) -> Vec<RangeInclusive<usize>> {
+    let mut runs: Vec<RangeInclusive<usize>> = Vec::new();
+    for &n in levels {
+        match runs.last_mut() {
+            Some(run) if *run.end() + 1 == n => *run = *run.start()..=n,
+            _ => runs.push(n..=n),
+        }
+    }
+    runs
+}
+
+/// `levels` for the progress line: `0..=34, 36`.
+fn level_list(levels: &[usize]) -> String {
+    let runs: Vec<String> = level_runs(levels)
+        .into_iter()
+        .map(|r| match r.start() == r.end() {
+            true => r.start().to_string(),
+            false => format!("{r:?}"),
+        })
+        .collect();
+    runs.join(", ")
 }
 
 /// Solves one level on every rank: each writes its slice of the raw file at

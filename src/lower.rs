@@ -1,6 +1,7 @@
 //! The lower levels a build reads, and which of them keep a raw copy.
 //!
-//! Level `n`'s captures read levels `0..=n-2`. Each is read from its raw
+//! Level `n`'s captures read levels `0..=n-2` (never `n - 1`:
+//! [`reads_level`], so a build may leave that one for later). Each is read from its raw
 //! copy (`raw/<rules>/scores.N`, one byte per position, mapped) when it has
 //! one, else from its compressed table through a [`BlockCache`]. Raw copies
 //! cost disk (levels 0..34 are 33 GB of them; their tables are about half
@@ -27,7 +28,8 @@ use crate::db::{Db, map_raw, write_raw};
 use crate::error::Result;
 use crate::files::remove_if_present;
 use crate::memory::prefetch;
-use crate::oware::{LowerLevels, Rules, level_size};
+use crate::oware::lower::unread;
+use crate::oware::{LowerLevels, Rules, level_size, reads_level};
 use crate::probe::BlockCache;
 use crate::table::{self, Table};
 
@@ -80,6 +82,9 @@ pub fn prepare_raw_cache(db: &Db, rules: Rules, n: usize, budget: Option<u64>) -
             remove_if_present(&path)?;
             continue;
         }
+        if !db.table_path(rules, k).exists() {
+            continue; // a level left for later: nothing to copy
+        }
         let table = db.open(rules, k)?;
         if db.raw_copy(rules, k, &table).is_none() {
             write_raw(&path, &table.read_all()?)?;
@@ -88,10 +93,12 @@ pub fn prepare_raw_cache(db: &Db, rules: Rules, n: usize, budget: Option<u64>) -
     Ok(())
 }
 
-/// One lower level: its raw copy, or its table.
+/// One lower level: its raw copy, its table, or nothing (the level just
+/// below, never read: [`reads_level`]).
 enum Store {
     Raw(Mmap),
     Table(Table),
+    Unread,
 }
 
 /// Levels `0..n` of one rule set as the solver reads them (see the module
@@ -104,7 +111,8 @@ pub struct Lower {
 impl Lower {
     /// The levels below `n`: raw copies for those in [`raw_window`]`(n,
     /// budget)` (which [`prepare_raw_cache`] has made right), tables for the
-    /// others, with a block cache of `cache_bytes`.
+    /// others but `n - 1`, which level `n` never reads and need not exist,
+    /// with a block cache of `cache_bytes`.
     pub fn open(
         db: &Db,
         rules: Rules,
@@ -114,9 +122,10 @@ impl Lower {
     ) -> Result<Lower> {
         let window = raw_window(n, budget);
         let levels = (0..n)
-            .map(|k| match window.contains(&k) {
-                true => map_raw(&db.raw_path(rules, k)).map(Store::Raw),
-                false => db.open(rules, k).map(Store::Table),
+            .map(|k| match (reads_level(n, k), window.contains(&k)) {
+                (false, _) => Ok(Store::Unread),
+                (true, true) => map_raw(&db.raw_path(rules, k)).map(Store::Raw),
+                (true, false) => db.open(rules, k).map(Store::Table),
             })
             .collect::<Result<_>>()?;
         let threads = rayon::current_num_threads();
@@ -146,6 +155,7 @@ impl LowerLevels for Lower {
                     })?;
                 Ok(b as i8)
             }
+            Store::Unread => Err(unread(level)),
         }
     }
 

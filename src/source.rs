@@ -19,7 +19,8 @@ use memmap2::Mmap;
 use crate::db::Db;
 use crate::error::{Corruption, Error, Missing, Result};
 use crate::memory::prefetch;
-use crate::oware::{Board, Encoder, LowerLevels, MAX_SEEDS, Rules, level_size};
+use crate::oware::lower::unread;
+use crate::oware::{Board, Encoder, LowerLevels, MAX_SEEDS, Rules, level_size, reads_level};
 use crate::probe::{BlockCache, DEFAULT_CACHE_BYTES, Level};
 use crate::table::{BLOCK_SIZE, Table, as_values};
 
@@ -257,6 +258,8 @@ enum Stored<'a> {
     Mapped(Arc<Mmap>),
     /// A table, read through the source's block cache.
     Table(Arc<Level>, &'a BlockCache),
+    /// The level just below, never read ([`reads_level`]): not opened.
+    Unread,
 }
 
 /// Levels `0..n` of a [`Source`] as [`LowerLevels`]: see
@@ -291,6 +294,7 @@ impl LowerLevels for StoredLevels<'_> {
                 ))),
             },
             Stored::Table(l, cache) => l.value(cache, index),
+            Stored::Unread => Err(unread(level)),
         }
     }
 
@@ -424,12 +428,14 @@ impl Source {
     /// Levels `0..n` as a solver reads lower levels: each VU file mapped;
     /// each table's raw copy mapped when it matches the table's content
     /// checksum ([`Level::check_raw`], which hashes it once), else the
-    /// table read block by block through this source's block cache. A
-    /// level that is missing or cannot be opened is an error here; a block
-    /// that cannot be read is an error of the read that needs it.
+    /// table read block by block through this source's block cache; level
+    /// `n - 1`, never read ([`reads_level`]), not at all. A level read
+    /// that is missing or cannot be opened is an error here; a block that
+    /// cannot be read is an error of the read that needs it.
     pub fn lower_levels(&self, n: usize) -> Result<StoredLevels<'_>> {
         let levels = (0..n)
             .map(|k| match self {
+                _ if !reads_level(n, k) => Ok(Stored::Unread),
                 Source::Tables(t) => {
                     let level = t.level(k)?;
                     let raw = if level.check_raw() { level.raw() } else { None };

@@ -43,7 +43,7 @@ pub fn build(
             build_until(
                 &Db::new(db),
                 rules,
-                max_seeds,
+                0..=max_seeds,
                 &Alone,
                 progress,
                 wait,

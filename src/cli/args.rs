@@ -61,6 +61,34 @@ pub fn oware_levels(text: &str) -> Result<RangeInclusive<usize>, String> {
     range(text, MAX_SEEDS, "Oware levels")
 }
 
+/// Some Oware levels, in the order given.
+#[derive(Clone, Debug)]
+pub struct LevelSet(pub Vec<usize>);
+
+/// Oware levels as ranges separated by commas (`--levels` of `build`):
+/// `0..34,36`.
+pub fn oware_level_set(text: &str) -> Result<LevelSet, String> {
+    let mut levels = Vec::new();
+    for part in text.split(',') {
+        let r = range(part, MAX_SEEDS, "Oware levels")
+            .map_err(|e| format!("{e}; several as ranges separated by commas, e.g. 0..34,36"))?;
+        levels.extend(r);
+    }
+    Ok(LevelSet(levels))
+}
+
+/// Sorted levels as [`oware_level_set`] reads them: `0..34,36`.
+pub fn level_set_text(levels: &[usize]) -> String {
+    let runs: Vec<String> = mancaladb::build::level_runs(levels)
+        .into_iter()
+        .map(|r| match r.start() == r.end() {
+            true => r.start().to_string(),
+            false => format!("{}..{}", r.start(), r.end()),
+        })
+        .collect();
+    runs.join(",")
+}
+
 /// One Oware level (`--max-seeds` of `build`).
 pub fn oware_level(text: &str) -> Result<usize, String> {
     match text.trim().parse::<usize>() {

@@ -20,6 +20,11 @@ pub struct Args {
     /// Build levels 0..=N.
     #[arg(long, default_value_t = 16, value_parser = args::oware_level)]
     max_seeds: usize,
+    /// Build these levels instead, e.g. 0..34,36 (the levels the 36-seed
+    /// start rests on: level N never reads level N-1). Each level's lower
+    /// levels must be among them or built already.
+    #[arg(long, value_parser = args::oware_level_set, conflicts_with = "max_seeds")]
+    levels: Option<args::LevelSet>,
     /// Worker threads (default: all cores).
     #[arg(long, value_parser = args::threads)]
     threads: Option<usize>,
@@ -48,14 +53,17 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
             .map_err(|e| Error::Invalid(format!("cannot start {t} threads: {e}")))?;
     }
     let db = Db::new(&a.at.db).with_raw_cache(a.raw_cache.0);
+    let levels = a
+        .levels
+        .map_or_else(|| (0..=a.max_seeds).collect(), |l| l.0);
     if a.distributed {
-        return distributed(&db, a.at.rules, a.max_seeds, a.wait);
+        return distributed(&db, a.at.rules, levels, a.wait);
     }
     let cores = rayon::current_num_threads();
     build(
         &db,
         a.at.rules,
-        a.max_seeds,
+        levels,
         &Alone,
         Progress::Auto,
         a.wait,
@@ -71,7 +79,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
 fn distributed(
     db: &Db,
     rules: mancaladb::oware::Rules,
-    max_seeds: usize,
+    levels: Vec<usize>,
     wait: bool,
 ) -> Result<ExitCode, Error> {
     use mancaladb::exchange::{Exchange, mpi::Mpi};
@@ -85,7 +93,7 @@ fn distributed(
         Progress::Quiet
     };
     let cores = rayon::current_num_threads() * ranks;
-    match build(db, rules, max_seeds, &mpi, progress, wait, |r| {
+    match build(db, rules, levels, &mpi, progress, wait, |r| {
         print_level(r, cores)
     }) {
         Ok(_) => Ok(ExitCode::SUCCESS),
@@ -100,7 +108,12 @@ fn distributed(
 
 /// Without the `mpi` feature there is no distributed build.
 #[cfg(not(feature = "mpi"))]
-fn distributed(_: &Db, _: mancaladb::oware::Rules, _: usize, _: bool) -> Result<ExitCode, Error> {
+fn distributed(
+    _: &Db,
+    _: mancaladb::oware::Rules,
+    _: Vec<usize>,
+    _: bool,
+) -> Result<ExitCode, Error> {
     Err(Error::Invalid(
         "--distributed needs a build with MPI: cargo build --release --features mpi (see README)"
             .into(),

@@ -7,7 +7,7 @@ use mancaladb::Error;
 use mancaladb::build::{Needs, WORKING_BYTES_PER_POSITION};
 use mancaladb::known::starts;
 
-use super::args::{Reading, shell_quote};
+use super::args::{Reading, level_set_text, shell_quote};
 use super::output::{human_seconds, out};
 use super::query::verdict;
 
@@ -61,14 +61,15 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
                 );
             }
             None => {
-                let (lo, hi) = (s.missing[0], *s.missing.last().expect("non-empty"));
+                let levels = level_set_text(&s.missing);
                 out!(
-                    "  {name}: needs levels {lo}..{hi} ({} missing): {} positions, {} bytes uncompressed{}",
+                    "  {name}: needs levels {levels} ({} missing): {} positions, {} bytes uncompressed{}; build them: mancaladb build --levels {levels} --db {}",
                     s.missing.len(),
                     s.missing_positions,
                     s.missing_positions,
                     s.needs
-                        .map_or(String::new(), |n| cost(n, s.missing_positions, rate))
+                        .map_or(String::new(), |n| cost(n, s.missing_positions, rate)),
+                    shell_quote(dir)
                 );
             }
         }

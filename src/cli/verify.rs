@@ -31,15 +31,15 @@ pub struct Args {
 pub fn run(a: Args) -> Result<ExitCode, Error> {
     let source = a.read.source();
     let present = source.present()?;
-    let range = match a.seeds {
-        Some(r) => r,
-        None => 0..=*present.last().expect("present() is non-empty"),
+    let levels: Vec<usize> = match a.seeds {
+        Some(r) => r.collect(),
+        None => present,
     };
     let json = a.json;
     let checks = verify(
         &source,
         a.read.at.rules,
-        range,
+        levels,
         a.quick,
         Progress::Auto,
         |c| {

@@ -10,7 +10,34 @@
 //! ([`crate::oware::Encoder::mover_tiles`]) so that either kind of store
 //! sees its blocks one after another.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+
+/// Whether level `n` reads level `k` (`k < n`): every level but `n - 1`
+/// (when `n > 1`). A capture takes at least two seeds, a move that ends
+/// the game (every move starves the opponent) takes every seed and leads
+/// to level 0, and a player without seeds loses the rest with no lookup,
+/// so level `n - 1` is never reached from level `n`. (The published
+/// database has no `scores.47` for that reason.) A build may leave it for
+/// later, and stores of lower levels need not open it: they answer
+/// [`unread`] if asked.
+///
+/// ```
+/// use mancaladb::oware::reads_level;
+/// assert!(reads_level(36, 34) && !reads_level(36, 35) && !reads_level(36, 36));
+/// assert!(reads_level(36, 0) && reads_level(1, 0) && !reads_level(2, 1));
+/// ```
+pub fn reads_level(n: usize, k: usize) -> bool {
+    k < n && (k == 0 || k + 1 < n)
+}
+
+/// The error of a read of level `level`, which the level being solved
+/// never reads ([`reads_level`]): a defect of the caller, reported rather
+/// than answered.
+pub fn unread(level: usize) -> Error {
+    Error::Invalid(format!(
+        "level {level} was read, but the level above it never reads it"
+    ))
+}
 
 /// Levels `0..levels()` of one rule set, by index.
 pub trait LowerLevels: Sync {

@@ -280,7 +280,7 @@ fn known_lists_what_is_confirmed_and_what_is_missing() {
         .sum();
     assert!(
         text.contains(&format!(
-            "2 per pit (24 seeds): needs levels 19..24 (5 missing): {missing} positions"
+            "2 per pit (24 seeds): needs levels 19..22,24 (5 missing): {missing} positions"
         )),
         "{text}"
     );
@@ -291,6 +291,13 @@ fn known_lists_what_is_confirmed_and_what_is_missing() {
         .sum();
     assert!(
         text.contains(&format!("({} missing): {missing} positions", 29)),
+        "{text}"
+    );
+    // And says how to build what is missing, level 47 left out.
+    assert!(
+        text.contains(&format!(
+            "build them: mancaladb build --levels 19..46,48 --db {db}"
+        )),
         "{text}"
     );
 }

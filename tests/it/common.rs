@@ -100,7 +100,7 @@ pub fn built(name: &str, rules: Rules, max: usize) -> PathBuf {
     mancaladb::build::build(
         &db,
         rules,
-        max,
+        0..=max,
         &mancaladb::exchange::Alone,
         quiet,
         false,

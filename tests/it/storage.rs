@@ -110,7 +110,16 @@ fn damage_is_an_error_naming_the_file() {
 fn a_table_of_the_wrong_level_is_refused() {
     let dir = scratch("wrong-level");
     let db = Db::new(&dir);
-    build(&db, Rules::Awari, 3, &Alone, Progress::Quiet, false, |_| {}).unwrap();
+    build(
+        &db,
+        Rules::Awari,
+        0..=3,
+        &Alone,
+        Progress::Quiet,
+        false,
+        |_| {},
+    )
+    .unwrap();
     std::fs::copy(
         db.table_path(Rules::Awari, 2),
         db.table_path(Rules::Awari, 3),
@@ -133,7 +142,16 @@ fn file_bytes(p: &Path) -> Vec<u8> {
 fn builds_resume_and_repair() {
     let dir = scratch("resume");
     let db = Db::new(&dir);
-    let first = build(&db, Rules::Abapa, 9, &Alone, Progress::Quiet, false, |_| {}).unwrap();
+    let first = build(
+        &db,
+        Rules::Abapa,
+        0..=9,
+        &Alone,
+        Progress::Quiet,
+        false,
+        |_| {},
+    )
+    .unwrap();
     assert!(first.iter().all(|r| !r.skipped));
     // The canonical files, as committed in db/CHECKSUMS.
     let committed = crate::common::committed_checksums();
@@ -161,7 +179,16 @@ fn builds_resume_and_repair() {
     std::fs::write(db.table_path(Rules::Abapa, 7), &bytes).unwrap();
     std::fs::remove_file(db.raw_path(Rules::Abapa, 4)).unwrap();
 
-    let second = build(&db, Rules::Abapa, 9, &Alone, Progress::Quiet, false, |_| {}).unwrap();
+    let second = build(
+        &db,
+        Rules::Abapa,
+        0..=9,
+        &Alone,
+        Progress::Quiet,
+        false,
+        |_| {},
+    )
+    .unwrap();
     let rebuilt: Vec<usize> = second
         .iter()
         .filter(|r| !r.skipped)
@@ -190,7 +217,16 @@ fn builds_resume_and_repair() {
 fn a_query_on_a_damaged_table_fails_with_exit_2() {
     let dir = scratch("damaged-query");
     let db = Db::new(&dir);
-    build(&db, Rules::Awari, 5, &Alone, Progress::Quiet, false, |_| {}).unwrap();
+    build(
+        &db,
+        Rules::Awari,
+        0..=5,
+        &Alone,
+        Progress::Quiet,
+        false,
+        |_| {},
+    )
+    .unwrap();
     let path = db.table_path(Rules::Awari, 5);
     let mut bytes = std::fs::read(&path).unwrap();
     let n = bytes.len();
@@ -216,7 +252,7 @@ fn a_build_stopped_after_a_level_keeps_it_and_resumes() {
     let reports = build_until(
         &db,
         Rules::Awari,
-        9,
+        0..=9,
         &Alone,
         Progress::Quiet,
         false,
@@ -229,7 +265,16 @@ fn a_build_stopped_after_a_level_keeps_it_and_resumes() {
     let done: Vec<usize> = reports.iter().map(|r| r.seeds).collect();
     assert_eq!(done, [0, 1, 2, 3]);
     assert_eq!(db.levels(Rules::Awari), [0, 1, 2, 3]);
-    let rest = build(&db, Rules::Awari, 9, &Alone, Progress::Quiet, false, |_| {}).unwrap();
+    let rest = build(
+        &db,
+        Rules::Awari,
+        0..=9,
+        &Alone,
+        Progress::Quiet,
+        false,
+        |_| {},
+    )
+    .unwrap();
     let skipped: Vec<bool> = rest.iter().map(|r| r.skipped).collect();
     assert_eq!(
         skipped,
@@ -315,14 +360,22 @@ fn a_raw_cache_budget_keeps_the_top_levels_and_builds_the_same_tables() {
     let budget = level_size(11) + level_size(10) + 1;
     let db = Db::new(&dir).with_raw_cache(Some(budget));
     let mut seen = Vec::new();
-    build(&db, Rules::Awari, 14, &Alone, Progress::Quiet, false, |r| {
-        let n = r.seeds;
-        let mut want: Vec<usize> = raw_window(n, Some(budget)).collect();
-        want.extend((n.saturating_sub(1)..=n).filter(|&k| keeps_raw(k, Some(budget))));
-        want.dedup();
-        assert_eq!(raw_levels(&db, Rules::Awari), want, "after level {n}");
-        seen.push(want);
-    })
+    build(
+        &db,
+        Rules::Awari,
+        0..=14,
+        &Alone,
+        Progress::Quiet,
+        false,
+        |r| {
+            let n = r.seeds;
+            let mut want: Vec<usize> = raw_window(n, Some(budget)).collect();
+            want.extend((n.saturating_sub(1)..=n).filter(|&k| keeps_raw(k, Some(budget))));
+            want.dedup();
+            assert_eq!(raw_levels(&db, Rules::Awari), want, "after level {n}");
+            seen.push(want);
+        },
+    )
     .unwrap();
     assert!(seen.contains(&vec![10, 11]), "{seen:?}");
     // After the build: the largest levels within the budget (level 14
@@ -334,7 +387,7 @@ fn a_raw_cache_budget_keeps_the_top_levels_and_builds_the_same_tables() {
     build(
         &all,
         Rules::Awari,
-        15,
+        0..=15,
         &Alone,
         Progress::Quiet,
         false,
@@ -343,4 +396,77 @@ fn a_raw_cache_budget_keeps_the_top_levels_and_builds_the_same_tables() {
     .unwrap();
     assert_eq!(raw_levels(&all, Rules::Awari), (0..=15).collect::<Vec<_>>());
     common::assert_committed(&dir, 15);
+}
+
+/// A build may leave out the level just below its top one, which the top
+/// never reads: `--levels 0..10,12` builds level 12 with the committed
+/// bytes and no level 11, `verify` checks level 12 without it, and a later
+/// `--max-seeds 12` fills level 11 in. A level whose lower levels are
+/// neither built nor asked for is refused before anything is solved.
+#[test]
+fn a_build_may_leave_the_level_below_the_top_for_later() {
+    let dir = scratch("leave-level-11");
+    let at = dir.to_str().unwrap();
+    let out = run(&["build", "--levels", "0..10,12", "--db", at]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let db = Db::new(&dir);
+    let built: Vec<usize> = (0..=10).chain([12]).collect();
+    assert_eq!(db.levels(Rules::Awari), built);
+    for (rules, n, _, file) in common::committed_checksums() {
+        if rules == "awari" && built.contains(&n) {
+            assert_eq!(
+                file_sha256(&db.table_path(Rules::Awari, n)),
+                file,
+                "level {n}"
+            );
+        }
+    }
+    let out = run(&["verify", "--seeds", "12", "--db", at]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(&["build", "--max-seeds", "12", "--db", at]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    common::assert_committed(&dir, 12);
+
+    let empty = scratch("leave-nothing-built");
+    let empty = empty.to_str().unwrap();
+    common::refuses(
+        &["build", "--levels", "0..8,11", "--db", empty],
+        "level 11 reads level 9, which is neither built",
+    );
+    assert!(
+        !Path::new(empty).join("awari-00.mdb").exists(),
+        "nothing solved"
+    );
+    common::refuses(
+        &["build", "--levels", "3..x", "--db", empty],
+        "e.g. 0..34,36",
+    );
+    common::refuses(
+        &["build", "--levels", "0..49", "--db", empty],
+        "Oware levels 0..=48",
+    );
+    common::refuses(
+        &[
+            "build",
+            "--levels",
+            "0..3",
+            "--max-seeds",
+            "3",
+            "--db",
+            empty,
+        ],
+        "cannot be used with",
+    );
 }
