@@ -13,7 +13,7 @@ use crate::db::{Db, map_raw};
 use crate::error::{Error, Result};
 use crate::exchange::Exchange;
 use crate::files::{DirLock, RemoveOnDrop};
-use crate::lower::{DEFAULT_RAW_CACHE, Lower, keeps_raw, prepare_raw_cache};
+use crate::lower::{DEFAULT_RAW_CACHE, Lower, keeps_raw, prepare_raw_cache, raw_window};
 use crate::memory::{AnonPeak, disk_read_bytes};
 use crate::oware::solve::{Options, solve_part_in};
 use crate::oware::{MAX_SEEDS, Rules, level_size, reads_level};
@@ -45,24 +45,33 @@ pub struct Needs {
     pub largest_level: usize,
     /// Working memory of the largest, in bytes.
     pub memory: u64,
-    /// Disk for all of them, in bytes: their tables, the largest one's work
-    /// directory and the raw copies of the default budget
-    /// ([`crate::lower::DEFAULT_RAW_CACHE`]).
+    /// Disk at the fullest moment of building them in increasing order, in
+    /// bytes: the tables already written, the work directory of the level
+    /// being solved and the raw copies it reads within the default budget
+    /// ([`crate::lower::DEFAULT_RAW_CACHE`]), or all the tables and the
+    /// copies kept at the end.
     pub disk: u64,
 }
 
 impl Needs {
-    /// What building `levels` (non-empty) takes.
+    /// What building `levels` (sorted, non-empty), from nothing, takes.
     pub fn of(levels: &[usize]) -> Needs {
         let largest_level = levels.iter().copied().max().unwrap_or(0);
-        let positions: u64 = levels.iter().map(|&n| level_size(n)).sum();
-        let largest = level_size(largest_level) as f64;
-        let raw = positions.min(DEFAULT_RAW_CACHE) as f64;
-        let tables = positions as f64 * TABLE_BYTES_PER_POSITION;
+        let size = |n: usize| level_size(n) as f64;
+        let raw = |n: usize| {
+            raw_window(n, Some(DEFAULT_RAW_CACHE))
+                .map(size)
+                .sum::<f64>()
+        };
+        let (mut tables, mut disk) = (0.0, 0.0f64);
+        for &n in levels {
+            disk = disk.max(tables + WORK_BYTES_PER_POSITION * size(n) + raw(n));
+            tables += TABLE_BYTES_PER_POSITION * size(n);
+        }
         Needs {
             largest_level,
-            memory: (WORKING_BYTES_PER_POSITION * largest) as u64,
-            disk: (tables + WORK_BYTES_PER_POSITION * largest + raw) as u64,
+            memory: (WORKING_BYTES_PER_POSITION * size(largest_level)) as u64,
+            disk: disk.max(tables + raw(largest_level + 2)) as u64,
         }
     }
 }
