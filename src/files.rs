@@ -13,7 +13,13 @@ pub fn write_atomically(
 ) -> Result<()> {
     let tmp = tmp_path(path);
     let result = (|| {
-        let mut f = File::create(&tmp)?;
+        // Readable too, for writers that hash what they wrote.
+        let mut f = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
         write(&mut f)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)

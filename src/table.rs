@@ -7,7 +7,7 @@
 //! [`Table::verify`] checks the whole-file sha256. Anything that does not
 //! add up is an [`Error::Corrupt`] naming the file and the [`Corruption`].
 
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -80,59 +80,89 @@ pub fn as_values(bytes: &[u8]) -> &[i8] {
     unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<i8>(), bytes.len()) }
 }
 
+/// Blocks the writer compresses at a time (16 MiB of values): its memory,
+/// beside the values it is given.
+const WRITE_BATCH: usize = 256;
+
 /// Compresses `values` and writes them as a table file at `path`.
 /// Returns the sha256 of the whole file.
+///
+/// The file is written in one pass, a batch of blocks at a time, so the
+/// writer holds a few megabytes beside `values`, not the compressed table
+/// (7 GB at level 36): the blocks go after room left for the header and
+/// the index (whose size the block count fixes), which are written last;
+/// then the file is read back once for the trailer's sha256.
 pub fn write_table(path: &Path, id: TableId, values: &[i8]) -> Result<[u8; 32]> {
     let bytes = as_bytes(values);
-    // Hashing is sequential: overlap it with the parallel compression.
-    let (content_sha256, frames) = rayon::join(
-        || sha256(bytes),
-        || {
-            bytes
-                .par_chunks(BLOCK_SIZE as usize)
-                .map(compress_block)
-                .collect::<std::io::Result<Vec<_>>>()
-        },
-    );
-    let frames = frames.map_err(|e| Error::io(path, e))?;
-    let header = Header {
-        id,
-        block_size: BLOCK_SIZE,
-        positions: values.len() as u64,
-        blocks: frames.len() as u64,
-        content_sha256,
-    };
-    let mut head = encode_header(&header);
-    let mut offset = 0u64;
-    let mut index = Vec::with_capacity(8 * (frames.len() + 1));
-    index.extend_from_slice(&offset.to_le_bytes());
-    for f in &frames {
-        offset += f.len() as u64;
-        index.extend_from_slice(&offset.to_le_bytes());
-    }
-    let tags: Vec<u8> = frames
-        .iter()
-        .enumerate()
-        .flat_map(|(b, f)| block_tag(id, b as u64, f))
-        .collect();
-    index.extend_from_slice(&tags);
-    let check = header_check(&head[..72], &index);
-    head[72..80].copy_from_slice(&check);
-    let mut file_hash = Sha256::new();
+    let blocks = bytes.len().div_ceil(BLOCK_SIZE as usize);
+    let data_start = HEADER_LEN + 8 * (2 * blocks + 1);
+    let mut file_sha256 = [0u8; 32];
     write_atomically(path, |f| {
-        let mut out = std::io::BufWriter::with_capacity(1 << 20, f);
-        for part in std::iter::once(&head[..])
-            .chain([&index[..]])
-            .chain(frames.iter().map(|v| &v[..]))
-        {
-            file_hash.update(part);
-            out.write_all(part)?;
+        // Hashing is sequential: overlap it with the parallel compression.
+        let (content_sha256, index) =
+            rayon::join(|| sha256(bytes), || write_blocks(f, data_start, id, bytes));
+        let header = Header {
+            id,
+            block_size: BLOCK_SIZE,
+            positions: values.len() as u64,
+            blocks: blocks as u64,
+            content_sha256,
+        };
+        let index = index?;
+        let mut head = encode_header(&header);
+        let check = header_check(&head[..72], &index);
+        head[72..80].copy_from_slice(&check);
+        f.seek(SeekFrom::Start(0))?;
+        f.write_all(&head)?;
+        f.write_all(&index)?;
+        f.seek(SeekFrom::Start(0))?;
+        let mut hash = Sha256::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            match f.read(&mut buf)? {
+                0 => break,
+                n => hash.update(&buf[..n]),
+            }
         }
-        let digest: [u8; 32] = file_hash.clone().finalize().into();
-        out.write_all(&digest)?;
-        out.flush()
+        file_sha256 = hash.finalize().into();
+        f.write_all(&file_sha256)
     })?;
-    Ok(file_hash.finalize().into())
+    Ok(file_sha256)
+}
+
+/// Writes the compressed blocks of `bytes` into `f` from `data_start` on,
+/// [`WRITE_BATCH`] at a time; returns the index: the blocks' offsets, then
+/// their tags.
+fn write_blocks(
+    f: &mut std::fs::File,
+    data_start: usize,
+    id: TableId,
+    bytes: &[u8],
+) -> std::io::Result<Vec<u8>> {
+    let blocks = bytes.len().div_ceil(BLOCK_SIZE as usize);
+    let mut offsets = Vec::with_capacity(8 * (blocks + 1));
+    let mut tags = Vec::with_capacity(8 * blocks);
+    let mut offset = 0u64;
+    offsets.extend_from_slice(&offset.to_le_bytes());
+    f.seek(SeekFrom::Start(data_start as u64))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, f);
+    let mut block = 0u64;
+    for batch in bytes.chunks(WRITE_BATCH * BLOCK_SIZE as usize) {
+        let frames = batch
+            .par_chunks(BLOCK_SIZE as usize)
+            .map(compress_block)
+            .collect::<std::io::Result<Vec<_>>>()?;
+        for frame in &frames {
+            out.write_all(frame)?;
+            offset += frame.len() as u64;
+            offsets.extend_from_slice(&offset.to_le_bytes());
+            tags.extend_from_slice(&block_tag(id, block, frame));
+            block += 1;
+        }
+    }
+    out.flush()?;
+    offsets.extend_from_slice(&tags);
+    Ok(offsets)
 }
 
 fn compress_block(block: &[u8]) -> std::io::Result<Vec<u8>> {
