@@ -1,9 +1,11 @@
-//! The lower levels a build reads, and which of them keep a raw copy.
+//! The lower levels a solver reads, and which of them keep a raw copy.
 //!
 //! Level `n`'s captures read levels `0..=n-2` (never `n - 1`:
-//! [`reads_level`], so a build may leave that one for later). Each is read from its raw
-//! copy (`raw/<rules>/scores.N`, one byte per position, mapped) when it has
-//! one, else from its compressed table through a [`BlockCache`]. Raw copies
+//! [`reads_level`], so a build may leave that one for later). Each is
+//! read from a mapped copy (`raw/<rules>/scores.N`, one byte per position)
+//! when it has one, else from its compressed table through a
+//! [`BlockCache`]: [`StoredLevels`], which a build opens as [`Lower`] and
+//! `verify` through `Source::lower_levels` (which also maps VU files). Raw copies
 //! cost disk (levels 0..34 are 33 GB of them; their tables are about half
 //! that) and make a lookup one load; a block read costs a hash lookup and,
 //! on a miss, one 64 KiB decompression. The forward pass reads the lower
@@ -20,18 +22,20 @@
 //! budget keep theirs (for the probes of `query` and `serve`). Without a
 //! budget every copy is kept.
 
+use std::borrow::Borrow;
 use std::ops::Range;
+use std::sync::Arc;
 
 use memmap2::Mmap;
 
 use crate::db::{Db, map_raw, write_raw};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::files::remove_if_present;
 use crate::memory::prefetch;
 use crate::oware::lower::unread;
 use crate::oware::{LowerLevels, Rules, level_size, reads_level};
-use crate::probe::BlockCache;
-use crate::table::{self, Table};
+use crate::probe::{BlockCache, Level};
+use crate::table;
 
 /// The raw-copy budget of `build` unless told otherwise: 8 GiB, which keeps
 /// every raw copy of a build up to level 28 and the largest levels' above.
@@ -93,26 +97,49 @@ pub fn prepare_raw_cache(db: &Db, rules: Rules, n: usize, budget: Option<u64>) -
     Ok(())
 }
 
-/// One lower level: its raw copy, its table, or nothing (the level just
-/// below, never read: [`reads_level`]).
-enum Store {
-    Raw(Mmap),
-    Table(Table),
+/// One lower level as a solver reads it.
+pub enum Stored {
+    /// One byte per position, mapped: a raw copy known to match its table,
+    /// or a published VU file.
+    Mapped(Arc<Mmap>),
+    /// A table, read block by block through the block cache.
+    Table(Arc<Level>),
+    /// The level just below the one solved, never read ([`reads_level`]):
+    /// not opened.
     Unread,
 }
 
-/// Levels `0..n` of one rule set as the solver reads them (see the module
-/// docs).
-pub struct Lower {
-    levels: Vec<Store>,
-    cache: BlockCache,
+/// Levels `0..n` of one rule set as a solver reads them ([`LowerLevels`]):
+/// mapped, or tables through a block cache `C` (owned by a build's
+/// [`Lower`], borrowed from a reader by `verify`).
+pub struct StoredLevels<C> {
+    levels: Vec<Stored>,
+    cache: C,
+}
+
+/// The lower levels of a build, with their own block cache.
+pub type Lower = StoredLevels<BlockCache>;
+
+impl<C: Borrow<BlockCache>> StoredLevels<C> {
+    /// Levels `0..levels.len()`, tables read through `cache`.
+    pub fn new(levels: Vec<Stored>, cache: C) -> StoredLevels<C> {
+        StoredLevels { levels, cache }
+    }
+
+    /// The levels read from tables through the block cache (the others are
+    /// mapped or not read).
+    pub fn compressed_levels(&self) -> Vec<usize> {
+        (0..self.levels.len())
+            .filter(|&k| matches!(self.levels[k], Stored::Table(..)))
+            .collect()
+    }
 }
 
 impl Lower {
-    /// The levels below `n`: raw copies for those in [`raw_window`]`(n,
-    /// budget)` (which [`prepare_raw_cache`] has made right), tables for the
-    /// others but `n - 1`, which level `n` never reads and need not exist,
-    /// with a block cache of `cache_bytes`.
+    /// The levels below `n` for building it: raw copies for those in
+    /// [`raw_window`]`(n, budget)` (which [`prepare_raw_cache`] has made
+    /// right), tables for the others but `n - 1`, which level `n` never
+    /// reads and need not exist, with a block cache of `cache_bytes`.
     pub fn open(
         db: &Db,
         rules: Rules,
@@ -123,20 +150,22 @@ impl Lower {
         let window = raw_window(n, budget);
         let levels = (0..n)
             .map(|k| match (reads_level(n, k), window.contains(&k)) {
-                (false, _) => Ok(Store::Unread),
-                (true, true) => map_raw(&db.raw_path(rules, k)).map(Store::Raw),
-                (true, false) => db.open(rules, k).map(Store::Table),
+                (false, _) => Ok(Stored::Unread),
+                (true, true) => {
+                    map_raw(&db.raw_path(rules, k)).map(|m| Stored::Mapped(Arc::new(m)))
+                }
+                (true, false) => db
+                    .open(rules, k)
+                    .map(|t| Stored::Table(Level::new(k, t, db.raw_path(rules, k)))),
             })
             .collect::<Result<_>>()?;
         let threads = rayon::current_num_threads();
-        Ok(Lower {
-            levels,
-            cache: BlockCache::new(cache_bytes, table::BLOCK_SIZE as usize, threads),
-        })
+        let cache = BlockCache::new(cache_bytes, table::BLOCK_SIZE as usize, threads);
+        Ok(StoredLevels::new(levels, cache))
     }
 }
 
-impl LowerLevels for Lower {
+impl<C: Borrow<BlockCache> + Sync> LowerLevels for StoredLevels<C> {
     fn levels(&self) -> usize {
         self.levels.len()
     }
@@ -144,25 +173,24 @@ impl LowerLevels for Lower {
     #[inline]
     fn value(&self, level: usize, index: u64) -> Result<i8> {
         match &self.levels[level] {
-            Store::Raw(m) => Ok(m[index as usize] as i8),
-            Store::Table(t) => {
-                let size = u64::from(t.header().block_size);
-                let block = index / size;
-                let b = self
-                    .cache
-                    .byte(level, block, (index % size) as usize, |buf| {
-                        t.read_block(block, buf)
-                    })?;
-                Ok(b as i8)
-            }
-            Store::Unread => Err(unread(level)),
+            Stored::Mapped(m) => match m.get(index as usize) {
+                Some(&b) => Ok(b as i8),
+                None => Err(Error::Invalid(format!(
+                    "index {index} beyond the {} positions of level {level}",
+                    m.len()
+                ))),
+            },
+            Stored::Table(l) => l.value(self.cache.borrow(), index),
+            Stored::Unread => Err(unread(level)),
         }
     }
 
     #[inline]
     fn prefetch(&self, level: usize, index: u64) {
-        if let Store::Raw(m) = &self.levels[level] {
-            prefetch(&m[index as usize]);
+        if let Stored::Mapped(m) = &self.levels[level]
+            && let Some(b) = m.get(index as usize)
+        {
+            prefetch(b);
         }
     }
 }

@@ -18,9 +18,8 @@ use memmap2::Mmap;
 
 use crate::db::Db;
 use crate::error::{Corruption, Error, Missing, Result};
-use crate::memory::prefetch;
-use crate::oware::lower::unread;
-use crate::oware::{Board, Encoder, LowerLevels, MAX_SEEDS, Rules, level_size, reads_level};
+use crate::lower::{Stored, StoredLevels};
+use crate::oware::{Board, Encoder, MAX_SEEDS, Rules, level_size, reads_level};
 use crate::probe::{BlockCache, DEFAULT_CACHE_BYTES, Level};
 use crate::table::{BLOCK_SIZE, Table, as_values};
 
@@ -252,62 +251,6 @@ impl Deref for LevelData {
     }
 }
 
-/// One level of [`StoredLevels`].
-enum Stored<'a> {
-    /// A VU file, or a raw copy that matches its table.
-    Mapped(Arc<Mmap>),
-    /// A table, read through the source's block cache.
-    Table(Arc<Level>, &'a BlockCache),
-    /// The level just below, never read ([`reads_level`]): not opened.
-    Unread,
-}
-
-/// Levels `0..n` of a [`Source`] as [`LowerLevels`]: see
-/// [`Source::lower_levels`].
-pub struct StoredLevels<'a> {
-    levels: Vec<Stored<'a>>,
-}
-
-impl StoredLevels<'_> {
-    /// The levels read from tables through the block cache (the others are
-    /// mapped).
-    pub fn compressed_levels(&self) -> Vec<usize> {
-        (0..self.levels.len())
-            .filter(|&k| matches!(self.levels[k], Stored::Table(..)))
-            .collect()
-    }
-}
-
-impl LowerLevels for StoredLevels<'_> {
-    fn levels(&self) -> usize {
-        self.levels.len()
-    }
-
-    #[inline]
-    fn value(&self, level: usize, index: u64) -> Result<i8> {
-        match &self.levels[level] {
-            Stored::Mapped(m) => match m.get(index as usize) {
-                Some(&b) => Ok(b as i8),
-                None => Err(Error::Invalid(format!(
-                    "index {index} beyond the {} positions of level {level}",
-                    m.len()
-                ))),
-            },
-            Stored::Table(l, cache) => l.value(cache, index),
-            Stored::Unread => Err(unread(level)),
-        }
-    }
-
-    #[inline]
-    fn prefetch(&self, level: usize, index: u64) {
-        if let Stored::Mapped(m) = &self.levels[level]
-            && let Some(b) = m.get(index as usize)
-        {
-            prefetch(b);
-        }
-    }
-}
-
 /// What is known about one level present, for listings.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct LevelInfo {
@@ -432,7 +375,7 @@ impl Source {
     /// `n - 1`, never read ([`reads_level`]), not at all. A level read
     /// that is missing or cannot be opened is an error here; a block that
     /// cannot be read is an error of the read that needs it.
-    pub fn lower_levels(&self, n: usize) -> Result<StoredLevels<'_>> {
+    pub fn lower_levels(&self, n: usize) -> Result<StoredLevels<&BlockCache>> {
         let levels = (0..n)
             .map(|k| match self {
                 _ if !reads_level(n, k) => Ok(Stored::Unread),
@@ -441,13 +384,21 @@ impl Source {
                     let raw = if level.check_raw() { level.raw() } else { None };
                     Ok(match raw {
                         Some(raw) => Stored::Mapped(Arc::clone(raw)),
-                        None => Stored::Table(Arc::clone(level), &t.cache),
+                        None => Stored::Table(Arc::clone(level)),
                     })
                 }
                 Source::Vu(vu) => vu.open(k).map(Stored::Mapped),
             })
             .collect::<Result<_>>()?;
-        Ok(StoredLevels { levels })
+        let cache = match self {
+            Source::Tables(t) => &t.cache,
+            Source::Vu(_) => {
+                // VU files are all mapped: a cache that is never filled.
+                static NONE: OnceLock<BlockCache> = OnceLock::new();
+                NONE.get_or_init(|| BlockCache::new(0, BLOCK_SIZE as usize, 1))
+            }
+        };
+        Ok(StoredLevels::new(levels, cache))
     }
 
     /// Calls `f` with the values of level `seeds` in index order, in
