@@ -142,16 +142,18 @@ fn file_bytes(p: &Path) -> Vec<u8> {
 fn builds_resume_and_repair() {
     let dir = scratch("resume");
     let db = Db::new(&dir);
-    let first = build(
-        &db,
-        Rules::Abapa,
-        0..=9,
-        &Alone,
-        Progress::Quiet,
-        false,
-        |_| {},
-    )
-    .unwrap();
+    let build_all = || {
+        build(
+            &db,
+            Rules::Abapa,
+            0..=9,
+            &Alone,
+            Progress::Quiet,
+            false,
+            |_| {},
+        )
+    };
+    let first = build_all().unwrap();
     assert!(first.iter().all(|r| !r.skipped));
     // The canonical files, as committed in db/CHECKSUMS.
     let committed = crate::common::committed_checksums();
@@ -179,16 +181,7 @@ fn builds_resume_and_repair() {
     std::fs::write(db.table_path(Rules::Abapa, 7), &bytes).unwrap();
     std::fs::remove_file(db.raw_path(Rules::Abapa, 4)).unwrap();
 
-    let second = build(
-        &db,
-        Rules::Abapa,
-        0..=9,
-        &Alone,
-        Progress::Quiet,
-        false,
-        |_| {},
-    )
-    .unwrap();
+    let second = build_all().unwrap();
     let rebuilt: Vec<usize> = second
         .iter()
         .filter(|r| !r.skipped)
