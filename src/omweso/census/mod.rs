@@ -288,16 +288,35 @@ fn count(
 /// done on the packed side. With `x` the side less the 2 seeds every start-0
 /// configuration has in pit 0 (the `rest` seeds the ranker orders), the
 /// successor takes the lowest non-empty pit `k` of `x`, holding `t`, moves
-/// one of its seeds to pit `k + 1` and the other `t - 1` to pit 0, which is
-/// `x - (t << 8k) + (t - 1) + (1 << 8(k + 1))`; `8k` is the trailing zero
-/// bits of `x` rounded down to a byte. Subtracting `t << 8k` from the side
-/// itself borrows nothing (pit `k` holds at least `t`). `side` must not be
-/// the last configuration (all of `x` in pit 15).
+/// one of its seeds to pit `k + 1` and the other `t - 1` to pit 0. Mostly
+/// `k = 0`: then one seed moves from pit 0 to pit 1, adding `255`.
+/// Otherwise pit 0 is empty in `x`, pit `k` is emptied, pit `k + 1` gains
+/// one and pit 0 gets `t - 1`, done on the two 64-bit halves (pits 0..7 and
+/// 8..15). `side` must not be the last configuration (all of `x` in pit 15).
 #[inline]
 fn next_start(side: Side) -> Side {
-    let shift = (side.0 - 2).trailing_zeros() & !7;
-    let t = ((side.0 - 2) >> shift) & 0xff;
-    Side(side.0 - (t << shift) + (t - 1) + (1u128 << (shift + 8)))
+    if side.get(0) > 2 {
+        return Side(side.0 + 255);
+    }
+    let (mut low, mut high) = (side.0 as u64 - 2, (side.0 >> 64) as u64);
+    if low != 0 {
+        // 1 <= k <= 7.
+        let at = low.trailing_zeros() & !7;
+        let t = (low >> at) & 0xff;
+        low = low - (t << at) + (t - 1);
+        if at < 56 {
+            low += 1 << (at + 8);
+        } else {
+            high += 1;
+        }
+    } else {
+        // 8 <= k <= 14.
+        let at = high.trailing_zeros() & !7;
+        let t = (high >> at) & 0xff;
+        high = high - (t << at) + (1 << (at + 8));
+        low = t - 1;
+    }
+    Side(((high as u128) << 64) | u128::from(low + 2))
 }
 
 /// Walks the start-0 configurations of `ranks` (pit 0 holding 2 seeds more
