@@ -69,19 +69,20 @@ static RUN: [[[u128; PITS]; PITS]; 2] = {
 };
 
 /// `FROM_ZERO[h]`: what a counter-clockwise lap of the `h` seeds of pit 0
-/// adds to the side, lifting them included: `h / 16` seeds in every pit and
-/// one more in pits `1..=h % 16`, minus the `h` lifted from pit 0, modulo
-/// `2^128` (adding it to a side whose pit 0 holds `h` borrows nothing across
-/// pits, since the lift takes exactly what pit 0 holds). Every byte value
-/// has an entry, so a lookup by the byte of pit 0 is always in range.
+/// adds to the side, lifting them included (`h / 16` seeds in every pit, one
+/// more in pits `1..=h % 16`, minus the `h` lifted from pit 0), rotated like
+/// the side after the lap (pit `h % 16`, the landing pit, to pit 0); modulo
+/// `2^128`. Every byte value has an entry, so a lookup by the byte of pit 0
+/// is always in range.
 static FROM_ZERO: [u128; 256] = {
     let mut t = [0u128; 256];
     let mut h = 0;
     while h < 256 {
-        let full = (h / PITS) as u128;
-        t[h] = (full * ONES)
-            .wrapping_add(RUN[0][0][h % PITS])
-            .wrapping_sub(h as u128);
+        let sown = ((h / PITS) as u128 * ONES).wrapping_add(RUN[0][0][h % PITS]);
+        let turn = 8 * (h % PITS) as u32;
+        t[h] = sown
+            .rotate_right(turn)
+            .wrapping_sub((h as u128).rotate_right(turn));
         h += 1;
     }
     t
@@ -137,16 +138,19 @@ impl Side {
 
     /// Lifts pit 0 and sows its seeds counter-clockwise (a lap from pit 0),
     /// then rotates the side so that the pit of the last seed becomes pit 0;
-    /// returns that pit, as numbered before the rotation. One table lookup,
-    /// one add and one rotate: the lap of a side kept brought to start 0.
+    /// returns that pit, as numbered before the rotation: the lap of a side
+    /// kept brought to start 0. The side is rotated first and
+    /// [`FROM_ZERO`] added after, rotated alike: the same, because no pit's
+    /// count carries into the next (a side holds at most [`MAX_SEEDS`]), and
+    /// the rotation and the table lookup both wait only for the hand.
     #[inline]
     pub fn lap_from_zero(&mut self) -> usize {
         let hand = self.0 as u8;
         let last = usize::from(hand) % PITS;
         self.0 = self
             .0
-            .wrapping_add(FROM_ZERO[usize::from(hand)])
-            .rotate_right(8 * last as u32);
+            .rotate_right(8 * last as u32)
+            .wrapping_add(FROM_ZERO[usize::from(hand)]);
         last
     }
 
