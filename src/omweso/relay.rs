@@ -128,28 +128,29 @@ pub enum Relay {
 /// Walks the relay from `(side, pit)` counter-clockwise, without captures,
 /// for at most `budget` laps. By facts 1 and 2 the only possible repeat is of
 /// the start state; by fact 5 it is enough to compare each state, brought to
-/// start 0, with the start state brought to start 0.
+/// start 0, with the start state brought to start 0. So the walk keeps the
+/// side brought to start 0 throughout ([`Side::lap_from_zero`]: each lap
+/// lifts pit 0, sows and rotates the landing pit to pit 0) and compares it
+/// with the start as it is, counting the pits it has turned by.
 #[inline]
 pub fn run(side: Side, pit: usize, budget: u64) -> Relay {
-    let (mut s, mut p) = (side, pit);
     let start = side.rotated_to(pit);
+    let (mut s, mut turned) = (start, 0usize);
     let mut sown = 0u64;
     for laps in 1..=budget {
-        let l = lap(s, p, Dir::Ccw);
-        sown += l.sown as u64;
-        if l.ends() {
+        sown += u64::from(s.get(0));
+        turned = (turned + s.lap_from_zero()) % PITS;
+        if s.get(0) == 1 {
             return Relay::Ends {
                 laps,
                 sown,
-                side: l.side,
+                side: s.rotated_from((pit + turned) % PITS),
             };
         }
-        (s, p) = (l.side, l.last);
-        if s.rotated_to(p) == start {
-            // The start state rotated by `r`: it recurs once the rotations
-            // add up to a multiple of 16.
-            let r = (p + PITS - pit) % PITS;
-            let turns = (PITS / gcd(r, PITS)) as u64;
+        if s == start {
+            // The start state rotated by `turned`: it recurs once the
+            // rotations add up to a multiple of 16.
+            let turns = (PITS / gcd(turned, PITS)) as u64;
             return Relay::Loops {
                 period: laps * turns,
                 sown: sown * turns,

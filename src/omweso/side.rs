@@ -68,6 +68,26 @@ static RUN: [[[u128; PITS]; PITS]; 2] = {
     t
 };
 
+/// `FROM_ZERO[h]`: what a counter-clockwise lap of the `h` seeds of pit 0
+/// adds to the side, lifting them included (`h / 16` seeds in every pit, one
+/// more in pits `1..=h % 16`, minus the `h` lifted from pit 0), rotated like
+/// the side after the lap (pit `h % 16`, the landing pit, to pit 0); modulo
+/// `2^128`. Every byte value has an entry, so a lookup by the byte of pit 0
+/// is always in range.
+static FROM_ZERO: [u128; 256] = {
+    let mut t = [0u128; 256];
+    let mut h = 0;
+    while h < 256 {
+        let sown = ((h / PITS) as u128 * ONES).wrapping_add(RUN[0][0][h % PITS]);
+        let turn = 8 * (h % PITS) as u32;
+        t[h] = sown
+            .rotate_right(turn)
+            .wrapping_sub((h as u128).rotate_right(turn));
+        h += 1;
+    }
+    t
+};
+
 /// A side: `x[0..8]` the outer row from the player's left to right, `x[8..16]`
 /// the inner row from right to left, so that index + 1 is counter-clockwise.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -116,10 +136,35 @@ impl Side {
         dir.step(from, hand)
     }
 
+    /// Lifts pit 0 and sows its seeds counter-clockwise (a lap from pit 0),
+    /// then rotates the side so that the pit of the last seed becomes pit 0;
+    /// returns that pit, as numbered before the rotation: the lap of a side
+    /// kept brought to start 0. The side is rotated first and
+    /// [`FROM_ZERO`] added after, rotated alike: the same, because no pit's
+    /// count carries into the next (a side holds at most [`MAX_SEEDS`]), and
+    /// the rotation and the table lookup both wait only for the hand.
+    #[inline]
+    pub fn lap_from_zero(&mut self) -> usize {
+        let hand = self.0 as u8;
+        let last = usize::from(hand) % PITS;
+        self.0 = self
+            .0
+            .rotate_right(8 * last as u32)
+            .wrapping_add(FROM_ZERO[usize::from(hand)]);
+        last
+    }
+
     /// The side rotated so that pit `pit` becomes pit 0.
     #[inline]
     pub fn rotated_to(self, pit: usize) -> Side {
         Side(self.0.rotate_right(8 * pit as u32))
+    }
+
+    /// The side rotated so that pit 0 becomes pit `pit` (undoes
+    /// [`Side::rotated_to`]).
+    #[inline]
+    pub fn rotated_from(self, pit: usize) -> Side {
+        Side(self.0.rotate_left(8 * pit as u32))
     }
 
     /// Parses 16 pit counts, as words or one string separated by commas or

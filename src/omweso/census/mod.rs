@@ -28,7 +28,7 @@ pub mod checkpoint;
 pub mod store;
 
 use std::collections::HashSet;
-use std::ops::RangeInclusive;
+use std::ops::{Range, RangeInclusive};
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -36,8 +36,8 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::relay::{Relay, lap, run};
-use super::side::{Dir, PITS, Side};
+use super::relay::{Relay, run};
+use super::side::{PITS, Side};
 use crate::compose::{Ranker, binomial};
 use crate::error::{Error, Result};
 use crate::progress::Progress;
@@ -139,11 +139,10 @@ impl Cycles {
     /// the first `laps` laps (fact 5 of [`super::relay`]).
     fn add(&mut self, side: Side, laps: u64, period: u64, sown: u64) {
         let mut states = Vec::with_capacity(laps as usize);
-        let (mut s, mut p) = (side, 0usize);
+        let mut s = side;
         for _ in 0..laps {
-            states.push(s.rotated_to(p).0);
-            let l = lap(s, p, Dir::Ccw);
-            (s, p) = (l.side, l.last);
+            states.push(s.0);
+            s.lap_from_zero();
         }
         let least = states
             .iter()
@@ -240,24 +239,11 @@ fn count(
             .clone()
             .into_par_iter()
             .map(|c| {
-                let (from, to) = (c * CHUNK, ((c + 1) * CHUNK).min(starts));
-                let mut x = [0u8; PITS];
-                ranker.unrank(rest, from, &mut x);
-                let (mut longest, mut undecided) = (0u64, 0u64);
-                for i in from..to {
-                    if i > from {
-                        ranker.advance(&mut x);
-                    }
-                    let mut side = Side::from_pits(x);
-                    side.set(0, x[0] + 2);
-                    match walk(side, budget, &cycles) {
-                        Walk::Ends(laps) => longest = longest.max(laps),
-                        Walk::Cycle => {}
-                        Walk::Undecided => undecided += 1,
-                    }
-                }
-                stage.inc(to - from);
-                (longest, undecided)
+                let ranks = c * CHUNK..((c + 1) * CHUNK).min(starts);
+                let n = ranks.end - ranks.start;
+                let walked = walk_ranks(&ranker, rest, ranks, budget, &cycles);
+                stage.inc(n);
+                walked
             })
             .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1 + b.1));
         (done, longest, undecided) = (batch.end, longest.max(l), undecided + u);
@@ -296,6 +282,69 @@ fn count(
         budget,
     };
     (row, cycles.found)
+}
+
+/// The start-0 configuration after `side` in rank order: [`Ranker::advance`]
+/// done on the packed side. With `x` the side less the 2 seeds every start-0
+/// configuration has in pit 0 (the `rest` seeds the ranker orders), the
+/// successor takes the lowest non-empty pit `k` of `x`, holding `t`, moves
+/// one of its seeds to pit `k + 1` and the other `t - 1` to pit 0. Mostly
+/// `k = 0`: then one seed moves from pit 0 to pit 1, adding `255`.
+/// Otherwise pit 0 is empty in `x`, pit `k` is emptied, pit `k + 1` gains
+/// one and pit 0 gets `t - 1`, done on the two 64-bit halves (pits 0..7 and
+/// 8..15). `side` must not be the last configuration (all of `x` in pit 15).
+#[inline]
+fn next_start(side: Side) -> Side {
+    if side.get(0) > 2 {
+        return Side(side.0 + 255);
+    }
+    let (mut low, mut high) = (side.0 as u64 - 2, (side.0 >> 64) as u64);
+    if low != 0 {
+        // 1 <= k <= 7.
+        let at = low.trailing_zeros() & !7;
+        let t = (low >> at) & 0xff;
+        low = low - (t << at) + (t - 1);
+        if at < 56 {
+            low += 1 << (at + 8);
+        } else {
+            high += 1;
+        }
+    } else {
+        // 8 <= k <= 14.
+        let at = high.trailing_zeros() & !7;
+        let t = (high >> at) & 0xff;
+        high = high - (t << at) + (1 << (at + 8));
+        low = t - 1;
+    }
+    Side(((high as u128) << 64) | u128::from(low + 2))
+}
+
+/// Walks the start-0 configurations of `ranks` (pit 0 holding 2 seeds more
+/// than the ranker's board of `rest` seeds of that rank): the most laps of a
+/// move that ends among them, and how many stayed undecided.
+fn walk_ranks(
+    ranker: &Ranker,
+    rest: usize,
+    ranks: Range<u64>,
+    budget: u64,
+    cycles: &Mutex<Cycles>,
+) -> (u64, u64) {
+    let mut x = [0u8; PITS];
+    ranker.unrank(rest, ranks.start, &mut x);
+    let mut side = Side::from_pits(x);
+    side.set(0, x[0] + 2);
+    let (mut longest, mut undecided) = (0u64, 0u64);
+    for i in ranks.clone() {
+        if i > ranks.start {
+            side = next_start(side);
+        }
+        match walk(side, budget, cycles) {
+            Walk::Ends(laps) => longest = longest.max(laps),
+            Walk::Cycle => {}
+            Walk::Undecided => undecided += 1,
+        }
+    }
+    (longest, undecided)
 }
 
 enum Walk {
@@ -415,16 +464,8 @@ pub fn estimate(rows: &[usize], budget: u64) -> Estimate {
         .map(|i| {
             let from = starts / 16 * i;
             let n = sample.min(starts - from);
-            let mut x = [0u8; PITS];
-            ranker.unrank(rest, from, &mut x);
-            for j in 0..n {
-                if j > 0 {
-                    ranker.advance(&mut x);
-                }
-                let mut side = Side::from_pits(x);
-                side.set(0, x[0] + 2);
-                walk(side, budget.min(SAMPLE_BUDGET), &cycles);
-            }
+            let budget = budget.min(SAMPLE_BUDGET);
+            walk_ranks(&ranker, rest, from..from + n, budget, &cycles);
             n
         })
         .sum();
@@ -591,4 +632,30 @@ pub fn atlas_of(
         entries.extend(here);
     }
     Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The packed successor walks the start-0 configurations in the
+    /// ranker's order, every one of them, for every `rest` up to 9.
+    #[test]
+    fn next_start_follows_the_rank_order() {
+        for rest in 0..=9 {
+            let ranker = Ranker::new(PITS, rest, None);
+            let mut x = [0u8; PITS];
+            ranker.unrank(rest, 0, &mut x);
+            let mut side = Side::from_pits(x);
+            side.set(0, x[0] + 2);
+            for i in 1..ranker.count(rest) {
+                assert!(ranker.advance(&mut x));
+                side = next_start(side);
+                let mut want = Side::from_pits(x);
+                want.set(0, x[0] + 2);
+                assert_eq!(side, want, "rest {rest}, rank {i}");
+            }
+            assert!(!ranker.advance(&mut x));
+        }
+    }
 }
