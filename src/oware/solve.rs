@@ -66,7 +66,7 @@ use super::board::Board;
 use super::index::Encoder;
 use super::lower::LowerLevels;
 use super::retro::for_each_predecessor;
-use super::rules::{Rules, moves};
+use super::rules::{Rules, captures, quiet_moves};
 use super::workdir::{Checkpoint, SeedLists, read_list};
 use crate::error::{Error, Result};
 use crate::exchange::{Alone, Exchange, Owners};
@@ -384,11 +384,7 @@ fn forward_pass(
             enc.for_range(seeds, first, first + state.len() as u64, |i, b| {
                 let j = (i - first) as usize;
                 let best = state[j] as i8;
-                let quiet = moves(rules, b)
-                    .as_slice()
-                    .iter()
-                    .filter(|m| m.captured == 0)
-                    .count() as u8;
+                let quiet = quiet_moves(rules, b);
                 // Sort the position into the list of its threshold.
                 if best != NO_CAPTURE && best != 0 {
                     let class = 2 * (usize::from(best.unsigned_abs()) - 1) + usize::from(best > 0);
@@ -453,13 +449,13 @@ fn best_captures(
         for tile in tiles {
             enc.walk_tile(seeds, tile, &range, |i, b| {
                 let j = (i - start) as usize;
-                let ms = moves(rules, b);
-                if ms.as_slice().is_empty() {
+                let (ms, quiet) = captures(rules, b);
+                if ms.as_slice().is_empty() && quiet == 0 {
                     set(j, -(seeds as i8));
                     return;
                 }
                 set(j, NO_CAPTURE);
-                for m in ms.as_slice().iter().filter(|m| m.captured > 0) {
+                for m in ms.as_slice() {
                     let level = seeds - usize::from(m.captured);
                     let index = enc.rank_in(level, &m.child);
                     lower.prefetch(level, index);
