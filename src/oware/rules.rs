@@ -207,12 +207,12 @@ fn generate<const QUIET: bool, const CAPTURES: bool>(rules: Rules, board: &Board
     let mut built = Moves::default();
     let (mut quiet, mut captures) = (0u8, 0u8);
     let mut starving = 0u8; // pits whose move starves the opponent
-    for pit in 0..6 {
+    for (pit, laps) in SOWN.iter().enumerate() {
         let s = board.0[pit];
         if s == 0 {
             continue;
         }
-        let lap = &SOWN[pit][usize::from(s)];
+        let lap = &laps[usize::from(s)];
         let last = usize::from(lap.last);
         if last < 6 || !matches!(board.0[last] + lap.at_last, 2 | 3) {
             if opponent + lap.to_opponent == 0 {
