@@ -27,8 +27,12 @@
 //! no frontier list). The best capture itself is not kept: the forward pass
 //! writes each position with best capture `b = t` or `b = -t` to the seed
 //! lists of threshold `t` on disk ([`super::workdir`]), and threshold `t`
-//! reads them once: the first are claimed for `W_t`; the second are
-//! unblocked (and claimed for `L_t` when no quiet move is left). A position
+//! reads them once, a batch whenever the frontier has room (below): the
+//! first are claimed for `W_t`; the second are unblocked (and claimed for
+//! `L_t` when no quiet move is left). Claiming a seed late changes nothing:
+//! a position with best capture `t` is blocked for good, so it can only
+//! enter `W_t`, with the value the seed gives it, and unblocking a position
+//! whose counter already reached zero decides it then. A position
 //! without captures is never blocked; one with best capture `b > -n` starts
 //! blocked and is unblocked at `t = -b` (never, for `b >= 0`).
 //!
@@ -36,9 +40,12 @@
 //! boards newly decided, wins and losses). A frontier holds at most `cap`
 //! boards ([`Options::frontier_cap`]); a decision that finds it full keeps
 //! its fresh bit instead, and a sweep over the state bytes later collects
-//! fresh positions into the frontier as room frees up. Seeds are claimed
-//! fresh and collected the same way. Working memory is therefore one byte
-//! per position plus two frontiers of at most `cap` boards.
+//! fresh positions into the frontier as room frees up. Seeds go straight
+//! into the frontier as they are claimed, read only when it has room, and
+//! before any sweep (most decisions at a threshold's start are seeds, and
+//! sweeps then find only the overflow of rounds). Working memory is
+//! therefore one byte per position plus two frontiers of at most `cap`
+//! boards.
 //!
 //! **Checkpoints.** Between thresholds no position is fresh and the state
 //! bytes are the whole solver state. Every [`Options::checkpoint_every`]
@@ -67,7 +74,7 @@ use super::index::Encoder;
 use super::lower::LowerLevels;
 use super::retro::for_each_predecessor;
 use super::rules::{Rules, captures, quiet_moves};
-use super::workdir::{Checkpoint, SeedLists, read_list};
+use super::workdir::{Checkpoint, Record, SeedLists, SeedReader};
 use crate::error::{Error, Result};
 use crate::exchange::{Alone, Exchange, Owners};
 use crate::memory::{HugeSlice, Pipeline, as_atomic, prefetch};
@@ -300,8 +307,8 @@ pub fn solve_part_in(
     }
 
     // Each loop turn delivers the last round's messages, tops the frontier
-    // up with fresh positions, then runs a round on it; a threshold ends
-    // when no rank has anything left to tell.
+    // up with seeds and fresh positions, then runs a round on it; a
+    // threshold ends when no rank has anything left to tell.
     let stage = progress.stage(format!("level {seeds}: values"), size);
     let (mut sent_bytes, mut rounds) = (0, 0);
     for t in (1..=next_t).rev() {
@@ -314,7 +321,7 @@ pub fn solve_part_in(
             state: as_atomic(&mut state),
             pending: Pending::default(),
         };
-        solver.seed(t, dir)?;
+        let mut seeds = Seeds::open(dir, t)?;
         let mut sweep = Sweep::default();
         let mut frontier = Vec::new();
         let mut outboxes = solver.outboxes();
@@ -323,7 +330,7 @@ pub fn solve_part_in(
             let inbox = ex.all_to_all(&outboxes);
             rounds += 1;
             solver.receive(t as i8, &inbox, &mut frontier, cap);
-            solver.top_up(&mut sweep, &mut frontier, fill);
+            solver.top_up(t as i8, &mut seeds, &mut sweep, &mut frontier, fill)?;
             let decided = ex.sum(total(&frontier) as u64);
             if decided == 0 {
                 break;
@@ -558,6 +565,27 @@ struct Sweep {
     end: usize,
 }
 
+/// The seed lists of one threshold still to be read, in the order they
+/// are read (the last first), and a buffer for their records.
+struct Seeds {
+    lists: Vec<(bool, SeedReader)>,
+    records: Vec<Record>,
+}
+
+impl Seeds {
+    /// The lists of threshold `t` in `dir`: best capture `-t`, then `t`.
+    fn open(dir: &Path, t: usize) -> Result<Seeds> {
+        let mut lists = Vec::with_capacity(2);
+        for win in [false, true] {
+            lists.push((win, SeedReader::open(dir, t, win)?));
+        }
+        Ok(Seeds {
+            lists,
+            records: Vec::new(),
+        })
+    }
+}
+
 /// The chunks `lo..hi` in which positions were left fresh outside every
 /// frontier since the last [`Pending::take`]; empty when `lo >= hi`.
 struct Pending {
@@ -695,59 +723,83 @@ impl Propagation<'_> {
         vec![Vec::new(); self.owners.ranks()]
     }
 
-    /// Claims the seeds of threshold `t` from the lists in `dir`: positions
-    /// whose best capture is `t` enter `W_t`, those whose best capture is
-    /// `-t` are unblocked (entering `L_t` if no quiet move is left). They
-    /// are left fresh, for the sweeps to collect.
-    fn seed(&self, t: usize, dir: &Path) -> Result<()> {
-        let ti = t as i8;
-        for win in [true, false] {
-            read_list(dir, t, win, 1 << 20, |records| {
-                records.par_iter().for_each(|r| {
-                    let base = r.chunk as usize * CHUNK;
-                    let mut any = false;
-                    for &o in &r.offsets {
-                        let j = base + usize::from(o);
-                        any |= if win {
-                            self.claim(j, ti)
-                        } else {
-                            self.unblock(ti, j)
-                        };
+    /// Adds seeds of `seeds`, then fresh positions (clearing their fresh
+    /// bits), to `frontier` until it holds `fill` boards or none is left,
+    /// continuing `sweep`'s pass.
+    fn top_up(
+        &self,
+        t: i8,
+        seeds: &mut Seeds,
+        sweep: &mut Sweep,
+        frontier: &mut Vec<Frontier>,
+        fill: usize,
+    ) -> Result<()> {
+        let group = 4 * rayon::current_num_threads();
+        let mut held = total(frontier);
+        while held < fill {
+            let found: Vec<Frontier> = if let Some((win, list)) = seeds.lists.last_mut() {
+                let win = *win;
+                list.read(fill - held, &mut seeds.records)?;
+                if seeds.records.is_empty() {
+                    seeds.lists.pop();
+                    continue;
+                }
+                seeds
+                    .records
+                    .par_iter()
+                    .map(|r| self.claim_seeds(t, win, r))
+                    .filter(|f| f.len() > 0)
+                    .collect()
+            } else {
+                if sweep.next >= sweep.end {
+                    // A new pass over the chunks where positions were left
+                    // fresh since the last one began.
+                    match self.pending.take() {
+                        Some(chunks) => (sweep.next, sweep.end) = (chunks.start, chunks.end),
+                        None => return Ok(()),
                     }
-                    if any {
-                        self.pending.add(r.chunk as usize, r.chunk as usize + 1);
-                    }
-                });
-            })?;
+                }
+                let c = sweep.next;
+                let end = (c + group).min(sweep.end);
+                sweep.next = end;
+                (c..end)
+                    .into_par_iter()
+                    .map(|c| self.fresh_in(c))
+                    .filter(|f| f.len() > 0)
+                    .collect()
+            };
+            held += total(&found);
+            frontier.extend(found);
         }
         Ok(())
     }
 
-    /// Adds fresh positions to `frontier` (clearing their fresh bits) until
-    /// it holds `fill` boards or none is left, continuing `sweep`'s pass.
-    fn top_up(&self, sweep: &mut Sweep, frontier: &mut Vec<Frontier>, fill: usize) {
-        let group = 4 * rayon::current_num_threads();
-        let mut held = total(frontier);
-        while held < fill {
-            if sweep.next >= sweep.end {
-                // A new pass over the chunks where positions were left
-                // fresh since the last one began.
-                match self.pending.take() {
-                    Some(chunks) => (sweep.next, sweep.end) = (chunks.start, chunks.end),
-                    None => return,
+    /// Claims the seeds of `record` at threshold `t`: best capture `t` if
+    /// `win` (they enter `W_t`), else `-t` (unblocked, they enter `L_t` if
+    /// no quiet move is left). Returns those this decided.
+    fn claim_seeds(&self, t: i8, win: bool, record: &Record) -> Frontier {
+        let base = record.chunk as usize * CHUNK;
+        let mut found = Frontier::default();
+        let mut cursor = self.enc.cursor(self.seeds);
+        for &o in &record.offsets {
+            let j = base + usize::from(o);
+            let (decided_now, v) = if win {
+                (self.claim(j, t), t)
+            } else {
+                (self.unblock(t, j), -t)
+            };
+            if decided_now {
+                self.state[j].store(decided(v), Relaxed); // in the frontier: not fresh
+                let board = cursor.seek(self.start + j as u64);
+                if win {
+                    &mut found.wins
+                } else {
+                    &mut found.losses
                 }
+                .push(board);
             }
-            let c = sweep.next;
-            let end = (c + group).min(sweep.end);
-            let found: Vec<Frontier> = (c..end)
-                .into_par_iter()
-                .map(|c| self.fresh_in(c))
-                .filter(|f| f.len() > 0)
-                .collect();
-            held += total(&found);
-            frontier.extend(found);
-            sweep.next = end;
         }
+        found
     }
 
     /// The fresh positions of chunk `c`, no longer fresh.
