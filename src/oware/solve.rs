@@ -39,13 +39,16 @@
 //! **Bounded frontiers.** Propagation runs in rounds over frontiers (lists of
 //! boards newly decided, wins and losses). A frontier holds at most `cap`
 //! boards ([`Options::frontier_cap`]); a decision that finds it full keeps
-//! its fresh bit instead, and a sweep over the state bytes later collects
-//! fresh positions into the frontier as room frees up. Seeds go straight
+//! its fresh bit instead and flags its block of 64 positions in a bitmap
+//! (one bit per 64 bytes of state), and sweeps later collect the fresh
+//! positions of flagged blocks into the frontier as room frees up, going
+//! round the bitmap: a sweep reads only the blocks that hold fresh
+//! positions, however few, not the whole level. Seeds go straight
 //! into the frontier as they are claimed, read only when it has room, and
 //! before any sweep (most decisions at a threshold's start are seeds, and
 //! sweeps then find only the overflow of rounds). Working memory is
-//! therefore one byte per position plus two frontiers of at most `cap`
-//! boards.
+//! therefore one byte per position, the bitmap, and two frontiers of at
+//! most `cap` boards.
 //!
 //! **Checkpoints.** Between thresholds no position is fresh and the state
 //! bytes are the whole solver state. Every [`Options::checkpoint_every`]
@@ -311,6 +314,8 @@ pub fn solve_part_in(
     // threshold ends when no rank has anything left to tell.
     let stage = progress.stage(format!("level {seeds}: values"), size);
     let (mut sent_bytes, mut rounds) = (0, 0);
+    let pending = Pending::new(n);
+    let mut sweep = Sweep::default();
     for t in (1..=next_t).rev() {
         let solver = Propagation {
             rules,
@@ -319,10 +324,9 @@ pub fn solve_part_in(
             owners: &owners,
             start: range.start,
             state: as_atomic(&mut state),
-            pending: Pending::default(),
+            pending: &pending,
         };
         let mut seeds = Seeds::open(dir, t)?;
-        let mut sweep = Sweep::default();
         let mut frontier = Vec::new();
         let mut outboxes = solver.outboxes();
         loop {
@@ -557,12 +561,12 @@ fn concat_outboxes(parts: Vec<Outboxes>, ranks: usize) -> Outboxes {
         .collect()
 }
 
-/// A pass over the state bytes collecting fresh positions: the chunks
-/// `next..end` are still to be scanned.
+/// Where sweeps go round [`Pending`]: the next word of its bitmap, and the
+/// flagged blocks of the sweep under way (a buffer, kept between sweeps).
 #[derive(Default)]
 struct Sweep {
-    next: usize,
-    end: usize,
+    word: usize,
+    blocks: Vec<usize>,
 }
 
 /// The seed lists of one threshold still to be read, in the order they
@@ -586,34 +590,43 @@ impl Seeds {
     }
 }
 
-/// The chunks `lo..hi` in which positions were left fresh outside every
-/// frontier since the last [`Pending::take`]; empty when `lo >= hi`.
-struct Pending {
-    lo: AtomicUsize,
-    hi: AtomicUsize,
-}
+/// Positions of the slice a bit of [`Pending`] stands for: 64 state bytes,
+/// one cache line.
+const BLOCK: usize = 64;
 
-impl Default for Pending {
-    fn default() -> Pending {
-        Pending {
-            lo: AtomicUsize::new(usize::MAX),
-            hi: AtomicUsize::new(0),
-        }
-    }
+/// The blocks of [`BLOCK`] positions that hold positions left fresh
+/// outside every frontier: one bit each, and how many bits are set.
+struct Pending {
+    words: Vec<AtomicU64>,
+    flagged: AtomicUsize,
 }
 
 impl Pending {
-    fn add(&self, lo: usize, hi: usize) {
-        self.lo.fetch_min(lo, Relaxed);
-        self.hi.fetch_max(hi, Relaxed);
+    /// No block flagged, for a slice of `n` positions.
+    fn new(n: usize) -> Pending {
+        Pending {
+            words: (0..n.div_ceil(BLOCK * 64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            flagged: AtomicUsize::new(0),
+        }
     }
 
-    /// The chunks to sweep, emptying the record; called with no decision
-    /// under way.
-    fn take(&self) -> Option<Range<usize>> {
-        let lo = self.lo.swap(usize::MAX, Relaxed);
-        let hi = self.hi.swap(0, Relaxed);
-        (lo < hi).then_some(lo..hi)
+    /// Flags the block of slice position `j`.
+    #[inline]
+    fn add(&self, j: usize) {
+        let b = j / BLOCK;
+        let bit = 1u64 << (b % 64);
+        if self.words[b / 64].fetch_or(bit, Relaxed) & bit == 0 {
+            self.flagged.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// Unflags the blocks of word `w` and returns them as bits.
+    fn take(&self, w: usize) -> u64 {
+        let bits = self.words[w].swap(0, Relaxed);
+        self.flagged.fetch_sub(bits.count_ones() as usize, Relaxed);
+        bits
     }
 }
 
@@ -628,7 +641,7 @@ struct Propagation<'a> {
     start: u64,
     state: &'a [AtomicU8],
     /// Where positions were left fresh outside every frontier.
-    pending: Pending,
+    pending: &'a Pending,
 }
 
 impl Propagation<'_> {
@@ -715,7 +728,7 @@ impl Propagation<'_> {
             }
             .push(board);
         } else {
-            self.pending.add(j / CHUNK, j / CHUNK + 1);
+            self.pending.add(j);
         }
     }
 
@@ -725,7 +738,7 @@ impl Propagation<'_> {
 
     /// Adds seeds of `seeds`, then fresh positions (clearing their fresh
     /// bits), to `frontier` until it holds `fill` boards or none is left,
-    /// continuing `sweep`'s pass.
+    /// going on round the bitmap where `sweep` stopped.
     fn top_up(
         &self,
         t: i8,
@@ -734,7 +747,6 @@ impl Propagation<'_> {
         frontier: &mut Vec<Frontier>,
         fill: usize,
     ) -> Result<()> {
-        let group = 4 * rayon::current_num_threads();
         let mut held = total(frontier);
         while held < fill {
             let found: Vec<Frontier> = if let Some((win, list)) = seeds.lists.last_mut() {
@@ -751,20 +763,14 @@ impl Propagation<'_> {
                     .filter(|f| f.len() > 0)
                     .collect()
             } else {
-                if sweep.next >= sweep.end {
-                    // A new pass over the chunks where positions were left
-                    // fresh since the last one began.
-                    match self.pending.take() {
-                        Some(chunks) => (sweep.next, sweep.end) = (chunks.start, chunks.end),
-                        None => return Ok(()),
-                    }
+                if self.pending.flagged.load(Relaxed) == 0 {
+                    return Ok(());
                 }
-                let c = sweep.next;
-                let end = (c + group).min(sweep.end);
-                sweep.next = end;
-                (c..end)
-                    .into_par_iter()
-                    .map(|c| self.fresh_in(c))
+                self.flagged_blocks(sweep, fill - held);
+                sweep
+                    .blocks
+                    .par_chunks(256)
+                    .map(|blocks| self.fresh_in(blocks))
                     .filter(|f| f.len() > 0)
                     .collect()
             };
@@ -802,36 +808,57 @@ impl Propagation<'_> {
         found
     }
 
-    /// The fresh positions of chunk `c`, no longer fresh.
-    fn fresh_in(&self, c: usize) -> Frontier {
-        const BLOCK: usize = 64;
-        let first = c * CHUNK;
-        let cells = &self.state[first..(first + CHUNK).min(self.state.len())];
+    /// Takes flagged blocks into `sweep.blocks` going round the bitmap,
+    /// whole words at a time, until they hold `want` fresh positions or
+    /// none is flagged. Called between rounds, by one thread.
+    fn flagged_blocks(&self, sweep: &mut Sweep, want: usize) {
+        sweep.blocks.clear();
+        let mut found = 0;
+        while found < want && self.pending.flagged.load(Relaxed) > 0 {
+            let w = sweep.word;
+            sweep.word = (w + 1) % self.pending.words.len();
+            let mut bits = self.pending.take(w);
+            while bits != 0 {
+                let b = 64 * w + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                sweep.blocks.push(b);
+                let cells = &self.state[b * BLOCK..((b + 1) * BLOCK).min(self.state.len())];
+                found += if cells.len() == BLOCK {
+                    (0..BLOCK / 8)
+                        .map(|k| {
+                            // SAFETY: blocks start at multiples of 64 bytes
+                            // of a page-aligned array, so the word is
+                            // aligned and inside it; no other thread
+                            // touches the state while this one sweeps
+                            // (between rounds), so the mixed-size access
+                            // is not concurrent with any other.
+                            let word = unsafe { AtomicU64::from_ptr(cells[8 * k].as_ptr().cast()) };
+                            (word.load(Relaxed) & 0x8080_8080_8080_8080).count_ones() as usize
+                        })
+                        .sum::<usize>()
+                } else {
+                    cells
+                        .iter()
+                        .filter(|c| c.load(Relaxed) & FRESH != 0)
+                        .count()
+                };
+            }
+        }
+    }
+
+    /// The fresh positions of `blocks` (increasing, but for one wrap round
+    /// the bitmap), no longer fresh.
+    fn fresh_in(&self, blocks: &[usize]) -> Frontier {
         let mut found = Frontier::default();
         let mut cursor = self.enc.cursor(self.seeds);
-        for (b, block) in cells.chunks(BLOCK).enumerate() {
-            // A whole block first, eight bytes at a time: most hold no fresh
-            // position.
-            if block.len() == BLOCK {
-                let any = (0..BLOCK / 8).fold(0, |any, w| {
-                    // SAFETY: chunks and blocks start at multiples of 64
-                    // bytes of a page-aligned array, so the word is aligned
-                    // and inside it; no other thread accesses this chunk
-                    // while it is swept (sweeps run between rounds, one
-                    // worker per chunk), so the mixed-size access is not
-                    // concurrent with any other.
-                    let word = unsafe { AtomicU64::from_ptr(block[8 * w].as_ptr().cast()) };
-                    any | word.load(Relaxed)
-                });
-                if any & 0x8080_8080_8080_8080 == 0 {
-                    continue;
-                }
-            }
-            for (k, cell) in block.iter().enumerate() {
+        for &b in blocks {
+            let first = b * BLOCK;
+            let cells = &self.state[first..(first + BLOCK).min(self.state.len())];
+            for (k, cell) in cells.iter().enumerate() {
                 let c = cell.load(Relaxed);
                 if c & FRESH != 0 {
                     cell.store(c & !FRESH, Relaxed);
-                    let board = cursor.seek(self.start + (first + b * BLOCK + k) as u64);
+                    let board = cursor.seek(self.start + (first + k) as u64);
                     if code::value(c) > 0 {
                         found.wins.push(board);
                     } else {
