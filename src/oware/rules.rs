@@ -209,12 +209,22 @@ fn generate<const QUIET: bool, const CAPTURES: bool>(rules: Rules, board: &Board
     let mut starving = 0u8; // pits whose move starves the opponent
     for (pit, laps) in SOWN.iter().enumerate() {
         let s = board.0[pit];
+        // An empty pit's entry adds nothing and ends on pit 0.
+        let lap = &laps[usize::from(s)];
+        let last = usize::from(lap.last);
+        let lands_on_2_or_3 = last >= 6 && matches!(board.0[last] + lap.at_last, 2 | 3);
+        if !QUIET && !CAPTURES && rules == Rules::Awari {
+            // Counting only, and under Awari every capture is a capture:
+            // no branch on the board.
+            quiet += u8::from(s > 0)
+                & u8::from(!lands_on_2_or_3)
+                & u8::from(opponent + lap.to_opponent > 0);
+            continue;
+        }
         if s == 0 {
             continue;
         }
-        let lap = &laps[usize::from(s)];
-        let last = usize::from(lap.last);
-        if last < 6 || !matches!(board.0[last] + lap.at_last, 2 | 3) {
+        if !lands_on_2_or_3 {
             if opponent + lap.to_opponent == 0 {
                 starving |= 1 << pit;
             } else {
