@@ -174,34 +174,95 @@ pub fn capture_run(b: &[u8; PITS], last: usize) -> (u8, usize) {
 /// assert_eq!(m.as_slice()[0].pit, 0);
 /// ```
 pub fn moves(rules: Rules, board: &Board) -> Moves {
+    generate::<true, true>(rules, board).0
+}
+
+/// The capturing moves of `board` (those of [`moves`] with `captured > 0`,
+/// in pit order) and the number of its quiet ones (`captured == 0`), without
+/// building the quiet moves' children: what the solver's forward pass reads.
+/// Both are empty exactly when the player to move has no seeds.
+pub fn captures(rules: Rules, board: &Board) -> (Moves, u8) {
+    generate::<false, true>(rules, board)
+}
+
+/// The number of quiet moves (`captured == 0`) of `board` among its
+/// [`moves`], found without building any child.
+pub fn quiet_moves(rules: Rules, board: &Board) -> u8 {
+    generate::<false, false>(rules, board).1
+}
+
+/// The one move generator behind [`moves`], [`captures`] and
+/// [`quiet_moves`]: returns the legal moves it is asked to build (quiet
+/// ones if `QUIET`, capturing ones if `CAPTURES`) and the number of quiet
+/// moves.
+///
+/// A lap that does not end on an opponent pit left holding 2 or 3 captures
+/// nothing; it is then legal unless it leaves the opponent without seeds,
+/// which [`SOWN`] tells without sowing (the seeds it adds to that side).
+/// Only the other laps are played out.
+#[inline(always)]
+fn generate<const QUIET: bool, const CAPTURES: bool>(rules: Rules, board: &Board) -> (Moves, u8) {
     let x = pack(board);
-    let mut legal = Moves::default();
+    let opponent: u8 = board.0[6..].iter().sum();
+    let mut built = Moves::default();
+    let (mut quiet, mut captures) = (0u8, 0u8);
     let mut starving = 0u8; // pits whose move starves the opponent
-    for pit in 0..6 {
+    for (pit, laps) in SOWN.iter().enumerate() {
         let s = board.0[pit];
+        // An empty pit's entry adds nothing and ends on pit 0.
+        let lap = &laps[usize::from(s)];
+        let last = usize::from(lap.last);
+        let lands_on_2_or_3 = last >= 6 && matches!(board.0[last] + lap.at_last, 2 | 3);
+        if !QUIET && !CAPTURES && rules == Rules::Awari {
+            // Counting only, and under Awari every capture is a capture:
+            // no branch on the board.
+            quiet += u8::from(s > 0)
+                & u8::from(!lands_on_2_or_3)
+                & u8::from(opponent + lap.to_opponent > 0);
+            continue;
+        }
         if s == 0 {
+            continue;
+        }
+        if !lands_on_2_or_3 {
+            if opponent + lap.to_opponent == 0 {
+                starving |= 1 << pit;
+            } else {
+                quiet += 1;
+                if QUIET {
+                    built.push(play_packed(rules, x, pit, s).0);
+                }
+            }
             continue;
         }
         let (m, starves) = play_packed(rules, x, pit, s);
         if starves {
             starving |= 1 << pit;
+        } else if m.captured == 0 {
+            quiet += 1; // an Abapa grand slam, which captures nothing
+            if QUIET {
+                built.push(m);
+            }
         } else {
-            legal.push(m);
+            captures += 1;
+            if CAPTURES {
+                built.push(m);
+            }
         }
     }
-    if legal.len == 0 && starving != 0 {
+    if CAPTURES && quiet + captures == 0 && starving != 0 {
         // Every move starves the opponent: each ends the game, the mover
         // taking every seed on the board.
         let all = board.seeds() as u8;
         for pit in (0..6).filter(|&p| starving & (1 << p) != 0) {
-            legal.push(Move {
+            built.push(Move {
                 pit,
                 captured: all,
                 child: Board::EMPTY,
             });
         }
     }
-    legal
+    (built, quiet)
 }
 
 /// Sows `pit` (which holds seeds) of `board` and captures: the move, and
@@ -283,23 +344,33 @@ fn play_packed(rules: Rules, x: Packed, pit: usize, s: u8) -> (Move, bool) {
     (m, opponent == got)
 }
 
-/// [`SOWING`] as packed additions.
+/// [`SOWING`] as packed additions, with what [`generate`] reads of each lap.
 static SOWN: [[PackedLap; MAX_SEEDS + 1]; 6] = {
-    let mut table = [[PackedLap { add: 0, last: 0 }; MAX_SEEDS + 1]; 6];
+    let mut table = [[PackedLap {
+        add: 0,
+        last: 0,
+        at_last: 0,
+        to_opponent: 0,
+    }; MAX_SEEDS + 1]; 6];
     let mut pit = 0;
     while pit < 6 {
         let mut s = 1;
         while s <= MAX_SEEDS {
             let lap = &SOWING[pit][s];
-            let mut add: Packed = 0;
+            let (mut add, mut to_opponent): (Packed, u8) = (0, 0);
             let mut k = 0;
             while k < PITS {
                 add |= (lap.add[k] as Packed) << (8 * k);
+                if k >= 6 {
+                    to_opponent += lap.add[k];
+                }
                 k += 1;
             }
             table[pit][s] = PackedLap {
                 add,
                 last: lap.last,
+                at_last: lap.add[lap.last as usize],
+                to_opponent,
             };
             s += 1;
         }
@@ -312,4 +383,48 @@ static SOWN: [[PackedLap; MAX_SEEDS + 1]; 6] = {
 struct PackedLap {
     add: Packed,
     last: u8,
+    /// Seeds the lap adds to pit `last`.
+    at_last: u8,
+    /// Seeds the lap adds to the opponent's pits `6..12`.
+    to_opponent: u8,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oware::Encoder;
+
+    /// [`captures`] and [`quiet_moves`] agree with [`moves`] on every
+    /// position of levels 0..=12 (and their boards with every opponent pit
+    /// filled, outside the stored domain), under both rule sets.
+    #[test]
+    fn captures_and_quiet_moves_agree_with_moves() {
+        let enc = Encoder::new(12);
+        let mut seen = [0u64; 3]; // quiet moves, captures, grand slams
+        for rules in Rules::ALL {
+            for seeds in 0..=12 {
+                let size = enc.level_size(seeds);
+                enc.for_range(seeds, 0, size, |_, b| {
+                    for board in [
+                        *b,
+                        Board(std::array::from_fn(|k| b.0[k].max(u8::from(k >= 6)))),
+                    ] {
+                        let all = moves(rules, &board);
+                        let all = all.as_slice();
+                        let want_quiet = all.iter().filter(|m| m.captured == 0).count() as u8;
+                        let want: Vec<Move> =
+                            all.iter().filter(|m| m.captured > 0).copied().collect();
+                        let (caps, quiet) = captures(rules, &board);
+                        assert_eq!(caps.as_slice(), want, "{rules} {board}");
+                        assert_eq!(quiet, want_quiet, "{rules} {board}");
+                        assert_eq!(quiet_moves(rules, &board), want_quiet, "{rules} {board}");
+                        seen[0] += u64::from(quiet);
+                        seen[1] += want.len() as u64;
+                        seen[2] += want.iter().filter(|m| m.child == Board::EMPTY).count() as u64;
+                    }
+                });
+            }
+        }
+        assert!(seen.iter().all(|&n| n > 1000), "{seen:?}");
+    }
 }

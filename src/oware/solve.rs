@@ -27,18 +27,28 @@
 //! no frontier list). The best capture itself is not kept: the forward pass
 //! writes each position with best capture `b = t` or `b = -t` to the seed
 //! lists of threshold `t` on disk ([`super::workdir`]), and threshold `t`
-//! reads them once: the first are claimed for `W_t`; the second are
-//! unblocked (and claimed for `L_t` when no quiet move is left). A position
+//! reads them once, a batch whenever the frontier has room (below): the
+//! first are claimed for `W_t`; the second are unblocked (and claimed for
+//! `L_t` when no quiet move is left). Claiming a seed late changes nothing:
+//! a position with best capture `t` is blocked for good, so it can only
+//! enter `W_t`, with the value the seed gives it, and unblocking a position
+//! whose counter already reached zero decides it then. A position
 //! without captures is never blocked; one with best capture `b > -n` starts
 //! blocked and is unblocked at `t = -b` (never, for `b >= 0`).
 //!
 //! **Bounded frontiers.** Propagation runs in rounds over frontiers (lists of
 //! boards newly decided, wins and losses). A frontier holds at most `cap`
 //! boards ([`Options::frontier_cap`]); a decision that finds it full keeps
-//! its fresh bit instead, and a sweep over the state bytes later collects
-//! fresh positions into the frontier as room frees up. Seeds are claimed
-//! fresh and collected the same way. Working memory is therefore one byte
-//! per position plus two frontiers of at most `cap` boards.
+//! its fresh bit instead and flags its block of 64 positions in a bitmap
+//! (one bit per 64 bytes of state), and sweeps later collect the fresh
+//! positions of flagged blocks into the frontier as room frees up, going
+//! round the bitmap: a sweep reads only the blocks that hold fresh
+//! positions, however few, not the whole level. Seeds go straight
+//! into the frontier as they are claimed, read only when it has room, and
+//! before any sweep (most decisions at a threshold's start are seeds, and
+//! sweeps then find only the overflow of rounds). Working memory is
+//! therefore one byte per position, the bitmap, and two frontiers of at
+//! most `cap` boards.
 //!
 //! **Checkpoints.** Between thresholds no position is fresh and the state
 //! bytes are the whole solver state. Every [`Options::checkpoint_every`]
@@ -66,8 +76,8 @@ use super::board::Board;
 use super::index::Encoder;
 use super::lower::LowerLevels;
 use super::retro::for_each_predecessor;
-use super::rules::{Rules, moves};
-use super::workdir::{Checkpoint, SeedLists, read_list};
+use super::rules::{Rules, captures, quiet_moves};
+use super::workdir::{Checkpoint, Record, SeedLists, SeedReader};
 use crate::error::{Error, Result};
 use crate::exchange::{Alone, Exchange, Owners};
 use crate::memory::{HugeSlice, Pipeline, as_atomic, prefetch};
@@ -300,10 +310,12 @@ pub fn solve_part_in(
     }
 
     // Each loop turn delivers the last round's messages, tops the frontier
-    // up with fresh positions, then runs a round on it; a threshold ends
-    // when no rank has anything left to tell.
+    // up with seeds and fresh positions, then runs a round on it; a
+    // threshold ends when no rank has anything left to tell.
     let stage = progress.stage(format!("level {seeds}: values"), size);
     let (mut sent_bytes, mut rounds) = (0, 0);
+    let pending = Pending::new(n);
+    let mut sweep = Sweep::default();
     for t in (1..=next_t).rev() {
         let solver = Propagation {
             rules,
@@ -312,10 +324,9 @@ pub fn solve_part_in(
             owners: &owners,
             start: range.start,
             state: as_atomic(&mut state),
-            pending: Pending::default(),
+            pending: &pending,
         };
-        solver.seed(t, dir)?;
-        let mut sweep = Sweep::default();
+        let mut seeds = Seeds::open(dir, t)?;
         let mut frontier = Vec::new();
         let mut outboxes = solver.outboxes();
         loop {
@@ -323,7 +334,7 @@ pub fn solve_part_in(
             let inbox = ex.all_to_all(&outboxes);
             rounds += 1;
             solver.receive(t as i8, &inbox, &mut frontier, cap);
-            solver.top_up(&mut sweep, &mut frontier, fill);
+            solver.top_up(t as i8, &mut seeds, &mut sweep, &mut frontier, fill)?;
             let decided = ex.sum(total(&frontier) as u64);
             if decided == 0 {
                 break;
@@ -384,11 +395,7 @@ fn forward_pass(
             enc.for_range(seeds, first, first + state.len() as u64, |i, b| {
                 let j = (i - first) as usize;
                 let best = state[j] as i8;
-                let quiet = moves(rules, b)
-                    .as_slice()
-                    .iter()
-                    .filter(|m| m.captured == 0)
-                    .count() as u8;
+                let quiet = quiet_moves(rules, b);
                 // Sort the position into the list of its threshold.
                 if best != NO_CAPTURE && best != 0 {
                     let class = 2 * (usize::from(best.unsigned_abs()) - 1) + usize::from(best > 0);
@@ -453,13 +460,13 @@ fn best_captures(
         for tile in tiles {
             enc.walk_tile(seeds, tile, &range, |i, b| {
                 let j = (i - start) as usize;
-                let ms = moves(rules, b);
-                if ms.as_slice().is_empty() {
+                let (ms, quiet) = captures(rules, b);
+                if ms.as_slice().is_empty() && quiet == 0 {
                     set(j, -(seeds as i8));
                     return;
                 }
                 set(j, NO_CAPTURE);
-                for m in ms.as_slice().iter().filter(|m| m.captured > 0) {
+                for m in ms.as_slice() {
                     let level = seeds - usize::from(m.captured);
                     let index = enc.rank_in(level, &m.child);
                     lower.prefetch(level, index);
@@ -554,42 +561,72 @@ fn concat_outboxes(parts: Vec<Outboxes>, ranks: usize) -> Outboxes {
         .collect()
 }
 
-/// A pass over the state bytes collecting fresh positions: the chunks
-/// `next..end` are still to be scanned.
+/// Where sweeps go round [`Pending`]: the next word of its bitmap, and the
+/// flagged blocks of the sweep under way (a buffer, kept between sweeps).
 #[derive(Default)]
 struct Sweep {
-    next: usize,
-    end: usize,
+    word: usize,
+    blocks: Vec<usize>,
 }
 
-/// The chunks `lo..hi` in which positions were left fresh outside every
-/// frontier since the last [`Pending::take`]; empty when `lo >= hi`.
-struct Pending {
-    lo: AtomicUsize,
-    hi: AtomicUsize,
+/// The seed lists of one threshold still to be read, in the order they
+/// are read (the last first), and a buffer for their records.
+struct Seeds {
+    lists: Vec<(bool, SeedReader)>,
+    records: Vec<Record>,
 }
 
-impl Default for Pending {
-    fn default() -> Pending {
-        Pending {
-            lo: AtomicUsize::new(usize::MAX),
-            hi: AtomicUsize::new(0),
+impl Seeds {
+    /// The lists of threshold `t` in `dir`: best capture `-t`, then `t`.
+    fn open(dir: &Path, t: usize) -> Result<Seeds> {
+        let mut lists = Vec::with_capacity(2);
+        for win in [false, true] {
+            lists.push((win, SeedReader::open(dir, t, win)?));
         }
+        Ok(Seeds {
+            lists,
+            records: Vec::new(),
+        })
     }
+}
+
+/// Positions of the slice a bit of [`Pending`] stands for: 64 state bytes,
+/// one cache line.
+const BLOCK: usize = 64;
+
+/// The blocks of [`BLOCK`] positions that hold positions left fresh
+/// outside every frontier: one bit each, and how many bits are set.
+struct Pending {
+    words: Vec<AtomicU64>,
+    flagged: AtomicUsize,
 }
 
 impl Pending {
-    fn add(&self, lo: usize, hi: usize) {
-        self.lo.fetch_min(lo, Relaxed);
-        self.hi.fetch_max(hi, Relaxed);
+    /// No block flagged, for a slice of `n` positions.
+    fn new(n: usize) -> Pending {
+        Pending {
+            words: (0..n.div_ceil(BLOCK * 64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            flagged: AtomicUsize::new(0),
+        }
     }
 
-    /// The chunks to sweep, emptying the record; called with no decision
-    /// under way.
-    fn take(&self) -> Option<Range<usize>> {
-        let lo = self.lo.swap(usize::MAX, Relaxed);
-        let hi = self.hi.swap(0, Relaxed);
-        (lo < hi).then_some(lo..hi)
+    /// Flags the block of slice position `j`.
+    #[inline]
+    fn add(&self, j: usize) {
+        let b = j / BLOCK;
+        let bit = 1u64 << (b % 64);
+        if self.words[b / 64].fetch_or(bit, Relaxed) & bit == 0 {
+            self.flagged.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// Unflags the blocks of word `w` and returns them as bits.
+    fn take(&self, w: usize) -> u64 {
+        let bits = self.words[w].swap(0, Relaxed);
+        self.flagged.fetch_sub(bits.count_ones() as usize, Relaxed);
+        bits
     }
 }
 
@@ -604,7 +641,7 @@ struct Propagation<'a> {
     start: u64,
     state: &'a [AtomicU8],
     /// Where positions were left fresh outside every frontier.
-    pending: Pending,
+    pending: &'a Pending,
 }
 
 impl Propagation<'_> {
@@ -691,7 +728,7 @@ impl Propagation<'_> {
             }
             .push(board);
         } else {
-            self.pending.add(j / CHUNK, j / CHUNK + 1);
+            self.pending.add(j);
         }
     }
 
@@ -699,91 +736,129 @@ impl Propagation<'_> {
         vec![Vec::new(); self.owners.ranks()]
     }
 
-    /// Claims the seeds of threshold `t` from the lists in `dir`: positions
-    /// whose best capture is `t` enter `W_t`, those whose best capture is
-    /// `-t` are unblocked (entering `L_t` if no quiet move is left). They
-    /// are left fresh, for the sweeps to collect.
-    fn seed(&self, t: usize, dir: &Path) -> Result<()> {
-        let ti = t as i8;
-        for win in [true, false] {
-            read_list(dir, t, win, 1 << 20, |records| {
-                records.par_iter().for_each(|r| {
-                    let base = r.chunk as usize * CHUNK;
-                    let mut any = false;
-                    for &o in &r.offsets {
-                        let j = base + usize::from(o);
-                        any |= if win {
-                            self.claim(j, ti)
-                        } else {
-                            self.unblock(ti, j)
-                        };
-                    }
-                    if any {
-                        self.pending.add(r.chunk as usize, r.chunk as usize + 1);
-                    }
-                });
-            })?;
+    /// Adds seeds of `seeds`, then fresh positions (clearing their fresh
+    /// bits), to `frontier` until it holds `fill` boards or none is left,
+    /// going on round the bitmap where `sweep` stopped.
+    fn top_up(
+        &self,
+        t: i8,
+        seeds: &mut Seeds,
+        sweep: &mut Sweep,
+        frontier: &mut Vec<Frontier>,
+        fill: usize,
+    ) -> Result<()> {
+        let mut held = total(frontier);
+        while held < fill {
+            let found: Vec<Frontier> = if let Some((win, list)) = seeds.lists.last_mut() {
+                let win = *win;
+                list.read(fill - held, &mut seeds.records)?;
+                if seeds.records.is_empty() {
+                    seeds.lists.pop();
+                    continue;
+                }
+                seeds
+                    .records
+                    .par_iter()
+                    .map(|r| self.claim_seeds(t, win, r))
+                    .filter(|f| f.len() > 0)
+                    .collect()
+            } else {
+                if self.pending.flagged.load(Relaxed) == 0 {
+                    return Ok(());
+                }
+                self.flagged_blocks(sweep, fill - held);
+                sweep
+                    .blocks
+                    .par_chunks(256)
+                    .map(|blocks| self.fresh_in(blocks))
+                    .filter(|f| f.len() > 0)
+                    .collect()
+            };
+            held += total(&found);
+            frontier.extend(found);
         }
         Ok(())
     }
 
-    /// Adds fresh positions to `frontier` (clearing their fresh bits) until
-    /// it holds `fill` boards or none is left, continuing `sweep`'s pass.
-    fn top_up(&self, sweep: &mut Sweep, frontier: &mut Vec<Frontier>, fill: usize) {
-        let group = 4 * rayon::current_num_threads();
-        let mut held = total(frontier);
-        while held < fill {
-            if sweep.next >= sweep.end {
-                // A new pass over the chunks where positions were left
-                // fresh since the last one began.
-                match self.pending.take() {
-                    Some(chunks) => (sweep.next, sweep.end) = (chunks.start, chunks.end),
-                    None => return,
+    /// Claims the seeds of `record` at threshold `t`: best capture `t` if
+    /// `win` (they enter `W_t`), else `-t` (unblocked, they enter `L_t` if
+    /// no quiet move is left). Returns those this decided.
+    fn claim_seeds(&self, t: i8, win: bool, record: &Record) -> Frontier {
+        let base = record.chunk as usize * CHUNK;
+        let mut found = Frontier::default();
+        let mut cursor = self.enc.cursor(self.seeds);
+        for &o in &record.offsets {
+            let j = base + usize::from(o);
+            let (decided_now, v) = if win {
+                (self.claim(j, t), t)
+            } else {
+                (self.unblock(t, j), -t)
+            };
+            if decided_now {
+                self.state[j].store(decided(v), Relaxed); // in the frontier: not fresh
+                let board = cursor.seek(self.start + j as u64);
+                if win {
+                    &mut found.wins
+                } else {
+                    &mut found.losses
                 }
+                .push(board);
             }
-            let c = sweep.next;
-            let end = (c + group).min(sweep.end);
-            let found: Vec<Frontier> = (c..end)
-                .into_par_iter()
-                .map(|c| self.fresh_in(c))
-                .filter(|f| f.len() > 0)
-                .collect();
-            held += total(&found);
-            frontier.extend(found);
-            sweep.next = end;
+        }
+        found
+    }
+
+    /// Takes flagged blocks into `sweep.blocks` going round the bitmap,
+    /// whole words at a time, until they hold `want` fresh positions or
+    /// none is flagged. Called between rounds, by one thread.
+    fn flagged_blocks(&self, sweep: &mut Sweep, want: usize) {
+        sweep.blocks.clear();
+        let mut found = 0;
+        while found < want && self.pending.flagged.load(Relaxed) > 0 {
+            let w = sweep.word;
+            sweep.word = (w + 1) % self.pending.words.len();
+            let mut bits = self.pending.take(w);
+            while bits != 0 {
+                let b = 64 * w + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                sweep.blocks.push(b);
+                let cells = &self.state[b * BLOCK..((b + 1) * BLOCK).min(self.state.len())];
+                found += if cells.len() == BLOCK {
+                    (0..BLOCK / 8)
+                        .map(|k| {
+                            // SAFETY: blocks start at multiples of 64 bytes
+                            // of a page-aligned array, so the word is
+                            // aligned and inside it; no other thread
+                            // touches the state while this one sweeps
+                            // (between rounds), so the mixed-size access
+                            // is not concurrent with any other.
+                            let word = unsafe { AtomicU64::from_ptr(cells[8 * k].as_ptr().cast()) };
+                            (word.load(Relaxed) & 0x8080_8080_8080_8080).count_ones() as usize
+                        })
+                        .sum::<usize>()
+                } else {
+                    cells
+                        .iter()
+                        .filter(|c| c.load(Relaxed) & FRESH != 0)
+                        .count()
+                };
+            }
         }
     }
 
-    /// The fresh positions of chunk `c`, no longer fresh.
-    fn fresh_in(&self, c: usize) -> Frontier {
-        const BLOCK: usize = 64;
-        let first = c * CHUNK;
-        let cells = &self.state[first..(first + CHUNK).min(self.state.len())];
+    /// The fresh positions of `blocks` (increasing, but for one wrap round
+    /// the bitmap), no longer fresh.
+    fn fresh_in(&self, blocks: &[usize]) -> Frontier {
         let mut found = Frontier::default();
         let mut cursor = self.enc.cursor(self.seeds);
-        for (b, block) in cells.chunks(BLOCK).enumerate() {
-            // A whole block first, eight bytes at a time: most hold no fresh
-            // position.
-            if block.len() == BLOCK {
-                let any = (0..BLOCK / 8).fold(0, |any, w| {
-                    // SAFETY: chunks and blocks start at multiples of 64
-                    // bytes of a page-aligned array, so the word is aligned
-                    // and inside it; no other thread accesses this chunk
-                    // while it is swept (sweeps run between rounds, one
-                    // worker per chunk), so the mixed-size access is not
-                    // concurrent with any other.
-                    let word = unsafe { AtomicU64::from_ptr(block[8 * w].as_ptr().cast()) };
-                    any | word.load(Relaxed)
-                });
-                if any & 0x8080_8080_8080_8080 == 0 {
-                    continue;
-                }
-            }
-            for (k, cell) in block.iter().enumerate() {
+        for &b in blocks {
+            let first = b * BLOCK;
+            let cells = &self.state[first..(first + BLOCK).min(self.state.len())];
+            for (k, cell) in cells.iter().enumerate() {
                 let c = cell.load(Relaxed);
                 if c & FRESH != 0 {
                     cell.store(c & !FRESH, Relaxed);
-                    let board = cursor.seek(self.start + (first + b * BLOCK + k) as u64);
+                    let board = cursor.seek(self.start + (first + k) as u64);
                     if code::value(c) > 0 {
                         found.wins.push(board);
                     } else {

@@ -9,7 +9,8 @@
 //!   `W_t` by a capture) and `b == -t` (from `t` on, no capture keeps the
 //!   position out of `L_t`). Both are written once, as the forward pass
 //!   goes, to the files `w.<t>` and `l.<t>`, and read once, sequentially, at
-//!   threshold `t`. A record is a chunk of the slice and the offsets in it:
+//!   threshold `t`, a batch at a time as the solver has room
+//!   ([`SeedReader`]). A record is a chunk of the slice and the offsets in it:
 //!   `chunk: u32 LE, count: u32 LE, bytes: u32 LE`, then `bytes` bytes of
 //!   the increasing offsets (chunks hold at most 2^16 positions) as
 //!   differences from the last (the first from 0), each in LEB128: most take
@@ -107,49 +108,55 @@ impl SeedLists {
     }
 }
 
-/// Reads the list of threshold `t` (`win`: best capture `t`, else `-t`) in
-/// batches of about `batch` offsets, calling `f` on each batch.
-pub fn read_list(
-    dir: &Path,
-    t: usize,
-    win: bool,
-    batch: usize,
-    mut f: impl FnMut(&[Record]),
-) -> Result<()> {
-    let path = list_path(dir, t, win);
-    let io = |e| Error::io(&path, e);
-    let mut r = BufReader::with_capacity(1 << 16, File::open(&path).map_err(io)?);
-    let mut records = Vec::new();
-    let mut held = 0;
-    let mut head = [0u8; 12];
-    let mut payload = Vec::new();
-    loop {
-        match r.read_exact(&mut head) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
-            Err(e) => return Err(io(e)),
-        }
-        let word =
-            |k: usize| u32::from_le_bytes(head[4 * k..4 * k + 4].try_into().expect("4 bytes"));
-        let (chunk, count, len) = (word(0), word(1) as usize, word(2) as usize);
-        if count > 1 << 16 || len > 3 * count {
-            return Err(damaged(&path));
-        }
-        payload.resize(len, 0);
-        r.read_exact(&mut payload).map_err(io)?;
-        let offsets = decode_offsets(&payload, count).ok_or_else(|| damaged(&path))?;
-        records.push(Record { chunk, offsets });
-        held += count;
-        if held >= batch {
-            f(&records);
-            records.clear();
-            held = 0;
-        }
+/// A seed list being read, record by record, as the solver has room for
+/// its positions.
+pub struct SeedReader {
+    path: PathBuf,
+    file: BufReader<File>,
+    payload: Vec<u8>,
+}
+
+impl SeedReader {
+    /// Opens the list of threshold `t` (`win`: best capture `t`, else `-t`).
+    pub fn open(dir: &Path, t: usize, win: bool) -> Result<SeedReader> {
+        let path = list_path(dir, t, win);
+        let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
+        Ok(SeedReader {
+            path,
+            file: BufReader::with_capacity(1 << 16, file),
+            payload: Vec::new(),
+        })
     }
-    if !records.is_empty() {
-        f(&records);
+
+    /// Replaces `records` with the next records of the list, as many as
+    /// hold `batch` offsets or more (at least one record); empty at the end.
+    pub fn read(&mut self, batch: usize, records: &mut Vec<Record>) -> Result<()> {
+        records.clear();
+        let mut held = 0;
+        let mut head = [0u8; 12];
+        while held < batch.max(1) {
+            match self.file.read_exact(&mut head) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+                Err(e) => return Err(Error::io(&self.path, e)),
+            }
+            let word =
+                |k: usize| u32::from_le_bytes(head[4 * k..4 * k + 4].try_into().expect("4 bytes"));
+            let (chunk, count, len) = (word(0), word(1) as usize, word(2) as usize);
+            if count > 1 << 16 || len > 3 * count {
+                return Err(damaged(&self.path));
+            }
+            self.payload.resize(len, 0);
+            self.file
+                .read_exact(&mut self.payload)
+                .map_err(|e| Error::io(&self.path, e))?;
+            let offsets =
+                decode_offsets(&self.payload, count).ok_or_else(|| damaged(&self.path))?;
+            records.push(Record { chunk, offsets });
+            held += count;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// A seed list that does not decode (a damaged work directory).
@@ -327,12 +334,19 @@ mod tests {
             lists.append(2, true, *chunk, offsets).unwrap();
         }
         lists.finish().unwrap();
-        let mut back = Vec::new();
-        read_list(&dir, 2, true, 1, |rs| {
-            back.extend(rs.iter().map(|r| (r.chunk, r.offsets.clone())))
-        })
-        .unwrap();
+        // Read in batches of at least 5 offsets: records 1 and 2 together.
+        let (mut back, mut batches, mut rs) = (Vec::new(), 0, Vec::new());
+        let mut reader = SeedReader::open(&dir, 2, true).unwrap();
+        loop {
+            reader.read(5, &mut rs).unwrap();
+            if rs.is_empty() {
+                break;
+            }
+            batches += 1;
+            back.extend(rs.iter().map(|r| (r.chunk, r.offsets.clone())));
+        }
         assert_eq!(back, records);
+        assert_eq!(batches, 2);
         // Mostly one byte per offset (the u16 layout took two).
         let len = std::fs::metadata(list_path(&dir, 2, true)).unwrap().len();
         assert!(len < 12 * 3 + 9 * 3 + 5000 * 2 - 2000, "{len} bytes");
@@ -341,7 +355,8 @@ mod tests {
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[12 + 2] = 0xff;
         std::fs::write(&path, &bytes).unwrap();
-        let err = read_list(&dir, 2, true, 1, |_| {}).unwrap_err();
+        let mut reader = SeedReader::open(&dir, 2, true).unwrap();
+        let err = reader.read(1, &mut rs).unwrap_err();
         assert!(matches!(err, Error::Corrupt { .. }), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
     }
