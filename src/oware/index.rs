@@ -215,6 +215,13 @@ impl Encoder {
         tiles
     }
 
+    /// How many boards `tile` (of level `seeds`) spans: its positions, and
+    /// the boards outside the level's domain that [`Encoder::walk_tile`]
+    /// skips.
+    pub fn tile_size(&self, seeds: usize, tile: &Tile) -> u64 {
+        u64::from(tile.width) * self.half.count(seeds - usize::from(tile.mover))
+    }
+
     /// Calls `f(index, board)` for the positions of `tile` (of level
     /// `seeds`) whose index lies in `range`: opponent halves in index
     /// order, and for each the tile's mover halves, at consecutive indices.

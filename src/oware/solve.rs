@@ -55,7 +55,9 @@
 //! they are saved, with the threshold reached, to the work directory; a
 //! solve given a directory that holds a checkpoint of the same slice
 //! continues from it (the seed lists are still there) and produces the same
-//! values.
+//! values. The forward pass (an hour of level 36) is checkpointed the same
+//! way between the parts it is cut into ([`ForwardPass`]), with the lengths
+//! of the seed lists written so far.
 //!
 //! The level may be split among several ranks (processes, see
 //! [`crate::exchange`]), each holding the working state of its own index
@@ -73,11 +75,11 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use super::board::Board;
-use super::index::Encoder;
+use super::index::{Encoder, Tile};
 use super::lower::LowerLevels;
 use super::retro::for_each_predecessor;
 use super::rules::{Rules, captures, quiet_moves};
-use super::workdir::{Checkpoint, Record, SeedLists, SeedReader};
+use super::workdir::{Checkpoint, ForwardMark, Record, SeedLists, SeedReader, Walk};
 use crate::error::{Error, Result};
 use crate::exchange::{Alone, Exchange, Owners};
 use crate::memory::{HugeSlice, Pipeline, as_atomic, prefetch};
@@ -135,14 +137,23 @@ pub struct Options {
     /// Most boards in one frontier; `None`: `size / 160` (0.075 bytes per
     /// position), at least 2^16.
     pub frontier_cap: Option<usize>,
+    /// Positions per part of each forward walk (a checkpoint may be taken
+    /// after any part): [`FORWARD_PART`] unless tests force small parts.
+    pub forward_part: u64,
 }
 
+/// Positions per part of a forward walk, by default: about 10 s of a walk
+/// on 2 cores, so a checkpoint falls due soon after its time.
+pub const FORWARD_PART: u64 = 1 << 27;
+
 impl Options {
-    /// Checkpoints every 10 minutes and the default frontier cap, unless the
-    /// environment says otherwise: `MANCALADB_CHECKPOINT_SECS` (seconds
-    /// between checkpoints; `off` for none) and `MANCALADB_FRONTIER_CAP`
-    /// (boards; tests force tiny frontiers with it). A value that is not a
-    /// number is a usage error.
+    /// Checkpoints every 10 minutes, the default frontier cap and forward
+    /// parts, unless the environment says otherwise:
+    /// `MANCALADB_CHECKPOINT_SECS` (seconds between checkpoints; `off` for
+    /// none), `MANCALADB_FRONTIER_CAP` (boards; tests force tiny frontiers
+    /// with it) and `MANCALADB_FORWARD_PART` (positions; tests force
+    /// checkpoints inside the forward pass of small levels with it). A value
+    /// that is not a number is a usage error.
     pub fn from_env(dir: impl Into<PathBuf>) -> Result<Options> {
         let var = |name: &str| std::env::var(name).ok().map(|v| (name.to_string(), v));
         let bad = |(name, value): (String, String), want: &str| {
@@ -163,10 +174,18 @@ impl Options {
                 _ => return Err(bad(nv, "a number of boards above 0")),
             },
         };
+        let forward_part = match var("MANCALADB_FORWARD_PART") {
+            None => FORWARD_PART,
+            Some(nv) => match nv.1.parse::<u64>() {
+                Ok(part) if part > 0 => part,
+                _ => return Err(bad(nv, "a number of positions above 0")),
+            },
+        };
         Ok(Options {
             dir: dir.into(),
             checkpoint_every,
             frontier_cap,
+            forward_part,
         })
     }
 }
@@ -260,12 +279,14 @@ pub fn solve_part_in(
     };
     let mut state = HugeSlice::<u8>::zeroed(n).map_err(|e| Error::io("(memory)", e))?;
 
-    // Resume from the newest checkpoint that every rank holds, if any.
+    // Resume from the newest checkpoint that every rank holds, if any: of
+    // a threshold, else of the forward pass.
     let none = u64::MAX;
     let newest = checkpoint.saved(dir).last().map_or(none, |&t| t as u64);
     let agreed = ex.max(newest);
     let held = agreed != none && checkpoint.saved(dir).contains(&(agreed as usize));
     let resumed_at = (ex.sum(u64::from(!held)) == 0).then_some(agreed as usize);
+    let mut clock = Clock::new(options.checkpoint_every);
     let next_t = match resumed_at {
         Some(t) => {
             checkpoint.load(dir, t, &mut state)?;
@@ -273,36 +294,54 @@ pub fn solve_part_in(
             t
         }
         None => {
-            if dir.exists() {
-                std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-            }
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-            forward_pass(
+            let pass = ForwardPass {
                 rules,
                 seeds,
-                &enc,
+                enc: &enc,
                 lower,
-                range.start,
-                &mut state,
+                start: range.start,
+                parts: size.div_ceil(options.forward_part).max(1) as u32,
                 dir,
+                checkpoint: &checkpoint,
                 ex,
                 progress,
-            )?;
+            };
+            let mark = pass.agreed_mark();
+            match &mark {
+                Some(mark) => {
+                    checkpoint.load_forward(dir, mark, &mut state)?;
+                    progress.line(&format!(
+                        "level {seeds}: resuming the forward pass after {} part {} of {}",
+                        mark.walk.name(),
+                        mark.done,
+                        mark.parts
+                    ));
+                }
+                None => {
+                    if dir.exists() {
+                        std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                    }
+                    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                }
+            }
+            pass.run(&mut state, mark, &mut clock)?;
             seeds
         }
     };
-    let mut last_checkpoint = Instant::now();
     let mut save_if_due = |t: usize, state: &[u8]| -> Result<()> {
-        let Some(every) = options.checkpoint_every else {
-            return Ok(());
-        };
-        if ex.max(u64::from(last_checkpoint.elapsed() >= every)) == 0 {
+        if !clock.due(ex) {
             return Ok(());
         }
-        checkpoint.save(dir, t, state)?;
+        let took = Instant::now();
+        let bytes = checkpoint.save(dir, t, state)?;
+        progress.line(&format!(
+            "level {seeds}: checkpoint before threshold {t} ({:.1} MB in {:.1} s)",
+            bytes as f64 / 1e6,
+            took.elapsed().as_secs_f64()
+        ));
         ex.barrier(); // every rank has state.<t>: older ones may go
         checkpoint.remove_others(dir, t)?;
-        last_checkpoint = Instant::now();
+        clock.reset();
         Ok(())
     };
     if resumed_at.is_none() {
@@ -361,125 +400,261 @@ pub fn solve_part_in(
     })
 }
 
-/// The forward pass: the state byte (quiet-move counter, blocked bit) of
-/// every position of the slice, and its seed lists, synced. It runs in two
-/// walks, and between them the state bytes hold best captures:
+/// When checkpoints fall due: every `every` (none if `None`), decided by
+/// all ranks together.
+struct Clock {
+    every: Option<Duration>,
+    last: Instant,
+}
+
+impl Clock {
+    fn new(every: Option<Duration>) -> Clock {
+        Clock {
+            every,
+            last: Instant::now(),
+        }
+    }
+
+    /// Whether some rank's checkpoint is due (the same answer on every rank).
+    fn due(&self, ex: &dyn Exchange) -> bool {
+        self.every
+            .is_some_and(|every| ex.max(u64::from(self.last.elapsed() >= every)) != 0)
+    }
+
+    fn reset(&mut self) {
+        self.last = Instant::now();
+    }
+}
+
+/// The forward pass of one rank's slice: the state byte (quiet-move
+/// counter, blocked bit) of every position, and its seed lists, synced. It
+/// runs in two walks, and between them the state bytes hold best captures:
 ///
 /// 1. [`best_captures`], in mover-major order, finds each position's best
 ///    capture by reading the lower levels block by block;
 /// 2. then, in index order, each position's quiet moves are counted and
 ///    its best capture sorted into the seed list of its threshold, chunk by
 ///    chunk, as the lists' records want.
-#[allow(clippy::too_many_arguments)]
-fn forward_pass(
+///
+/// Each walk is cut into `parts` parts (of tiles, then of chunks; the same
+/// number on every rank), and after any part a checkpoint may be taken
+/// ([`ForwardMark`]): the state bytes are then best captures where the
+/// walk has been and zero elsewhere (walk 1), or counters and blocked bits
+/// where walk 2 has been and best captures elsewhere, and the seed lists
+/// hold exactly the records of the parts done. A resumed walk redoes only
+/// the parts after the mark, each position written by one part.
+struct ForwardPass<'a, L: LowerLevels + ?Sized> {
     rules: Rules,
     seeds: usize,
-    enc: &Encoder,
-    lower: &(impl LowerLevels + ?Sized),
+    enc: &'a Encoder,
+    lower: &'a L,
+    /// The slice's first index.
     start: u64,
-    state: &mut [u8],
-    dir: &Path,
-    ex: &dyn Exchange,
+    parts: u32,
+    dir: &'a Path,
+    checkpoint: &'a Checkpoint,
+    ex: &'a dyn Exchange,
     progress: Progress,
-) -> Result<()> {
-    let size = enc.level_size(seeds);
-    best_captures(rules, seeds, enc, lower, start, as_atomic(state), progress)?;
-    let stage = progress.stage(format!("level {seeds}: moves"), size);
-    let lists = SeedLists::create(dir, seeds)?;
-    let ranks = ex.ranks() as u64;
-    state.par_chunks_mut(CHUNK).enumerate().try_for_each_init(
-        || vec![Vec::new(); 2 * seeds],
-        |classes, (c, state)| -> Result<()> {
-            let first = start + (c * CHUNK) as u64;
-            let n = seeds as i8;
-            enc.for_range(seeds, first, first + state.len() as u64, |i, b| {
-                let j = (i - first) as usize;
-                let best = state[j] as i8;
-                let quiet = quiet_moves(rules, b);
-                // Sort the position into the list of its threshold.
-                if best != NO_CAPTURE && best != 0 {
-                    let class = 2 * (usize::from(best.unsigned_abs()) - 1) + usize::from(best > 0);
-                    classes[class].push(j as u16);
-                }
-                let blocked = best != NO_CAPTURE && best > -n;
-                state[j] = quiet | if blocked { BLOCKED } else { 0 };
-            });
-            for (class, offsets) in classes.iter_mut().enumerate() {
-                if !offsets.is_empty() {
-                    lists.append(class / 2 + 1, class % 2 == 1, c as u32, offsets)?;
-                    offsets.clear();
-                }
-            }
-            // Slices are even: this rank's share stands for the whole.
-            stage.inc(state.len() as u64 * ranks);
-            Ok(())
-        },
-    )?;
-    stage.finish();
-    lists.finish()
 }
 
-/// Writes into `best[j]` the best capture of slice position `j` (position
-/// `start + j` of the level): the largest `captured - value(child)` over
-/// its capturing moves, `-seeds` when the player to move has no seeds
-/// (the opponent takes the rest), [`NO_CAPTURE`] when it has no capture.
-///
-/// Capture values live in the lower levels. The walk is mover-major
-/// ([`Encoder::mover_tiles`]), so a tile's captures land in a few blocks of
-/// each lower level, read together: levels larger than the page cache are
-/// read block by block, not at random. Each lookup is also prefetched and
-/// resolved [`LAG`](crate::memory::LAG) captures later, so that misses
-/// overlap.
-#[allow(clippy::too_many_arguments)]
-fn best_captures(
-    rules: Rules,
-    seeds: usize,
-    enc: &Encoder,
-    lower: &(impl LowerLevels + ?Sized),
-    start: u64,
-    best: &[AtomicU8],
-    progress: Progress,
-) -> Result<()> {
-    let tiles = enc.mover_tiles(seeds);
-    let range = start..start + best.len() as u64;
-    // Every rank walks every tile (for its own positions in it).
-    let stage = progress.stage(format!("level {seeds}: captures"), tiles.len() as u64);
-    // Each position is in one tile, so each byte has one writer.
-    let set = |j: usize, v: i8| best[j].store(v as u8, Relaxed);
-    let get = |j: usize| best[j].load(Relaxed) as i8;
-    tiles.par_chunks(16).try_for_each(|tiles| -> Result<()> {
-        // (position, captured, lower level, index there)
-        let mut pipeline = Pipeline::new((0usize, 0u8, 0usize, 0u64));
-        let mut failed = None;
-        let mut resolve = |(j, captured, level, index): (usize, u8, usize, u64)| match lower
-            .value(level, index)
-        {
-            Ok(v) => set(j, get(j).max(captured as i8 - v)),
-            Err(e) => failed = failed.take().or(Some(e)),
+/// Where part `k` of `parts` nearly equal parts of `0..len` starts (`len`
+/// for `k == parts`).
+fn part_start(k: u32, parts: u32, len: usize) -> usize {
+    (len as u128 * u128::from(k) / u128::from(parts)) as usize
+}
+
+/// Part `k` of `parts` nearly equal parts of `0..len`.
+fn part(k: u32, parts: u32, len: usize) -> Range<usize> {
+    part_start(k, parts, len)..part_start(k + 1, parts, len)
+}
+
+impl<L: LowerLevels + ?Sized> ForwardPass<'_, L> {
+    /// The forward checkpoint every rank holds, if they all hold the same
+    /// one (the same answer on every rank).
+    fn agreed_mark(&self) -> Option<ForwardMark> {
+        let mark = self
+            .checkpoint
+            .forward_saved(self.dir)
+            .filter(|m| m.parts == self.parts && m.done <= self.parts);
+        let progress = mark.as_ref().map_or(0, ForwardMark::progress);
+        let agreed = self.ex.max(progress);
+        let held = agreed != 0 && progress == agreed;
+        (self.ex.sum(u64::from(!held)) == 0).then_some(mark?)
+    }
+
+    /// Runs the pass on `state` (zeroed, or as the forward checkpoint
+    /// `from` left it), taking a checkpoint after a part whenever `clock`
+    /// says one is due.
+    fn run(&self, state: &mut [u8], from: Option<ForwardMark>, clock: &mut Clock) -> Result<()> {
+        let seeds = self.seeds;
+        let (lists, walk, done) = match from {
+            None => (SeedLists::create(self.dir, seeds)?, Walk::Captures, 0),
+            Some(m) => (
+                SeedLists::reopen(self.dir, seeds, &m.lists)?,
+                m.walk,
+                m.done,
+            ),
         };
-        for tile in tiles {
-            enc.walk_tile(seeds, tile, &range, |i, b| {
-                let j = (i - start) as usize;
-                let (ms, quiet) = captures(rules, b);
-                if ms.as_slice().is_empty() && quiet == 0 {
-                    set(j, -(seeds as i8));
-                    return;
-                }
-                set(j, NO_CAPTURE);
-                for m in ms.as_slice() {
-                    let level = seeds - usize::from(m.captured);
-                    let index = enc.rank_in(level, &m.child);
-                    lower.prefetch(level, index);
-                    pipeline.push((j, m.captured, level, index), &mut resolve);
-                }
-            });
+        let mut save_if_due = |walk: Walk, done: u32, state: &[u8]| -> Result<()> {
+            if !clock.due(self.ex) {
+                return Ok(());
+            }
+            let mark = ForwardMark {
+                walk,
+                done,
+                parts: self.parts,
+                lists: lists.sync()?,
+            };
+            let took = Instant::now();
+            let bytes = self.checkpoint.save_forward(self.dir, &mark, state)?;
+            self.progress.line(&format!(
+                "level {seeds}: checkpoint of the forward pass after {} part {done} of {} \
+                 ({:.1} MB in {:.1} s)",
+                mark.walk.name(),
+                self.parts,
+                bytes as f64 / 1e6,
+                took.elapsed().as_secs_f64()
+            ));
+            clock.reset();
+            Ok(())
+        };
+
+        // Parts of tiles of about equal numbers of boards (a tile holds
+        // from one board to thousands; the boards outside the level's
+        // domain count too, so the last part ends with the last tile).
+        let tiles = self.enc.mover_tiles(seeds);
+        let mut ends = Vec::with_capacity(tiles.len());
+        for tile in &tiles {
+            let before = ends.last().copied().unwrap_or(0);
+            ends.push(before + self.enc.tile_size(seeds, tile));
         }
-        pipeline.finish(&mut resolve);
-        stage.inc(tiles.len() as u64);
-        failed.map_or(Ok(()), Err)
-    })?;
-    stage.finish();
-    Ok(())
+        let boards = ends.last().copied().unwrap_or(0);
+        let tile_start = |k: u32| {
+            let at = part_start(k, self.parts, boards as usize) as u64;
+            ends.partition_point(|&end| end <= at)
+        };
+        let stage = self
+            .progress
+            .stage(format!("level {seeds}: captures"), tiles.len() as u64);
+        let first = if walk == Walk::Captures {
+            done
+        } else {
+            self.parts
+        };
+        stage.inc(tile_start(first) as u64);
+        for k in first..self.parts {
+            let tiles = &tiles[tile_start(k)..tile_start(k + 1)];
+            self.best_captures(tiles, as_atomic(state))?;
+            stage.inc(tiles.len() as u64);
+            save_if_due(Walk::Captures, k + 1, state)?;
+        }
+        stage.finish();
+
+        let size = self.enc.level_size(seeds);
+        let stage = self.progress.stage(format!("level {seeds}: moves"), size);
+        let chunks = state.len().div_ceil(CHUNK);
+        let first = if walk == Walk::Moves { done } else { 0 };
+        let ranks = self.ex.ranks() as u64;
+        // Slices are even: this rank's share stands for the whole.
+        let done = (part_start(first, self.parts, chunks) * CHUNK).min(state.len());
+        stage.inc(done as u64 * ranks);
+        for k in first..self.parts {
+            let chunks = part(k, self.parts, chunks);
+            let (from, to) = (chunks.start * CHUNK, (chunks.end * CHUNK).min(state.len()));
+            self.count_moves(chunks.start, &mut state[from..to], &lists)?;
+            stage.inc((to - from) as u64 * ranks);
+            save_if_due(Walk::Moves, k + 1, state)?;
+        }
+        stage.finish();
+        lists.finish()
+    }
+
+    /// Walk 2 over the chunks from chunk `first` on (`state` holds them):
+    /// each position's best capture is sorted into its seed list and its
+    /// state byte becomes its quiet-move counter and blocked bit.
+    fn count_moves(&self, first: usize, state: &mut [u8], lists: &SeedLists) -> Result<()> {
+        let (rules, seeds, enc, start) = (self.rules, self.seeds, self.enc, self.start);
+        state.par_chunks_mut(CHUNK).enumerate().try_for_each_init(
+            || vec![Vec::new(); 2 * seeds],
+            |classes, (c, state)| -> Result<()> {
+                let c = first + c;
+                let at = start + (c * CHUNK) as u64;
+                let n = seeds as i8;
+                enc.for_range(seeds, at, at + state.len() as u64, |i, b| {
+                    let j = (i - at) as usize;
+                    let best = state[j] as i8;
+                    let quiet = quiet_moves(rules, b);
+                    // Sort the position into the list of its threshold.
+                    if best != NO_CAPTURE && best != 0 {
+                        let class =
+                            2 * (usize::from(best.unsigned_abs()) - 1) + usize::from(best > 0);
+                        classes[class].push(j as u16);
+                    }
+                    let blocked = best != NO_CAPTURE && best > -n;
+                    state[j] = quiet | if blocked { BLOCKED } else { 0 };
+                });
+                for (class, offsets) in classes.iter_mut().enumerate() {
+                    if !offsets.is_empty() {
+                        lists.append(class / 2 + 1, class % 2 == 1, c as u32, offsets)?;
+                        offsets.clear();
+                    }
+                }
+                Ok(())
+            },
+        )
+    }
+
+    /// Walk 1 over `tiles`: writes into `best[j]` the best capture of each
+    /// slice position `j` (position `start + j` of the level) in them: the
+    /// largest `captured - value(child)` over its capturing moves, `-seeds`
+    /// when the player to move has no seeds (the opponent takes the rest),
+    /// [`NO_CAPTURE`] when it has no capture.
+    ///
+    /// Capture values live in the lower levels. The walk is mover-major
+    /// ([`Encoder::mover_tiles`]), so a tile's captures land in a few blocks
+    /// of each lower level, read together: levels larger than the page cache
+    /// are read block by block, not at random. Each lookup is also
+    /// prefetched and resolved [`LAG`](crate::memory::LAG) captures later,
+    /// so that misses overlap.
+    fn best_captures(&self, tiles: &[Tile], best: &[AtomicU8]) -> Result<()> {
+        let (rules, seeds, enc, lower, start) =
+            (self.rules, self.seeds, self.enc, self.lower, self.start);
+        let range = start..start + best.len() as u64;
+        // Every rank walks every tile (for its own positions in it), and
+        // each position is in one tile, so each byte has one writer.
+        let set = |j: usize, v: i8| best[j].store(v as u8, Relaxed);
+        let get = |j: usize| best[j].load(Relaxed) as i8;
+        tiles.par_chunks(16).try_for_each(|tiles| -> Result<()> {
+            // (position, captured, lower level, index there)
+            let mut pipeline = Pipeline::new((0usize, 0u8, 0usize, 0u64));
+            let mut failed = None;
+            let mut resolve = |(j, captured, level, index): (usize, u8, usize, u64)| match lower
+                .value(level, index)
+            {
+                Ok(v) => set(j, get(j).max(captured as i8 - v)),
+                Err(e) => failed = failed.take().or(Some(e)),
+            };
+            for tile in tiles {
+                enc.walk_tile(seeds, tile, &range, |i, b| {
+                    let j = (i - start) as usize;
+                    let (ms, quiet) = captures(rules, b);
+                    if ms.as_slice().is_empty() && quiet == 0 {
+                        set(j, -(seeds as i8));
+                        return;
+                    }
+                    set(j, NO_CAPTURE);
+                    for m in ms.as_slice() {
+                        let level = seeds - usize::from(m.captured);
+                        let index = enc.rank_in(level, &m.child);
+                        lower.prefetch(level, index);
+                        pipeline.push((j, m.captured, level, index), &mut resolve);
+                    }
+                });
+            }
+            pipeline.finish(&mut resolve);
+            failed.map_or(Ok(()), Err)
+        })
+    }
 }
 
 /// Positions newly decided whose predecessors are still to be told.

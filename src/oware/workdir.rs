@@ -25,9 +25,16 @@
 //!   so a file under its final name is always complete (the older one and
 //!   the lists of the thresholds done go once it is); the seed lists are
 //!   synced before the first checkpoint is written.
+//! * **A forward checkpoint.** `forward` holds the state bytes part-way
+//!   through the forward pass ([`ForwardMark`]: which of its two walks,
+//!   how many of its parts are done, and the length of every seed list
+//!   then), in the same format behind its own header. The lists are synced
+//!   before it is written and cut back to those lengths when it is resumed,
+//!   so records appended after it count once. Any `state.<t>` supersedes
+//!   it, and it goes with the older checkpoints.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -65,6 +72,50 @@ impl SeedLists {
             dir: dir.to_path_buf(),
             files,
         })
+    }
+
+    /// Reopens the lists of thresholds `1..=seeds` in `dir` to append to
+    /// them, each cut back to its length in `lengths` (as [`SeedLists::sync`]
+    /// returned them); a list shorter than that is a damaged work directory.
+    pub fn reopen(dir: &Path, seeds: usize, lengths: &[u64]) -> Result<SeedLists> {
+        assert_eq!(lengths.len(), 2 * seeds, "one length per list");
+        let mut files = Vec::with_capacity(2 * seeds);
+        for (k, &len) in lengths.iter().enumerate() {
+            let path = list_path(dir, k / 2 + 1, k % 2 == 1);
+            let io = |e| Error::io(&path, e);
+            let mut f = File::options().write(true).open(&path).map_err(io)?;
+            if f.metadata().map_err(io)?.len() < len {
+                return Err(Error::corrupt(
+                    &path,
+                    Corruption::Checkpoint("a seed list is shorter than its checkpoint says"),
+                ));
+            }
+            f.set_len(len).map_err(io)?;
+            f.seek(SeekFrom::End(0)).map_err(io)?;
+            files.push(Mutex::new(BufWriter::with_capacity(1 << 16, f)));
+        }
+        Ok(SeedLists {
+            dir: dir.to_path_buf(),
+            files,
+        })
+    }
+
+    /// Flushes and syncs every list; returns their lengths in bytes, in the
+    /// order [`SeedLists::reopen`] takes them.
+    pub fn sync(&self) -> Result<Vec<u64>> {
+        let mut lengths = Vec::with_capacity(self.files.len());
+        for (k, f) in self.files.iter().enumerate() {
+            let path = list_path(&self.dir, k / 2 + 1, k % 2 == 1);
+            let mut f = f.lock().expect("a seed list writer panicked");
+            let len = f
+                .flush()
+                .and_then(|()| f.get_ref().sync_data())
+                .and_then(|()| f.get_ref().metadata())
+                .map_err(|e| Error::io(&path, e))?
+                .len();
+            lengths.push(len);
+        }
+        Ok(lengths)
     }
 
     /// Appends a record to the list of threshold `t`: `win` for best capture
@@ -207,43 +258,98 @@ pub struct Checkpoint {
 /// Version 2: compressed states, varint seed lists. A work directory of
 /// another version holds no checkpoint of this one, so it is started afresh.
 const MAGIC: &[u8; 8] = b"MDBSOLV2";
-const HEADER: usize = 8 + 1 + 4 * 3 + 8 * 2 + 4;
+/// The forward checkpoint's own header (same body format).
+const FORWARD_MAGIC: &[u8; 8] = b"MDBFWD01";
 
 fn state_path(dir: &Path, t: usize) -> PathBuf {
     dir.join(format!("state.{t}"))
 }
 
+fn forward_path(dir: &Path) -> PathBuf {
+    dir.join("forward")
+}
+
+/// The two walks of the forward pass, in the order they run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Walk {
+    /// Best captures into the state bytes, in mover-major order.
+    Captures = 1,
+    /// Quiet moves counted and seeds listed, in index order.
+    Moves = 2,
+}
+
+impl Walk {
+    /// The walk's name in the build's progress lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            Walk::Captures => "captures",
+            Walk::Moves => "moves",
+        }
+    }
+}
+
+/// Where the forward pass stood when its checkpoint was taken.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ForwardMark {
+    /// The walk under way.
+    pub walk: Walk,
+    /// How many of its parts were done.
+    pub done: u32,
+    /// Into how many parts each walk is cut.
+    pub parts: u32,
+    /// The length of every seed list then ([`SeedLists::sync`]).
+    pub lists: Vec<u64>,
+}
+
+impl ForwardMark {
+    /// How far the pass had come: larger is further.
+    pub fn progress(&self) -> u64 {
+        (self.walk as u64) << 32 | u64::from(self.done)
+    }
+}
+
 impl Checkpoint {
-    fn header(&self, t: usize) -> [u8; HEADER] {
-        let mut h = [0u8; HEADER];
-        let mut w = &mut h[..];
-        w.write_all(MAGIC).expect("fits");
-        w.write_all(&[self.rules]).expect("fits");
+    /// What every checkpoint file of this slice starts with.
+    fn identity(&self, magic: &[u8; 8]) -> Vec<u8> {
+        let mut h = magic.to_vec();
+        h.push(self.rules);
         for x in [self.seeds, self.ranks, self.rank] {
-            w.write_all(&x.to_le_bytes()).expect("fits");
+            h.extend_from_slice(&x.to_le_bytes());
         }
         for x in [self.start, self.end] {
-            w.write_all(&x.to_le_bytes()).expect("fits");
+            h.extend_from_slice(&x.to_le_bytes());
         }
-        w.write_all(&(t as u32).to_le_bytes()).expect("fits");
+        h
+    }
+
+    fn header(&self, t: usize) -> Vec<u8> {
+        let mut h = self.identity(MAGIC);
+        h.extend_from_slice(&(t as u32).to_le_bytes());
+        h
+    }
+
+    fn forward_header(&self, mark: &ForwardMark) -> Vec<u8> {
+        let mut h = self.identity(FORWARD_MAGIC);
+        h.push(mark.walk as u8);
+        h.extend_from_slice(&mark.done.to_le_bytes());
+        h.extend_from_slice(&mark.parts.to_le_bytes());
+        for len in &mark.lists {
+            h.extend_from_slice(&len.to_le_bytes());
+        }
         h
     }
 
     /// Writes `state`, the slice after every threshold above `t`, as
-    /// `state.<t>` in `dir` (atomically).
-    pub fn save(&self, dir: &Path, t: usize, state: &[u8]) -> Result<()> {
-        crate::files::write_atomically(&state_path(dir, t), |f| {
-            let mut out = BufWriter::with_capacity(1 << 20, f);
-            out.write_all(&self.header(t))?;
-            let mut z = zstd::stream::Encoder::new(out, 1)?;
-            z.include_checksum(true)?;
-            z.write_all(state)?;
-            z.finish()?.flush()
-        })?;
-        // The rename itself must survive a crash.
-        File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(|e| Error::io(dir, e))
+    /// `state.<t>` in `dir` (atomically); returns the file's bytes.
+    pub fn save(&self, dir: &Path, t: usize, state: &[u8]) -> Result<u64> {
+        write_state(dir, &state_path(dir, t), &self.header(t), state)
+    }
+
+    /// Writes `state`, the slice part-way through the forward pass as
+    /// `mark` says, as `forward` in `dir` (atomically; the seed lists must
+    /// be synced at the lengths of `mark` already); returns the file's bytes.
+    pub fn save_forward(&self, dir: &Path, mark: &ForwardMark, state: &[u8]) -> Result<u64> {
+        write_state(dir, &forward_path(dir), &self.forward_header(mark), state)
     }
 
     /// The thresholds `t` of the complete checkpoints in `dir` that belong
@@ -256,43 +362,53 @@ impl Checkpoint {
             .filter_map(|e| {
                 let name = e.file_name().into_string().ok()?;
                 let t: usize = name.strip_prefix("state.")?.parse().ok()?;
-                let mut head = [0u8; HEADER];
-                File::open(e.path()).ok()?.read_exact(&mut head).ok()?;
-                (head == self.header(t)).then_some(t)
+                let header = self.header(t);
+                (read_head(&e.path(), header.len())? == header).then_some(t)
             })
             .collect();
         found.sort_unstable_by(|a, b| b.cmp(a));
         found
     }
 
-    /// Reads checkpoint `state.<t>` of `dir` into `state`.
-    pub fn load(&self, dir: &Path, t: usize, state: &mut [u8]) -> Result<()> {
-        let path = state_path(dir, t);
-        let io = |e| Error::io(&path, e);
-        let mut f = BufReader::with_capacity(1 << 20, File::open(&path).map_err(io)?);
-        let mut head = [0u8; HEADER];
-        f.read_exact(&mut head).map_err(io)?;
-        if head != self.header(t) {
-            return Err(Error::corrupt(
-                &path,
-                Corruption::Checkpoint("not a checkpoint of this level"),
-            ));
-        }
-        let damaged = |why| Error::corrupt(&path, Corruption::Checkpoint(why));
-        let mut z = zstd::stream::Decoder::with_buffer(f).map_err(io)?;
-        z.read_exact(state)
-            .map_err(|_| damaged("shorter than its slice, or damaged"))?;
-        let mut rest = [0u8; 1];
-        match z.read(&mut rest) {
-            Ok(0) => Ok(()),
-            Ok(_) => Err(damaged("longer than its slice")),
-            Err(_) => Err(damaged("damaged (its checksum does not match)")),
-        }
+    /// The mark of this slice's forward checkpoint in `dir`, if there is a
+    /// complete one.
+    pub fn forward_saved(&self, dir: &Path) -> Option<ForwardMark> {
+        let identity = self.identity(FORWARD_MAGIC);
+        let lists = 2 * self.seeds as usize;
+        let head = read_head(&forward_path(dir), identity.len() + 9 + 8 * lists)?;
+        let (id, rest) = head.split_at(identity.len());
+        let word = |at: usize| u32::from_le_bytes(rest[at..at + 4].try_into().expect("4 bytes"));
+        let walk = match rest[0] {
+            1 => Walk::Captures,
+            2 => Walk::Moves,
+            _ => return None,
+        };
+        let mark = ForwardMark {
+            walk,
+            done: word(1),
+            parts: word(5),
+            lists: rest[9..]
+                .chunks_exact(8)
+                .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+                .collect(),
+        };
+        (id == identity).then_some(mark)
     }
 
-    /// Removes the checkpoints of `dir` other than `state.<keep>`, and the
-    /// seed lists of the thresholds above `keep`: a solve resumed from
-    /// `state.<keep>` starts at threshold `keep` and never reads them.
+    /// Reads checkpoint `state.<t>` of `dir` into `state`.
+    pub fn load(&self, dir: &Path, t: usize, state: &mut [u8]) -> Result<()> {
+        read_state(&state_path(dir, t), &self.header(t), state)
+    }
+
+    /// Reads the forward checkpoint of `dir`, taken at `mark`, into `state`.
+    pub fn load_forward(&self, dir: &Path, mark: &ForwardMark, state: &mut [u8]) -> Result<()> {
+        read_state(&forward_path(dir), &self.forward_header(mark), state)
+    }
+
+    /// Removes the checkpoints of `dir` other than `state.<keep>` (the
+    /// forward checkpoint too), and the seed lists of the thresholds above
+    /// `keep`: a solve resumed from `state.<keep>` starts at threshold
+    /// `keep` and never reads them.
     pub fn remove_others(&self, dir: &Path, keep: usize) -> Result<()> {
         for t in self.saved(dir) {
             if t != keep {
@@ -300,12 +416,63 @@ impl Checkpoint {
                 std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
             }
         }
+        crate::files::remove_if_present(&forward_path(dir))?;
         for t in keep + 1..=self.seeds as usize {
             for win in [false, true] {
                 crate::files::remove_if_present(&list_path(dir, t, win))?;
             }
         }
         Ok(())
+    }
+}
+
+/// The first `len` bytes of the file at `path`, if it has them.
+fn read_head(path: &Path, len: usize) -> Option<Vec<u8>> {
+    let mut head = vec![0u8; len];
+    File::open(path).ok()?.read_exact(&mut head).ok()?;
+    Some(head)
+}
+
+/// Writes `header` and then `state` compressed to `path`, atomically, and
+/// syncs `dir` so that the rename survives a crash; returns the file's
+/// bytes.
+fn write_state(dir: &Path, path: &Path, header: &[u8], state: &[u8]) -> Result<u64> {
+    crate::files::write_atomically(path, |f| {
+        let mut out = BufWriter::with_capacity(1 << 20, f);
+        out.write_all(header)?;
+        let mut z = zstd::stream::Encoder::new(out, 1)?;
+        z.include_checksum(true)?;
+        z.write_all(state)?;
+        z.finish()?.flush()
+    })?;
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .and_then(|()| std::fs::metadata(path))
+        .map(|m| m.len())
+        .map_err(|e| Error::io(dir, e))
+}
+
+/// Reads into `state` what [`write_state`] wrote to `path` behind `header`.
+fn read_state(path: &Path, header: &[u8], state: &mut [u8]) -> Result<()> {
+    let io = |e| Error::io(path, e);
+    let mut f = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
+    let mut head = vec![0u8; header.len()];
+    f.read_exact(&mut head).map_err(io)?;
+    if head != header {
+        return Err(Error::corrupt(
+            path,
+            Corruption::Checkpoint("not a checkpoint of this level"),
+        ));
+    }
+    let damaged = |why| Error::corrupt(path, Corruption::Checkpoint(why));
+    let mut z = zstd::stream::Decoder::with_buffer(f).map_err(io)?;
+    z.read_exact(state)
+        .map_err(|_| damaged("shorter than its slice, or damaged"))?;
+    let mut rest = [0u8; 1];
+    match z.read(&mut rest) {
+        Ok(0) => Ok(()),
+        Ok(_) => Err(damaged("longer than its slice")),
+        Err(_) => Err(damaged("damaged (its checksum does not match)")),
     }
 }
 
@@ -391,6 +558,93 @@ mod tests {
         std::fs::write(&path, &bytes).unwrap();
         let err = cp.load(&dir, 5, &mut back).unwrap_err();
         assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn seed_lists_reopen_cut_back_to_their_synced_lengths() {
+        let dir = scratch("reopen");
+        let lists = SeedLists::create(&dir, 1).unwrap();
+        lists.append(1, true, 0, &[1, 2, 3]).unwrap();
+        let lengths = lists.sync().unwrap();
+        assert_eq!(lengths[0], 0);
+        assert_eq!(lengths[1], 12 + 3);
+        // Appended after the sync: gone once reopened at `lengths`.
+        lists.append(1, true, 1, &[4]).unwrap();
+        lists.append(1, false, 1, &[5]).unwrap();
+        lists.finish().unwrap();
+        let lists = SeedLists::reopen(&dir, 1, &lengths).unwrap();
+        lists.append(1, true, 2, &[6, 7]).unwrap();
+        lists.finish().unwrap();
+        let read_all = |win| {
+            let (mut reader, mut rs) = (SeedReader::open(&dir, 1, win).unwrap(), Vec::new());
+            reader.read(usize::MAX, &mut rs).unwrap();
+            rs.into_iter()
+                .map(|r| (r.chunk, r.offsets))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(read_all(true), vec![(0, vec![1, 2, 3]), (2, vec![6, 7])]);
+        assert!(read_all(false).is_empty());
+        // A list shorter than its checkpoint says is a damaged directory.
+        let longer = [lengths[0], lengths[1] + 1000];
+        let err = SeedLists::reopen(&dir, 1, &longer).err().unwrap();
+        assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_forward_checkpoint_round_trips_and_goes_with_older_checkpoints() {
+        let dir = scratch("forward");
+        let cp = Checkpoint {
+            rules: 0,
+            seeds: 3,
+            ranks: 2,
+            rank: 1,
+            start: 500,
+            end: 1000,
+        };
+        let mark = ForwardMark {
+            walk: Walk::Moves,
+            done: 7,
+            parts: 9,
+            lists: vec![0, 12, 40, 0, 1 << 40, 3],
+        };
+        let state: Vec<u8> = (0..500u32).map(|k| (k % 11) as u8).collect();
+        assert_eq!(cp.forward_saved(&dir), None);
+        cp.save_forward(&dir, &mark, &state).unwrap();
+        assert_eq!(cp.forward_saved(&dir), Some(mark.clone()));
+        assert!(cp.saved(&dir).is_empty(), "not a threshold's checkpoint");
+        let mut back = vec![0u8; state.len()];
+        cp.load_forward(&dir, &mark, &mut back).unwrap();
+        assert_eq!(back, state);
+        // Another rank's, or another mark's, is not this one.
+        assert_eq!(Checkpoint { rank: 0, ..cp }.forward_saved(&dir), None);
+        let other = ForwardMark {
+            done: 6,
+            ..mark.clone()
+        };
+        let err = cp.load_forward(&dir, &other, &mut back).unwrap_err();
+        assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+        assert!(mark.progress() > other.progress());
+        assert!(
+            ForwardMark {
+                walk: Walk::Captures,
+                done: 9,
+                ..mark.clone()
+            }
+            .progress()
+                < ForwardMark {
+                    walk: Walk::Moves,
+                    done: 0,
+                    ..mark.clone()
+                }
+                .progress()
+        );
+        // A threshold's checkpoint supersedes it.
+        cp.save(&dir, 3, &state).unwrap();
+        cp.remove_others(&dir, 3).unwrap();
+        assert_eq!(cp.forward_saved(&dir), None);
+        assert_eq!(cp.saved(&dir), vec![3]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -136,8 +136,9 @@ fn every_split_gives_the_single_process_values() {
 }
 
 /// Frontiers of a few boards force every decision through fresh marks and
-/// sweeps, on every rank; checkpoints after every threshold are written on
-/// the way. The values must not change.
+/// sweeps, on every rank; checkpoints after every threshold and every part
+/// of the forward pass (parts of 5,000 positions) are written on the way.
+/// The values must not change.
 #[test]
 fn tiny_frontiers_on_every_split_give_the_same_values() {
     let base = std::env::temp_dir().join(format!("mancaladb-tiny-{}", std::process::id()));
@@ -151,6 +152,7 @@ fn tiny_frontiers_on_every_split_give_the_same_values() {
                         dir: base.join(format!("{rules}-{seeds}-{ranks}-{}", ex.rank)),
                         checkpoint_every: Some(std::time::Duration::ZERO),
                         frontier_cap: Some(cap),
+                        forward_part: 5_000,
                     };
                     let part = solve_part_in(rules, seeds, &lower, ex, &options, Progress::Quiet);
                     part.unwrap().values.to_vec()

@@ -1,19 +1,29 @@
 //! The compact builder's two forced paths, through the real binary: tiny
 //! frontiers (every round overflows into fresh marks and sweeps) and builds
 //! killed with SIGKILL at random moments, resumed from checkpoints taken at
-//! every threshold. Both must give exactly the tables of `db/CHECKSUMS`.
+//! every threshold and after every part of the forward pass (parts of
+//! 1,000,000 positions, so level 16 has 13 in each walk). Both must give
+//! exactly the tables of `db/CHECKSUMS`.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{assert_committed, bin, scratch};
+use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
+
+use crate::common::{assert_committed, bin, scratch, solved};
+use mancaladb::error::{Error, Result};
+use mancaladb::exchange::Alone;
+use mancaladb::oware::solve::{Options, solve_part_in};
+use mancaladb::oware::{LowerLevels, Rules};
+use mancaladb::progress::Progress;
 
 fn build(db: &Path, max: usize) -> Command {
     let mut c = bin();
     c.args(["build", "--max-seeds", &max.to_string(), "--db"])
         .arg(db)
-        .env("MANCALADB_CHECKPOINT_SECS", "0");
+        .env("MANCALADB_CHECKPOINT_SECS", "0")
+        .env("MANCALADB_FORWARD_PART", "1000000");
     c
 }
 
@@ -45,8 +55,10 @@ impl Rng {
     }
 }
 
-/// Whether a checkpoint of a level being built exists under `db`.
-fn has_checkpoint(db: &Path) -> bool {
+/// Whether a checkpoint of a level being built exists under `db`: a
+/// threshold's (`state.<t>`) or the forward pass's (`forward`), as `prefix`
+/// says.
+fn has_checkpoint(db: &Path, prefix: &str) -> bool {
     let Ok(levels) = std::fs::read_dir(db.join("raw/awari")) else {
         return false;
     };
@@ -54,7 +66,7 @@ fn has_checkpoint(db: &Path) -> bool {
         std::fs::read_dir(level.path().join("rank-0")).is_ok_and(|files| {
             files
                 .flatten()
-                .any(|f| f.file_name().to_string_lossy().starts_with("state."))
+                .any(|f| f.file_name().to_string_lossy().starts_with(prefix))
         })
     })
 }
@@ -70,7 +82,6 @@ fn killed_builds_resume_to_the_committed_tables() {
     let mut rng = Rng(seed);
     let db = scratch("killed-builds");
     let max = 16;
-    let mut resumed = 0;
     let mut log = String::new();
     for attempt in 0..12 {
         let mut child = build(&db, max)
@@ -78,23 +89,30 @@ fn killed_builds_resume_to_the_committed_tables() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        // Half the kills at a random moment, half at a random moment just
-        // after a checkpoint of the level under way appeared.
+        // A third of the kills at a random moment, a third at a random
+        // moment just after a threshold's checkpoint of the level under way
+        // appeared, a third just after a forward checkpoint appeared.
         let start = Instant::now();
-        if attempt % 2 == 1 {
-            while !has_checkpoint(&db) && start.elapsed() < Duration::from_secs(30) {
-                std::thread::sleep(Duration::from_millis(5));
+        let wait_for = |prefix| {
+            while !has_checkpoint(&db, prefix) && start.elapsed() < Duration::from_secs(30) {
+                std::thread::sleep(Duration::from_millis(2));
             }
-            std::thread::sleep(Duration::from_millis(rng.below(100)));
-        } else {
-            std::thread::sleep(Duration::from_millis(100 + rng.below(1500)));
+        };
+        match attempt % 3 {
+            0 => std::thread::sleep(Duration::from_millis(100 + rng.below(1500))),
+            1 => {
+                wait_for("state.");
+                std::thread::sleep(Duration::from_millis(rng.below(100)));
+            }
+            _ => {
+                wait_for("forward");
+                std::thread::sleep(Duration::from_millis(rng.below(20)));
+            }
         }
         let finished = child.try_wait().unwrap().is_some();
         child.kill().unwrap(); // SIGKILL
         let out = child.wait_with_output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr).to_string();
-        resumed += err.matches("resuming at threshold").count();
-        log.push_str(&err);
+        log.push_str(&String::from_utf8_lossy(&out.stderr));
         if finished {
             break;
         }
@@ -102,9 +120,10 @@ fn killed_builds_resume_to_the_committed_tables() {
     let out = build(&db, max).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    resumed += err.matches("resuming at threshold").count();
     log.push_str(&err);
-    assert!(resumed > 0, "no run resumed from a checkpoint:\n{log}");
+    for resumed in ["resuming at threshold", "resuming the forward pass"] {
+        assert!(log.contains(resumed), "no run said {resumed:?}:\n{log}");
+    }
     assert_committed(&db, max);
     // Work directories go once their level is in place.
     let left: Vec<_> = std::fs::read_dir(db.join("raw/awari"))
@@ -122,11 +141,88 @@ fn bad_solver_settings_are_usage_errors() {
         ("MANCALADB_CHECKPOINT_SECS", "soon"),
         ("MANCALADB_CHECKPOINT_SECS", "-1"),
         ("MANCALADB_FRONTIER_CAP", "0"),
+        ("MANCALADB_FORWARD_PART", "0"),
+        ("MANCALADB_FORWARD_PART", "many"),
     ] {
         let out = build(&db, 2).env(name, value).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{name}={value}: {err}");
         assert!(err.contains(&format!("{name}={value}: expected")), "{err}");
         assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+/// Lower levels whose reads fail once `left` of them are spent: a store
+/// that breaks part-way through a forward pass.
+struct Failing<'a> {
+    levels: &'a [Vec<i8>],
+    left: AtomicI64,
+}
+
+impl LowerLevels for Failing<'_> {
+    fn levels(&self) -> usize {
+        self.levels.len()
+    }
+
+    fn value(&self, level: usize, index: u64) -> Result<i8> {
+        if self.left.fetch_sub(1, Relaxed) <= 0 {
+            return Err(Error::Invalid("a read failed on purpose".into()));
+        }
+        self.levels.value(level, index)
+    }
+}
+
+/// A forward pass stopped by a failing read resumes from its last
+/// checkpoint (a part of its captures walk): the level comes out the same,
+/// and the resumed pass reads only what the parts after the checkpoint
+/// read.
+#[test]
+fn a_forward_pass_stopped_part_way_resumes_to_the_same_values() {
+    let dir = scratch("forward-resume");
+    let seeds = 12;
+    for rules in Rules::ALL {
+        let levels = solved(rules);
+        let options = Options {
+            dir: dir.join(rules.to_string()),
+            checkpoint_every: Some(Duration::ZERO),
+            frontier_cap: None,
+            forward_part: 50_000,
+        };
+        // Solves with `reads` reads allowed; the reads made, and the result.
+        let solve = |reads: i64| {
+            let lower = Failing {
+                levels: &levels[..seeds],
+                left: AtomicI64::new(reads),
+            };
+            let part = solve_part_in(rules, seeds, &lower, &Alone, &options, Progress::Quiet);
+            (reads - lower.left.load(Relaxed).max(0), part)
+        };
+        // A finished solve leaves its last threshold's checkpoint: each
+        // solve below but the resumed ones starts in an empty directory.
+        let afresh = || {
+            let _ = std::fs::remove_dir_all(&options.dir);
+        };
+        afresh();
+        let (all, fresh) = solve(i64::MAX);
+        assert!(fresh.unwrap().values[..] == levels[seeds][..]);
+        for allowed in [all / 3, all * 4 / 5] {
+            afresh();
+            let (_, stopped) = solve(allowed);
+            let err = stopped.err().expect("the reads ran out");
+            assert!(err.to_string().contains("on purpose"), "{err}");
+            assert!(
+                options.dir.join("forward").exists(),
+                "{rules}: no checkpoint"
+            );
+            let (reads, resumed) = solve(i64::MAX);
+            assert!(
+                resumed.unwrap().values[..] == levels[seeds][..],
+                "{rules} level {seeds} resumed after {allowed} of {all} reads differs"
+            );
+            assert!(
+                reads <= all - allowed + all / 10,
+                "{rules}: the resumed pass read {reads} of {all} after {allowed}"
+            );
+        }
     }
 }
