@@ -4,6 +4,9 @@
 //! Speed work on the builder starts here (BENCHMARKS.md, issue 11).
 //!
 //! `cargo run --release --example movegen -- 17`
+//!
+//! Each loop prints its wall time and its time on the CPU per position;
+//! on a shared machine only the second is worth comparing.
 
 use std::time::Instant;
 
@@ -28,10 +31,12 @@ fn main() {
     // that nothing is optimised away (and runs can be compared).
     let mut acc = 0u64;
     let mut time = |what: &str, f: &mut dyn FnMut(&mut u64)| {
-        let t = Instant::now();
+        let (t, cpu) = (Instant::now(), cpu_ns());
         f(&mut acc);
         let ns = t.elapsed().as_secs_f64() * 1e9 / size as f64;
-        println!("{what:<34} {ns:>7.1} ns/position");
+        let cpu = cpu_ns().zip(cpu).map(|(b, a)| (b - a) as f64 / size as f64);
+        let cpu = cpu.map_or("-".to_string(), |c| format!("{c:.1}"));
+        println!("{what:<34} {ns:>7.1} ns/position ({cpu:>5} ns on the CPU)");
     };
     println!("level {seeds}: {size} positions, one thread");
     time("walk in index order", &mut |acc| {
@@ -64,4 +69,11 @@ fn main() {
         });
     });
     println!("(checksum {acc})");
+}
+
+/// Nanoseconds this thread has run on a CPU (the first field of
+/// `/proc/thread-self/schedstat`): on a shared machine, the time to compare.
+fn cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
 }

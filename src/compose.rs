@@ -37,6 +37,9 @@ pub struct Ranker {
     below: Vec<u64>,
     /// `count[k][ok][s]`: valid fillings of pits `k-1..=0` with `s` seeds.
     count: Vec<u64>,
+    /// `low[k][p]` for the pits `k < constrained_from`, ranked by the seeds
+    /// `p` in pits `k..=0` alone (see [`Ranker::rank_with_sum`]).
+    low: Vec<u64>,
 }
 
 impl Ranker {
@@ -89,12 +92,32 @@ impl Ranker {
                 }
             }
         }
+        // Below the constrained pits the constraint is met (in the domain),
+        // and `below[k][1][s][v]` sums `C(s - x + k - 1, k - 1)` over
+        // `x < v`: `G_k(s) - G_k(s - v)` with `G_k(s) = C(s + k, k)`. Over
+        // pits `c-1..=1` the sum telescopes into one term per pit `k` in
+        // `c-1..=0` that depends only on `p_k`, the seeds in pits `k..=0`:
+        // `low[k][p] = G_k(p) [k >= 1] - G_{k+1}(p) [k + 1 < c]`, wrapping.
+        let mut low = vec![0u64; constrained_from * s1];
+        for k in 0..constrained_from {
+            for p in 0..s1 {
+                let mut term = 0u64;
+                if k >= 1 {
+                    term = c(p + k, k);
+                }
+                if k + 1 < constrained_from {
+                    term = term.wrapping_sub(c(p + k + 1, k + 1));
+                }
+                low[k * s1 + p] = term;
+            }
+        }
         Ranker {
             pits,
             max_seeds,
             constrained_from,
             below,
             count,
+            low,
         }
     }
 
@@ -150,14 +173,22 @@ impl Ranker {
         debug_assert!(seeds <= self.max_seeds);
         let s1 = self.max_seeds + 1;
         let block = 2 * s1 * s1;
+        let c = self.constrained_from;
         let mut s = seeds;
         let mut ok = self.initially_ok();
         let mut r = 0u64;
-        for k in (1..P).rev() {
+        for k in (c.max(1)..P).rev() {
             let v = usize::from(x[k]);
             r += self.below[k * block + ok * s1 * s1 + s * s1 + v];
-            ok |= usize::from(k >= self.constrained_from && v == 0);
+            ok |= usize::from(v == 0);
             s -= v;
+        }
+        // The pits below the constraint: one small table and no product per
+        // pit (see `low`), the seeds counted up from pit 0.
+        let mut p = 0;
+        for (k, &v) in x[..c].iter().enumerate() {
+            p += usize::from(v);
+            r = r.wrapping_add(self.low[k * s1 + p]);
         }
         r
     }

@@ -285,19 +285,19 @@ pub fn play(rules: Rules, board: &Board, pit: usize) -> (Move, bool) {
 /// A board as one integer, byte `k` holding pit `k` (bytes 12..16 zero):
 /// sowing is then one addition and turning the board one rotation. No
 /// byte carries into the next, since a pit holds at most 48 seeds.
-type Packed = u128;
+pub(super) type Packed = u128;
 
-const BOARD_BITS: Packed = (1 << 96) - 1;
+pub(super) const BOARD_BITS: Packed = (1 << 96) - 1;
 
 #[inline]
-fn pack(board: &Board) -> Packed {
+pub(super) fn pack(board: &Board) -> Packed {
     let mut bytes = [0u8; 16];
     bytes[..PITS].copy_from_slice(&board.0);
     Packed::from_le_bytes(bytes)
 }
 
 #[inline]
-fn unpack(x: Packed) -> Board {
+pub(super) fn unpack(x: Packed) -> Board {
     let bytes = x.to_le_bytes();
     let mut b = [0u8; PITS];
     b.copy_from_slice(&bytes[..PITS]);
@@ -305,7 +305,7 @@ fn unpack(x: Packed) -> Board {
 }
 
 #[inline]
-fn pit_of(x: Packed, k: usize) -> u8 {
+pub(super) fn pit_of(x: Packed, k: usize) -> u8 {
     (x >> (8 * k)) as u8
 }
 
@@ -345,7 +345,7 @@ fn play_packed(rules: Rules, x: Packed, pit: usize, s: u8) -> (Move, bool) {
 }
 
 /// [`SOWING`] as packed additions, with what [`generate`] reads of each lap.
-static SOWN: [[PackedLap; MAX_SEEDS + 1]; 6] = {
+pub(super) static SOWN: [[PackedLap; MAX_SEEDS + 1]; 6] = {
     let mut table = [[PackedLap {
         add: 0,
         last: 0,
@@ -380,9 +380,11 @@ static SOWN: [[PackedLap; MAX_SEEDS + 1]; 6] = {
 };
 
 #[derive(Clone, Copy)]
-struct PackedLap {
-    add: Packed,
-    last: u8,
+pub(super) struct PackedLap {
+    /// What the lap adds to each pit (the pit sown from: nothing).
+    pub(super) add: Packed,
+    /// The pit of the last seed.
+    pub(super) last: u8,
     /// Seeds the lap adds to pit `last`.
     at_last: u8,
     /// Seeds the lap adds to the opponent's pits `6..12`.
