@@ -430,8 +430,8 @@ impl Clock {
 /// counter, blocked bit) of every position, and its seed lists, synced. It
 /// runs in two walks, and between them the state bytes hold best captures:
 ///
-/// 1. [`best_captures`], in mover-major order, finds each position's best
-///    capture by reading the lower levels block by block;
+/// 1. [`ForwardPass::best_captures`], in mover-major order, finds each
+///    position's best capture by reading the lower levels block by block;
 /// 2. then, in index order, each position's quiet moves are counted and
 ///    its best capture sorted into the seed list of its threshold, chunk by
 ///    chunk, as the lists' records want.
