@@ -4,7 +4,7 @@
 
 use crate::build::Needs;
 use crate::error::Result;
-use crate::oware::{Board, Rules, level_size, moves};
+use crate::oware::{Board, Rules, level_size, levels_needed, moves};
 use crate::query::analyze;
 use crate::source::Values;
 
@@ -42,9 +42,9 @@ pub fn starts(
     for per_pit in 1..=4u8 {
         let board = Board([per_pit; 12]);
         let seeds = board.seeds();
-        // The first capture takes 2 or more seeds: level seeds - 1 is never
-        // reached (the published database has no scores.47).
-        let needed: Vec<usize> = (0..=seeds).filter(|&n| n + 1 != seeds).collect();
+        // Level seeds - 1 is never reached (the published database has no
+        // scores.47).
+        let needed = levels_needed(seeds);
         let missing: Vec<usize> = needed
             .iter()
             .copied()

@@ -22,6 +22,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use mancaladb::Error;
 use mancaladb::error::Missing;
+use mancaladb::oware::levels_needed;
 
 use args::shell_quote;
 
@@ -95,7 +96,8 @@ pub fn run(cli: Cli) -> ExitCode {
 fn explain(e: &Error) -> String {
     let hint = match e {
         Error::Missing(Missing::Level { dir, rules, seeds }) => format!(
-            "build it: mancaladb build --rules {rules} --max-seeds {seeds} --db {}",
+            "build it and the levels it reads: mancaladb build --rules {rules} --levels {} --db {}",
+            args::level_set_text(&levels_needed(*seeds)),
             shell_quote(dir)
         ),
         Error::Missing(Missing::Levels { dir, rules }) => format!(

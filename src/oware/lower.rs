@@ -30,6 +30,19 @@ pub fn reads_level(n: usize, k: usize) -> bool {
     k < n && (k == 0 || k + 1 < n)
 }
 
+/// Level `n` and every level it reads ([`reads_level`]), increasing: the
+/// levels a value of level `n` rests on.
+///
+/// ```
+/// use mancaladb::oware::levels_needed;
+/// assert_eq!(levels_needed(36), [(0..=34).collect::<Vec<_>>(), vec![36]].concat());
+/// assert_eq!(levels_needed(2), [0, 2]);
+/// assert_eq!(levels_needed(1), [0, 1]);
+/// ```
+pub fn levels_needed(n: usize) -> Vec<usize> {
+    (0..=n).filter(|&k| k == n || reads_level(n, k)).collect()
+}
+
 /// The error of a read of level `level`, which the level being solved
 /// never reads ([`reads_level`]): a defect of the caller, reported rather
 /// than answered.

@@ -11,5 +11,5 @@ mod workdir;
 
 pub use board::{Board, MAX_SEEDS, PITS};
 pub use index::{Cursor, Encoder, TILE_WIDTH, Tile, level_size};
-pub use lower::{LowerLevels, reads_level};
+pub use lower::{LowerLevels, levels_needed, reads_level};
 pub use rules::{Move, Moves, Rules, capture_run, captures, moves, play, quiet_moves, sow};

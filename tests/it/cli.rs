@@ -181,7 +181,7 @@ fn bad_input_is_refused_with_one_line_and_exit_2() {
     // 20 seeds: level 20 is not built here; say how to build it.
     refuses(
         &["query", "--db", db, "4 4 4 4 4 0 0 0 0 0 0 0"],
-        "mancaladb build --rules awari --max-seeds 20",
+        "mancaladb build --rules awari --levels 0..18,20 --db",
     );
     refuses(
         &[
