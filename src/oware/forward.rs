@@ -24,7 +24,8 @@
 //! whatever the order of evaluation.
 //!
 //! The level is scanned for the positions of a threshold's capture value
-//! `t` or `-t` in batches of [`BATCH`] positions, and each batch's work is
+//! `t` or `-t` in batches of [`BATCH`] positions (their bytes are read, and
+//! only the positions found are turned into boards), and each batch's work is
 //! carried to its end (every position won or queued in turn, [`STEP`]
 //! items at a time, the newest first) before the next batch is scanned.
 //! That order is as good as any (a position is evaluated again after each
@@ -78,6 +79,9 @@ pub trait Game: Sync {
     fn size(&self) -> u64;
     /// Calls `f(index, node)` for positions `start..end`, in order.
     fn walk(&self, start: u64, end: u64, f: impl FnMut(u64, Self::Node));
+    /// Calls `f(index, node)` for each of `indices` (increasing, and
+    /// usually close together), in order.
+    fn nodes(&self, indices: &[u64], f: impl FnMut(u64, Self::Node));
     /// The index of `node`.
     fn index(&self, node: &Self::Node) -> u64;
     /// Stores into `out[i]` (`out` has [`Game::size`] cells) the best
@@ -213,22 +217,26 @@ fn solve_in_batches<G: Game>(
             .par_chunks(CHUNK as usize)
             .enumerate()
             .flat_map_iter(|(c, chunk)| {
+                // The positions with a capture worth `t` or `-t`, from their
+                // bytes; only those are turned into nodes.
+                let first = (start + c * CHUNK as usize) as u64;
+                let at_t: Vec<u64> = (first..)
+                    .zip(chunk)
+                    .filter(|(_, a)| {
+                        let e = Slot(a.load(Relaxed)).exit();
+                        e == Some(t) || e == Some(-t)
+                    })
+                    .map(|(i, _)| i)
+                    .collect();
                 let mut found = Vec::new();
-                let at_t = |a: &AtomicI8| {
-                    let e = Slot(a.load(Relaxed)).exit();
-                    e == Some(t) || e == Some(-t)
-                };
-                if chunk.iter().any(at_t) {
-                    let start = (start + c * CHUNK as usize) as u64;
-                    game.walk(start, start + chunk.len() as u64, |i, node| {
-                        let i = i as usize;
-                        match cell(i).exit() {
-                            Some(e) if e == t && won(i, t) => found.push((node, true)),
-                            Some(e) if e == -t => found.push((node, false)),
-                            _ => {}
-                        }
-                    });
-                }
+                game.nodes(&at_t, |i, node| {
+                    let i = i as usize;
+                    match cell(i).exit() {
+                        Some(e) if e == t && won(i, t) => found.push((node, true)),
+                        Some(e) if e == -t => found.push((node, false)),
+                        _ => {}
+                    }
+                });
                 found
             })
             .collect();
@@ -414,6 +422,13 @@ impl<L: LowerLevels + ?Sized> Game for OwareLevel<'_, L> {
 
     fn walk(&self, start: u64, end: u64, mut f: impl FnMut(u64, Board)) {
         self.enc.for_range(self.seeds, start, end, |i, b| f(i, *b));
+    }
+
+    fn nodes(&self, indices: &[u64], mut f: impl FnMut(u64, Board)) {
+        let mut cursor = self.enc.cursor(self.seeds);
+        for &i in indices {
+            f(i, cursor.seek(i));
+        }
     }
 
     fn index(&self, node: &Board) -> u64 {
@@ -603,6 +618,10 @@ impl Game for Explicit<'_> {
 
     fn walk(&self, start: u64, end: u64, mut f: impl FnMut(u64, u32)) {
         (start..end).for_each(|i| f(i, i as u32));
+    }
+
+    fn nodes(&self, indices: &[u64], mut f: impl FnMut(u64, u32)) {
+        indices.iter().for_each(|&i| f(i, i as u32));
     }
 
     fn index(&self, node: &u32) -> u64 {
