@@ -47,9 +47,10 @@ pub struct Needs {
     pub memory: u64,
     /// Disk at the fullest moment of building them in increasing order, in
     /// bytes: the tables already written, the work directory of the level
-    /// being solved and the raw copies it reads within the default budget
-    /// ([`crate::lower::DEFAULT_RAW_CACHE`]), or all the tables and the
-    /// copies kept at the end.
+    /// being solved, the raw copies it reads within the default budget
+    /// ([`crate::lower::DEFAULT_RAW_CACHE`]) and the copy of the level just
+    /// below it, kept for the next; or all the tables and the copies kept
+    /// at the end.
     pub disk: u64,
 }
 
@@ -58,10 +59,12 @@ impl Needs {
     pub fn of(levels: &[usize]) -> Needs {
         let largest_level = levels.iter().copied().max().unwrap_or(0);
         let size = |n: usize| level_size(n) as f64;
+        // The copies level `n` reads, and the one of level `n - 1` when it
+        // is kept for `n + 1` (built just before `n`).
         let raw = |n: usize| {
-            raw_window(n, Some(DEFAULT_RAW_CACHE))
-                .map(size)
-                .sum::<f64>()
+            let budget = Some(DEFAULT_RAW_CACHE);
+            let kept = n >= 1 && levels.contains(&(n - 1)) && keeps_raw(n - 1, budget);
+            raw_window(n, budget).map(size).sum::<f64>() + if kept { size(n - 1) } else { 0.0 }
         };
         let (mut tables, mut disk) = (0.0, 0.0f64);
         for &n in levels {

@@ -75,10 +75,15 @@ pub fn keeps_raw(n: usize, budget: Option<u64>) -> bool {
 /// Makes the raw cache right for building level `n` of `rules` in `db`:
 /// removes the copies of levels below `n - 1` outside [`raw_window`] and
 /// writes the missing or stale ones inside it from their tables. (Level
-/// `n - 1`, not read by `n`, is left for `n + 1`.) After the last level of
-/// a build, `n = max + 2` leaves the copies of the largest levels within
+/// `n - 1`, not read by `n`, is left for `n + 1`, unless a budget is set
+/// and level `n + 1` is built already, as when `--levels 0..34,36` is
+/// followed by level 35: then nothing waits for it.) After the last level
+/// of a build, `n = max + 2` leaves the copies of the largest levels within
 /// the budget. Run by the one process that writes the directory.
 pub fn prepare_raw_cache(db: &Db, rules: Rules, n: usize, budget: Option<u64>) -> Result<()> {
+    if budget.is_some() && n >= 1 && db.table_path(rules, n + 1).exists() {
+        remove_if_present(&db.raw_path(rules, n - 1))?;
+    }
     let window = raw_window(n, budget);
     for k in 0..n.saturating_sub(1) {
         let path = db.raw_path(rules, k);

@@ -391,6 +391,36 @@ fn a_raw_cache_budget_keeps_the_top_levels_and_builds_the_same_tables() {
     common::assert_committed(&dir, 15);
 }
 
+/// With a budget, a level built after the one above it (level 11 after
+/// `0..10,12`, as 35 after `0..34,36`) does not keep the copy of the level
+/// below it: the level that copy was kept for is built already.
+#[test]
+fn a_level_built_after_the_one_above_it_drops_the_copy_kept_for_that_one() {
+    use mancaladb::lower::keeps_raw;
+    let dir = scratch("raw-budget-late-level");
+    let budget = Some(1 << 30);
+    let db = Db::new(&dir).with_raw_cache(budget);
+    let built = |levels: Vec<usize>, check: &mut dyn FnMut(usize)| {
+        build(&db, Rules::Awari, levels, &Alone, Progress::Quiet, false, |r| {
+            check(r.seeds)
+        })
+        .unwrap();
+    };
+    let mut copies_at_10 = Vec::new();
+    built((0..=10).chain([12]).collect(), &mut |n| {
+        if n == 10 {
+            copies_at_10 = raw_levels(&db, Rules::Awari);
+        }
+    });
+    assert!(keeps_raw(10, budget) && copies_at_10.contains(&10), "{copies_at_10:?}");
+    // Building 11 now: 12 is built, so 10's copy goes before 11 is solved.
+    let mut copies_at_11 = Vec::new();
+    built(vec![11], &mut |_| copies_at_11 = raw_levels(&db, Rules::Awari));
+    assert!(!copies_at_11.contains(&10), "{copies_at_11:?}");
+    assert!(copies_at_11.contains(&9), "{copies_at_11:?}");
+    common::assert_committed(&dir, 12);
+}
+
 /// A build may leave out the level just below its top one, which the top
 /// never reads: `--levels 0..10,12` builds level 12 with the committed
 /// bytes and no level 11, `verify` checks level 12 without it, and a later
