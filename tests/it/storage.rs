@@ -401,9 +401,15 @@ fn a_level_built_after_the_one_above_it_drops_the_copy_kept_for_that_one() {
     let budget = Some(1 << 30);
     let db = Db::new(&dir).with_raw_cache(budget);
     let built = |levels: Vec<usize>, check: &mut dyn FnMut(usize)| {
-        build(&db, Rules::Awari, levels, &Alone, Progress::Quiet, false, |r| {
-            check(r.seeds)
-        })
+        build(
+            &db,
+            Rules::Awari,
+            levels,
+            &Alone,
+            Progress::Quiet,
+            false,
+            |r| check(r.seeds),
+        )
         .unwrap();
     };
     let mut copies_at_10 = Vec::new();
@@ -412,10 +418,15 @@ fn a_level_built_after_the_one_above_it_drops_the_copy_kept_for_that_one() {
             copies_at_10 = raw_levels(&db, Rules::Awari);
         }
     });
-    assert!(keeps_raw(10, budget) && copies_at_10.contains(&10), "{copies_at_10:?}");
+    assert!(
+        keeps_raw(10, budget) && copies_at_10.contains(&10),
+        "{copies_at_10:?}"
+    );
     // Building 11 now: 12 is built, so 10's copy goes before 11 is solved.
     let mut copies_at_11 = Vec::new();
-    built(vec![11], &mut |_| copies_at_11 = raw_levels(&db, Rules::Awari));
+    built(vec![11], &mut |_| {
+        copies_at_11 = raw_levels(&db, Rules::Awari)
+    });
     assert!(!copies_at_11.contains(&10), "{copies_at_11:?}");
     assert!(copies_at_11.contains(&9), "{copies_at_11:?}");
     common::assert_committed(&dir, 12);
