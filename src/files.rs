@@ -2,9 +2,11 @@
 //! at a time in a directory.
 
 use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
 
 /// Writes `bytes` to `path` through a temporary file renamed when complete.
 pub fn write_atomically(
@@ -146,4 +148,75 @@ pub fn open_regular(path: &Path) -> Result<File> {
             format!("is {what}; expected a level's file"),
         ),
     ))
+}
+
+/// The first `len` bytes of the file at `path`, if it has them.
+pub fn read_head(path: &Path, len: usize) -> Option<Vec<u8>> {
+    let mut head = vec![0u8; len];
+    File::open(path).ok()?.read_exact(&mut head).ok()?;
+    Some(head)
+}
+
+/// Writes `header` and then `state` zstd-compressed (with its content
+/// checksum) to `path` in `dir`, atomically, and syncs `dir` so that the
+/// rename survives a crash; returns the file's bytes. This is how solvers
+/// checkpoint their state.
+pub fn write_compressed(dir: &Path, path: &Path, header: &[u8], state: &[u8]) -> Result<u64> {
+    write_atomically(path, |f| {
+        let mut out = BufWriter::with_capacity(1 << 20, f);
+        out.write_all(header)?;
+        let mut z = zstd::stream::Encoder::new(out, 1)?;
+        z.include_checksum(true)?;
+        z.write_all(state)?;
+        z.finish()?.flush()
+    })?;
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .and_then(|()| std::fs::metadata(path))
+        .map(|m| m.len())
+        .map_err(|e| Error::io(dir, e))
+}
+
+/// Reads into `state` what [`write_compressed`] wrote to `path` behind
+/// `header`: [`Corruption::Checkpoint`] if the header differs or the
+/// content is damaged, shorter or longer than `state`.
+pub fn read_compressed(path: &Path, header: &[u8], state: &mut [u8]) -> Result<()> {
+    let io = |e| Error::io(path, e);
+    let mut f = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
+    let mut head = vec![0u8; header.len()];
+    f.read_exact(&mut head).map_err(io)?;
+    if head != header {
+        return Err(Error::corrupt(
+            path,
+            Corruption::Checkpoint("not a checkpoint of this level"),
+        ));
+    }
+    let damaged = |why| Error::corrupt(path, Corruption::Checkpoint(why));
+    let mut z = zstd::stream::Decoder::with_buffer(f).map_err(io)?;
+    z.read_exact(state)
+        .map_err(|_| damaged("shorter than its slice, or damaged"))?;
+    let mut rest = [0u8; 1];
+    match z.read(&mut rest) {
+        Ok(0) => Ok(()),
+        Ok(_) => Err(damaged("longer than its slice")),
+        Err(_) => Err(damaged("damaged (its checksum does not match)")),
+    }
+}
+
+/// The least time between checkpoints of a solver (the builder's and the
+/// checker's): 10 minutes, or `MANCALADB_CHECKPOINT_SECS` (seconds; `off`
+/// for none; `0` after every step that can take one). A value that is not
+/// a number is a usage error.
+pub fn checkpoint_interval() -> Result<Option<Duration>> {
+    const NAME: &str = "MANCALADB_CHECKPOINT_SECS";
+    match std::env::var(NAME) {
+        Err(_) => Ok(Some(Duration::from_secs(600))),
+        Ok(v) if v == "off" => Ok(None),
+        Ok(v) => match v.parse::<f64>() {
+            Ok(s) if s.is_finite() && s >= 0.0 => Ok(Some(Duration::from_secs_f64(s))),
+            _ => Err(Error::Invalid(format!(
+                "{NAME}={v}: expected seconds between checkpoints, or 'off'"
+            ))),
+        },
+    }
 }

@@ -147,28 +147,89 @@ pub fn solve_level_forward(
 /// `-max..=max`; `max` is at most 63 (a level has at most 48 seeds). An
 /// error is one of [`Game::exits`], or memory that could not be had.
 pub fn solve<G: Game>(game: &G, max: i8) -> Result<HugeSlice<i8>> {
-    solve_in_batches(game, max, BATCH, STEP)
+    solve_in_batches(game, max, BATCH, STEP, &mut NoSaves)
+}
+
+/// Where a solve stands between two batches: every threshold above `t`
+/// done, and the batches of threshold `t` that start before position
+/// `next`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mark {
+    /// The threshold under way.
+    pub t: i8,
+    /// Where its next batch starts.
+    pub next: u64,
+}
+
+impl Mark {
+    /// Whether the batch of threshold `t` starting at `start` is done.
+    fn covers(&self, t: i8, start: u64) -> bool {
+        t > self.t || (t == self.t && start < self.next)
+    }
+}
+
+/// Checkpoints of a solve. Between two batches no position is queued, so
+/// the solver's whole state is one byte per position, handed over as is:
+/// a solve that loads those bytes and goes on from their [`Mark`] gives
+/// the same values.
+pub trait Saves {
+    /// Loads the bytes of a checkpoint into `bytes`, returning where it
+    /// stands, or `None` (bytes untouched) to start afresh.
+    fn resume(&mut self, bytes: &mut [i8]) -> Result<Option<Mark>>;
+    /// Called after every batch with the bytes as they stand at `mark`;
+    /// may save them.
+    fn after_batch(&mut self, mark: Mark, bytes: &[i8]) -> Result<()>;
+}
+
+/// No checkpoints.
+pub struct NoSaves;
+
+impl Saves for NoSaves {
+    fn resume(&mut self, _: &mut [i8]) -> Result<Option<Mark>> {
+        Ok(None)
+    }
+
+    fn after_batch(&mut self, _: Mark, _: &[i8]) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// [`solve_level_forward`], resuming from and handing checkpoints to
+/// `saves`; an error may also be one of `saves`.
+pub fn solve_level_saving(
+    rules: Rules,
+    seeds: usize,
+    lower: &(impl LowerLevels + ?Sized),
+    saves: &mut dyn Saves,
+) -> Result<HugeSlice<i8>> {
+    let game = OwareLevel::new(rules, seeds, lower);
+    solve_in_batches(&game, seeds as i8, BATCH, STEP, saves)
 }
 
 /// [`solve`], scanning `batch` positions at a time (a multiple of
-/// [`CHUNK`]) and handling `step` work items at a time.
+/// [`CHUNK`]), handling `step` work items at a time, and checkpointing
+/// through `saves`.
 fn solve_in_batches<G: Game>(
     game: &G,
     max: i8,
     batch: usize,
     step: usize,
+    saves: &mut dyn Saves,
 ) -> Result<HugeSlice<i8>> {
     assert!(max < Slot::OFFSET, "values up to {max} do not fit a slot");
     assert!(batch > 0 && batch.is_multiple_of(CHUNK as usize) && step > 0);
     let n = usize::try_from(game.size()).expect("graph fits in memory");
     let memory = |e| Error::io("(memory for the forward solver)", e);
     let mut bytes = HugeSlice::<i8>::zeroed(n).map_err(memory)?;
+    let resumed = saves.resume(&mut bytes)?;
     // SAFETY: AtomicI8 has the size, alignment and bit validity of i8, and
     // the slice is borrowed from `bytes` exclusively until the end of the
     // solve, after which the bytes are read again as plain values.
     let cells: &[AtomicI8] =
         unsafe { std::slice::from_raw_parts(bytes.as_mut_ptr().cast::<AtomicI8>(), n) };
-    game.exits(cells)?;
+    if resumed.is_none() {
+        game.exits(cells)?;
+    }
     let queued = Bits::new(n).map_err(memory)?;
     let cell = |i: usize| Slot(cells[i].load(Relaxed));
     // Decides undecided position `i` (last read as `was`) at `v`; false if
@@ -209,10 +270,11 @@ fn solve_in_batches<G: Game>(
         was.exit().is_some() && settle(i, was, t)
     };
 
-    for (t, start) in (1..=max)
+    let batches = (1..=max)
         .rev()
         .flat_map(|t| (0..n).step_by(batch).map(move |b| (t, b)))
-    {
+        .filter(|&(t, b)| !resumed.is_some_and(|m| m.covers(t, b as u64)));
+    for (t, start) in batches {
         let mut work: Vec<(G::Node, bool)> = cells[start..(start + batch).min(n)]
             .par_chunks(CHUNK as usize)
             .enumerate()
@@ -303,6 +365,11 @@ fn solve_in_batches<G: Game>(
                 .collect();
             work.extend(next);
         }
+        // SAFETY: as for `cells` above; no thread runs between batches, so
+        // the bytes are read while nothing writes them.
+        let now: &[i8] = unsafe { std::slice::from_raw_parts(cells.as_ptr().cast::<i8>(), n) };
+        let next = (start + batch) as u64;
+        saves.after_batch(Mark { t, next }, now)?;
     }
 
     drop(queued);
@@ -665,10 +732,62 @@ mod tests {
             for n in 0..=10 {
                 let level = OwareLevel::new(rules, n, &levels);
                 let whole = solve(&level, n as i8).unwrap().to_vec();
-                let small = solve_in_batches(&level, n as i8, CHUNK as usize, 50).unwrap();
+                let small =
+                    solve_in_batches(&level, n as i8, CHUNK as usize, 50, &mut NoSaves).unwrap();
                 assert!(whole[..] == small[..], "{rules} level {n}");
                 levels.push(whole);
             }
+        }
+    }
+
+    /// Keeps the bytes of every batch boundary.
+    struct Keep(Vec<(Mark, Vec<i8>)>);
+
+    impl Saves for Keep {
+        fn resume(&mut self, _: &mut [i8]) -> Result<Option<Mark>> {
+            Ok(None)
+        }
+
+        fn after_batch(&mut self, mark: Mark, bytes: &[i8]) -> Result<()> {
+            self.0.push((mark, bytes.to_vec()));
+            Ok(())
+        }
+    }
+
+    /// Starts from given bytes.
+    struct Resume(Mark, Vec<i8>);
+
+    impl Saves for Resume {
+        fn resume(&mut self, bytes: &mut [i8]) -> Result<Option<Mark>> {
+            bytes.copy_from_slice(&self.1);
+            Ok(Some(self.0))
+        }
+
+        fn after_batch(&mut self, _: Mark, _: &[i8]) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A solve resumed from the bytes of a batch boundary gives the values
+    /// of a solve straight through, wherever the boundary falls (first,
+    /// inside or last batch of a threshold).
+    #[test]
+    fn a_solve_resumed_from_any_batch_boundary_gives_the_same_values() {
+        let mut levels: Vec<Vec<i8>> = Vec::new();
+        for n in 0..=10 {
+            let level = OwareLevel::new(Rules::Awari, n, &levels);
+            let whole = solve(&level, n as i8).unwrap().to_vec();
+            let mut keep = Keep(Vec::new());
+            let kept = solve_in_batches(&level, n as i8, CHUNK as usize, 50, &mut keep).unwrap();
+            assert!(kept[..] == whole[..], "level {n}");
+            let batches = level.size().div_ceil(CHUNK) as usize;
+            assert_eq!(keep.0.len(), n * batches, "a mark after every batch");
+            for (mark, bytes) in keep.0.into_iter().step_by(5) {
+                let mut from = Resume(mark, bytes);
+                let again = solve_in_batches(&level, n as i8, CHUNK as usize, 50, &mut from);
+                assert!(again.unwrap()[..] == whole[..], "level {n} from {mark:?}");
+            }
+            levels.push(whole);
         }
     }
 }

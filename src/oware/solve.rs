@@ -159,14 +159,7 @@ impl Options {
         let bad = |(name, value): (String, String), want: &str| {
             Error::Invalid(format!("{name}={value}: expected {want}"))
         };
-        let checkpoint_every = match var("MANCALADB_CHECKPOINT_SECS") {
-            None => Some(Duration::from_secs(600)),
-            Some((_, v)) if v == "off" => None,
-            Some(nv) => match nv.1.parse::<f64>() {
-                Ok(s) if s.is_finite() && s >= 0.0 => Some(Duration::from_secs_f64(s)),
-                _ => return Err(bad(nv, "seconds between checkpoints, or 'off'")),
-            },
-        };
+        let checkpoint_every = crate::files::checkpoint_interval()?;
         let frontier_cap = match var("MANCALADB_FRONTIER_CAP") {
             None => None,
             Some(nv) => match nv.1.parse::<usize>() {

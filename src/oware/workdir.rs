@@ -39,6 +39,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::error::{Corruption, Error, Result};
+use crate::files::{read_compressed, read_head, write_compressed};
 
 /// The seed lists of a slice, being written by the forward pass.
 pub struct SeedLists {
@@ -342,14 +343,14 @@ impl Checkpoint {
     /// Writes `state`, the slice after every threshold above `t`, as
     /// `state.<t>` in `dir` (atomically); returns the file's bytes.
     pub fn save(&self, dir: &Path, t: usize, state: &[u8]) -> Result<u64> {
-        write_state(dir, &state_path(dir, t), &self.header(t), state)
+        write_compressed(dir, &state_path(dir, t), &self.header(t), state)
     }
 
     /// Writes `state`, the slice part-way through the forward pass as
     /// `mark` says, as `forward` in `dir` (atomically; the seed lists must
     /// be synced at the lengths of `mark` already); returns the file's bytes.
     pub fn save_forward(&self, dir: &Path, mark: &ForwardMark, state: &[u8]) -> Result<u64> {
-        write_state(dir, &forward_path(dir), &self.forward_header(mark), state)
+        write_compressed(dir, &forward_path(dir), &self.forward_header(mark), state)
     }
 
     /// The thresholds `t` of the complete checkpoints in `dir` that belong
@@ -397,12 +398,12 @@ impl Checkpoint {
 
     /// Reads checkpoint `state.<t>` of `dir` into `state`.
     pub fn load(&self, dir: &Path, t: usize, state: &mut [u8]) -> Result<()> {
-        read_state(&state_path(dir, t), &self.header(t), state)
+        read_compressed(&state_path(dir, t), &self.header(t), state)
     }
 
     /// Reads the forward checkpoint of `dir`, taken at `mark`, into `state`.
     pub fn load_forward(&self, dir: &Path, mark: &ForwardMark, state: &mut [u8]) -> Result<()> {
-        read_state(&forward_path(dir), &self.forward_header(mark), state)
+        read_compressed(&forward_path(dir), &self.forward_header(mark), state)
     }
 
     /// Removes the checkpoints of `dir` other than `state.<keep>` (the
@@ -423,56 +424,6 @@ impl Checkpoint {
             }
         }
         Ok(())
-    }
-}
-
-/// The first `len` bytes of the file at `path`, if it has them.
-fn read_head(path: &Path, len: usize) -> Option<Vec<u8>> {
-    let mut head = vec![0u8; len];
-    File::open(path).ok()?.read_exact(&mut head).ok()?;
-    Some(head)
-}
-
-/// Writes `header` and then `state` compressed to `path`, atomically, and
-/// syncs `dir` so that the rename survives a crash; returns the file's
-/// bytes.
-fn write_state(dir: &Path, path: &Path, header: &[u8], state: &[u8]) -> Result<u64> {
-    crate::files::write_atomically(path, |f| {
-        let mut out = BufWriter::with_capacity(1 << 20, f);
-        out.write_all(header)?;
-        let mut z = zstd::stream::Encoder::new(out, 1)?;
-        z.include_checksum(true)?;
-        z.write_all(state)?;
-        z.finish()?.flush()
-    })?;
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .and_then(|()| std::fs::metadata(path))
-        .map(|m| m.len())
-        .map_err(|e| Error::io(dir, e))
-}
-
-/// Reads into `state` what [`write_state`] wrote to `path` behind `header`.
-fn read_state(path: &Path, header: &[u8], state: &mut [u8]) -> Result<()> {
-    let io = |e| Error::io(path, e);
-    let mut f = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
-    let mut head = vec![0u8; header.len()];
-    f.read_exact(&mut head).map_err(io)?;
-    if head != header {
-        return Err(Error::corrupt(
-            path,
-            Corruption::Checkpoint("not a checkpoint of this level"),
-        ));
-    }
-    let damaged = |why| Error::corrupt(path, Corruption::Checkpoint(why));
-    let mut z = zstd::stream::Decoder::with_buffer(f).map_err(io)?;
-    z.read_exact(state)
-        .map_err(|_| damaged("shorter than its slice, or damaged"))?;
-    let mut rest = [0u8; 1];
-    match z.read(&mut rest) {
-        Ok(0) => Ok(()),
-        Ok(_) => Err(damaged("longer than its slice")),
-        Err(_) => Err(damaged("damaged (its checksum does not match)")),
     }
 }
 

@@ -71,6 +71,43 @@ fn a_planted_wrong_value_fails_with_exit_1_naming_the_position() {
     assert_eq!(code, Some(0));
 }
 
+/// `verify` killed during check 3 (a checkpoint after every batch)
+/// resumes check 3 from its checkpoint, passes, and removes the
+/// checkpoint's directory.
+#[test]
+fn a_killed_verify_resumes_check_3_from_its_checkpoint() {
+    use std::time::{Duration, Instant};
+    let dir = built("verify-killed", Rules::Awari, 14);
+    let check3 = dir.join("raw/awari/verify.14.work/check3");
+    let verify = || {
+        let mut c = crate::common::bin();
+        c.args(["verify", "--seeds", "14", "--db"])
+            .arg(&dir)
+            .env("MANCALADB_CHECKPOINT_SECS", "0")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        c
+    };
+    let mut log = String::new();
+    for _ in 0..3 {
+        let mut child = verify().spawn().unwrap();
+        let start = Instant::now();
+        while !check3.exists() && start.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_millis(30));
+        child.kill().unwrap(); // SIGKILL
+        let out = child.wait_with_output().unwrap();
+        log.push_str(&String::from_utf8_lossy(&out.stderr));
+    }
+    assert!(check3.exists(), "no checkpoint left to resume from:\n{log}");
+    let out = verify().output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}{err}");
+    assert!(err.contains("check 3 resuming at threshold"), "{log}{err}");
+    assert!(!check3.parent().unwrap().exists(), "checkpoints left");
+}
+
 #[test]
 fn vu_files_are_read_in_place_and_round_trip() {
     let dir = built("vu", Rules::Awari, 10);
