@@ -4,8 +4,8 @@
 
 use crate::build::Needs;
 use crate::error::Result;
-use crate::oware::{Board, Rules, level_size, levels_needed, moves};
-use crate::query::analyze;
+use crate::oware::{Board, Rules, level_size, levels_needed};
+use crate::query::{analyze, levels_read};
 use crate::source::Values;
 
 /// One starting position.
@@ -17,7 +17,7 @@ pub struct Start {
     pub seeds: usize,
     /// Its value, if the levels it needs are present.
     pub value: Option<i8>,
-    /// Levels read to value it (its children's).
+    /// Levels read to value it ([`levels_read`]: its children's).
     pub levels_used: Vec<usize>,
     /// Whether every level it needs was verified here.
     pub verified: bool,
@@ -51,13 +51,7 @@ pub fn starts(
             .filter(|n| !present.contains(n))
             .collect();
         let missing_positions = missing.iter().map(|&n| level_size(n)).sum();
-        let mut levels_used: Vec<usize> = moves(rules, &board)
-            .as_slice()
-            .iter()
-            .map(|m| m.child.seeds())
-            .collect();
-        levels_used.sort();
-        levels_used.dedup();
+        let levels_used = levels_read(rules, &board);
         let value = if missing.is_empty() {
             Some(analyze(rules, values, &board)?.value)
         } else {

@@ -67,6 +67,22 @@ pub struct Analysis {
     pub stored: bool,
 }
 
+/// The levels [`analyze`] reads for `board` under `rules`, increasing: its
+/// own when it is stored (in the domain), and its moves' children's.
+pub fn levels_read(rules: Rules, board: &Board) -> Vec<usize> {
+    let mut levels: Vec<usize> = moves(rules, board)
+        .as_slice()
+        .iter()
+        .map(|m| m.child.seeds())
+        .collect();
+    if board.in_domain() {
+        levels.push(board.seeds());
+    }
+    levels.sort_unstable();
+    levels.dedup();
+    levels
+}
+
 /// Values `board` and each of its moves under `rules` from `values`.
 ///
 /// For a stored position, the stored value must equal the best move's value;

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use mancaladb::Error;
 use mancaladb::build::{Needs, WORKING_BYTES_PER_POSITION};
 use mancaladb::known::starts;
+use mancaladb::oware::levels_needed;
 
 use super::args::{Reading, level_set_text, shell_quote};
 use super::output::{human_seconds, out};
@@ -44,7 +45,10 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
             Some(v) => {
                 let levels: Vec<String> = s.levels_used.iter().map(|n| n.to_string()).collect();
                 let checked = match (s.verified, source.db()) {
-                    (true, _) => format!("levels 0..{} verified", s.seeds),
+                    (true, _) => format!(
+                        "levels {} verified",
+                        level_set_text(&levels_needed(s.seeds))
+                    ),
                     (false, None) => format!(
                         "not verified here (run: mancaladb verify --vu {})",
                         shell_quote(dir)

@@ -5,10 +5,11 @@ use std::process::ExitCode;
 use serde::Serialize;
 
 use mancaladb::Error;
-use mancaladb::oware::{Board, Rules};
-use mancaladb::query::{Analysis, Category, Line, LineEnd, analyze, principal_line};
+use mancaladb::oware::{Board, Rules, levels_needed};
+use mancaladb::query::{Analysis, Category, Line, LineEnd, analyze, levels_read, principal_line};
+use mancaladb::source::Source;
 
-use super::args::Reading;
+use super::args::{Reading, level_set_text, shell_quote};
 use super::output::{self, out};
 
 /// Longest principal line printed.
@@ -59,6 +60,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         })?;
     } else {
         print(rules, &analysis, line.as_ref());
+        print_provenance(rules, &board, &source);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -121,4 +123,31 @@ fn print(rules: Rules, a: &Analysis, line: Option<&Line>) {
             LineEnd::Missing { seeds } => out!("  end: level {seeds} is not present"),
         }
     }
+}
+
+/// The levels the value was read from, the levels it rests on (those and
+/// every level below them that they were built from) and whether all of
+/// those passed `verify` here.
+fn print_provenance(rules: Rules, board: &Board, source: &Source) {
+    let read: Vec<String> = levels_read(rules, board)
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    let rests_on = levels_needed(board.seeds());
+    let checked = match (rests_on.iter().all(|&n| source.is_verified(n)), source.db()) {
+        (true, _) => "all verified here".to_string(),
+        (false, None) => format!(
+            "not verified here (run: mancaladb verify --vu {})",
+            shell_quote(source.dir())
+        ),
+        (false, Some(_)) => format!(
+            "not all verified here (run: mancaladb verify --db {})",
+            shell_quote(source.dir())
+        ),
+    };
+    out!(
+        "levels: read {}; rests on {}, {checked}",
+        read.join(", "),
+        level_set_text(&rests_on)
+    );
 }

@@ -108,6 +108,29 @@ fn a_killed_verify_resumes_check_3_from_its_checkpoint() {
     assert!(!check3.parent().unwrap().exists(), "checkpoints left");
 }
 
+/// `query` says which levels a value was read from, which it rests on, and
+/// whether those passed `verify` here: not before `verify`, and after it.
+#[test]
+fn query_says_what_a_value_rests_on_and_whether_it_is_verified() {
+    let dir = built("query-provenance", Rules::Awari, 9);
+    let d = dir.to_str().unwrap();
+    // Stored (an empty opponent pit): its own level and its children's.
+    let pits = "1 1 1 1 1 2 2 0 0 0 0 0";
+    let (code, text) = code_and_stdout(&["query", "--db", d, pits]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("levels: read 9; rests on 0..7,9, not all verified here"),
+        "{text}"
+    );
+    let (code, _) = code_and_stdout(&["verify", "--db", d, "--seeds", "0..9"]);
+    assert_eq!(code, Some(0));
+    let (_, text) = code_and_stdout(&["query", "--db", d, pits]);
+    assert!(
+        text.contains("levels: read 9; rests on 0..7,9, all verified here"),
+        "{text}"
+    );
+}
+
 #[test]
 fn vu_files_are_read_in_place_and_round_trip() {
     let dir = built("vu", Rules::Awari, 10);
