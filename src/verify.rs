@@ -37,16 +37,25 @@
 //!
 //! ## Checkpoints
 //!
-//! Check 3 of the top levels takes hours (level 36: 14 G positions). Of a
-//! table directory it is checkpointed like a build: every
-//! [`checkpoint_interval`] (10 minutes unless `MANCALADB_CHECKPOINT_SECS`
-//! says otherwise) the forward solver's bytes, taken between two of its
-//! batches ([`Saves`]), go to `raw/<rules>/verify.<N>.work/check3`,
-//! compressed, behind a header naming the rule set, the level, the content
-//! hashes of the lower levels it reads and where the solve stands. A later
-//! `verify` of that level whose lower levels have the same hashes resumes
-//! from it (checks 1 and 2 run again: they take a fifth of the time or
-//! less); a damaged one is ignored. The directory goes once check 3 is done.
+//! Checks 2 and 3 of the top levels take hours (level 36: 14 G positions),
+//! longer than a `verify` may be left running. Of a table directory they
+//! are checkpointed like a build, every [`checkpoint_interval`] (10 minutes
+//! unless `MANCALADB_CHECKPOINT_SECS` says otherwise), to
+//! `raw/<rules>/verify.<N>.work/`, each file behind a header naming the
+//! check, the rule set, the level and the content hashes of the levels the
+//! check reads:
+//!
+//! * `check2`: how many tiles of the walk are done, how many positions
+//!   differed in them and the first of those; written after
+//!   the last tile too, so that a `verify` stopped in check 3 does not run
+//!   check 2 again;
+//! * `check3`: the forward solver's bytes, taken between two of its
+//!   batches ([`Saves`]).
+//!
+//! A later `verify` of that level whose levels have the same hashes resumes
+//! from them; a damaged one is ignored, and the check starts afresh. Check
+//! 1 runs in full every time: it is what ties the hashes in the headers to
+//! the bytes on disk. The directory goes once check 3 is done.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -59,7 +68,7 @@ use crate::error::{Error, Result};
 use crate::files::{checkpoint_interval, read_compressed, read_head, write_compressed};
 use crate::memory::Pipeline;
 use crate::oware::forward::{Mark, NoSaves, OwareLevel, Saves, Targets, solve_level_saving};
-use crate::oware::{Board, Encoder, LowerLevels, Rules, level_size, reads_level};
+use crate::oware::{Board, Encoder, LowerLevels, Rules, Tile, level_size, reads_level};
 use crate::progress::Progress;
 use crate::source::Source;
 
@@ -190,13 +199,7 @@ pub fn verify(
             Ok(()) => {
                 let lower = source.lower_levels(seeds)?;
                 let size = level_size(seeds);
-                let stage = progress.stage(format!("level {seeds}: consistency"), size);
-                // Level `seeds`'s own values are held for check 2 only.
-                let values = source.load(seeds)?;
-                check.consistency = consistency(rules, seeds, &values, &lower)?;
-                drop(values);
-                stage.inc(size);
-                stage.finish();
+                check.consistency = check2(source, rules, seeds, &lower, every, progress)?;
                 let mut saves: Box<dyn Saves> = match source.db() {
                     Some((db, rules)) => {
                         Box::new(Check3Saves::new(db, rules, seeds, every, progress)?)
@@ -210,7 +213,7 @@ pub fn verify(
                 stage.inc(size);
                 stage.finish();
                 if let Some((db, rules)) = source.db() {
-                    let dir = Check3Saves::dir(db, rules, seeds);
+                    let dir = work_dir(db, rules, seeds);
                     if dir.exists() {
                         std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
                     }
@@ -242,6 +245,102 @@ pub fn consistency(
     values: &[i8],
     lower: &(impl LowerLevels + ?Sized),
 ) -> Result<Outcome> {
+    consistency_from(rules, seeds, values, lower, Tally::default(), &mut |_| {
+        Ok(())
+    })
+}
+
+/// Where check 2 stands: the first `tiles` tiles of its walk
+/// ([`Encoder::mover_tiles`]) are done, which hold `positions` positions;
+/// `count` of them differ, and `first` are the first of those in index
+/// order (at most [`SHOWN`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Tally {
+    tiles: u64,
+    positions: u64,
+    count: u64,
+    first: Vec<Mismatch>,
+}
+
+impl Tally {
+    /// Bytes of [`Tally::to_bytes`]: tiles, positions, count, how many
+    /// listed, and [`SHOWN`] slots of (index, stored, expected).
+    const BYTES: usize = 8 + 8 + 8 + 1 + SHOWN * 10;
+
+    /// Adds the next `tiles` tiles, of which [`consistency_of_tile`] gave
+    /// `parts`.
+    fn add(&mut self, tiles: u64, parts: Vec<TileCheck>) {
+        self.tiles += tiles;
+        for (positions, count, first) in parts {
+            self.positions += positions;
+            self.count += count;
+            self.first.extend(first);
+        }
+        self.first.sort_unstable_by_key(|m| m.index);
+        self.first.truncate(SHOWN);
+    }
+
+    fn outcome(&self) -> Outcome {
+        match self.count {
+            0 => Outcome::Pass,
+            n => Outcome::Differs(n, self.first.clone()),
+        }
+    }
+
+    fn to_bytes(&self) -> [u8; Tally::BYTES] {
+        let mut b = [0u8; Tally::BYTES];
+        b[0..8].copy_from_slice(&self.tiles.to_le_bytes());
+        b[8..16].copy_from_slice(&self.positions.to_le_bytes());
+        b[16..24].copy_from_slice(&self.count.to_le_bytes());
+        b[24] = self.first.len() as u8;
+        for (m, slot) in self.first.iter().zip(b[25..].chunks_exact_mut(10)) {
+            slot[0..8].copy_from_slice(&m.index.to_le_bytes());
+            slot[8] = m.stored as u8;
+            slot[9] = m.expected as u8;
+        }
+        b
+    }
+
+    /// The tally of `b` (level `seeds`), if it is one.
+    fn from_bytes(b: &[u8; Tally::BYTES], seeds: usize) -> Option<Tally> {
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        let listed = usize::from(b[24]);
+        if listed > SHOWN {
+            return None;
+        }
+        let enc = Encoder::new(seeds);
+        let first = (b[25..].chunks_exact(10).take(listed))
+            .map(|slot| {
+                let index = u64::from_le_bytes(slot[0..8].try_into().expect("8 bytes"));
+                (index < level_size(seeds)).then(|| Mismatch {
+                    index,
+                    board: enc.unrank(seeds, index),
+                    stored: slot[8] as i8,
+                    expected: slot[9] as i8,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Tally {
+            tiles: u64_at(0),
+            positions: u64_at(8),
+            count: u64_at(16),
+            first,
+        })
+    }
+}
+
+/// [`consistency`] from the tally `start` on: the walk goes on after its
+/// first `start.tiles` tiles, in parts of about 1/128 of the level, and
+/// hands the tally to `after_part` after each part (with the last tile's
+/// too); an error of `after_part` ends the check with it.
+fn consistency_from(
+    rules: Rules,
+    seeds: usize,
+    values: &[i8],
+    lower: &(impl LowerLevels + ?Sized),
+    start: Tally,
+    after_part: &mut dyn FnMut(&Tally) -> Result<()>,
+) -> Result<Outcome> {
     let size = level_size(seeds);
     if values.len() as u64 != size || lower.levels() != seeds {
         return Err(Error::Invalid(format!(
@@ -253,61 +352,86 @@ pub fn consistency(
     let level = OwareLevel::new(rules, seeds, lower);
     let enc = Encoder::new(seeds);
     let tiles = enc.mover_tiles(seeds);
-    let range = 0..size;
-    let parts = tiles
-        .par_chunks(16)
-        .map(|tiles| -> Result<(u64, Vec<Mismatch>)> {
-            let (mut count, mut first) = (0u64, Vec::new());
-            let mut failed = None;
-            let mut check = |(i, board, targets): (u64, Board, Targets)| {
-                let mut expected = None;
-                for (captured, index) in targets.iter() {
-                    let child = match captured {
-                        0 => Ok(values[index as usize]),
-                        c => lower.value(seeds - usize::from(c), index),
-                    };
-                    match child {
-                        Ok(v) => expected = expected.max(Some(captured as i8 - v)),
-                        Err(e) => {
-                            failed = failed.take().or(Some(e));
-                            return;
-                        }
-                    }
-                }
-                // No move: the opponent takes the rest.
-                let expected = expected.unwrap_or(-(seeds as i8));
-                let stored = values[i as usize];
-                if stored != expected {
-                    count += 1;
-                    keep_first(
-                        &mut first,
-                        Mismatch {
-                            index: i,
-                            board,
-                            stored,
-                            expected,
-                        },
-                    );
-                }
+    let part_size = size.div_ceil(128);
+    let mut tally = start;
+    while (tally.tiles as usize) < tiles.len() {
+        let from = tally.tiles as usize;
+        let (mut to, mut positions) = (from, 0);
+        while to < tiles.len() && positions < part_size {
+            positions += enc.tile_size(seeds, &tiles[to]);
+            to += 1;
+        }
+        let parts = tiles[from..to]
+            .par_iter()
+            .map(|tile| consistency_of_tile(seeds, values, lower, &level, &enc, tile))
+            .collect::<Result<Vec<_>>>()?;
+        tally.add((to - from) as u64, parts);
+        after_part(&tally)?;
+    }
+    Ok(tally.outcome())
+}
+
+/// Check 2 of one tile: how many positions it holds, how many of them
+/// differ, and the first of those (a few more than [`SHOWN`] at most, in
+/// no order).
+type TileCheck = (u64, u64, Vec<Mismatch>);
+
+/// Check 2 on the positions of `tile`.
+fn consistency_of_tile<L: LowerLevels + ?Sized>(
+    seeds: usize,
+    values: &[i8],
+    lower: &L,
+    level: &OwareLevel<'_, L>,
+    enc: &Encoder,
+    tile: &Tile,
+) -> Result<TileCheck> {
+    let (mut positions, mut count, mut first) = (0u64, 0u64, Vec::new());
+    let mut failed = None;
+    let mut check = |(i, board, targets): (u64, Board, Targets)| {
+        let mut expected = None;
+        for (captured, index) in targets.iter() {
+            let child = match captured {
+                0 => Ok(values[index as usize]),
+                c => lower.value(seeds - usize::from(c), index),
             };
-            let mut pipeline = Pipeline::new((0, Board::EMPTY, Targets::default()));
-            for tile in tiles {
-                enc.walk_tile(seeds, tile, &range, |i, board| {
-                    let targets = level.targets(board);
-                    for (captured, index) in targets.iter() {
-                        match captured {
-                            0 => crate::memory::prefetch(&values[index as usize]),
-                            c => lower.prefetch(seeds - usize::from(c), index),
-                        }
-                    }
-                    pipeline.push((i, *board, targets), &mut check);
-                });
+            match child {
+                Ok(v) => expected = expected.max(Some(captured as i8 - v)),
+                Err(e) => {
+                    failed = failed.take().or(Some(e));
+                    return;
+                }
             }
-            pipeline.finish(&mut check);
-            failed.map_or(Ok((count, first)), Err)
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(differences(parts))
+        }
+        // No move: the opponent takes the rest.
+        let expected = expected.unwrap_or(-(seeds as i8));
+        let stored = values[i as usize];
+        if stored != expected {
+            count += 1;
+            keep_first(
+                &mut first,
+                Mismatch {
+                    index: i,
+                    board,
+                    stored,
+                    expected,
+                },
+            );
+        }
+    };
+    let mut pipeline = Pipeline::new((0, Board::EMPTY, Targets::default()));
+    enc.walk_tile(seeds, tile, &(0..level_size(seeds)), |i, board| {
+        positions += 1;
+        let targets = level.targets(board);
+        for (captured, index) in targets.iter() {
+            match captured {
+                0 => crate::memory::prefetch(&values[index as usize]),
+                c => lower.prefetch(seeds - usize::from(c), index),
+            }
+        }
+        pipeline.push((i, *board, targets), &mut check);
+    });
+    pipeline.finish(&mut check);
+    failed.map_or(Ok((positions, count, first)), Err)
 }
 
 /// Adds `m` to `first`, the differing positions of lowest index seen so
@@ -318,6 +442,124 @@ fn keep_first(first: &mut Vec<Mismatch>, m: Mismatch) {
         first.sort_unstable_by_key(|m| m.index);
         first.truncate(SHOWN);
     }
+}
+
+/// Check 2 of level `seeds` of `source`, with its lower levels `lower`:
+/// of a table directory resumed from its checkpoint, or taken whole from
+/// it when an earlier `verify` finished it on the same contents, and
+/// checkpointed (see "Checkpoints" in the module documentation).
+fn check2(
+    source: &Source,
+    rules: Rules,
+    seeds: usize,
+    lower: &(impl LowerLevels + ?Sized),
+    every: Option<Duration>,
+    progress: Progress,
+) -> Result<Outcome> {
+    let mut saves = match source.db() {
+        Some((db, rules)) => Some(Check2Saves::new(db, rules, seeds, every)?),
+        None => None,
+    };
+    let tiles = Encoder::new(seeds).mover_tiles(seeds).len() as u64;
+    let start = (saves.as_ref().and_then(Check2Saves::resume))
+        .filter(|t| t.tiles <= tiles)
+        .unwrap_or_default();
+    if start.tiles == tiles {
+        let said = match start.count {
+            0 => "pass".to_string(),
+            n => format!("{n} positions differ"),
+        };
+        progress.line(&format!(
+            "level {seeds}: check 2 was done on these contents before: {said}"
+        ));
+        return Ok(start.outcome());
+    }
+    let stage = progress.stage(format!("level {seeds}: consistency"), level_size(seeds));
+    if start.tiles > 0 {
+        progress.line(&format!(
+            "level {seeds}: check 2 resuming at tile {} of {tiles}",
+            start.tiles
+        ));
+        stage.inc(start.positions);
+    }
+    // Level `seeds`'s own values are held for check 2 only.
+    let values = source.load(seeds)?;
+    let mut reached = start.positions;
+    let outcome = consistency_from(rules, seeds, &values, lower, start, &mut |tally| {
+        stage.inc(tally.positions - reached);
+        reached = tally.positions;
+        match &mut saves {
+            Some(saves) => saves.after_part(tally, tally.tiles == tiles),
+            None => Ok(()),
+        }
+    })?;
+    stage.finish();
+    Ok(outcome)
+}
+
+/// The content hashes of the levels a check of level `seeds` reads, after
+/// `magic`, the rule set and the level: what a checkpoint's header starts
+/// with. `own`: level `seeds` itself is read too.
+fn identity(magic: &[u8; 8], db: &Db, rules: Rules, seeds: usize, own: bool) -> Result<Vec<u8>> {
+    let mut identity = magic.to_vec();
+    identity.push(rules.code());
+    identity.extend_from_slice(&(seeds as u32).to_le_bytes());
+    let read = |k: usize| reads_level(seeds, k) || (own && k == seeds);
+    for k in (0..=seeds).filter(|&k| read(k)) {
+        identity.extend_from_slice(&db.open(rules, k)?.header().content_sha256);
+    }
+    Ok(identity)
+}
+
+/// Where check 2 of one level of a table directory stands (see
+/// "Checkpoints" in the module documentation).
+struct Check2Saves {
+    path: PathBuf,
+    identity: Vec<u8>,
+    seeds: usize,
+    every: Option<Duration>,
+    last: Instant,
+}
+
+impl Check2Saves {
+    const MAGIC: &[u8; 8] = b"MDBCHK21";
+
+    fn new(db: &Db, rules: Rules, seeds: usize, every: Option<Duration>) -> Result<Check2Saves> {
+        Ok(Check2Saves {
+            path: work_dir(db, rules, seeds).join("check2"),
+            identity: identity(Self::MAGIC, db, rules, seeds, true)?,
+            seeds,
+            every,
+            last: Instant::now(),
+        })
+    }
+
+    /// The tally saved for these contents, if there is a sound one.
+    fn resume(&self) -> Option<Tally> {
+        let mut bytes = [0u8; Tally::BYTES];
+        // Unreadable or damaged: the check starts afresh, which is never wrong.
+        read_compressed(&self.path, &self.identity, &mut bytes).ok()?;
+        Tally::from_bytes(&bytes, self.seeds)
+    }
+
+    /// Saves `tally` if a checkpoint is due or the check is `complete`
+    /// (unless checkpoints are off).
+    fn after_part(&mut self, tally: &Tally, complete: bool) -> Result<()> {
+        match self.every {
+            Some(every) if complete || self.last.elapsed() >= every => {}
+            _ => return Ok(()),
+        }
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        write_compressed(dir, &self.path, &self.identity, &tally.to_bytes())?;
+        self.last = Instant::now();
+        Ok(())
+    }
+}
+
+/// Where the checkpoints of `verify` of level `seeds` go.
+fn work_dir(db: &Db, rules: Rules, seeds: usize) -> PathBuf {
+    db.raw_dir(rules).join(format!("verify.{seeds}.work"))
 }
 
 /// Check 3 on level `seeds`: solve it again by forward sweeps from the
@@ -358,11 +600,6 @@ struct Check3Saves {
 impl Check3Saves {
     const MAGIC: &[u8; 8] = b"MDBCHK31";
 
-    /// Where the checkpoints of check 3 of level `seeds` go.
-    fn dir(db: &Db, rules: Rules, seeds: usize) -> PathBuf {
-        db.raw_dir(rules).join(format!("verify.{seeds}.work"))
-    }
-
     fn new(
         db: &Db,
         rules: Rules,
@@ -370,15 +607,9 @@ impl Check3Saves {
         every: Option<Duration>,
         progress: Progress,
     ) -> Result<Check3Saves> {
-        let mut identity = Self::MAGIC.to_vec();
-        identity.push(rules.code());
-        identity.extend_from_slice(&(seeds as u32).to_le_bytes());
-        for k in (0..seeds).filter(|&k| reads_level(seeds, k)) {
-            identity.extend_from_slice(&db.open(rules, k)?.header().content_sha256);
-        }
         Ok(Check3Saves {
-            path: Self::dir(db, rules, seeds).join("check3"),
-            identity,
+            path: work_dir(db, rules, seeds).join("check3"),
+            identity: identity(Self::MAGIC, db, rules, seeds, false)?,
             every,
             last: Instant::now(),
             seeds,
@@ -506,4 +737,59 @@ fn differences(parts: Vec<(u64, Vec<Mismatch>)>) -> Outcome {
     first.sort_unstable_by_key(|m| m.index);
     first.truncate(SHOWN);
     Outcome::Differs(count, first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oware::forward::solve_level_forward;
+
+    /// Check 2 stopped after any part and resumed from its tally's bytes
+    /// (a checkpoint written and read back) finds what it finds straight
+    /// through: as many differing positions, and the same first ones.
+    #[test]
+    fn check_2_resumed_after_any_part_finds_the_same_differences() {
+        let rules = Rules::Awari;
+        let mut levels: Vec<Vec<i8>> = Vec::new();
+        for n in 0..=12 {
+            let values = solve_level_forward(rules, n, &levels).unwrap().to_vec();
+            levels.push(values);
+        }
+        let mut level = levels.pop().expect("level 12");
+        let lower = &levels;
+        assert_eq!(
+            consistency(rules, 12, &level, lower).unwrap(),
+            Outcome::Pass
+        );
+        // Wrong values spread over the level: more than are listed.
+        let planted: Vec<usize> = (0..2 * SHOWN).map(|k| 97 + k * level.len() / 23).collect();
+        for &i in &planted {
+            level[i] = if level[i] == 12 { 11 } else { 12 };
+        }
+        let straight = consistency(rules, 12, &level, lower).unwrap();
+        let Outcome::Differs(count, first) = &straight else {
+            panic!("planted values not found: {straight:?}");
+        };
+        assert!(*count >= planted.len() as u64, "{count}");
+        assert_eq!(first.len(), SHOWN);
+        // (Their parents read them, so some of those differ too.)
+        assert!(first.windows(2).all(|w| w[0].index < w[1].index));
+        // Every part's tally, as a checkpoint would hold it.
+        let mut tallies = Vec::new();
+        consistency_from(rules, 12, &level, lower, Tally::default(), &mut |t| {
+            tallies.push(t.to_bytes());
+            Ok(())
+        })
+        .unwrap();
+        assert!(tallies.len() > 8, "{} parts", tallies.len());
+        let last = Tally::from_bytes(tallies.last().unwrap(), 12).unwrap();
+        assert_eq!(last.positions, level_size(12));
+        assert_eq!(last.outcome(), straight);
+        for bytes in &tallies {
+            let start = Tally::from_bytes(bytes, 12).unwrap();
+            let resumed =
+                consistency_from(rules, 12, &level, lower, start, &mut |_| Ok(())).unwrap();
+            assert_eq!(resumed, straight);
+        }
+    }
 }

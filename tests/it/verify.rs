@@ -71,28 +71,16 @@ fn a_planted_wrong_value_fails_with_exit_1_naming_the_position() {
     assert_eq!(code, Some(0));
 }
 
-/// `verify` killed during check 3 (a checkpoint after every batch)
-/// resumes check 3 from its checkpoint, passes, and removes the
-/// checkpoint's directory.
-#[test]
-fn a_killed_verify_resumes_check_3_from_its_checkpoint() {
+/// Runs `verify --seeds 14` of `dir` with a checkpoint after every step
+/// that can take one, and SIGKILLs it `times` times, each soon after
+/// `file` appears; returns their standard errors.
+fn verify_killed(dir: &std::path::Path, file: &std::path::Path, times: usize) -> String {
     use std::time::{Duration, Instant};
-    let dir = built("verify-killed", Rules::Awari, 14);
-    let check3 = dir.join("raw/awari/verify.14.work/check3");
-    let verify = || {
-        let mut c = crate::common::bin();
-        c.args(["verify", "--seeds", "14", "--db"])
-            .arg(&dir)
-            .env("MANCALADB_CHECKPOINT_SECS", "0")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped());
-        c
-    };
     let mut log = String::new();
-    for _ in 0..3 {
-        let mut child = verify().spawn().unwrap();
+    for _ in 0..times {
+        let mut child = verify_14(dir).spawn().unwrap();
         let start = Instant::now();
-        while !check3.exists() && start.elapsed() < Duration::from_secs(60) {
+        while !file.exists() && start.elapsed() < Duration::from_secs(60) {
             std::thread::sleep(Duration::from_millis(1));
         }
         std::thread::sleep(Duration::from_millis(30));
@@ -100,10 +88,53 @@ fn a_killed_verify_resumes_check_3_from_its_checkpoint() {
         let out = child.wait_with_output().unwrap();
         log.push_str(&String::from_utf8_lossy(&out.stderr));
     }
-    assert!(check3.exists(), "no checkpoint left to resume from:\n{log}");
-    let out = verify().output().unwrap();
+    assert!(file.exists(), "no checkpoint left to resume from:\n{log}");
+    log
+}
+
+fn verify_14(dir: &std::path::Path) -> std::process::Command {
+    let mut c = crate::common::bin();
+    c.args(["verify", "--seeds", "14", "--db"])
+        .arg(dir)
+        .env("MANCALADB_CHECKPOINT_SECS", "0")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    c
+}
+
+/// `verify` killed during check 2 (a checkpoint after every part of its
+/// walk) resumes check 2 where its checkpoint stands, and passes.
+#[test]
+fn a_killed_verify_resumes_check_2_from_its_checkpoint() {
+    let dir = built("verify-killed-2", Rules::Awari, 14);
+    let check2 = dir.join("raw/awari/verify.14.work/check2");
+    let log = verify_killed(&dir, &check2, 1);
+    let out = verify_14(&dir).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{log}{err}");
+    assert!(
+        err.contains("level 14: check 2 resuming at tile"),
+        "{log}{err}"
+    );
+    assert!(!check2.parent().unwrap().exists(), "checkpoints left");
+}
+
+/// `verify` killed during check 3 (a checkpoint after every batch)
+/// resumes check 3 from its checkpoint, does not run check 2 again (done
+/// on the same contents), passes, and removes the checkpoints' directory.
+#[test]
+fn a_killed_verify_resumes_check_3_from_its_checkpoint() {
+    let dir = built("verify-killed", Rules::Awari, 14);
+    let check3 = dir.join("raw/awari/verify.14.work/check3");
+    let log = verify_killed(&dir, &check3, 3);
+    let out = verify_14(&dir).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}{err}");
+    assert!(
+        err.contains("level 14: check 2 was done on these contents before: pass"),
+        "{log}{err}"
+    );
+    assert!(!err.contains("consistency"), "check 2 ran again:\n{err}");
     assert!(err.contains("check 3 resuming at threshold"), "{log}{err}");
     assert!(!check3.parent().unwrap().exists(), "checkpoints left");
 }
