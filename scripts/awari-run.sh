@@ -1,0 +1,62 @@
+#!/bin/sh
+# The long awari run of issue 11 (levels 0..36 on one machine), resumable.
+# Run it in a directory outside the checkout, detached so that it outlives the
+# shell (BENCHMARKS.md, "Levels 25..36: the run"):
+#
+#   setsid nohup sh scripts/awari-run.sh build  DIR BIN > /dev/null 2>&1 &
+#   setsid nohup sh scripts/awari-run.sh verify DIR BIN FROM TO > /dev/null 2>&1 &
+#   sh scripts/awari-run.sh check DIR
+#
+# build:  levels 0..34 and 36 first (level N never reads level N-1), then 35;
+#         finished levels are skipped and the level in progress resumes from its
+#         last checkpoint. Reports go to DIR/log, `time -v` to DIR/stderr.log, and
+#         the directory's and the work files' bytes every minute to DIR/disk.tsv.
+# verify: levels FROM..TO not yet in DIR/verified.tsv, one process per level
+#         (log in DIR/verify.log, `time -v` in DIR/verify-N.time); checks 2 and 3
+#         resume from their checkpoints.
+# check:  each table's sha256 against the file-sha256 column of db/CHECKSUMS.
+# AUTOGROUP_NICE=N gives the run's scheduling group a lower weight (0..19), so
+# that it yields to interactive work; plain `nice` does not (autogroups).
+set -u
+mode=${1:?usage: awari-run.sh build|verify|check DIR [BIN [FROM TO]]}
+dir=${2:?DIR}
+sums=$(cd "$(dirname "$0")/.." && pwd)/db/CHECKSUMS
+cd "$dir" || exit 2
+[ -n "${AUTOGROUP_NICE:-}" ] && echo "$AUTOGROUP_NICE" > /proc/self/autogroup
+
+case $mode in
+build)
+  bin=$(realpath "${3:?BIN}")
+  ( while :; do
+      printf '%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$(du -sb . | cut -f1)" \
+        "$(du -scb raw/*/*.work 2>/dev/null | tail -n 1 | cut -f1)" >> disk.tsv
+      sleep 60
+    done ) &
+  logger=$!
+  trap 'kill $logger' EXIT
+  # --wait: a process just killed may hold the directory lock while it exits.
+  /usr/bin/time -v "$bin" build --wait --levels 0..34,36 --db . >> log 2>> stderr.log &&
+  /usr/bin/time -v "$bin" build --wait --max-seeds 36 --db . >> log 2>> stderr.log
+  ;;
+verify)
+  bin=$(realpath "${3:?BIN}")
+  for n in $(seq "${4:?FROM}" "${5:?TO}"); do
+    [ -e "awari-$(printf %02d "$n").mdb" ] || continue
+    grep -q "^$(printf 'awari\t%s\t' "$n")" verified.tsv 2>/dev/null && continue
+    /usr/bin/time -v "$bin" verify --seeds "$n" --db . >> verify.log 2>> "verify-$n.time"
+  done
+  ;;
+check)
+  for f in awari-*.mdb; do
+    n=$(basename "$f" .mdb); n=${n#awari-}; n=${n#0}
+    want=$(awk -v n="$n" '$1 == "awari" && $2 == n { print $5 }' "$sums")
+    got=$(sha256sum < "$f" | cut -d' ' -f1)
+    if [ -z "$want" ] || [ "$want" = - ]; then echo "level $n: new, $got"
+    elif [ "$want" = "$got" ]; then echo "level $n: as db/CHECKSUMS"
+    else echo "level $n: DIFFERS from db/CHECKSUMS"; status=1
+    fi
+  done
+  exit "${status:-0}"
+  ;;
+*) echo "awari-run.sh: unknown mode $mode" >&2; exit 2 ;;
+esac
