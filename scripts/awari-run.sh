@@ -4,7 +4,7 @@
 # shell (BENCHMARKS.md, "Levels 25..36: the run"):
 #
 #   setsid nohup sh scripts/awari-run.sh build  DIR BIN > /dev/null 2>&1 &
-#   setsid nohup sh scripts/awari-run.sh verify DIR BIN FROM TO > /dev/null 2>&1 &
+#   setsid nohup sh scripts/awari-run.sh verify DIR BIN FROM TO [CHECKS] > /dev/null 2>&1 &
 #   sh scripts/awari-run.sh check DIR
 #
 # build:  levels 0..34 and 36 first (level N never reads level N-1), then 35;
@@ -13,12 +13,13 @@
 #         the directory's and the work files' bytes every minute to DIR/disk.tsv.
 # verify: levels FROM..TO not yet in DIR/verified.tsv, one process per level
 #         (log in DIR/verify.log, `time -v` in DIR/verify-N.time); checks 2 and 3
-#         resume from their checkpoints.
+#         resume from their checkpoints. CHECKS 2: checks 1 and 2 only (`verify
+#         --checks 2`, logged to DIR/verify-checks2.log, recorded nowhere else).
 # check:  each table's sha256 against the file-sha256 column of db/CHECKSUMS.
 # AUTOGROUP_NICE=N gives the run's scheduling group a lower weight (0..19), so
 # that it yields to interactive work; plain `nice` does not (autogroups).
 set -u
-mode=${1:?usage: awari-run.sh build|verify|check DIR [BIN [FROM TO]]}
+mode=${1:?usage: awari-run.sh build|verify|check DIR [BIN [FROM TO [CHECKS]]]}
 dir=${2:?DIR}
 sums=$(cd "$(dirname "$0")/.." && pwd)/db/CHECKSUMS
 cd "$dir" || exit 2
@@ -43,7 +44,12 @@ verify)
   for n in $(seq "${4:?FROM}" "${5:?TO}"); do
     [ -e "awari-$(printf %02d "$n").mdb" ] || continue
     grep -q "^$(printf 'awari\t%s\t' "$n")" verified.tsv 2>/dev/null && continue
-    /usr/bin/time -v "$bin" verify --seeds "$n" --db . >> verify.log 2>> "verify-$n.time"
+    if [ "${6:-3}" = 2 ]; then
+      /usr/bin/time -v "$bin" verify --checks 2 --seeds "$n" --db . \
+        >> verify-checks2.log 2>> "verify-checks2-$n.time"
+    else
+      /usr/bin/time -v "$bin" verify --seeds "$n" --db . >> verify.log 2>> "verify-$n.time"
+    fi
   done
   ;;
 check)

@@ -53,7 +53,10 @@
 //!   batches ([`Saves`]).
 //!
 //! A later `verify` of that level whose levels have the same hashes resumes
-//! from them; a damaged one is ignored, and the check starts afresh. Check
+//! from them; a damaged one is ignored, and the check starts afresh. A
+//! `verify` asked for checks 1 and 2 only ([`Checks::Consistency`]: where
+//! check 3's memory or hours are not to be had) leaves `check2` behind, so
+//! a full one later goes straight to check 3. Check
 //! 1 runs in full every time: it is what ties the hashes in the headers to
 //! the bytes on disk. The directory goes once check 3 is done.
 
@@ -97,7 +100,7 @@ pub enum Outcome {
     Broken(String),
     /// Values differ: how many, and the first ones.
     Differs(u64, Vec<Mismatch>),
-    /// Not run (`--quick`, or an earlier check failed).
+    /// Not run (not asked for, or an earlier check failed).
     Skipped,
 }
 
@@ -167,14 +170,29 @@ impl Serialize for LevelCheck {
     }
 }
 
-/// Checks levels `levels` of `source` under `rules`; `quick` runs check 1
-/// only. Levels below each one checked are read as needed (and must be
+/// How far [`verify`] goes: the checks up to and including this one.
+///
+/// Check 2 of level `N` holds one byte per position and check 3 a little
+/// more, for hours at the top levels; a machine that can afford check 2
+/// only still gets a verdict on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Checks {
+    /// Check 1 only.
+    Integrity,
+    /// Checks 1 and 2.
+    Consistency,
+    /// All three checks.
+    All,
+}
+
+/// Checks levels `levels` of `source` under `rules`, as far as `checks`
+/// says. Levels below each one checked are read as needed (and must be
 /// sound: an unreadable one is an error, not a failed check).
 pub fn verify(
     source: &Source,
     rules: Rules,
     levels: impl IntoIterator<Item = usize>,
-    quick: bool,
+    checks: Checks,
     progress: Progress,
     mut on_level: impl FnMut(&LevelCheck),
 ) -> Result<Vec<LevelCheck>> {
@@ -195,28 +213,12 @@ pub fn verify(
             // not a verdict on the table but an error of the run.
             Err(e @ Error::Corrupt { .. }) => check.integrity = Outcome::Broken(e.to_string()),
             Err(e) => return Err(e),
-            Ok(()) if quick => {}
+            Ok(()) if checks == Checks::Integrity => {}
             Ok(()) => {
                 let lower = source.lower_levels(seeds)?;
-                let size = level_size(seeds);
                 check.consistency = check2(source, rules, seeds, &lower, every, progress)?;
-                let mut saves: Box<dyn Saves> = match source.db() {
-                    Some((db, rules)) => {
-                        Box::new(Check3Saves::new(db, rules, seeds, every, progress)?)
-                    }
-                    None => Box::new(NoSaves),
-                };
-                let stage = progress.stage(format!("level {seeds}: re-derivation"), size);
-                check.rederivation = rederivation(rules, seeds, &lower, &mut *saves, |f| {
-                    source.for_each_chunk(seeds, f)
-                })?;
-                stage.inc(size);
-                stage.finish();
-                if let Some((db, rules)) = source.db() {
-                    let dir = work_dir(db, rules, seeds);
-                    if dir.exists() {
-                        std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-                    }
+                if checks == Checks::All {
+                    check.rederivation = check3(source, rules, seeds, &lower, every, progress)?;
                 }
             }
         }
@@ -224,12 +226,43 @@ pub fn verify(
         on_level(&check);
         let broken = check.integrity.failed();
         out.push(check);
-        if broken && levels.last() != Some(&seeds) && !quick {
+        if broken && levels.last() != Some(&seeds) && checks != Checks::Integrity {
             // Higher levels would be checked against values we cannot read.
             break;
         }
     }
     Ok(out)
+}
+
+/// Check 3 on level `seeds` of `source`, checkpointed every `every` in a
+/// table directory; its work directory (check 2's file included) goes
+/// once it is done.
+fn check3(
+    source: &Source,
+    rules: Rules,
+    seeds: usize,
+    lower: &(impl LowerLevels + ?Sized),
+    every: Option<Duration>,
+    progress: Progress,
+) -> Result<Outcome> {
+    let mut saves: Box<dyn Saves> = match source.db() {
+        Some((db, rules)) => Box::new(Check3Saves::new(db, rules, seeds, every, progress)?),
+        None => Box::new(NoSaves),
+    };
+    let size = level_size(seeds);
+    let stage = progress.stage(format!("level {seeds}: re-derivation"), size);
+    let outcome = rederivation(rules, seeds, lower, &mut *saves, |f| {
+        source.for_each_chunk(seeds, f)
+    })?;
+    stage.inc(size);
+    stage.finish();
+    if let Some((db, rules)) = source.db() {
+        let dir = work_dir(db, rules, seeds);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        }
+    }
+    Ok(outcome)
 }
 
 /// Check 2 on level `seeds` with values `values` and lower levels `lower`

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use mancaladb::Error;
 use mancaladb::progress::Progress;
 use mancaladb::source::Source;
-use mancaladb::verify::{LevelCheck, Outcome, verify};
+use mancaladb::verify::{Checks, LevelCheck, Outcome, verify};
 
 use super::args::{self, Reading};
 use super::output::{self, out};
@@ -19,9 +19,13 @@ pub struct Args {
     /// Level N or range N..M (default: every level present).
     #[arg(long, value_parser = args::oware_levels)]
     seeds: Option<RangeInclusive<usize>>,
-    /// Integrity only (headers, checksums, sizes).
-    #[arg(long)]
+    /// Integrity only (headers, checksums, sizes): `--checks 1`.
+    #[arg(long, conflicts_with = "checks")]
     quick: bool,
+    /// Run checks 1..=N only: 1 integrity, 2 consistency, 3 re-derivation
+    /// (default). A level is recorded as verified only after all three.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=3))]
+    checks: Option<u8>,
     /// Print a JSON list, one object per level.
     #[arg(long)]
     json: bool,
@@ -36,11 +40,16 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         None => present,
     };
     let json = a.json;
+    let depth = match (a.quick, a.checks) {
+        (true, _) | (_, Some(1)) => Checks::Integrity,
+        (_, Some(2)) => Checks::Consistency,
+        _ => Checks::All,
+    };
     let checks = verify(
         &source,
         a.read.at.rules,
         levels,
-        a.quick,
+        depth,
         Progress::Auto,
         |c| {
             if !json {
@@ -48,7 +57,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
             }
         },
     )?;
-    if let (Some((db, rules)), false) = (source.db(), a.quick) {
+    if let (Some((db, rules)), Checks::All) = (source.db(), depth) {
         // The verdict does not depend on being able to record it.
         for c in checks.iter().filter(|c| c.passed()) {
             if let Err(e) = db.record_verified(rules, c.seeds) {

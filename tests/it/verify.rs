@@ -7,7 +7,7 @@ use mancaladb::oware::{Encoder, Rules};
 use mancaladb::progress::Progress;
 use mancaladb::source::Source;
 use mancaladb::table::{TableId, write_table};
-use mancaladb::verify::{Outcome, verify};
+use mancaladb::verify::{Checks, Outcome, verify};
 
 #[test]
 fn verify_passes_on_built_levels_of_both_rule_sets() {
@@ -17,7 +17,7 @@ fn verify_passes_on_built_levels_of_both_rule_sets() {
             &Source::tables(&dir, rules),
             rules,
             0..=11,
-            false,
+            Checks::All,
             Progress::Quiet,
             |_| {},
         )
@@ -69,6 +69,42 @@ fn a_planted_wrong_value_fails_with_exit_1_naming_the_position() {
     // Quick mode only checks integrity, which holds.
     let (code, _) = code_and_stdout(&["verify", "--quick", "--db", dir.to_str().unwrap()]);
     assert_eq!(code, Some(0));
+}
+
+/// `verify --checks 2` runs checks 1 and 2, says check 3 did not run, and
+/// records nothing: a level is verified only after all three. A full
+/// `verify` afterwards takes check 2's verdict from its file and records
+/// the level.
+#[test]
+fn verify_checks_2_stops_before_rederivation_and_records_nothing() {
+    let dir = built("verify-checks-2", Rules::Awari, 10);
+    let d = dir.to_str().unwrap();
+    let (code, text) = code_and_stdout(&["verify", "--checks", "2", "--seeds", "10", "--db", d]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("check 2 consistency: pass")
+            && text.contains("check 3 re-derivation: not run"),
+        "{text}"
+    );
+    assert!(!dir.join("verified.tsv").exists());
+    assert!(dir.join("raw/awari/verify.10.work/check2").exists());
+    let out = run(&["verify", "--seeds", "10", "--db", d]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("check 2 was done on these contents before: pass"),
+        "{err}"
+    );
+    assert!(
+        std::fs::read_to_string(dir.join("verified.tsv"))
+            .unwrap()
+            .contains("awari\t10\t")
+    );
+    // Out of range, or beside --quick: a usage error.
+    for bad in [&["--checks", "4"][..], &["--checks", "2", "--quick"]] {
+        let out = run(&[&["verify", "--db", d][..], bad].concat());
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
 }
 
 /// Runs `verify --seeds 14` of `dir` with a checkpoint after every step
@@ -303,7 +339,7 @@ fn verify_reads_lower_levels_from_tables_alone() {
         &source,
         Rules::Awari,
         9..=11,
-        false,
+        Checks::All,
         Progress::Quiet,
         |_| {},
     )
@@ -332,7 +368,7 @@ fn verify_reads_lower_levels_from_tables_alone() {
         &source,
         Rules::Awari,
         11..=11,
-        false,
+        Checks::All,
         Progress::Quiet,
         |_| {},
     )
@@ -378,7 +414,7 @@ fn a_damaged_lower_block_is_an_error_of_the_run_not_a_verdict() {
         &source,
         Rules::Awari,
         11..=11,
-        false,
+        Checks::All,
         Progress::Quiet,
         |c| seen.push(c.clone()),
     );
@@ -400,7 +436,15 @@ fn a_damaged_lower_block_is_an_error_of_the_run_not_a_verdict() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains("FAILED"));
     assert!(!dir.join("verified.tsv").exists());
     // Level 9 itself fails its check 1.
-    let checks = verify(&source, Rules::Awari, 9..=9, true, Progress::Quiet, |_| {}).unwrap();
+    let checks = verify(
+        &source,
+        Rules::Awari,
+        9..=9,
+        Checks::Integrity,
+        Progress::Quiet,
+        |_| {},
+    )
+    .unwrap();
     assert!(matches!(checks[0].integrity, Outcome::Broken(_)));
 }
 
