@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use memmap2::Mmap;
 
-use crate::db::{Db, map_raw, write_raw};
+use crate::db::{Db, map_raw, read_at_random, write_raw};
 use crate::error::{Error, Result};
 use crate::files::remove_if_present;
 use crate::memory::prefetch;
@@ -156,9 +156,10 @@ impl Lower {
         let levels = (0..n)
             .map(|k| match (reads_level(n, k), window.contains(&k)) {
                 (false, _) => Ok(Stored::Unread),
-                (true, true) => {
-                    map_raw(&db.raw_path(rules, k)).map(|m| Stored::Mapped(Arc::new(m)))
-                }
+                (true, true) => map_raw(&db.raw_path(rules, k)).map(|m| {
+                    read_at_random(&m);
+                    Stored::Mapped(Arc::new(m))
+                }),
                 (true, false) => db
                     .open(rules, k)
                     .map(|t| Stored::Table(Level::new(k, t, db.raw_path(rules, k)))),

@@ -56,7 +56,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use memmap2::Mmap;
 
-use crate::db::map_raw;
+use crate::db::{map_raw, read_at_random};
 use crate::error::{Error, Result};
 use crate::memory::prefetch;
 use crate::table::{Table, sha256};
@@ -270,6 +270,8 @@ impl Level {
                 .ok()
                 .filter(|m| m.len() as u64 == h.positions && sha256(m) == h.content_sha256);
             if let Some(m) = matching {
+                // Hashed in one scan; from now on, probes at random.
+                read_at_random(&m);
                 let _ = self.raw.set(Arc::new(m));
             }
         }

@@ -1,0 +1,45 @@
+#!/bin/sh
+# Bytes read from disk by the build of one level when the page cache cannot
+# hold its lower levels beside its state: the top levels' situation on a
+# small machine, reproduced at a small level inside a memory cgroup.
+#
+#   scripts/lower-reads.sh TABLES LEVEL LIMIT_MB BIN [BIN...]   (as root)
+#
+# Hard-links the tables of levels 0..LEVEL-2 from TABLES into a scratch
+# directory (WORK, default /root/mancaladb-runs/lower-reads), then builds
+# LEVEL there with each BIN in turn, twice over (BIN1 BIN2 BIN1 BIN2 ...),
+# each run inside a memory cgroup of LIMIT_MB (page cache included) emptied
+# first, and prints each run's report line (its "GB read from disk").
+# The first run also writes the raw copies (the default 8 GiB budget keeps
+# those of every level read); the runs after it find them there.
+set -eu
+tables=$(realpath "${1:?TABLES}")
+level=${2:?LEVEL}
+limit=${3:?LIMIT_MB}
+shift 3
+[ $# -ge 1 ] || { echo "lower-reads.sh: no BIN" >&2; exit 2; }
+work=${WORK:-/root/mancaladb-runs/lower-reads}
+mkdir -p "$work"
+for n in $(seq 0 $((level - 2))); do
+  f=awari-$(printf %02d "$n").mdb
+  [ -e "$work/$f" ] || cp -l "$tables/$f" "$work/$f"
+done
+if [ -d /sys/fs/cgroup/memory ]; then          # cgroup v1
+  cg=/sys/fs/cgroup/memory/mancaladb-lower-reads
+  mkdir -p "$cg"
+  echo $((limit * 1024 * 1024)) > "$cg/memory.limit_in_bytes"
+  empty() { echo 0 > "$cg/memory.force_empty" 2>/dev/null || true; }
+else                                           # cgroup v2
+  cg=/sys/fs/cgroup/mancaladb-lower-reads
+  mkdir -p "$cg"
+  echo $((limit * 1024 * 1024)) > "$cg/memory.max"
+  empty() { echo 0 > "$cg/memory.reclaim" 2>/dev/null || true; }
+fi
+for round in 1 2; do
+  for bin in "$@"; do
+    rm -f "$work/awari-$(printf %02d "$level").mdb"
+    empty
+    sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$cg" \
+      "$bin" build --levels "$level" --db "$work" 2>/dev/null | grep "^level $level:" | sed "s|^|$(basename "$bin") run $round: |"
+  done
+done
