@@ -33,7 +33,8 @@ else                                           # cgroup v2
   cg=/sys/fs/cgroup/mancaladb-lower-reads
   mkdir -p "$cg"
   echo $((limit * 1024 * 1024)) > "$cg/memory.max"
-  empty() { echo 0 > "$cg/memory.reclaim" 2>/dev/null || true; }
+  # (not tried here: this machine has cgroup v1)
+  empty() { echo $((limit * 1024 * 1024)) > "$cg/memory.reclaim" 2>/dev/null || true; }
 fi
 for round in 1 2; do
   for bin in "$@"; do
