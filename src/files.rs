@@ -206,14 +206,16 @@ pub fn read_compressed(path: &Path, header: &[u8], state: &mut [u8]) -> Result<(
 /// The least time between checkpoints of a solver (the builder's and the
 /// checker's): 10 minutes, or `MANCALADB_CHECKPOINT_SECS` (seconds; `off`
 /// for none; `0` after every step that can take one). A value that is not
-/// a number is a usage error.
+/// a number of seconds a `Duration` holds is a usage error.
 pub fn checkpoint_interval() -> Result<Option<Duration>> {
     const NAME: &str = "MANCALADB_CHECKPOINT_SECS";
     match std::env::var(NAME) {
         Err(_) => Ok(Some(Duration::from_secs(600))),
         Ok(v) if v == "off" => Ok(None),
-        Ok(v) => match v.parse::<f64>() {
-            Ok(s) if s.is_finite() && s >= 0.0 => Ok(Some(Duration::from_secs_f64(s))),
+        // Negative, infinite or too many seconds for a `Duration` are
+        // refused like words.
+        Ok(v) => match v.parse::<f64>().ok().map(Duration::try_from_secs_f64) {
+            Some(Ok(every)) => Ok(Some(every)),
             _ => Err(Error::Invalid(format!(
                 "{NAME}={v}: expected seconds between checkpoints, or 'off'"
             ))),

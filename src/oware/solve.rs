@@ -280,6 +280,13 @@ pub fn solve_part_in(
     let held = agreed != none && checkpoint.saved(dir).contains(&(agreed as usize));
     let resumed_at = (ex.sum(u64::from(!held)) == 0).then_some(agreed as usize);
     let mut clock = Clock::new(options.checkpoint_every);
+    let parts = u32::try_from(size.div_ceil(options.forward_part).max(1)).map_err(|_| {
+        Error::Invalid(format!(
+            "MANCALADB_FORWARD_PART={}: cuts level {seeds} into more than {} parts",
+            options.forward_part,
+            u32::MAX
+        ))
+    })?;
     let next_t = match resumed_at {
         Some(t) => {
             checkpoint.load(dir, t, &mut state)?;
@@ -293,7 +300,7 @@ pub fn solve_part_in(
                 enc: &enc,
                 lower,
                 start: range.start,
-                parts: size.div_ceil(options.forward_part).max(1) as u32,
+                parts,
                 dir,
                 checkpoint: &checkpoint,
                 ex,
@@ -358,7 +365,7 @@ pub fn solve_part_in(
             state: as_atomic(&mut state),
             pending: &pending,
         };
-        let mut seeds = Seeds::open(dir, t)?;
+        let mut seeds = Seeds::open(dir, t, n)?;
         let mut frontier = Vec::new();
         let mut outboxes = solver.outboxes();
         loop {
@@ -745,11 +752,13 @@ struct Seeds {
 }
 
 impl Seeds {
-    /// The lists of threshold `t` in `dir`: best capture `-t`, then `t`.
-    fn open(dir: &Path, t: usize) -> Result<Seeds> {
+    /// The lists of threshold `t` in `dir`, of a slice of `positions`
+    /// positions: best capture `-t`, then `t`.
+    fn open(dir: &Path, t: usize, positions: usize) -> Result<Seeds> {
         let mut lists = Vec::with_capacity(2);
         for win in [false, true] {
-            lists.push((win, SeedReader::open(dir, t, win)?));
+            let reader = SeedReader::open(dir, t, win, positions as u64, CHUNK as u64)?;
+            lists.push((win, reader));
         }
         Ok(Seeds {
             lists,

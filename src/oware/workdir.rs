@@ -166,31 +166,47 @@ pub struct SeedReader {
     path: PathBuf,
     file: BufReader<File>,
     payload: Vec<u8>,
+    /// Positions in the slice, and in each of its chunks.
+    positions: u64,
+    chunk_len: u64,
 }
 
 impl SeedReader {
-    /// Opens the list of threshold `t` (`win`: best capture `t`, else `-t`).
-    pub fn open(dir: &Path, t: usize, win: bool) -> Result<SeedReader> {
+    /// Opens the list of threshold `t` (`win`: best capture `t`, else `-t`)
+    /// of a slice of `positions` positions cut into chunks of `chunk_len`
+    /// (at most 2^16).
+    pub fn open(
+        dir: &Path,
+        t: usize,
+        win: bool,
+        positions: u64,
+        chunk_len: u64,
+    ) -> Result<SeedReader> {
+        debug_assert!(chunk_len <= 1 << 16, "offsets are u16");
         let path = list_path(dir, t, win);
         let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
         Ok(SeedReader {
             path,
             file: BufReader::with_capacity(1 << 16, file),
             payload: Vec::new(),
+            positions,
+            chunk_len,
         })
     }
 
     /// Replaces `records` with the next records of the list, as many as
     /// hold `batch` offsets or more (at least one record); empty at the end.
+    /// A record cut short, or naming a position outside the slice, is a
+    /// damaged work directory: no seed is ever dropped or made up.
     pub fn read(&mut self, batch: usize, records: &mut Vec<Record>) -> Result<()> {
         records.clear();
         let mut held = 0;
         let mut head = [0u8; 12];
         while held < batch.max(1) {
-            match self.file.read_exact(&mut head) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
-                Err(e) => return Err(Error::io(&self.path, e)),
+            match read_up_to(&mut self.file, &mut head).map_err(|e| Error::io(&self.path, e))? {
+                0 => break, // the end of the list
+                12 => {}
+                _ => return Err(damaged(&self.path)),
             }
             let word =
                 |k: usize| u32::from_le_bytes(head[4 * k..4 * k + 4].try_into().expect("4 bytes"));
@@ -199,16 +215,42 @@ impl SeedReader {
                 return Err(damaged(&self.path));
             }
             self.payload.resize(len, 0);
-            self.file
-                .read_exact(&mut self.payload)
-                .map_err(|e| Error::io(&self.path, e))?;
+            if read_up_to(&mut self.file, &mut self.payload)
+                .map_err(|e| Error::io(&self.path, e))?
+                < len
+            {
+                return Err(damaged(&self.path));
+            }
             let offsets =
                 decode_offsets(&self.payload, count).ok_or_else(|| damaged(&self.path))?;
+            if let Some(&last) = offsets.last() {
+                let last = u64::from(last);
+                if last >= self.chunk_len
+                    || u64::from(chunk) * self.chunk_len + last >= self.positions
+                {
+                    return Err(damaged(&self.path));
+                }
+            }
             records.push(Record { chunk, offsets });
             held += count;
         }
         Ok(())
     }
+}
+
+/// Reads into `buf` until it is full or the file ends; returns the bytes
+/// read.
+fn read_up_to(file: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match file.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
 }
 
 /// A seed list that does not decode (a damaged work directory).
@@ -409,12 +451,23 @@ impl Checkpoint {
     /// Removes the checkpoints of `dir` other than `state.<keep>` (the
     /// forward checkpoint too), and the seed lists of the thresholds above
     /// `keep`: a solve resumed from `state.<keep>` starts at threshold
-    /// `keep` and never reads them.
+    /// `keep` and never reads them. Also removes the temporary files of
+    /// checkpoints whose writing a killed process left unfinished: each
+    /// threshold's has its own name, so they would pile up, gigabytes each
+    /// at the top levels.
     pub fn remove_others(&self, dir: &Path, keep: usize) -> Result<()> {
         for t in self.saved(dir) {
             if t != keep {
                 let path = state_path(dir, t);
                 std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+            }
+        }
+        let unfinished = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+        for e in unfinished.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with("state.") && name.ends_with(".tmp") {
+                crate::files::remove_if_present(&e.path())?;
             }
         }
         crate::files::remove_if_present(&forward_path(dir))?;
@@ -454,7 +507,7 @@ mod tests {
         lists.finish().unwrap();
         // Read in batches of at least 5 offsets: records 1 and 2 together.
         let (mut back, mut batches, mut rs) = (Vec::new(), 0, Vec::new());
-        let mut reader = SeedReader::open(&dir, 2, true).unwrap();
+        let mut reader = SeedReader::open(&dir, 2, true, 1 << 20, 1 << 16).unwrap();
         loop {
             reader.read(5, &mut rs).unwrap();
             if rs.is_empty() {
@@ -473,9 +526,45 @@ mod tests {
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[12 + 2] = 0xff;
         std::fs::write(&path, &bytes).unwrap();
-        let mut reader = SeedReader::open(&dir, 2, true).unwrap();
+        let mut reader = SeedReader::open(&dir, 2, true, 1 << 20, 1 << 16).unwrap();
         let err = reader.read(1, &mut rs).unwrap_err();
         assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn seed_lists_cut_short_or_outside_the_slice_are_damaged() {
+        let dir = scratch("lists-cut");
+        let lists = SeedLists::create(&dir, 1).unwrap();
+        lists.append(1, true, 2, &[5, 9]).unwrap();
+        lists.append(1, true, 3, &[1]).unwrap();
+        lists.finish().unwrap();
+        let path = list_path(&dir, 1, true);
+        let whole = std::fs::read(&path).unwrap();
+        let read_all = |positions: u64| -> Result<usize> {
+            let mut reader = SeedReader::open(&dir, 1, true, positions, 16)?;
+            let (mut seeds, mut rs) = (0, Vec::new());
+            loop {
+                reader.read(1, &mut rs)?;
+                if rs.is_empty() {
+                    return Ok(seeds);
+                }
+                seeds += rs.iter().map(|r| r.offsets.len()).sum::<usize>();
+            }
+        };
+        assert_eq!(read_all(64).unwrap(), 3);
+        // Chunk 3 of 16 positions ends at 63: a slice of 49 holds 3 * 16 + 1.
+        assert!(matches!(read_all(49), Err(Error::Corrupt { .. })));
+        // Cut anywhere inside the second record (its head or its payload),
+        // the list is damaged; cut between records, it is shorter.
+        for len in 0..whole.len() {
+            std::fs::write(&path, &whole[..len]).unwrap();
+            let first = 12 + 2; // head, then deltas 5 and 4
+            match read_all(64) {
+                Ok(seeds) => assert!(len == 0 || len == first, "cut at {len}: {seeds} seeds"),
+                Err(e) => assert!(matches!(e, Error::Corrupt { .. }), "cut at {len}: {e}"),
+            }
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -528,7 +617,10 @@ mod tests {
         lists.append(1, true, 2, &[6, 7]).unwrap();
         lists.finish().unwrap();
         let read_all = |win| {
-            let (mut reader, mut rs) = (SeedReader::open(&dir, 1, win).unwrap(), Vec::new());
+            let (mut reader, mut rs) = (
+                SeedReader::open(&dir, 1, win, 1 << 20, 1 << 16).unwrap(),
+                Vec::new(),
+            );
             reader.read(usize::MAX, &mut rs).unwrap();
             rs.into_iter()
                 .map(|r| (r.chunk, r.offsets))
@@ -591,10 +683,14 @@ mod tests {
                 }
                 .progress()
         );
-        // A threshold's checkpoint supersedes it.
+        // A threshold's checkpoint supersedes it, and takes with it what
+        // a process killed while writing one left behind.
+        std::fs::write(dir.join("state.7.tmp"), b"cut short").unwrap();
         cp.save(&dir, 3, &state).unwrap();
         cp.remove_others(&dir, 3).unwrap();
         assert_eq!(cp.forward_saved(&dir), None);
+        assert!(!dir.join("state.7.tmp").exists());
+        assert!(dir.join("state.3").exists());
         assert_eq!(cp.saved(&dir), vec![3]);
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -140,6 +140,8 @@ fn bad_solver_settings_are_usage_errors() {
     for (name, value) in [
         ("MANCALADB_CHECKPOINT_SECS", "soon"),
         ("MANCALADB_CHECKPOINT_SECS", "-1"),
+        ("MANCALADB_CHECKPOINT_SECS", "1e20"),
+        ("MANCALADB_CHECKPOINT_SECS", "inf"),
         ("MANCALADB_FRONTIER_CAP", "0"),
         ("MANCALADB_FORWARD_PART", "0"),
         ("MANCALADB_FORWARD_PART", "many"),
