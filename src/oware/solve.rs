@@ -57,7 +57,8 @@
 //! continues from it (the seed lists are still there) and produces the same
 //! values. The forward pass (an hour of level 36) is checkpointed the same
 //! way between the parts it is cut into ([`ForwardPass`]), with the lengths
-//! of the seed lists written so far.
+//! of the seed lists written so far. A checkpoint that does not read back
+//! whole (its checksum fails) is dropped and the level solved afresh.
 //!
 //! The level may be split among several ranks (processes, see
 //! [`crate::exchange`]), each holding the working state of its own index
@@ -134,8 +135,8 @@ pub struct Options {
     /// Least time between checkpoints (taken at threshold boundaries);
     /// `None`: never. `Some(0)`: after the forward pass and every threshold.
     pub checkpoint_every: Option<Duration>,
-    /// Most boards in one frontier; `None`: `size / 160` (0.075 bytes per
-    /// position), at least 2^16.
+    /// Most boards in one frontier; `None`: this rank's positions / 160
+    /// (0.075 bytes per position of its slice), at least 2^16.
     pub frontier_cap: Option<usize>,
     /// Positions per part of each forward walk (a checkpoint may be taken
     /// after any part): [`FORWARD_PART`] unless tests force small parts.
@@ -256,7 +257,7 @@ pub fn solve_part_in(
     let n = usize::try_from(range.end - range.start).expect("slice fits in memory");
     let cap = match options.frontier_cap {
         Some(cap) => cap.max(1),
-        None => ((size / 160) as usize).max(1 << 16),
+        None => (n / 160).max(1 << 16),
     };
     // Sweeps fill the frontier to a quarter of its cap, so that a round's
     // decisions usually fit in the next.
@@ -278,7 +279,16 @@ pub fn solve_part_in(
     let newest = checkpoint.saved(dir).last().map_or(none, |&t| t as u64);
     let agreed = ex.max(newest);
     let held = agreed != none && checkpoint.saved(dir).contains(&(agreed as usize));
-    let resumed_at = (ex.sum(u64::from(!held)) == 0).then_some(agreed as usize);
+    let mut resumed_at = (ex.sum(u64::from(!held)) == 0).then_some(agreed as usize);
+    if let Some(t) = resumed_at {
+        let read = checkpoint.load(dir, t, &mut state);
+        if read_by_every_rank(read, ex, seeds, progress)? {
+            progress.line(&format!("level {seeds}: resuming at threshold {t}"));
+        } else {
+            state.fill(0);
+            resumed_at = None;
+        }
+    }
     let mut clock = Clock::new(options.checkpoint_every);
     let parts = u32::try_from(size.div_ceil(options.forward_part).max(1)).map_err(|_| {
         Error::Invalid(format!(
@@ -288,11 +298,7 @@ pub fn solve_part_in(
         ))
     })?;
     let next_t = match resumed_at {
-        Some(t) => {
-            checkpoint.load(dir, t, &mut state)?;
-            progress.line(&format!("level {seeds}: resuming at threshold {t}"));
-            t
-        }
+        Some(t) => t,
         None => {
             let pass = ForwardPass {
                 rules,
@@ -306,10 +312,16 @@ pub fn solve_part_in(
                 ex,
                 progress,
             };
-            let mark = pass.agreed_mark();
+            let mut mark = pass.agreed_mark();
+            if let Some(m) = &mark {
+                let read = checkpoint.load_forward(dir, m, &mut state);
+                if !read_by_every_rank(read, ex, seeds, progress)? {
+                    state.fill(0);
+                    mark = None;
+                }
+            }
             match &mark {
                 Some(mark) => {
-                    checkpoint.load_forward(dir, mark, &mut state)?;
                     progress.line(&format!(
                         "level {seeds}: resuming the forward pass after {} part {} of {}",
                         mark.walk.name(),
@@ -398,6 +410,32 @@ pub fn solve_part_in(
         rounds,
         resumed_at,
     })
+}
+
+/// Whether every rank read the checkpoint they agreed to resume from
+/// (`read`: this rank's reading). A damaged one, on any rank, is reported
+/// and dropped by them all: the level is then solved afresh (its work
+/// directory emptied), rather than stopping every rerun on the same file.
+/// Any other error stops the solve.
+fn read_by_every_rank(
+    read: Result<()>,
+    ex: &dyn Exchange,
+    seeds: usize,
+    progress: Progress,
+) -> Result<bool> {
+    let damaged = match read {
+        Ok(()) => None,
+        Err(e @ Error::Corrupt { .. }) => Some(e),
+        Err(e) => return Err(e),
+    };
+    if ex.sum(u64::from(damaged.is_some())) == 0 {
+        return Ok(true);
+    }
+    let why = damaged.map_or("another rank's checkpoint is damaged".into(), |e| {
+        e.to_string()
+    });
+    progress.line(&format!("level {seeds}: {why}: solving the level afresh"));
+    Ok(false)
 }
 
 /// When checkpoints fall due: every `every` (none if `None`), decided by

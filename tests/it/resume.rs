@@ -228,3 +228,51 @@ fn a_forward_pass_stopped_part_way_resumes_to_the_same_values() {
         }
     }
 }
+
+/// A checkpoint damaged on disk (a threshold's, or the forward pass's) is
+/// dropped and the level solved afresh, to the same values: a rerun never
+/// stops for good on the same bad file.
+#[test]
+fn a_damaged_checkpoint_is_dropped_and_the_level_solved_afresh() {
+    let dir = scratch("damaged-checkpoint");
+    let (rules, seeds) = (Rules::Awari, 12);
+    let levels = solved(rules);
+    let options = Options {
+        dir: dir.clone(),
+        checkpoint_every: Some(Duration::ZERO),
+        frontier_cap: None,
+        forward_part: 50_000,
+    };
+    let solve = |reads: i64| {
+        let lower = Failing {
+            levels: &levels[..seeds],
+            left: AtomicI64::new(reads),
+        };
+        solve_part_in(rules, seeds, &lower, &Alone, &options, Progress::Quiet)
+    };
+    // Flips a byte near the end of a file: inside zstd's frame, past the
+    // header, so only the frame's checksum or structure can tell.
+    let damage = |path: &std::path::Path| {
+        let mut bytes = std::fs::read(path).unwrap();
+        let k = bytes.len() - 6;
+        bytes[k] ^= 0x5a;
+        std::fs::write(path, bytes).unwrap();
+    };
+    // A finished solve leaves the checkpoint taken before threshold 1.
+    assert!(solve(i64::MAX).unwrap().values[..] == levels[seeds][..]);
+    let state = dir.join("state.1");
+    assert!(state.exists(), "no threshold checkpoint");
+    damage(&state);
+    let part = solve(i64::MAX).expect("a damaged threshold checkpoint is dropped");
+    assert_eq!(part.resumed_at, None);
+    assert!(part.values[..] == levels[seeds][..]);
+    // A forward pass stopped part-way, its checkpoint then damaged.
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(solve(2_000).is_err());
+    let forward = dir.join("forward");
+    assert!(forward.exists(), "no forward checkpoint");
+    damage(&forward);
+    let part = solve(i64::MAX).expect("a damaged forward checkpoint is dropped");
+    assert!(part.values[..] == levels[seeds][..]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
