@@ -172,7 +172,10 @@ pub fn build_until(
             let lock = DirLock::acquire(db.dir(), wait)?;
             let raw_dir = db.raw_dir(rules);
             std::fs::create_dir_all(&raw_dir).map_err(|e| Error::io(&raw_dir, e))?;
-            remove_leftovers(db.dir(), ".tmp")?;
+            {
+                let _verified = db.lock_verified()?; // not a verify's record
+                remove_leftovers(db.dir(), ".tmp")?;
+            }
             remove_leftovers(&raw_dir, ".part")?;
             remove_leftovers(&raw_dir, ".tmp")?;
             Some(lock)

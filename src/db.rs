@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 
 use crate::error::{Corruption, Error, Missing, Result};
+use crate::files::DirLock;
 use crate::oware::{MAX_SEEDS, Rules, level_size};
 use crate::table::{self, Table, TableId};
 
@@ -204,9 +205,18 @@ impl Db {
             .collect()
     }
 
+    /// Holds the lock of `verified.tsv` until dropped: one process at a
+    /// time rewrites it (two `verify` runs finishing together would each
+    /// drop the other's record), and a `build` removing temporary files
+    /// waits for a rewrite under way.
+    pub(crate) fn lock_verified(&self) -> Result<DirLock> {
+        DirLock::acquire_file(&self.dir.join(".verified.lock"), true)
+    }
+
     /// Records that level `seeds` of `rules` passed every check of `verify`,
     /// keeping every other well-formed record.
     pub fn record_verified(&self, rules: Rules, seeds: usize) -> Result<()> {
+        let _lock = self.lock_verified()?;
         let sha = table::hex(&self.open(rules, seeds)?.header().content_sha256);
         let path = self.verified_path();
         let mut lines: Vec<String> = self

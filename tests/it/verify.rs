@@ -526,3 +526,24 @@ fn the_streamed_comparison_finds_planted_differences() {
     let failing = |_: &mut dyn FnMut(&[i8])| Err(mancaladb::Error::Invalid("unreadable".into()));
     assert!(compare(10, &good, failing).is_err());
 }
+
+#[test]
+fn records_of_verify_runs_finishing_together_are_all_kept() {
+    let dir = built("verified-together", Rules::Awari, 9);
+    let db = Db::new(&dir);
+    for round in 0..10 {
+        let _ = std::fs::remove_file(dir.join("verified.tsv"));
+        std::thread::scope(|s| {
+            for k in 0..=9 {
+                let db = &db;
+                s.spawn(move || db.record_verified(Rules::Awari, k).unwrap());
+            }
+        });
+        for k in 0..=9 {
+            assert!(
+                db.is_verified(Rules::Awari, k),
+                "round {round}: level {k}'s record lost"
+            );
+        }
+    }
+}
