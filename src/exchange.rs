@@ -66,6 +66,20 @@ impl Exchange for Alone {
     fn barrier(&self) {}
 }
 
+/// The newest checkpoint every rank holds, the same answer on every rank:
+/// `held` numbers this rank's checkpoints by progress (larger is further,
+/// every number above 0). Ranks write one checkpoint each and remove their
+/// older ones only after a barrier that follows every rank's writing, so
+/// whenever they stop, each holds the newest one that all of them wrote:
+/// the least of the ranks' newest. `None` if a rank lacks it (or holds
+/// none).
+pub fn newest_held_by_all(held: &[u64], ex: &dyn Exchange) -> Option<u64> {
+    let newest = held.iter().copied().max().unwrap_or(0);
+    let least = u64::MAX - ex.max(u64::MAX - newest);
+    let holds = least > 0 && held.contains(&least);
+    (ex.sum(u64::from(!holds)) == 0).then_some(least)
+}
+
 /// Slice boundaries of `size` indices split as evenly as possible among
 /// `ranks`: rank `r` owns `bounds[r]..bounds[r + 1]`.
 ///

@@ -82,7 +82,7 @@ use super::retro::for_each_predecessor;
 use super::rules::{Rules, captures, quiet_moves};
 use super::workdir::{Checkpoint, ForwardMark, Record, SeedLists, SeedReader, Walk};
 use crate::error::{Error, Result};
-use crate::exchange::{Alone, Exchange, Owners};
+use crate::exchange::{Alone, Exchange, Owners, newest_held_by_all};
 use crate::memory::{HugeSlice, Pipeline, as_atomic, prefetch};
 use crate::progress::Progress;
 
@@ -275,11 +275,15 @@ pub fn solve_part_in(
 
     // Resume from the newest checkpoint that every rank holds, if any: of
     // a threshold, else of the forward pass.
-    let none = u64::MAX;
-    let newest = checkpoint.saved(dir).last().map_or(none, |&t| t as u64);
-    let agreed = ex.max(newest);
-    let held = agreed != none && checkpoint.saved(dir).contains(&(agreed as usize));
-    let mut resumed_at = (ex.sum(u64::from(!held)) == 0).then_some(agreed as usize);
+    // Threshold `t` numbered by progress: `seeds + 1 - t` (1 for the
+    // checkpoint right after the forward pass).
+    let held: Vec<u64> = checkpoint
+        .saved(dir)
+        .into_iter()
+        .filter(|t| (1..=seeds).contains(t))
+        .map(|t| (seeds + 1 - t) as u64)
+        .collect();
+    let mut resumed_at = newest_held_by_all(&held, ex).map(|p| seeds + 1 - p as usize);
     if let Some(t) = resumed_at {
         let read = checkpoint.load(dir, t, &mut state);
         if read_by_every_rank(read, ex, seeds, progress)? {
@@ -507,17 +511,14 @@ fn part(k: u32, parts: u32, len: usize) -> Range<usize> {
 }
 
 impl<L: LowerLevels + ?Sized> ForwardPass<'_, L> {
-    /// The forward checkpoint every rank holds, if they all hold the same
-    /// one (the same answer on every rank).
+    /// The newest forward checkpoint every rank holds, if any (the same
+    /// answer on every rank).
     fn agreed_mark(&self) -> Option<ForwardMark> {
-        let mark = self
-            .checkpoint
-            .forward_saved(self.dir)
-            .filter(|m| m.parts == self.parts && m.done <= self.parts);
-        let progress = mark.as_ref().map_or(0, ForwardMark::progress);
-        let agreed = self.ex.max(progress);
-        let held = agreed != 0 && progress == agreed;
-        (self.ex.sum(u64::from(!held)) == 0).then_some(mark?)
+        let mut marks = self.checkpoint.forward_saved(self.dir);
+        marks.retain(|m| m.parts == self.parts && m.done <= self.parts);
+        let held: Vec<u64> = marks.iter().map(ForwardMark::progress).collect();
+        let agreed = newest_held_by_all(&held, self.ex)?;
+        marks.into_iter().find(|m| m.progress() == agreed)
     }
 
     /// Runs the pass on `state` (zeroed, or as the forward checkpoint
@@ -545,6 +546,8 @@ impl<L: LowerLevels + ?Sized> ForwardPass<'_, L> {
             };
             let took = Instant::now();
             let bytes = self.checkpoint.save_forward(self.dir, &mark, state)?;
+            self.ex.barrier(); // every rank has this one: older ones may go
+            self.checkpoint.remove_forward_before(self.dir, &mark)?;
             self.progress.line(&format!(
                 "level {seeds}: checkpoint of the forward pass after {} part {done} of {} \
                  ({:.1} MB in {:.1} s)",

@@ -25,13 +25,16 @@
 //!   so a file under its final name is always complete (the older one and
 //!   the lists of the thresholds done go once it is); the seed lists are
 //!   synced before the first checkpoint is written.
-//! * **A forward checkpoint.** `forward` holds the state bytes part-way
-//!   through the forward pass ([`ForwardMark`]: which of its two walks,
-//!   how many of its parts are done, and the length of every seed list
-//!   then), in the same format behind its own header. The lists are synced
-//!   before it is written and cut back to those lengths when it is resumed,
-//!   so records appended after it count once. Any `state.<t>` supersedes
-//!   it, and it goes with the older checkpoints.
+//! * **Forward checkpoints.** `forward.<walk>.<done>` holds the state
+//!   bytes part-way through the forward pass ([`ForwardMark`]: which of its
+//!   two walks, how many of its parts are done, and the length of every
+//!   seed list then), in the same format behind its own header. The lists
+//!   are synced before it is written and cut back to those lengths when it
+//!   is resumed, so records appended after it count once (lists only grow,
+//!   so an older mark's lengths are there too). The older one goes once
+//!   every rank has written the newer, as with thresholds: ranks stopped
+//!   in between resume together from the older. Any `state.<t>` supersedes
+//!   them, and they go with the older checkpoints.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -286,6 +289,20 @@ fn decode_offsets(payload: &[u8], count: usize) -> Option<Vec<u16>> {
     (at == payload.len()).then_some(offsets)
 }
 
+/// Removes the temporary files that checkpoint writes killed part-way
+/// left in the work directory `dir` (none is being written when this is
+/// called). Each checkpoint has its own name, so they would pile up,
+/// gigabytes each at the top levels.
+fn remove_unfinished(dir: &Path) -> Result<()> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    for e in entries.flatten() {
+        if e.file_name().to_string_lossy().ends_with(".tmp") {
+            crate::files::remove_if_present(&e.path())?;
+        }
+    }
+    Ok(())
+}
+
 /// What a checkpoint belongs to; a checkpoint is used only if all of it
 /// matches.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -308,8 +325,9 @@ fn state_path(dir: &Path, t: usize) -> PathBuf {
     dir.join(format!("state.{t}"))
 }
 
-fn forward_path(dir: &Path) -> PathBuf {
-    dir.join("forward")
+/// The forward checkpoint taken at `mark`: `forward.<walk>.<parts done>`.
+fn forward_path(dir: &Path, mark: &ForwardMark) -> PathBuf {
+    dir.join(format!("forward.{}.{}", mark.walk as u8, mark.done))
 }
 
 /// The two walks of the forward pass, in the order they run.
@@ -389,10 +407,17 @@ impl Checkpoint {
     }
 
     /// Writes `state`, the slice part-way through the forward pass as
-    /// `mark` says, as `forward` in `dir` (atomically; the seed lists must
-    /// be synced at the lengths of `mark` already); returns the file's bytes.
+    /// `mark` says, as `forward.<walk>.<done>` in `dir` (atomically; the
+    /// seed lists must be synced at the lengths of `mark` already); returns
+    /// the file's bytes. The older ones stay until
+    /// [`Checkpoint::remove_forward_before`].
     pub fn save_forward(&self, dir: &Path, mark: &ForwardMark, state: &[u8]) -> Result<u64> {
-        write_compressed(dir, &forward_path(dir), &self.forward_header(mark), state)
+        write_compressed(
+            dir,
+            &forward_path(dir, mark),
+            &self.forward_header(mark),
+            state,
+        )
     }
 
     /// The thresholds `t` of the complete checkpoints in `dir` that belong
@@ -413,12 +438,29 @@ impl Checkpoint {
         found
     }
 
-    /// The mark of this slice's forward checkpoint in `dir`, if there is a
-    /// complete one.
-    pub fn forward_saved(&self, dir: &Path) -> Option<ForwardMark> {
+    /// The marks of this slice's complete forward checkpoints in `dir`,
+    /// least advanced first.
+    pub fn forward_saved(&self, dir: &Path) -> Vec<ForwardMark> {
+        let mut found: Vec<ForwardMark> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("forward."))
+            .filter_map(|e| {
+                let mark = self.forward_mark(&e.path())?;
+                (e.path() == forward_path(dir, &mark)).then_some(mark)
+            })
+            .collect();
+        found.sort_unstable_by_key(ForwardMark::progress);
+        found
+    }
+
+    /// The mark in the header of `path`, if it is a forward checkpoint of
+    /// this slice.
+    fn forward_mark(&self, path: &Path) -> Option<ForwardMark> {
         let identity = self.identity(FORWARD_MAGIC);
         let lists = 2 * self.seeds as usize;
-        let head = read_head(&forward_path(dir), identity.len() + 9 + 8 * lists)?;
+        let head = read_head(path, identity.len() + 9 + 8 * lists)?;
         let (id, rest) = head.split_at(identity.len());
         let word = |at: usize| u32::from_le_bytes(rest[at..at + 4].try_into().expect("4 bytes"));
         let walk = match rest[0] {
@@ -443,18 +485,28 @@ impl Checkpoint {
         read_compressed(&state_path(dir, t), &self.header(t), state)
     }
 
-    /// Reads the forward checkpoint of `dir`, taken at `mark`, into `state`.
+    /// Reads the forward checkpoint of `dir` taken at `mark` into `state`.
     pub fn load_forward(&self, dir: &Path, mark: &ForwardMark, state: &mut [u8]) -> Result<()> {
-        read_compressed(&forward_path(dir), &self.forward_header(mark), state)
+        read_compressed(&forward_path(dir, mark), &self.forward_header(mark), state)
+    }
+
+    /// Removes the forward checkpoints of `dir` older than `mark`'s, once
+    /// every rank has written its own at `mark` (a rank stopped before that
+    /// resumes from the older one, with every other rank), and what killed
+    /// writes left unfinished.
+    pub fn remove_forward_before(&self, dir: &Path, mark: &ForwardMark) -> Result<()> {
+        for older in self.forward_saved(dir) {
+            if older.progress() < mark.progress() {
+                crate::files::remove_if_present(&forward_path(dir, &older))?;
+            }
+        }
+        remove_unfinished(dir)
     }
 
     /// Removes the checkpoints of `dir` other than `state.<keep>` (the
-    /// forward checkpoint too), and the seed lists of the thresholds above
-    /// `keep`: a solve resumed from `state.<keep>` starts at threshold
-    /// `keep` and never reads them. Also removes the temporary files of
-    /// checkpoints whose writing a killed process left unfinished: each
-    /// threshold's has its own name, so they would pile up, gigabytes each
-    /// at the top levels.
+    /// forward ones too), what killed writes left unfinished, and the seed
+    /// lists of the thresholds above `keep`: a solve resumed from
+    /// `state.<keep>` starts at threshold `keep` and never reads them.
     pub fn remove_others(&self, dir: &Path, keep: usize) -> Result<()> {
         for t in self.saved(dir) {
             if t != keep {
@@ -462,15 +514,10 @@ impl Checkpoint {
                 std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
             }
         }
-        let unfinished = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-        for e in unfinished.flatten() {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            if name.starts_with("state.") && name.ends_with(".tmp") {
-                crate::files::remove_if_present(&e.path())?;
-            }
+        for mark in self.forward_saved(dir) {
+            crate::files::remove_if_present(&forward_path(dir, &mark))?;
         }
-        crate::files::remove_if_present(&forward_path(dir))?;
+        remove_unfinished(dir)?;
         for t in keep + 1..=self.seeds as usize {
             for win in [false, true] {
                 crate::files::remove_if_present(&list_path(dir, t, win))?;
@@ -653,21 +700,29 @@ mod tests {
             lists: vec![0, 12, 40, 0, 1 << 40, 3],
         };
         let state: Vec<u8> = (0..500u32).map(|k| (k % 11) as u8).collect();
-        assert_eq!(cp.forward_saved(&dir), None);
+        assert_eq!(cp.forward_saved(&dir), vec![]);
         cp.save_forward(&dir, &mark, &state).unwrap();
-        assert_eq!(cp.forward_saved(&dir), Some(mark.clone()));
+        assert_eq!(cp.forward_saved(&dir), vec![mark.clone()]);
         assert!(cp.saved(&dir).is_empty(), "not a threshold's checkpoint");
         let mut back = vec![0u8; state.len()];
         cp.load_forward(&dir, &mark, &mut back).unwrap();
         assert_eq!(back, state);
         // Another rank's, or another mark's, is not this one.
-        assert_eq!(Checkpoint { rank: 0, ..cp }.forward_saved(&dir), None);
+        assert_eq!(Checkpoint { rank: 0, ..cp }.forward_saved(&dir), vec![]);
+        let other_lists = ForwardMark {
+            lists: vec![0, 12, 40, 0, 1 << 40, 4],
+            ..mark.clone()
+        };
+        let err = cp.load_forward(&dir, &other_lists, &mut back).unwrap_err();
+        assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+        // A file renamed to another mark's name is not that mark's.
         let other = ForwardMark {
             done: 6,
             ..mark.clone()
         };
-        let err = cp.load_forward(&dir, &other, &mut back).unwrap_err();
-        assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+        std::fs::copy(forward_path(&dir, &mark), forward_path(&dir, &other)).unwrap();
+        assert_eq!(cp.forward_saved(&dir), vec![mark.clone()]);
+        std::fs::remove_file(forward_path(&dir, &other)).unwrap();
         assert!(mark.progress() > other.progress());
         assert!(
             ForwardMark {
@@ -683,12 +738,24 @@ mod tests {
                 }
                 .progress()
         );
-        // A threshold's checkpoint supersedes it, and takes with it what
+        // A newer one is saved beside it; the older goes when asked, with
+        // what a process killed while writing one left behind.
+        let newer = ForwardMark {
+            done: 8,
+            ..mark.clone()
+        };
+        cp.save_forward(&dir, &newer, &state).unwrap();
+        assert_eq!(cp.forward_saved(&dir), vec![mark.clone(), newer.clone()]);
+        std::fs::write(dir.join("forward.2.9.tmp"), b"cut short").unwrap();
+        cp.remove_forward_before(&dir, &newer).unwrap();
+        assert_eq!(cp.forward_saved(&dir), vec![newer.clone()]);
+        assert!(!dir.join("forward.2.9.tmp").exists());
+        // A threshold's checkpoint supersedes them, and takes with it what
         // a process killed while writing one left behind.
         std::fs::write(dir.join("state.7.tmp"), b"cut short").unwrap();
         cp.save(&dir, 3, &state).unwrap();
         cp.remove_others(&dir, 3).unwrap();
-        assert_eq!(cp.forward_saved(&dir), None);
+        assert_eq!(cp.forward_saved(&dir), vec![]);
         assert!(!dir.join("state.7.tmp").exists());
         assert!(dir.join("state.3").exists());
         assert_eq!(cp.saved(&dir), vec![3]);

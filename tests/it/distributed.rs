@@ -5,7 +5,7 @@
 use std::sync::{Arc, Barrier, Mutex};
 
 use crate::common::solved;
-use mancaladb::exchange::{Exchange, split};
+use mancaladb::exchange::{Exchange, newest_held_by_all, split};
 use mancaladb::oware::Rules;
 use mancaladb::oware::solve::{Options, solve_part, solve_part_in};
 use mancaladb::progress::Progress;
@@ -165,4 +165,26 @@ fn tiny_frontiers_on_every_split_give_the_same_values() {
         }
     }
     std::fs::remove_dir_all(&base).unwrap();
+}
+
+/// Ranks stopped while some had written a checkpoint and others not yet
+/// resume together from the newest one they all hold, whatever else each
+/// holds; with none in common, from nothing.
+#[test]
+fn ranks_agree_on_the_newest_checkpoint_they_all_hold() {
+    let cases: [(&[&[u64]], Option<u64>); 6] = [
+        (&[&[3], &[3], &[3]], Some(3)),
+        (&[&[2, 3], &[2], &[2, 3]], Some(2)),
+        (&[&[3], &[2, 3], &[3]], Some(3)),
+        (&[&[1], &[2]], None),
+        (&[&[], &[1]], None),
+        (&[&[], &[]], None),
+    ];
+    for (held, want) in cases {
+        let got = on_ranks(held.len(), |ex| newest_held_by_all(held[ex.rank], ex));
+        assert!(
+            got.iter().all(|&g| g == want),
+            "{held:?}: {got:?}, want {want:?}"
+        );
+    }
 }
