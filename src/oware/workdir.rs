@@ -28,7 +28,8 @@
 //! * **Forward checkpoints.** `forward.<walk>.<done>` holds the state
 //!   bytes part-way through the forward pass ([`ForwardMark`]: which of its
 //!   two walks, how many of its parts are done, and the length of every
-//!   seed list then), in the same format behind its own header. The lists
+//!   seed list then), in the same format behind its own header (which
+//!   ends with its own checksum: the lists are cut back to it). The lists
 //!   are synced before it is written and cut back to those lengths when it
 //!   is resumed, so records appended after it count once (lists only grow,
 //!   so an older mark's lengths are there too). The older one goes once
@@ -319,7 +320,9 @@ pub struct Checkpoint {
 /// another version holds no checkpoint of this one, so it is started afresh.
 const MAGIC: &[u8; 8] = b"MDBSOLV2";
 /// The forward checkpoint's own header (same body format).
-const FORWARD_MAGIC: &[u8; 8] = b"MDBFWD01";
+/// Version 2: the header ends with the first 8 bytes of its own sha256,
+/// since the seed lists are cut back to the lengths it holds.
+const FORWARD_MAGIC: &[u8; 8] = b"MDBFWD02";
 
 fn state_path(dir: &Path, t: usize) -> PathBuf {
     dir.join(format!("state.{t}"))
@@ -397,6 +400,8 @@ impl Checkpoint {
         for len in &mark.lists {
             h.extend_from_slice(&len.to_le_bytes());
         }
+        let sum = crate::table::sha256(&h);
+        h.extend_from_slice(&sum[..8]);
         h
     }
 
@@ -456,12 +461,12 @@ impl Checkpoint {
     }
 
     /// The mark in the header of `path`, if it is a forward checkpoint of
-    /// this slice.
+    /// this slice with its header whole (its checksum matches).
     fn forward_mark(&self, path: &Path) -> Option<ForwardMark> {
         let identity = self.identity(FORWARD_MAGIC);
         let lists = 2 * self.seeds as usize;
-        let head = read_head(path, identity.len() + 9 + 8 * lists)?;
-        let (id, rest) = head.split_at(identity.len());
+        let head = read_head(path, identity.len() + 9 + 8 * lists + 8)?;
+        let rest = &head[identity.len()..head.len() - 8];
         let word = |at: usize| u32::from_le_bytes(rest[at..at + 4].try_into().expect("4 bytes"));
         let walk = match rest[0] {
             1 => Walk::Captures,
@@ -477,7 +482,7 @@ impl Checkpoint {
                 .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
                 .collect(),
         };
-        (id == identity).then_some(mark)
+        (head == self.forward_header(&mark)).then_some(mark)
     }
 
     /// Reads checkpoint `state.<t>` of `dir` into `state`.
@@ -715,6 +720,16 @@ mod tests {
         };
         let err = cp.load_forward(&dir, &other_lists, &mut back).unwrap_err();
         assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+        // A header damaged where it holds a list's length is refused: the
+        // lists would be cut back to it.
+        let path = forward_path(&dir, &mark);
+        let whole = std::fs::read(&path).unwrap();
+        let mut bytes = whole.clone();
+        let at = cp.identity(FORWARD_MAGIC).len() + 9 + 8 * 2;
+        bytes[at] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(cp.forward_saved(&dir), vec![]);
+        std::fs::write(&path, &whole).unwrap();
         // A file renamed to another mark's name is not that mark's.
         let other = ForwardMark {
             done: 6,
