@@ -15,8 +15,12 @@
 #       per second per worker thread, from each run's build-log.tsv), their
 #       ratio, and the new build's median peak RssAnon per position when its
 #       build log records one. PASS if the ratio is at least $TARGET (default
-#       2.0) at levels 20 and 24 when they are in range. With BENCH_LOGS=DIR,
-#       each run's build report (peak RSS per level) and log are kept there.
+#       2.0) at levels 20 and 24 when they are in range. Levels L..N are built
+#       one process per level (old level L, new level L, old level L+1, ...),
+#       each timed on the CPU (user + system seconds, bash's `time`), so the
+#       table also gives positions per CPU second: the figure that other work
+#       on a shared machine disturbs least. With BENCH_LOGS=DIR, each run's
+#       build report (peak RSS per level) and log are kept there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WORK=${WORK:-$(mktemp -d)}
@@ -50,20 +54,33 @@ if [[ ${1:-} == --compare ]]; then
   old=$WORK/old-bin new=$WORK/new-bin
   echo "old: $rev (${sha:0:12}); new: working tree of $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' + changes')"
   echo "awari levels 0..$max, $runs runs each, alternating; $(nproc) cores; $(date -u +%F)"
+  TIMEFORMAT='%U %S'
   for ((r = 1; r <= runs; r++)); do
     for which in old new; do
+      rm -rf "$WORK/$which-$r" "$WORK/$which-$r.out" "$WORK/$which-$r.cpu"
+      if ((from > 0)); then # the levels below the table, in one process
+        "${!which}" build --max-seeds $((from - 1)) --db "$WORK/$which-$r" >>"$WORK/$which-$r.out" 2>&1
+      fi
+    done
+    for ((l = from; l <= max; l++)); do
+      for which in old new; do
+        dir=$WORK/$which-$r
+        # `time` reports this level's process alone: "level user system".
+        { time "${!which}" build --max-seeds "$l" --db "$dir" >>"$dir.out" 2>&1; } 2>"$dir.time"
+        echo "$l $(cat "$dir.time")" >>"$dir.cpu"
+      done
+    done
+    for which in old new; do
       dir=$WORK/$which-$r
-      rm -rf "$dir"
-      bin=${!which}
-      "$bin" build --max-seeds "$max" --db "$dir" >"$dir.out" 2>&1
       rm -rf "$dir/raw" "$dir"/*.mdb # keep only the build log
-      if [[ -n ${BENCH_LOGS:-} ]]; then # keep each run's report and log
+      if [[ -n ${BENCH_LOGS:-} ]]; then # keep each run's report, log and CPU times
         mkdir -p "$BENCH_LOGS"
         cp "$dir.out" "$BENCH_LOGS/$which-$r.out"
+        cp "$dir.cpu" "$BENCH_LOGS/$which-$r.cpu"
         cp "$dir/build-log.tsv" "$BENCH_LOGS/$which-$r.tsv"
       fi
-      echo "run $r $which: done" >&2
     done
+    echo "run $r: done" >&2
   done
   # Each build-log.tsv line: rules level positions seconds threads ranks
   # exchanged rounds [peak-anon-bytes]. Median over runs per level.
@@ -74,6 +91,11 @@ if [[ ${1:-} == --compare ]]; then
       return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
     }
     FNR == 1 { split(FILENAME, p, "/"); which = p[length(p) - 1]; sub(/-[0-9]+$/, "", which) }
+    FILENAME ~ /\.cpu$/ { # level user system, from `time`
+      w = FILENAME; sub(/.*\//, "", w); sub(/-[0-9]+\.cpu$/, "", w)
+      k = w SUBSEP $1; nc[k]++; cpu[k, nc[k]] = $2 + $3
+      next
+    }
     {
       lvl = $2; pos[lvl] = $3
       k = which SUBSEP lvl; n[k]++
@@ -81,7 +103,7 @@ if [[ ${1:-} == --compare ]]; then
       if (which == "new" && NF >= 9) { na[lvl]++; anon[lvl, na[lvl]] = $9 / $3 }
     }
     END {
-      printf "%5s %14s %14s %14s %7s %14s\n", "level", "positions", "old /core", "new /core", "ratio", "new anon B/pos"
+      printf "%5s %14s %14s %14s %7s %14s %14s %14s %9s\n", "level", "positions", "old /core", "new /core", "ratio", "new anon B/pos", "old /cpu s", "new /cpu s", "cpu ratio"
       status = 0
       for (l = from; l <= max; l++) {
         if (!((("old" SUBSEP l) in n) && (("new" SUBSEP l) in n))) continue
@@ -89,12 +111,14 @@ if [[ ${1:-} == --compare ]]; then
         for (i = 1; i <= n["new", l]; i++) a[i] = rate["new", l, i]; w = median(a, n["new", l])
         an = "-"
         if (l in na) { for (i = 1; i <= na[l]; i++) a[i] = anon[l, i]; an = sprintf("%.3f", median(a, na[l])) }
-        printf "%5d %14d %12.2f M %12.2f M %6.2fx %14s\n", l, pos[l], o / 1e6, w / 1e6, w / o, an
+        for (i = 1; i <= nc["old", l]; i++) a[i] = cpu["old", l, i]; oc = pos[l] / median(a, nc["old", l])
+        for (i = 1; i <= nc["new", l]; i++) a[i] = cpu["new", l, i]; wc = pos[l] / median(a, nc["new", l])
+        printf "%5d %14d %12.2f M %12.2f M %6.2fx %14s %12.2f M %12.2f M %8.2fx\n", l, pos[l], o / 1e6, w / 1e6, w / o, an, oc / 1e6, wc / 1e6, wc / oc
         if ((l == 20 || l == 24) && w / o < target) { status = 1; printf "FAIL level %d: %.2fx (target %.1fx)\n", l, w / o, target }
         else if (l == 20 || l == 24) printf "PASS level %d: %.2fx (target %.1fx)\n", l, w / o, target
       }
       exit status
-    }' "$WORK"/old-*/build-log.tsv "$WORK"/new-*/build-log.tsv || status=$?
+    }' "$WORK"/old-*/build-log.tsv "$WORK"/new-*/build-log.tsv "$WORK"/*.cpu || status=$?
   rm -rf "$WORK"
   exit $status
 fi
