@@ -42,6 +42,8 @@ use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use sha2::{Digest, Sha256};
+
 use crate::error::{Corruption, Error, Result};
 use crate::files::{read_compressed, read_head, write_compressed};
 
@@ -400,7 +402,7 @@ impl Checkpoint {
         for len in &mark.lists {
             h.extend_from_slice(&len.to_le_bytes());
         }
-        let sum = crate::table::sha256(&h);
+        let sum = Sha256::digest(&h);
         h.extend_from_slice(&sum[..8]);
         h
     }
