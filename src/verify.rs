@@ -68,7 +68,7 @@ use serde::ser::{Serialize, SerializeMap, SerializeStruct, Serializer};
 
 use crate::db::Db;
 use crate::error::{Error, Result};
-use crate::files::{checkpoint_interval, read_compressed, read_head, write_compressed};
+use crate::files::{DirLock, checkpoint_interval, read_compressed, read_head, write_compressed};
 use crate::memory::Pipeline;
 use crate::oware::forward::{Mark, NoSaves, OwareLevel, Saves, Targets, solve_level_saving};
 use crate::oware::{Board, Encoder, LowerLevels, Rules, Tile, level_size, reads_level};
@@ -215,6 +215,10 @@ pub fn verify(
             Err(e) => return Err(e),
             Ok(()) if checks == Checks::Integrity => {}
             Ok(()) => {
+                let _one_at_a_time = match source.db() {
+                    Some((db, rules)) => Some(lock_level(db, rules, seeds, progress)?),
+                    None => None,
+                };
                 let lower = source.lower_levels(seeds)?;
                 check.consistency = check2(source, rules, seeds, &lower, every, progress)?;
                 if checks == Checks::All {
@@ -591,6 +595,24 @@ impl Check2Saves {
 }
 
 /// Where the checkpoints of `verify` of level `seeds` go.
+/// Holds level `seeds` of a table directory for this `verify` alone: two
+/// at once would write the same checkpoints. A second one waits for the
+/// first (saying so), then picks up what the first left.
+fn lock_level(db: &Db, rules: Rules, seeds: usize, progress: Progress) -> Result<DirLock> {
+    let dir = db.raw_dir(rules);
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    let path = dir.join(format!("verify.{seeds}.lock"));
+    match DirLock::acquire_file(&path, false) {
+        Err(Error::Locked { holder, .. }) => {
+            progress.line(&format!(
+                "level {seeds}: waiting for {holder}, which is checking it"
+            ));
+            DirLock::acquire_file(&path, true)
+        }
+        held => held,
+    }
+}
+
 fn work_dir(db: &Db, rules: Rules, seeds: usize) -> PathBuf {
     db.raw_dir(rules).join(format!("verify.{seeds}.work"))
 }

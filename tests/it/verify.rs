@@ -175,6 +175,35 @@ fn a_killed_verify_resumes_check_3_from_its_checkpoint() {
     assert!(!check3.parent().unwrap().exists(), "checkpoints left");
 }
 
+/// Two `verify` runs of one level at once: the second waits for the first
+/// (they would write the same checkpoints), says so, and both pass.
+#[test]
+fn a_second_verify_of_a_level_waits_for_the_first() {
+    use std::time::{Duration, Instant};
+    let dir = built("verify-twice", Rules::Awari, 14);
+    let work = dir.join("raw/awari/verify.14.work");
+    let first = verify_14(&dir).spawn().unwrap();
+    let start = Instant::now();
+    while !work.exists() && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let second = verify_14(&dir).output().unwrap();
+    let first = first.wait_with_output().unwrap();
+    let (one, two) = (
+        String::from_utf8_lossy(&first.stderr),
+        String::from_utf8_lossy(&second.stderr),
+    );
+    assert!(
+        first.status.success() && second.status.success(),
+        "{one}{two}"
+    );
+    assert!(
+        two.contains("level 14: waiting for process"),
+        "the second did not wait:\n{two}"
+    );
+    assert!(Db::new(&dir).is_verified(Rules::Awari, 14));
+}
+
 /// `query` says which levels a value was read from, which it rests on, and
 /// whether those passed `verify` here: not before `verify`, and after it.
 #[test]
