@@ -8,7 +8,10 @@ use std::time::Duration;
 
 use crate::error::{Corruption, Error, Result};
 
-/// Writes `bytes` to `path` through a temporary file renamed when complete.
+/// Writes `bytes` to `path` through a temporary file renamed when complete,
+/// the file and then its directory synced: once this returns, the file is
+/// on disk under its name, so what it replaces (a level's work directory,
+/// an older checkpoint) may go.
 pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut File) -> std::io::Result<()>,
@@ -24,7 +27,12 @@ pub fn write_atomically(
             .open(&tmp)?;
         write(&mut f)?;
         f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        std::fs::rename(&tmp, path)?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        File::open(dir)?.sync_all()
     })();
     result.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
@@ -158,10 +166,10 @@ pub fn read_head(path: &Path, len: usize) -> Option<Vec<u8>> {
 }
 
 /// Writes `header` and then `state` zstd-compressed (with its content
-/// checksum) to `path` in `dir`, atomically, and syncs `dir` so that the
-/// rename survives a crash; returns the file's bytes. This is how solvers
-/// checkpoint their state.
-pub fn write_compressed(dir: &Path, path: &Path, header: &[u8], state: &[u8]) -> Result<u64> {
+/// checksum) to `path` with [`write_atomically`] (so the rename survives a
+/// crash); returns the file's bytes. This is how solvers checkpoint their
+/// state.
+pub fn write_compressed(path: &Path, header: &[u8], state: &[u8]) -> Result<u64> {
     write_atomically(path, |f| {
         let mut out = BufWriter::with_capacity(1 << 20, f);
         out.write_all(header)?;
@@ -170,11 +178,9 @@ pub fn write_compressed(dir: &Path, path: &Path, header: &[u8], state: &[u8]) ->
         z.write_all(state)?;
         z.finish()?.flush()
     })?;
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .and_then(|()| std::fs::metadata(path))
+    std::fs::metadata(path)
         .map(|m| m.len())
-        .map_err(|e| Error::io(dir, e))
+        .map_err(|e| Error::io(path, e))
 }
 
 /// Reads into `state` what [`write_compressed`] wrote to `path` behind

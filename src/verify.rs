@@ -588,7 +588,7 @@ impl Check2Saves {
         }
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        write_compressed(dir, &self.path, &self.identity, &tally.to_bytes())?;
+        write_compressed(&self.path, &self.identity, &tally.to_bytes())?;
         self.last = Instant::now();
         Ok(())
     }
@@ -728,7 +728,7 @@ impl Saves for Check3Saves {
         let took = Instant::now();
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let written = write_compressed(dir, &self.path, &self.header(mark), as_bytes(bytes))?;
+        let written = write_compressed(&self.path, &self.header(mark), as_bytes(bytes))?;
         self.progress.line(&format!(
             "level {}: check 3 checkpoint at threshold {} ({:.1} MB in {:.1} s)",
             self.seeds,

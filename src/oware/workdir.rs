@@ -410,7 +410,7 @@ impl Checkpoint {
     /// Writes `state`, the slice after every threshold above `t`, as
     /// `state.<t>` in `dir` (atomically); returns the file's bytes.
     pub fn save(&self, dir: &Path, t: usize, state: &[u8]) -> Result<u64> {
-        write_compressed(dir, &state_path(dir, t), &self.header(t), state)
+        write_compressed(&state_path(dir, t), &self.header(t), state)
     }
 
     /// Writes `state`, the slice part-way through the forward pass as
@@ -419,12 +419,7 @@ impl Checkpoint {
     /// the file's bytes. The older ones stay until
     /// [`Checkpoint::remove_forward_before`].
     pub fn save_forward(&self, dir: &Path, mark: &ForwardMark, state: &[u8]) -> Result<u64> {
-        write_compressed(
-            dir,
-            &forward_path(dir, mark),
-            &self.forward_header(mark),
-            state,
-        )
+        write_compressed(&forward_path(dir, mark), &self.forward_header(mark), state)
     }
 
     /// The thresholds `t` of the complete checkpoints in `dir` that belong
