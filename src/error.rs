@@ -109,7 +109,10 @@ pub enum Corruption {
         /// Positions the level has.
         want: u64,
     },
-    /// A solver checkpoint that does not fit the level it is for.
+    /// A solver's work file (a checkpoint, a seed list) that does not fit
+    /// the level it is for, or is damaged. Checkpoints that fail so are
+    /// dropped where a solver can start afresh; the message says how to
+    /// do that by hand where it cannot.
     Checkpoint(&'static str),
     /// A value outside `-seeds..=seeds`.
     ValueRange {
@@ -175,7 +178,10 @@ impl fmt::Display for Corruption {
             BlockLength { block, got, want } => {
                 write!(f, "block {block}: {got} values, expected {want}")
             }
-            Checkpoint(why) => write!(f, "solver checkpoint: {why}"),
+            Checkpoint(why) => write!(
+                f,
+                "solver work file: {why} (removing its directory starts the level, or the check, afresh)"
+            ),
             BlockPlace { block } => write!(
                 f,
                 "block {block} does not belong at its place (moved, swapped or from another table)"

@@ -326,6 +326,7 @@ pub fn solve_part_in(
             }
             match &mark {
                 Some(mark) => {
+                    checkpoint.remove_forward_except(dir, mark)?;
                     progress.line(&format!(
                         "level {seeds}: resuming the forward pass after {} part {} of {}",
                         mark.walk.name(),
@@ -547,7 +548,7 @@ impl<L: LowerLevels + ?Sized> ForwardPass<'_, L> {
             let took = Instant::now();
             let bytes = self.checkpoint.save_forward(self.dir, &mark, state)?;
             self.ex.barrier(); // every rank has this one: older ones may go
-            self.checkpoint.remove_forward_before(self.dir, &mark)?;
+            self.checkpoint.remove_forward_except(self.dir, &mark)?;
             self.progress.line(&format!(
                 "level {seeds}: checkpoint of the forward pass after {} part {done} of {} \
                  ({:.1} MB in {:.1} s)",

@@ -492,14 +492,16 @@ impl Checkpoint {
         read_compressed(&forward_path(dir, mark), &self.forward_header(mark), state)
     }
 
-    /// Removes the forward checkpoints of `dir` older than `mark`'s, once
-    /// every rank has written its own at `mark` (a rank stopped before that
-    /// resumes from the older one, with every other rank), and what killed
-    /// writes left unfinished.
-    pub fn remove_forward_before(&self, dir: &Path, mark: &ForwardMark) -> Result<()> {
-        for older in self.forward_saved(dir) {
-            if older.progress() < mark.progress() {
-                crate::files::remove_if_present(&forward_path(dir, &older))?;
+    /// Removes the forward checkpoints of `dir` other than `mark`'s, and
+    /// what killed writes left unfinished. Called once every rank has
+    /// written its own at `mark` (a rank stopped before that resumes from
+    /// the older one, with every other rank), and when the ranks resume
+    /// from `mark`: a newer one that only some ranks wrote no longer
+    /// matches the seed lists, which are cut back to `mark`.
+    pub fn remove_forward_except(&self, dir: &Path, mark: &ForwardMark) -> Result<()> {
+        for other in self.forward_saved(dir) {
+            if other.progress() != mark.progress() {
+                crate::files::remove_if_present(&forward_path(dir, &other))?;
             }
         }
         remove_unfinished(dir)
@@ -759,9 +761,14 @@ mod tests {
         cp.save_forward(&dir, &newer, &state).unwrap();
         assert_eq!(cp.forward_saved(&dir), vec![mark.clone(), newer.clone()]);
         std::fs::write(dir.join("forward.2.9.tmp"), b"cut short").unwrap();
-        cp.remove_forward_before(&dir, &newer).unwrap();
+        cp.remove_forward_except(&dir, &newer).unwrap();
         assert_eq!(cp.forward_saved(&dir), vec![newer.clone()]);
         assert!(!dir.join("forward.2.9.tmp").exists());
+        // Resumed from an older one, the newer ones go too.
+        cp.save_forward(&dir, &mark, &state).unwrap();
+        cp.remove_forward_except(&dir, &mark).unwrap();
+        assert_eq!(cp.forward_saved(&dir), vec![mark.clone()]);
+        cp.save_forward(&dir, &newer, &state).unwrap();
         // A threshold's checkpoint supersedes them, and takes with it what
         // a process killed while writing one left behind.
         std::fs::write(dir.join("state.7.tmp"), b"cut short").unwrap();
