@@ -172,10 +172,9 @@ pub fn build_until(
             let lock = DirLock::acquire(db.dir(), wait)?;
             let raw_dir = db.raw_dir(rules);
             std::fs::create_dir_all(&raw_dir).map_err(|e| Error::io(&raw_dir, e))?;
-            {
-                let _verified = db.lock_verified()?; // not a verify's record
-                remove_leftovers(db.dir(), ".tmp")?;
-            }
+            // Only the tables' temporaries: a census or a verify may be
+            // writing its own files in the directory meanwhile.
+            remove_leftovers(db.dir(), ".mdb.tmp")?;
             remove_leftovers(&raw_dir, ".part")?;
             remove_leftovers(&raw_dir, ".tmp")?;
             Some(lock)

@@ -207,9 +207,8 @@ impl Db {
 
     /// Holds the lock of `verified.tsv` until dropped: one process at a
     /// time rewrites it (two `verify` runs finishing together would each
-    /// drop the other's record), and a `build` removing temporary files
-    /// waits for a rewrite under way.
-    pub(crate) fn lock_verified(&self) -> Result<DirLock> {
+    /// drop the other's record).
+    fn lock_verified(&self) -> Result<DirLock> {
         DirLock::acquire_file(&self.dir.join(".verified.lock"), true)
     }
 

@@ -175,6 +175,9 @@ fn builds_resume_and_repair() {
     // level 7 and lose the raw copy of level 4.
     std::fs::remove_file(db.table_path(Rules::Abapa, 9)).unwrap();
     std::fs::write(dir.join("abapa-09.mdb.tmp"), b"half a table").unwrap();
+    // Another writer's temporary (a census saving its rows) is not the
+    // build's to remove.
+    std::fs::write(dir.join("omweso-census.jsonl.tmp"), b"rows").unwrap();
     let mut bytes = level7.clone();
     let n = bytes.len();
     bytes[n / 2] ^= 0xff;
@@ -188,6 +191,8 @@ fn builds_resume_and_repair() {
         .map(|r| r.seeds)
         .collect();
     assert_eq!(rebuilt, [7, 9]);
+    assert!(!dir.join("abapa-09.mdb.tmp").exists());
+    assert!(dir.join("omweso-census.jsonl.tmp").exists());
     assert_eq!(
         file_bytes(&db.table_path(Rules::Abapa, 7)),
         level7,
