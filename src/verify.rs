@@ -216,7 +216,7 @@ pub fn verify(
             Ok(()) if checks == Checks::Integrity => {}
             Ok(()) => {
                 let _one_at_a_time = match source.db() {
-                    Some((db, rules)) => Some(lock_level(db, rules, seeds, progress)?),
+                    Some((db, rules)) => lock_level(db, rules, seeds, progress)?,
                     None => None,
                 };
                 let lower = source.lower_levels(seeds)?;
@@ -594,25 +594,31 @@ impl Check2Saves {
     }
 }
 
-/// Where the checkpoints of `verify` of level `seeds` go.
 /// Holds level `seeds` of a table directory for this `verify` alone: two
 /// at once would write the same checkpoints. A second one waits for the
-/// first (saying so), then picks up what the first left.
-fn lock_level(db: &Db, rules: Rules, seeds: usize, progress: Progress) -> Result<DirLock> {
+/// first (saying so), then picks up what the first left. `None` where the
+/// lock cannot be written (a read-only directory, where no checkpoint can
+/// be written either).
+fn lock_level(db: &Db, rules: Rules, seeds: usize, progress: Progress) -> Result<Option<DirLock>> {
     let dir = db.raw_dir(rules);
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     let path = dir.join(format!("verify.{seeds}.lock"));
+    if std::fs::create_dir_all(&dir).is_err() {
+        return Ok(None);
+    }
     match DirLock::acquire_file(&path, false) {
+        Ok(lock) => Ok(Some(lock)),
         Err(Error::Locked { holder, .. }) => {
             progress.line(&format!(
                 "level {seeds}: waiting for {holder}, which is checking it"
             ));
-            DirLock::acquire_file(&path, true)
+            DirLock::acquire_file(&path, true).map(Some)
         }
-        held => held,
+        Err(Error::Io { .. }) => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
+/// Where the checkpoints of `verify` of level `seeds` go.
 fn work_dir(db: &Db, rules: Rules, seeds: usize) -> PathBuf {
     db.raw_dir(rules).join(format!("verify.{seeds}.work"))
 }
