@@ -19,7 +19,9 @@
 #       one process per level (old level L, new level L, old level L+1, ...),
 #       each timed on the CPU (user + system seconds, bash's `time`), so the
 #       table also gives positions per CPU second: the figure that other work
-#       on a shared machine disturbs least. With BENCH_LOGS=DIR, each run's
+#       on a shared machine disturbs least (each process also checks the
+#       lower levels' tables and raw copies as it starts: both binaries pay
+#       that, a few percent at level 20). With BENCH_LOGS=DIR, each run's
 #       build report (peak RSS per level) and log are kept there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,7 +56,7 @@ if [[ ${1:-} == --compare ]]; then
   old=$WORK/old-bin new=$WORK/new-bin
   echo "old: $rev (${sha:0:12}); new: working tree of $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' + changes')"
   echo "awari levels 0..$max, $runs runs each, alternating; $(nproc) cores; $(date -u +%F)"
-  TIMEFORMAT='%U %S'
+  TIMEFORMAT='%U %S' LC_ALL=C # seconds with a decimal point, for awk
   for ((r = 1; r <= runs; r++)); do
     for which in old new; do
       rm -rf "$WORK/$which-$r" "$WORK/$which-$r.out" "$WORK/$which-$r.cpu"
@@ -111,8 +113,8 @@ if [[ ${1:-} == --compare ]]; then
         for (i = 1; i <= n["new", l]; i++) a[i] = rate["new", l, i]; w = median(a, n["new", l])
         an = "-"
         if (l in na) { for (i = 1; i <= na[l]; i++) a[i] = anon[l, i]; an = sprintf("%.3f", median(a, na[l])) }
-        for (i = 1; i <= nc["old", l]; i++) a[i] = cpu["old", l, i]; oc = pos[l] / median(a, nc["old", l])
-        for (i = 1; i <= nc["new", l]; i++) a[i] = cpu["new", l, i]; wc = pos[l] / median(a, nc["new", l])
+        for (i = 1; i <= nc["old", l]; i++) a[i] = cpu["old", l, i]; c = median(a, nc["old", l]); oc = pos[l] / (c > 0 ? c : 1e-9)
+        for (i = 1; i <= nc["new", l]; i++) a[i] = cpu["new", l, i]; c = median(a, nc["new", l]); wc = pos[l] / (c > 0 ? c : 1e-9)
         printf "%5d %14d %12.2f M %12.2f M %6.2fx %14s %12.2f M %12.2f M %8.2fx\n", l, pos[l], o / 1e6, w / 1e6, w / o, an, oc / 1e6, wc / 1e6, wc / oc
         if ((l == 20 || l == 24) && w / o < target) { status = 1; printf "FAIL level %d: %.2fx (target %.1fx)\n", l, w / o, target }
         else if (l == 20 || l == 24) printf "PASS level %d: %.2fx (target %.1fx)\n", l, w / o, target
