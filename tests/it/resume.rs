@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 use crate::common::{assert_committed, bin, scratch, solved};
 use mancaladb::error::{Error, Result};
 use mancaladb::exchange::Alone;
-use mancaladb::oware::solve::{Options, solve_part_in};
+use mancaladb::oware::solve::{Options, Part, solve_part_in};
 use mancaladb::oware::{LowerLevels, Rules};
 use mancaladb::progress::Progress;
 
@@ -189,6 +189,28 @@ impl LowerLevels for Failing<'_> {
     }
 }
 
+/// Checkpoints after every step that can take one; forward parts of 50,000
+/// positions.
+fn checkpoint_always(dir: std::path::PathBuf) -> Options {
+    Options {
+        dir,
+        checkpoint_every: Some(Duration::ZERO),
+        frontier_cap: None,
+        forward_part: 50_000,
+    }
+}
+
+/// Solves level `seeds` of `rules` with `reads` reads of the lower levels
+/// allowed: the reads made, and the result.
+fn solve_failing(rules: Rules, seeds: usize, options: &Options, reads: i64) -> (i64, Result<Part>) {
+    let lower = Failing {
+        levels: &solved(rules)[..seeds],
+        left: AtomicI64::new(reads),
+    };
+    let part = solve_part_in(rules, seeds, &lower, &Alone, options, Progress::Quiet);
+    (reads - lower.left.load(Relaxed).max(0), part)
+}
+
 /// A forward pass stopped by a failing read resumes from its last
 /// checkpoint (a part of its captures walk): the level comes out the same,
 /// and the resumed pass reads only what the parts after the checkpoint
@@ -199,21 +221,8 @@ fn a_forward_pass_stopped_part_way_resumes_to_the_same_values() {
     let seeds = 12;
     for rules in Rules::ALL {
         let levels = solved(rules);
-        let options = Options {
-            dir: dir.join(rules.to_string()),
-            checkpoint_every: Some(Duration::ZERO),
-            frontier_cap: None,
-            forward_part: 50_000,
-        };
-        // Solves with `reads` reads allowed; the reads made, and the result.
-        let solve = |reads: i64| {
-            let lower = Failing {
-                levels: &levels[..seeds],
-                left: AtomicI64::new(reads),
-            };
-            let part = solve_part_in(rules, seeds, &lower, &Alone, &options, Progress::Quiet);
-            (reads - lower.left.load(Relaxed).max(0), part)
-        };
+        let options = checkpoint_always(dir.join(rules.to_string()));
+        let solve = |reads: i64| solve_failing(rules, seeds, &options, reads);
         // A finished solve leaves its last threshold's checkpoint: each
         // solve below but the resumed ones starts in an empty directory.
         let afresh = || {
@@ -253,19 +262,8 @@ fn a_damaged_checkpoint_is_dropped_and_the_level_solved_afresh() {
     let dir = scratch("damaged-checkpoint");
     let (rules, seeds) = (Rules::Awari, 12);
     let levels = solved(rules);
-    let options = Options {
-        dir: dir.clone(),
-        checkpoint_every: Some(Duration::ZERO),
-        frontier_cap: None,
-        forward_part: 50_000,
-    };
-    let solve = |reads: i64| {
-        let lower = Failing {
-            levels: &levels[..seeds],
-            left: AtomicI64::new(reads),
-        };
-        solve_part_in(rules, seeds, &lower, &Alone, &options, Progress::Quiet)
-    };
+    let options = checkpoint_always(dir.clone());
+    let solve = |reads: i64| solve_failing(rules, seeds, &options, reads).1;
     // Flips a byte near the end of a file: inside zstd's frame, past the
     // header, so only the frame's checksum or structure can tell.
     let damage = |path: &std::path::Path| {
