@@ -3,10 +3,15 @@
 # Run it in a directory outside the checkout, detached so that it outlives the
 # shell (BENCHMARKS.md, "Levels 25..36: the run"):
 #
+#   setsid nohup sh scripts/awari-run.sh all    DIR BIN > /dev/null 2>&1 &
 #   setsid nohup sh scripts/awari-run.sh build  DIR BIN > /dev/null 2>&1 &
 #   setsid nohup sh scripts/awari-run.sh verify DIR BIN FROM TO [CHECKS] > /dev/null 2>&1 &
 #   sh scripts/awari-run.sh check DIR
 #
+# all:    the whole run, shortest way to a verified 36-seed value first: build
+#         levels 0..34 and 36, verify levels 31..34 and 36 (all three checks; the
+#         levels below 31 were verified before with the same bytes, BENCHMARKS),
+#         then build and verify level 35, then verify levels 0..30 again here.
 # build:  levels 0..34 and 36 first (level N never reads level N-1), then 35;
 #         finished levels are skipped and the level in progress resumes from its
 #         last checkpoint. Reports go to DIR/log, `time -v` to DIR/stderr.log, and
@@ -19,38 +24,67 @@
 # AUTOGROUP_NICE=N gives the run's scheduling group a lower weight (0..19), so
 # that it yields to interactive work; plain `nice` does not (autogroups).
 set -u
-mode=${1:?usage: awari-run.sh build|verify|check DIR [BIN [FROM TO [CHECKS]]]}
+mode=${1:?usage: awari-run.sh all|build|verify|check DIR [BIN [FROM TO [CHECKS]]]}
 dir=${2:?DIR}
 sums=$(cd "$(dirname "$0")/.." && pwd)/db/CHECKSUMS
 cd "$dir" || exit 2
 [ -n "${AUTOGROUP_NICE:-}" ] && echo "$AUTOGROUP_NICE" > /proc/self/autogroup
 
-case $mode in
-build)
-  bin=$(realpath "${3:?BIN}")
+# Builds the levels of `build --levels $1` (all of them if $1 is empty),
+# logging the directory's bytes every minute while it runs.
+build() {
   ( while :; do
       printf '%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$(du -sb . | cut -f1)" \
         "$(du -scb raw/*/*.work 2>/dev/null | tail -n 1 | cut -f1)" >> disk.tsv
       sleep 60
     done ) &
   logger=$!
-  trap 'kill $logger' EXIT
   # --wait: a process just killed may hold the directory lock while it exits.
-  /usr/bin/time -v "$bin" build --wait --levels 0..34,36 --db . >> log 2>> stderr.log &&
-  /usr/bin/time -v "$bin" build --wait --max-seeds 36 --db . >> log 2>> stderr.log
+  if [ -n "$1" ]; then
+    /usr/bin/time -v "$bin" build --wait --levels "$1" --db . >> log 2>> stderr.log
+  else
+    /usr/bin/time -v "$bin" build --wait --max-seeds 36 --db . >> log 2>> stderr.log
+  fi
+  status=$?
+  kill $logger
+  return $status
+}
+
+# Verifies the levels $1..$2 not yet in verified.tsv, one process per level;
+# checks 1 and 2 only if $3 is 2. Fails if a level's verify did.
+verify() {
+  failed=0
+  for n in $(seq "$1" "$2"); do
+    [ -e "awari-$(printf %02d "$n").mdb" ] || continue
+    grep -q "^$(printf 'awari\t%s\t' "$n")" verified.tsv 2>/dev/null && continue
+    if [ "${3:-3}" = 2 ]; then
+      /usr/bin/time -v "$bin" verify --checks 2 --seeds "$n" --db . \
+        >> verify-checks2.log 2>> "verify-checks2-$n.time" || failed=1
+    else
+      /usr/bin/time -v "$bin" verify --seeds "$n" --db . >> verify.log 2>> "verify-$n.time" ||
+        failed=1
+    fi
+  done
+  return $failed
+}
+
+case $mode in
+all)
+  bin=$(realpath "${3:?BIN}")
+  # A level that fails verify does not stop the others' checks.
+  build 0..34,36 || exit
+  verify 31 34; a=$?; verify 36 36; b=$?
+  build 35 || exit
+  verify 35 35; c=$?; verify 0 30; d=$?
+  exit $((a | b | c | d))
+  ;;
+build)
+  bin=$(realpath "${3:?BIN}")
+  build 0..34,36 && build ""
   ;;
 verify)
   bin=$(realpath "${3:?BIN}")
-  for n in $(seq "${4:?FROM}" "${5:?TO}"); do
-    [ -e "awari-$(printf %02d "$n").mdb" ] || continue
-    grep -q "^$(printf 'awari\t%s\t' "$n")" verified.tsv 2>/dev/null && continue
-    if [ "${6:-3}" = 2 ]; then
-      /usr/bin/time -v "$bin" verify --checks 2 --seeds "$n" --db . \
-        >> verify-checks2.log 2>> "verify-checks2-$n.time"
-    else
-      /usr/bin/time -v "$bin" verify --seeds "$n" --db . >> verify.log 2>> "verify-$n.time"
-    fi
-  done
+  verify "${4:?FROM}" "${5:?TO}" "${6:-3}"
   ;;
 check)
   for f in awari-*.mdb; do
