@@ -282,14 +282,8 @@ fn solve_in_batches<G: Game>(
                 // The positions with a capture worth `t` or `-t`, from their
                 // bytes; only those are turned into nodes.
                 let first = (start + c * CHUNK as usize) as u64;
-                let at_t: Vec<u64> = (first..)
-                    .zip(chunk)
-                    .filter(|(_, a)| {
-                        let e = Slot(a.load(Relaxed)).exit();
-                        e == Some(t) || e == Some(-t)
-                    })
-                    .map(|(i, _)| i)
-                    .collect();
+                let mut at_t = Vec::new();
+                holding(chunk, t, first, &mut at_t);
                 let mut found = Vec::new();
                 game.nodes(&at_t, |i, node| {
                     let i = i as usize;
@@ -378,6 +372,51 @@ fn solve_in_batches<G: Game>(
         .par_iter_mut()
         .for_each(|b| *b = Slot(*b).value().unwrap_or(0));
     Ok(bytes)
+}
+
+/// Appends to `out` the indices (`first` being the index of `chunk[0]`) of
+/// the cells of `chunk` that hold `t` or `-t`: undecided positions whose
+/// best capture is `t` or `-t` (`1 <= t <= 48`, so neither byte is a
+/// decided one, see [`Slot`]). Eight cells are read as one word, and a
+/// word holding neither byte, nearly every one, is passed over whole.
+///
+/// No other thread may touch `chunk` meanwhile (the solver scans each
+/// chunk in the one thread that then decides its cells).
+fn holding(chunk: &[AtomicI8], t: i8, first: u64, out: &mut Vec<u64>) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // Whether some byte of `w` is `b` (the test may also flag a byte above
+    // a matching one, never a word without one).
+    let has = |w: u64, b: i8| {
+        let x = w ^ (ONES * u64::from(b as u8));
+        x.wrapping_sub(ONES) & !x & HIGHS != 0
+    };
+    let at = |k: usize, out: &mut Vec<u64>| {
+        let v = chunk[k].load(Relaxed);
+        if v == t || v == -t {
+            out.push(first + k as u64);
+        }
+    };
+    // SAFETY: AtomicU64 may be read from any eight initialised, aligned
+    // bytes (`align_to` gives only aligned ones), and nothing writes them
+    // while this reads (above), so the atomics of two sizes never race.
+    let (head, words, _) = unsafe { chunk.align_to::<AtomicU64>() };
+    let tail = head.len() + 8 * words.len();
+    for k in 0..head.len() {
+        at(k, out);
+    }
+    for (w, word) in words.iter().enumerate() {
+        let x = word.load(Relaxed);
+        if has(x, t) || has(x, -t) {
+            let k = head.len() + 8 * w;
+            for k in k..k + 8 {
+                at(k, out);
+            }
+        }
+    }
+    for k in tail..chunk.len() {
+        at(k, out);
+    }
 }
 
 /// One atomic bit per position.
@@ -722,6 +761,48 @@ impl Game for Explicit<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The word-at-a-time scan finds exactly the cells holding `t` or
+    /// `-t`, among bytes of every kind (best captures, decided values,
+    /// `NO_EXIT`), in chunks of any length starting anywhere in a word.
+    #[test]
+    fn the_scan_finds_exactly_the_cells_of_a_threshold() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let bytes: Vec<AtomicI8> = (0..4096)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Mostly far from the thresholds tried, as in a level.
+                let b = match x % 16 {
+                    0 => 3,
+                    1 => -3,
+                    2 => 48,
+                    3 => -48,
+                    4 => NO_EXIT,
+                    5 => Slot::decided(3).0,
+                    6 => Slot::decided(-3).0,
+                    _ => (x >> 8) as i8,
+                };
+                AtomicI8::new(b)
+            })
+            .collect();
+        for t in [1, 3, 48] {
+            for (from, to) in [(0, 4096), (1, 4096), (3, 11), (5, 6), (8, 4093), (7, 7)] {
+                let chunk = &bytes[from..to];
+                let want: Vec<u64> = (from..to)
+                    .filter(|&i| {
+                        let e = Slot(bytes[i].load(Relaxed)).exit();
+                        e == Some(t) || e == Some(-t)
+                    })
+                    .map(|i| 1000 + i as u64)
+                    .collect();
+                let mut got = Vec::new();
+                holding(chunk, t, 1000 + from as u64, &mut got);
+                assert_eq!(got, want, "t {t}, cells {from}..{to}");
+            }
+        }
+    }
 
     /// Small batches and steps (many batches per threshold, the work
     /// handled depth first) give the values of one batch per level.
