@@ -6,8 +6,8 @@
 //! rounds of work at once (never one message per position):
 //!
 //! * [`Exchange::all_to_all`]: each rank hands over one batch of predecessor
-//!   updates per other rank and receives everything addressed to it (message
-//!   combining, as Romein & Bal did);
+//!   updates per other rank, all in one [`Outbox`], and receives everything
+//!   addressed to it (message combining, as Romein & Bal did);
 //! * [`Exchange::sum`], [`Exchange::max`], [`Exchange::broadcast`]: the small
 //!   agreements ("anything left this round?", "is this level built?").
 //!
@@ -26,9 +26,9 @@ pub trait Exchange {
     fn rank(&self) -> usize;
     /// Number of ranks.
     fn ranks(&self) -> usize;
-    /// Sends `outboxes[r]` to rank `r` (the own entry must be empty) and
-    /// returns everything the other ranks sent to this one.
-    fn all_to_all(&self, outboxes: &[Vec<u64>]) -> Vec<u64>;
+    /// Sends [`outbox.to(r)`](Outbox::to) to rank `r` (nothing to this
+    /// rank itself) and returns everything the other ranks sent to this one.
+    fn all_to_all(&self, outbox: &Outbox) -> Vec<u64>;
     /// The sum of `x` over all ranks.
     fn sum(&self, x: u64) -> u64;
     /// The maximum of `x` over all ranks.
@@ -50,8 +50,8 @@ impl Exchange for Alone {
     fn ranks(&self) -> usize {
         1
     }
-    fn all_to_all(&self, outboxes: &[Vec<u64>]) -> Vec<u64> {
-        debug_assert!(outboxes.iter().all(Vec::is_empty));
+    fn all_to_all(&self, outbox: &Outbox) -> Vec<u64> {
+        debug_assert!(outbox.is_empty());
         Vec::new()
     }
     fn sum(&self, x: u64) -> u64 {
@@ -64,6 +64,68 @@ impl Exchange for Alone {
         x
     }
     fn barrier(&self) {}
+}
+
+/// One round's messages for every rank, in one buffer, rank by rank: what
+/// an MPI all-to-all sends as it is, without gathering them again.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outbox {
+    messages: Vec<u64>,
+    /// Where the messages of each rank end in `messages`.
+    ends: Vec<usize>,
+}
+
+impl Outbox {
+    /// No messages, for `ranks` ranks.
+    pub fn empty(ranks: usize) -> Outbox {
+        Outbox {
+            messages: Vec::new(),
+            ends: vec![0; ranks],
+        }
+    }
+
+    /// The batches of `parts` (one batch per rank each; the workers of a
+    /// round fill one part each), rank by rank, each message copied once.
+    ///
+    /// ```
+    /// use mancaladb::exchange::Outbox;
+    /// let o = Outbox::gather(&[vec![vec![], vec![7], vec![1, 2]], vec![vec![], vec![8], vec![]]], 3);
+    /// assert_eq!((o.to(0), o.to(1), o.to(2)), (&[][..], &[7, 8][..], &[1, 2][..]));
+    /// assert_eq!(o.messages(), &[7, 8, 1, 2]);
+    /// ```
+    pub fn gather(parts: &[Vec<Vec<u64>>], ranks: usize) -> Outbox {
+        let total = parts.iter().flatten().map(Vec::len).sum();
+        let mut messages = Vec::with_capacity(total);
+        let mut ends = Vec::with_capacity(ranks);
+        for r in 0..ranks {
+            for part in parts {
+                messages.extend_from_slice(&part[r]);
+            }
+            ends.push(messages.len());
+        }
+        Outbox { messages, ends }
+    }
+
+    /// Number of ranks.
+    pub fn ranks(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The messages for rank `r`.
+    pub fn to(&self, r: usize) -> &[u64] {
+        let start = if r == 0 { 0 } else { self.ends[r - 1] };
+        &self.messages[start..self.ends[r]]
+    }
+
+    /// Every message, rank by rank.
+    pub fn messages(&self) -> &[u64] {
+        &self.messages
+    }
+
+    /// Whether there is no message at all.
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
 }
 
 /// The newest checkpoint every rank holds, the same answer on every rank:

@@ -9,7 +9,7 @@ use mpi::environment::Universe;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
-use super::Exchange;
+use super::{Exchange, Outbox};
 
 /// The ranks of the MPI job this process belongs to.
 pub struct Mpi {
@@ -49,21 +49,22 @@ impl Exchange for Mpi {
         self.world.size() as usize
     }
 
-    /// One `MPI_Alltoall` of the counts and one `MPI_Alltoallv` of the data;
-    /// more passes only if a batch outgrows MPI's `int` counts.
-    fn all_to_all(&self, outboxes: &[Vec<u64>]) -> Vec<u64> {
+    /// One `MPI_Alltoall` of the counts and one `MPI_Alltoallv` of the data,
+    /// sent from the outbox as it is; more passes, each gathering its share
+    /// of the batches, only if a batch outgrows MPI's `int` counts.
+    fn all_to_all(&self, outbox: &Outbox) -> Vec<u64> {
         let ranks = self.ranks();
-        debug_assert_eq!(outboxes.len(), ranks);
+        debug_assert_eq!(outbox.ranks(), ranks);
         // Per destination and pass, so that the received total (at most
         // `ranks * cap`) still fits the `int` displacements.
         let cap = i32::MAX as usize / ranks;
-        let longest = outboxes.iter().map(Vec::len).max().unwrap_or(0);
+        let longest = (0..ranks).map(|r| outbox.to(r).len()).max().unwrap_or(0);
         let passes = self.max(longest.div_ceil(cap) as u64) as usize;
         let mut received = Vec::new();
         for pass in 0..passes {
-            let pieces: Vec<&[u64]> = outboxes
-                .iter()
-                .map(|o| {
+            let pieces: Vec<&[u64]> = (0..ranks)
+                .map(|r| {
+                    let o = outbox.to(r);
                     let start = (pass * cap).min(o.len());
                     &o[start..(start + cap).min(o.len())]
                 })
@@ -72,13 +73,19 @@ impl Exchange for Mpi {
             let mut recv_counts: Vec<Count> = vec![0; ranks];
             self.world
                 .all_to_all_into(&send_counts[..], &mut recv_counts[..]);
-            let send: Vec<u64> = pieces.concat();
+            let gathered;
+            let send: &[u64] = if passes == 1 {
+                outbox.messages()
+            } else {
+                gathered = pieces.concat();
+                &gathered
+            };
             let send_displs = displacements(&send_counts);
             let recv_displs = displacements(&recv_counts);
             let total: usize = recv_counts.iter().map(|&c| c as usize).sum();
             let old = received.len();
             received.resize(old + total, 0u64);
-            let send = Partition::new(&send[..], &send_counts[..], &send_displs[..]);
+            let send = Partition::new(send, &send_counts[..], &send_displs[..]);
             let mut recv =
                 PartitionMut::new(&mut received[old..], &recv_counts[..], &recv_displs[..]);
             self.world.all_to_all_varcount_into(&send, &mut recv);

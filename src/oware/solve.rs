@@ -82,7 +82,7 @@ use super::retro::for_each_predecessor;
 use super::rules::{Rules, captures, quiet_moves};
 use super::workdir::{Checkpoint, ForwardMark, Record, SeedLists, SeedReader, Walk};
 use crate::error::{Error, Result};
-use crate::exchange::{Alone, Exchange, Owners, newest_held_by_all};
+use crate::exchange::{Alone, Exchange, Outbox, Owners, newest_held_by_all};
 use crate::memory::{HugeSlice, Pipeline, as_atomic, prefetch};
 use crate::progress::Progress;
 
@@ -384,10 +384,10 @@ pub fn solve_part_in(
         };
         let mut seeds = Seeds::open(dir, t, n)?;
         let mut frontier = Vec::new();
-        let mut outboxes = solver.outboxes();
+        let mut outbox = Outbox::empty(ex.ranks());
         loop {
-            sent_bytes += outboxes.iter().map(|o| o.len() as u64 * 8).sum::<u64>();
-            let inbox = ex.all_to_all(&outboxes);
+            sent_bytes += outbox.messages().len() as u64 * 8;
+            let inbox = ex.all_to_all(&outbox);
             rounds += 1;
             solver.receive(t as i8, &inbox, &mut frontier, cap);
             solver.top_up(t as i8, &mut seeds, &mut sweep, &mut frontier, fill)?;
@@ -396,7 +396,7 @@ pub fn solve_part_in(
                 break;
             }
             stage.inc(decided);
-            (frontier, outboxes) = solver.round(t as i8, &frontier, cap);
+            (frontier, outbox) = solver.round(t as i8, &frontier, cap);
         }
         if t > 1 {
             save_if_due(t - 1, &state)?;
@@ -764,19 +764,14 @@ impl Quota<'_> {
     }
 }
 
-/// One batch of messages per rank. A message is the index of a predecessor
-/// owned by that rank, with [`ENTERED_W`] set if its child entered `W_t`
-/// (else `L_t`).
-type Outboxes = Vec<Vec<u64>>;
+/// One batch of messages per rank, as one worker of a round fills them
+/// ([`Outbox::gather`] puts the workers' batches together). A message is
+/// the index of a predecessor owned by that rank, with [`ENTERED_W`] set if
+/// its child entered `W_t` (else `L_t`).
+type Batches = Vec<Vec<u64>>;
 
 /// Message flag: the child entered `W_t`. Indices stay far below 2^63.
 const ENTERED_W: u64 = 1 << 63;
-
-fn concat_outboxes(parts: Vec<Outboxes>, ranks: usize) -> Outboxes {
-    (0..ranks)
-        .map(|r| parts.iter().flat_map(|p| &p[r]).copied().collect())
-        .collect()
-}
 
 /// Where sweeps go round [`Pending`]: the next word of its bitmap, and the
 /// flagged blocks of the sweep under way (a buffer, kept between sweeps).
@@ -951,10 +946,6 @@ impl Propagation<'_> {
         }
     }
 
-    fn outboxes(&self) -> Outboxes {
-        vec![Vec::new(); self.owners.ranks()]
-    }
-
     /// Adds seeds of `seeds`, then fresh positions (clearing their fresh
     /// bits), to `frontier` until it holds `fill` boards or none is left,
     /// going on round the bitmap where `sweep` stopped.
@@ -1092,17 +1083,18 @@ impl Propagation<'_> {
     /// Tells the predecessors of a frontier, in parallel: returns the
     /// positions of this slice it decides (as many as `cap` allows, the
     /// rest left fresh) and the messages for other ranks.
-    fn round(&self, t: i8, frontier: &[Frontier], cap: usize) -> (Vec<Frontier>, Outboxes) {
+    fn round(&self, t: i8, frontier: &[Frontier], cap: usize) -> (Vec<Frontier>, Outbox) {
         const PIECE: usize = 4096;
         let room = Room::new(cap);
         let pieces = frontier.par_iter().flat_map(|f| {
             let wins = f.wins.par_chunks(PIECE).map(|c| (c, true));
             wins.chain(f.losses.par_chunks(PIECE).map(|c| (c, false)))
         });
-        let parts: Vec<(Frontier, Outboxes)> = pieces
+        let ranks = self.owners.ranks();
+        let parts: Vec<(Frontier, Batches)> = pieces
             .map(|(children, win)| {
                 let mut next = Frontier::default();
-                let mut out = self.outboxes();
+                let mut out = vec![Vec::new(); ranks];
                 let mut quota = room.quota();
                 self.tell_predecessors(t, children, win, &mut quota, &mut next, &mut out);
                 (next, out)
@@ -1111,7 +1103,7 @@ impl Propagation<'_> {
         let (next, out): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
         (
             next.into_iter().filter(|f| f.len() > 0).collect(),
-            concat_outboxes(out, self.owners.ranks()),
+            Outbox::gather(&out, ranks),
         )
     }
 
@@ -1125,7 +1117,7 @@ impl Propagation<'_> {
         win: bool,
         quota: &mut Quota,
         next: &mut Frontier,
-        out: &mut Outboxes,
+        out: &mut Batches,
     ) {
         let v = if win { -t } else { t };
         let mut visit = |(j, p): (usize, Board)| {

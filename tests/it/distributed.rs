@@ -5,7 +5,7 @@
 use std::sync::{Arc, Barrier, Mutex};
 
 use crate::common::solved;
-use mancaladb::exchange::{Exchange, newest_held_by_all, split};
+use mancaladb::exchange::{Exchange, Outbox, newest_held_by_all, split};
 use mancaladb::oware::Rules;
 use mancaladb::oware::solve::{Options, solve_part, solve_part_in};
 use mancaladb::progress::Progress;
@@ -44,15 +44,15 @@ impl Exchange for Member {
     fn ranks(&self) -> usize {
         self.ranks
     }
-    fn all_to_all(&self, outboxes: &[Vec<u64>]) -> Vec<u64> {
+    fn all_to_all(&self, outbox: &Outbox) -> Vec<u64> {
         assert!(
-            outboxes[self.rank].is_empty(),
+            outbox.to(self.rank).is_empty(),
             "a rank never sends to itself"
         );
         {
             let mut mail = self.hub.mail.lock().unwrap();
-            for (to, batch) in outboxes.iter().enumerate() {
-                mail[to][self.rank] = batch.clone();
+            for (to, batches) in mail.iter_mut().enumerate() {
+                batches[self.rank] = outbox.to(to).to_vec();
             }
         }
         self.hub.barrier.wait();
