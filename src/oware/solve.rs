@@ -58,7 +58,8 @@
 //! values. The forward pass (an hour of level 36) is checkpointed the same
 //! way between the parts it is cut into ([`ForwardPass`]), with the lengths
 //! of the seed lists written so far. A checkpoint that does not read back
-//! whole (its checksum fails) is dropped and the level solved afresh.
+//! whole (its checksum fails) is dropped and the level solved afresh; so is
+//! the whole work directory when a seed list's record fails its check.
 //!
 //! The level may be split among several ranks (processes, see
 //! [`crate::exchange`]), each holding the working state of its own index
@@ -81,7 +82,7 @@ use super::lower::LowerLevels;
 use super::retro::for_each_predecessor;
 use super::rules::{Rules, captures, quiet_moves};
 use super::workdir::{Checkpoint, ForwardMark, Record, SeedLists, SeedReader, Walk};
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
 use crate::exchange::{Alone, Exchange, Outbox, Owners, newest_held_by_all};
 use crate::memory::{HugeSlice, Pipeline, as_atomic, prefetch};
 use crate::progress::Progress;
@@ -241,6 +242,10 @@ pub fn solve_part(
 /// of `ex` (see [`solve_level`]), in the work directory of `options`. Every
 /// rank must call it with the same arguments (each with its own directory);
 /// `lower` is read only at the positions this rank's moves reach.
+///
+/// A seed list found damaged on any rank (its records are checked as they
+/// are read) is reported, and every rank solves the level afresh, from an
+/// empty work directory; found damaged again, it is an error.
 pub fn solve_part_in(
     rules: Rules,
     seeds: usize,
@@ -249,6 +254,29 @@ pub fn solve_part_in(
     options: &Options,
     progress: Progress,
 ) -> Result<Part> {
+    if let Some(part) = solve_once(rules, seeds, lower, ex, options, progress)? {
+        return Ok(part);
+    }
+    let dir = &options.dir;
+    std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    solve_once(rules, seeds, lower, ex, options, progress)?.ok_or_else(|| {
+        Error::corrupt(
+            dir,
+            Corruption::Checkpoint("seed lists written afresh were damaged again"),
+        )
+    })
+}
+
+/// [`solve_part_in`] without the second try: `None` when a seed list was
+/// damaged on some rank.
+fn solve_once(
+    rules: Rules,
+    seeds: usize,
+    lower: &(impl LowerLevels + ?Sized),
+    ex: &dyn Exchange,
+    options: &Options,
+    progress: Progress,
+) -> Result<Option<Part>> {
     assert_eq!(lower.levels(), seeds, "every lower level is needed");
     let enc = Encoder::new(seeds);
     let size = enc.level_size(seeds);
@@ -382,7 +410,7 @@ pub fn solve_part_in(
             state: as_atomic(&mut state),
             pending: &pending,
         };
-        let mut seeds = Seeds::open(dir, t, n)?;
+        let mut lists = Seeds::open(dir, t, n)?;
         let mut frontier = Vec::new();
         let mut outbox = Outbox::empty(ex.ranks());
         loop {
@@ -390,7 +418,10 @@ pub fn solve_part_in(
             let inbox = ex.all_to_all(&outbox);
             rounds += 1;
             solver.receive(t as i8, &inbox, &mut frontier, cap);
-            solver.top_up(t as i8, &mut seeds, &mut sweep, &mut frontier, fill)?;
+            let topped = solver.top_up(t as i8, &mut lists, &mut sweep, &mut frontier, fill);
+            if !read_by_every_rank(topped, ex, seeds, progress)? {
+                return Ok(None);
+            }
             let decided = ex.sum(total(&frontier) as u64);
             if decided == 0 {
                 break;
@@ -408,20 +439,21 @@ pub fn solve_part_in(
     state
         .par_iter_mut()
         .for_each(|c| *c = code::value(*c) as u8);
-    Ok(Part {
+    Ok(Some(Part {
         range,
         values: state.cast(),
         sent_bytes,
         rounds,
         resumed_at,
-    })
+    }))
 }
 
-/// Whether every rank read the checkpoint they agreed to resume from
-/// (`read`: this rank's reading). A damaged one, on any rank, is reported
-/// and dropped by them all: the level is then solved afresh (its work
-/// directory emptied), rather than stopping every rerun on the same file.
-/// Any other error stops the solve.
+/// Whether every rank read the work file they needed (`read`: this rank's
+/// reading): the checkpoint they agreed to resume from, or the records of
+/// a seed list. A damaged one, on any rank, is reported and dropped by
+/// them all: the level is then solved afresh (its work directory emptied),
+/// rather than stopping every rerun on the same file. Any other error
+/// stops the solve.
 fn read_by_every_rank(
     read: Result<()>,
     ex: &dyn Exchange,
@@ -436,7 +468,7 @@ fn read_by_every_rank(
     if ex.sum(u64::from(damaged.is_some())) == 0 {
         return Ok(true);
     }
-    let why = damaged.map_or("another rank's checkpoint is damaged".into(), |e| {
+    let why = damaged.map_or("another rank's work file is damaged".into(), |e| {
         e.to_string()
     });
     progress.line(&format!("level {seeds}: {why}: solving the level afresh"));

@@ -11,11 +11,13 @@
 //!   goes, to the files `w.<t>` and `l.<t>`, and read once, sequentially, at
 //!   threshold `t`, a batch at a time as the solver has room
 //!   ([`SeedReader`]). A record is a chunk of the slice and the offsets in it:
-//!   `chunk: u32 LE, count: u32 LE, bytes: u32 LE`, then `bytes` bytes of
-//!   the increasing offsets (chunks hold at most 2^16 positions) as
-//!   differences from the last (the first from 0), each in LEB128: most take
-//!   one byte. Records appear in any order; each position is in at most one
-//!   list.
+//!   `chunk: u32 LE, count: u32 LE, bytes: u32 LE, check: [u8; 4]`, then
+//!   `bytes` bytes of the increasing offsets (chunks hold at most 2^16
+//!   positions) as differences from the last (the first from 0), each in
+//!   LEB128: most take one byte. `check` is the start of the SHA-256 of the
+//!   record's other bytes, so that a damaged record is found, not read as
+//!   other seeds (a changed delta byte still decodes). Records appear in
+//!   any order; each position is in at most one list.
 //! * **Checkpoints.** `state.<t>` holds the state byte of every position of
 //!   the slice after every threshold above `t` is done, behind a header that
 //!   names the level, the rule set, the rank's slice and `t`
@@ -128,10 +130,10 @@ impl SeedLists {
     /// Appends a record to the list of threshold `t`: `win` for best capture
     /// `t`, else `-t`. `offsets` are increasing.
     pub fn append(&self, t: usize, win: bool, chunk: u32, offsets: &[u16]) -> Result<()> {
-        let mut bytes = Vec::with_capacity(12 + offsets.len() + 8);
+        let mut bytes = Vec::with_capacity(HEAD + offsets.len() + 8);
         bytes.extend_from_slice(&chunk.to_le_bytes());
         bytes.extend_from_slice(&(offsets.len() as u32).to_le_bytes());
-        bytes.extend_from_slice(&[0; 4]); // the payload's length, below
+        bytes.extend_from_slice(&[0; 8]); // the payload's length and check, below
         let mut last = 0;
         for &o in offsets {
             debug_assert!(o >= last, "offsets increase");
@@ -143,8 +145,10 @@ impl SeedLists {
             }
             bytes.push(delta as u8);
         }
-        let len = (bytes.len() - 12) as u32;
+        let len = (bytes.len() - HEAD) as u32;
         bytes[8..12].copy_from_slice(&len.to_le_bytes());
+        let check = record_check(&bytes[..12], &bytes[HEAD..]);
+        bytes[12..HEAD].copy_from_slice(&check);
         let mut f = self.files[2 * (t - 1) + usize::from(win)]
             .lock()
             .expect("a seed list writer panicked");
@@ -202,16 +206,17 @@ impl SeedReader {
 
     /// Replaces `records` with the next records of the list, as many as
     /// hold `batch` offsets or more (at least one record); empty at the end.
-    /// A record cut short, or naming a position outside the slice, is a
-    /// damaged work directory: no seed is ever dropped or made up.
+    /// A record cut short, changed (its check fails), or naming a position
+    /// outside the slice, is a damaged work directory: no seed is ever
+    /// dropped or made up.
     pub fn read(&mut self, batch: usize, records: &mut Vec<Record>) -> Result<()> {
         records.clear();
         let mut held = 0;
-        let mut head = [0u8; 12];
+        let mut head = [0u8; HEAD];
         while held < batch.max(1) {
             match read_up_to(&mut self.file, &mut head).map_err(|e| Error::io(&self.path, e))? {
                 0 => break, // the end of the list
-                12 => {}
+                HEAD => {}
                 _ => return Err(damaged(&self.path)),
             }
             let word =
@@ -225,6 +230,9 @@ impl SeedReader {
                 .map_err(|e| Error::io(&self.path, e))?
                 < len
             {
+                return Err(damaged(&self.path));
+            }
+            if record_check(&head[..12], &self.payload) != head[12..] {
                 return Err(damaged(&self.path));
             }
             let offsets =
@@ -257,6 +265,19 @@ fn read_up_to(file: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
         }
     }
     Ok(got)
+}
+
+/// Bytes of a seed list record's head.
+const HEAD: usize = 16;
+
+/// The check of a seed list record: the first four bytes of the SHA-256
+/// of its head's other twelve bytes and its payload.
+fn record_check(head: &[u8], payload: &[u8]) -> [u8; 4] {
+    let sum = Sha256::new()
+        .chain_update(head)
+        .chain_update(payload)
+        .finalize();
+    sum[..4].try_into().expect("4 bytes")
 }
 
 /// A seed list that does not decode (a damaged work directory).
@@ -320,11 +341,11 @@ pub struct Checkpoint {
 
 /// Version 2: compressed states, varint seed lists. A work directory of
 /// another version holds no checkpoint of this one, so it is started afresh.
-const MAGIC: &[u8; 8] = b"MDBSOLV2";
+const MAGIC: &[u8; 8] = b"MDBSOLV3";
 /// The forward checkpoint's own header (same body format).
 /// Version 2: the header ends with the first 8 bytes of its own sha256,
 /// since the seed lists are cut back to the lengths it holds.
-const FORWARD_MAGIC: &[u8; 8] = b"MDBFWD02";
+const FORWARD_MAGIC: &[u8; 8] = b"MDBFWD03";
 
 fn state_path(dir: &Path, t: usize) -> PathBuf {
     dir.join(format!("state.{t}"))
@@ -571,15 +592,30 @@ mod tests {
         assert_eq!(batches, 2);
         // Mostly one byte per offset (the u16 layout took two).
         let len = std::fs::metadata(list_path(&dir, 2, true)).unwrap().len();
-        assert!(len < 12 * 3 + 9 * 3 + 5000 * 2 - 2000, "{len} bytes");
-        // A byte changed inside a payload: the record no longer decodes.
+        assert!(len < 16 * 3 + 9 * 3 + 5000 * 2 - 2000, "{len} bytes");
+        // A bit changed anywhere in a record, even one that leaves a delta
+        // that decodes (a last byte below 0x80), is found by its check.
         let path = list_path(&dir, 2, true);
-        let mut bytes = std::fs::read(&path).unwrap();
-        bytes[12 + 2] = 0xff;
-        std::fs::write(&path, &bytes).unwrap();
-        let mut reader = SeedReader::open(&dir, 2, true, 1 << 20, 1 << 16).unwrap();
-        let err = reader.read(1, &mut rs).unwrap_err();
-        assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+        let whole = std::fs::read(&path).unwrap();
+        for (at, bit) in [
+            (0, 1),
+            (5, 2),
+            (8, 1),
+            (13, 4),
+            (HEAD, 1),
+            (HEAD + 1, 1),
+            (HEAD + 8, 0x80),
+        ] {
+            let mut bytes = whole.clone();
+            bytes[at] ^= bit;
+            std::fs::write(&path, &bytes).unwrap();
+            let mut reader = SeedReader::open(&dir, 2, true, 1 << 20, 1 << 16).unwrap();
+            let err = reader.read(1, &mut rs).unwrap_err();
+            assert!(
+                matches!(err, Error::Corrupt { .. }),
+                "bit {bit} of byte {at}: {err}"
+            );
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -610,7 +646,7 @@ mod tests {
         // the list is damaged; cut between records, it is shorter.
         for len in 0..whole.len() {
             std::fs::write(&path, &whole[..len]).unwrap();
-            let first = 12 + 2; // head, then deltas 5 and 4
+            let first = HEAD + 2; // head, then deltas 5 and 4
             match read_all(64) {
                 Ok(seeds) => assert!(len == 0 || len == first, "cut at {len}: {seeds} seeds"),
                 Err(e) => assert!(matches!(e, Error::Corrupt { .. }), "cut at {len}: {e}"),
@@ -659,7 +695,7 @@ mod tests {
         lists.append(1, true, 0, &[1, 2, 3]).unwrap();
         let lengths = lists.sync().unwrap();
         assert_eq!(lengths[0], 0);
-        assert_eq!(lengths[1], 12 + 3);
+        assert_eq!(lengths[1], (HEAD + 3) as u64);
         // Appended after the sync: gone once reopened at `lengths`.
         lists.append(1, true, 1, &[4]).unwrap();
         lists.append(1, false, 1, &[5]).unwrap();

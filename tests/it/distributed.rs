@@ -188,3 +188,65 @@ fn ranks_agree_on_the_newest_checkpoint_they_all_hold() {
         );
     }
 }
+
+/// A seed list damaged on disk (one changed bit of one rank's list, which
+/// would still decode) is found as it is read, and every rank drops its
+/// work and solves the level afresh, to the same values.
+#[test]
+fn a_damaged_seed_list_on_one_rank_is_solved_afresh_by_all() {
+    let base = std::env::temp_dir().join(format!("mancaladb-seeds-{}", std::process::id()));
+    let (rules, seeds) = (Rules::Awari, 12);
+    let levels = solved(rules);
+    let lower: Vec<&[i8]> = levels[..seeds].iter().map(|v| v.as_slice()).collect();
+    for ranks in [1, 2] {
+        let dir = |rank: usize| base.join(format!("{ranks}-{rank}"));
+        let solve = || {
+            on_ranks(ranks, |ex| {
+                let options = Options {
+                    dir: dir(ex.rank),
+                    checkpoint_every: Some(std::time::Duration::ZERO),
+                    frontier_cap: None,
+                    forward_part: 1 << 20,
+                };
+                let part = solve_part_in(rules, seeds, &lower, ex, &options, Progress::Quiet);
+                let part = part.expect("a damaged seed list is dropped");
+                (part.resumed_at, part.values.to_vec())
+            })
+        };
+        let whole = |parts: &[(Option<usize>, Vec<i8>)]| {
+            parts
+                .iter()
+                .flat_map(|(_, v)| v.clone())
+                .collect::<Vec<i8>>()
+        };
+        assert!(whole(&solve()) == levels[seeds]);
+        // The finished solve left the checkpoint before threshold 1 and
+        // that threshold's lists: damage the longer list of the last rank.
+        let last = dir(ranks - 1);
+        assert!(
+            last.join("state.1").exists(),
+            "no checkpoint before threshold 1"
+        );
+        let list = ["w.1", "l.1"]
+            .map(|name| last.join(name))
+            .into_iter()
+            .max_by_key(|path| std::fs::metadata(path).unwrap().len())
+            .unwrap();
+        let mut bytes = std::fs::read(&list).unwrap();
+        assert!(
+            bytes.len() > 20,
+            "{}: {} bytes",
+            list.display(),
+            bytes.len()
+        );
+        bytes[17] ^= 1; // in the first record's offsets, past its head
+        std::fs::write(&list, bytes).unwrap();
+        let again = solve();
+        assert!(whole(&again) == levels[seeds], "{ranks} ranks");
+        assert!(
+            again.iter().all(|(resumed, _)| resumed.is_none()),
+            "{ranks} ranks: every rank solved afresh"
+        );
+    }
+    std::fs::remove_dir_all(&base).unwrap();
+}
