@@ -68,7 +68,7 @@ impl Exchange for Alone {
 
 /// One round's messages for every rank, in one buffer, rank by rank: what
 /// an MPI all-to-all sends as it is, without gathering them again.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outbox {
     messages: Vec<u64>,
     /// Where the messages of each rank end in `messages`.
@@ -84,8 +84,9 @@ impl Outbox {
         }
     }
 
-    /// The batches of `parts` (one batch per rank each; the workers of a
-    /// round fill one part each), rank by rank, each message copied once.
+    /// The batches of `parts` (one batch per rank each, `ranks` of them;
+    /// the workers of a round fill one part each), rank by rank, each
+    /// message copied once.
     ///
     /// ```
     /// use mancaladb::exchange::Outbox;
@@ -111,7 +112,7 @@ impl Outbox {
         self.ends.len()
     }
 
-    /// The messages for rank `r`.
+    /// The messages for rank `r` (`r < ranks()`).
     pub fn to(&self, r: usize) -> &[u64] {
         let start = if r == 0 { 0 } else { self.ends[r - 1] };
         &self.messages[start..self.ends[r]]

@@ -376,7 +376,7 @@ fn solve_in_batches<G: Game>(
 
 /// Appends to `out` the indices (`first` being the index of `chunk[0]`) of
 /// the cells of `chunk` that hold `t` or `-t`: undecided positions whose
-/// best capture is `t` or `-t` (`1 <= t <= 48`, so neither byte is a
+/// best capture is `t` or `-t` (`1 <= t < 64`, so neither byte is a
 /// decided one, see [`Slot`]). Eight cells are read as one word, and a
 /// word holding neither byte, nearly every one, is passed over whole.
 ///
