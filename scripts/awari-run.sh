@@ -39,6 +39,7 @@ build() {
       sleep 60
     done ) &
   logger=$!
+  trap 'kill $logger' EXIT
   # --wait: a process just killed may hold the directory lock while it exits.
   if [ -n "$1" ]; then
     /usr/bin/time -v "$bin" build --wait --levels "$1" --db . >> log 2>> stderr.log
@@ -47,6 +48,7 @@ build() {
   fi
   status=$?
   kill $logger
+  trap - EXIT
   return $status
 }
 
