@@ -40,8 +40,8 @@ pub struct Args {
     max_laps: u64,
     /// Seconds between two checkpoints inside a row (0: after every batch
     /// of 4 M configurations).
-    #[arg(long, default_value_t = 60.0, value_parser = seconds)]
-    checkpoint_secs: f64,
+    #[arg(long, default_value = "60", value_parser = seconds)]
+    checkpoint_secs: Duration,
     /// Run even if the estimate is more than a day.
     #[arg(long)]
     force: bool,
@@ -58,11 +58,12 @@ fn lap_budget(text: &str) -> Result<u64, String> {
     }
 }
 
-fn seconds(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(s) if s.is_finite() && s >= 0.0 => Ok(s),
-        _ => Err("must be a number of seconds, 0 or more".into()),
-    }
+fn seconds(text: &str) -> Result<Duration, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| "must be a number of seconds, 0 or more".into())
 }
 
 /// Checks that a file can be written at `path` (its directory exists and
@@ -113,7 +114,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
     }
     let opt = Options {
         budget: a.max_laps,
-        checkpoint_every: Duration::from_secs_f64(a.checkpoint_secs),
+        checkpoint_every: a.checkpoint_secs,
         progress: Progress::Auto,
     };
     let outcome = census::run_saved(&a.db, a.seeds.clone(), opt)?;

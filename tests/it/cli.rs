@@ -206,6 +206,19 @@ fn bad_input_is_refused_with_one_line_and_exit_2() {
         "'--threads <THREADS>': must be at least 1",
     );
     refuses(&["query", "--bogus"], "unexpected argument");
+    // More seconds than a `Duration` holds.
+    refuses(
+        &[
+            "census",
+            "--seeds",
+            "2",
+            "--checkpoint-secs",
+            "1e30",
+            "--db",
+            db,
+        ],
+        "must be a number of seconds, 0 or more",
+    );
     #[cfg(not(feature = "mpi"))]
     refuses(
         &["build", "--distributed", "--db", db],
