@@ -112,9 +112,14 @@ impl VuDir {
 }
 
 impl Values for VuDir {
+    /// A value outside `-seeds..=seeds` is a corrupt file: the published
+    /// files carry no checksum, so this is the one check a probe can make.
     fn value(&self, board: &Board) -> Result<i8> {
         let seeds = board.seeds();
-        Ok(self.map(seeds)?[self.encoder.rank_in(seeds, board) as usize] as i8)
+        let index = self.encoder.rank_in(seeds, board);
+        let value = self.map(seeds)?[index as usize] as i8;
+        check_range(&self.path(seeds), seeds, index, &[value])?;
+        Ok(value)
     }
 
     fn origin(&self, board: &Board) -> PathBuf {
@@ -340,16 +345,7 @@ impl Source {
         if let Source::Tables(t) = self {
             t.table(seeds)?.verify()?;
         }
-        let path = self.path(seeds);
-        let mut offset = 0;
-        let mut range = Ok(());
-        self.for_each_chunk(seeds, |values| {
-            if range.is_ok() {
-                range = check_range(&path, seeds, offset, values);
-            }
-            offset += values.len() as u64;
-        })?;
-        range
+        self.for_each_chunk(seeds, |_| ())
     }
 
     /// All values of level `seeds`.
@@ -403,16 +399,21 @@ impl Source {
 
     /// Calls `f` with the values of level `seeds` in index order, in
     /// chunks: tables block by block (each checked), VU files in place.
+    /// Each chunk is first checked to lie in `-seeds..=seeds` (the one
+    /// check a VU file can have); a value outside ends the walk with
+    /// [`Corruption::ValueRange`].
     pub fn for_each_chunk(&self, seeds: usize, mut f: impl FnMut(&[i8])) -> Result<()> {
+        let path = self.path(seeds);
+        let mut offset = 0;
+        let mut checked = |values: &[i8]| {
+            check_range(&path, seeds, offset, values)?;
+            offset += values.len() as u64;
+            f(values);
+            Ok(())
+        };
         match self {
-            Source::Tables(t) => t.table(seeds)?.for_each_block(|v| {
-                f(v);
-                Ok(())
-            }),
-            Source::Vu(vu) => {
-                f(as_values(&vu.open(seeds)?));
-                Ok(())
-            }
+            Source::Tables(t) => t.table(seeds)?.for_each_block(checked),
+            Source::Vu(vu) => checked(as_values(&vu.open(seeds)?)),
         }
     }
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::{bin, built, refuses, run, scratch};
 use mancaladb::db::Db;
-use mancaladb::oware::Rules;
+use mancaladb::oware::{Encoder, Rules};
 use mancaladb::table::write_table;
 
 fn s(p: &Path) -> &str {
@@ -166,6 +166,18 @@ fn values_out_of_range_are_refused_on_import_and_by_check_1() {
     std::fs::write(vu.join("scores.3"), &bytes).unwrap();
     refuses(
         &["import", "--vu", s(&vu), "--db", s(&dir.join("db"))],
+        "value 127 at index 100 is outside -3..=3",
+    );
+    // Read in place, it is refused too: by a query of that position and by
+    // the statistics of its level.
+    let board = Encoder::new(3).board_at(3, 100).unwrap();
+    let pits: Vec<String> = board.0.iter().map(u8::to_string).collect();
+    refuses(
+        &["query", "--vu", s(&vu), &pits.join(" ")],
+        "value 127 at index 100 is outside -3..=3",
+    );
+    refuses(
+        &["stats", "--vu", s(&vu)],
         "value 127 at index 100 is outside -3..=3",
     );
     // A table written with it (checksums all valid) fails check 1.
