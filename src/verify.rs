@@ -71,7 +71,9 @@ use crate::error::{Error, Result};
 use crate::files::{DirLock, checkpoint_interval, read_compressed, read_head, write_compressed};
 use crate::memory::Pipeline;
 use crate::oware::forward::{Mark, NoSaves, OwareLevel, Saves, Targets, solve_level_saving};
-use crate::oware::{Board, Encoder, LowerLevels, Rules, Tile, level_size, reads_level};
+use crate::oware::{
+    Board, Encoder, LowerLevels, Rules, Tile, level_size, levels_needed, reads_level,
+};
 use crate::progress::Progress;
 use crate::source::Source;
 
@@ -187,7 +189,10 @@ pub enum Checks {
 
 /// Checks levels `levels` of `source` under `rules`, as far as `checks`
 /// says. Levels below each one checked are read as needed (and must be
-/// sound: an unreadable one is an error, not a failed check).
+/// sound: an unreadable one is an error, not a failed check). Every level
+/// the run reads must be present before the first is checked, so that a
+/// missing one is [`Error::Missing`] at once rather than after hours of
+/// checks. `on_level` hears each level's result as soon as it is known.
 pub fn verify(
     source: &Source,
     rules: Rules,
@@ -197,6 +202,17 @@ pub fn verify(
     mut on_level: impl FnMut(&LevelCheck),
 ) -> Result<Vec<LevelCheck>> {
     let levels: Vec<usize> = levels.into_iter().collect();
+    let present = source.levels();
+    for &seeds in &levels {
+        let reads = match checks {
+            Checks::Integrity => vec![seeds],
+            _ => levels_needed(seeds),
+        };
+        for k in reads.into_iter().filter(|k| !present.contains(k)) {
+            // The error that says what is missing and how to build it.
+            source.require(k)?;
+        }
+    }
     let every = checkpoint_interval()?;
     let mut out = Vec::new();
     for &seeds in &levels {

@@ -55,19 +55,18 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
             if !json {
                 print(c, &source);
             }
-        },
-    )?;
-    if let (Some((db, rules)), Checks::All) = (source.db(), depth) {
-        // The verdict does not depend on being able to record it.
-        for c in checks.iter().filter(|c| c.passed()) {
-            if let Err(e) = db.record_verified(rules, c.seeds) {
+            // Recorded at once: an error at a later level keeps it. The
+            // verdict does not depend on being able to record it.
+            if let (Some((db, rules)), Checks::All, true) = (source.db(), depth, c.passed())
+                && let Err(e) = db.record_verified(rules, c.seeds)
+            {
                 output::diag(format_args!(
                     "mancaladb: warning: level {} passed but could not be recorded: {e}",
                     c.seeds
                 ));
             }
-        }
-    }
+        },
+    )?;
     if json {
         output::json(&checks)?;
     }

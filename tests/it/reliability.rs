@@ -96,6 +96,34 @@ fn verify_exits_by_its_verdict_when_it_cannot_record_it() {
 }
 
 #[test]
+fn a_missing_level_stops_verify_before_any_check() {
+    let dir = built("verify-missing", Rules::Awari, 6);
+    // Level 7 is asked for but not built: said at once, before hours of
+    // checks of levels 5 and 6 could be lost to it.
+    let args = ["verify", "--db", s(&dir), "--seeds", "5..7"];
+    refuses(&args, "level 7 (awari) not found");
+    let out = run(&args);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "", "no level checked");
+    // So is a lower level that a check reads.
+    std::fs::remove_file(dir.join("awari-02.mdb")).unwrap();
+    refuses(
+        &["verify", "--db", s(&dir), "--seeds", "5..6"],
+        "level 2 (awari) not found",
+    );
+    // Check 1 reads no other level.
+    let out = run(&[
+        "verify",
+        "--db",
+        s(&dir),
+        "--seeds",
+        "5..6",
+        "--checks",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
 fn a_directory_in_place_of_a_table_is_an_io_error_saying_so() {
     let dir = built("not-a-file", Rules::Awari, 5);
     let path = dir.join("awari-05.mdb");
