@@ -5,8 +5,10 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
-use axum::extract::{Path, Query, State as Shared};
+use axum::extract::{Path, Query, Request, State as Shared};
 use axum::http::StatusCode;
+use axum::http::header::CONTENT_TYPE;
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
@@ -123,6 +125,42 @@ impl State {
 /// `GET /health`.
 pub async fn health() -> Json<serde_json::Value> {
     Json(serde_json::json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
+}
+
+/// Middleware: every error answer as [`ApiError`] JSON, also those that
+/// axum and tower-http make themselves as plain text or with no body (405
+/// for a method a path does not take, 400 for a path that is not UTF-8,
+/// 503 for a request over the time limit). Other answers pass as they are.
+pub async fn json_errors(req: Request, next: Next) -> Response {
+    let method = req.method().clone();
+    let resp = next.run(req).await;
+    let status = resp.status();
+    let is_json = resp
+        .headers()
+        .get(CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if is_json || !(status.is_client_error() || status.is_server_error()) {
+        return resp;
+    }
+    let text = axum::body::to_bytes(resp.into_body(), 4096)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    let error = match (status, text.is_empty()) {
+        (_, false) => text,
+        (StatusCode::METHOD_NOT_ALLOWED, true) => {
+            format!("{method} is not allowed on this path (the Allow header lists what is)")
+        }
+        (_, true) => status.canonical_reason().unwrap_or("error").to_lowercase(),
+    };
+    ApiError {
+        status,
+        body: ErrorBody {
+            error,
+            missing_level: None,
+        },
+    }
+    .into_response()
 }
 
 /// Any other path.

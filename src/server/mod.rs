@@ -108,6 +108,7 @@ fn router(state: Arc<State>) -> Router {
             StatusCode::SERVICE_UNAVAILABLE,
             TIMEOUT,
         ))
+        .layer(middleware::from_fn(api::json_errors))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(CompressionLayer::new())
         .layer(CorsLayer::permissive())

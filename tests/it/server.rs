@@ -252,6 +252,24 @@ fn bad_input_is_400_and_missing_levels_404() {
     refused(&s, "/api/omweso/loops", 400, "side=");
     refused(&s, "/api/omweso/loops?side=1,1", 400, "");
     refused(&s, "/no/such/page", 404, "/api/awari");
+    // Errors that axum makes itself come as JSON too.
+    refused(&s, "/api/stats/%FF/3", 400, "UTF-8");
+    for (method, path, allow) in [
+        (
+            "POST",
+            "/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0",
+            "get,head",
+        ),
+        ("GET", "/api/awari/batch", "post"),
+        ("DELETE", "/api/levels", "get,head"),
+    ] {
+        let (status, head, body) = s.request(method, path, "", b"");
+        let body: Value = serde_json::from_slice(&body).expect("a JSON body");
+        assert_eq!(status, 405, "{method} {path}: {body}");
+        assert!(head.contains(&format!("allow: {allow}")), "{head}");
+        let e = body["error"].as_str().unwrap_or_default();
+        assert!(e.starts_with(&format!("{method} is not allowed")), "{e}");
+    }
     // Levels 0..18 are built: 20 seeds, and abapa, are not.
     let e = refused(
         &s,
