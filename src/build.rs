@@ -159,14 +159,20 @@ pub fn build_until(
     wait: bool,
     mut on_level: impl FnMut(&LevelReport) -> ControlFlow<()>,
 ) -> Result<Vec<LevelReport>> {
-    let mut levels: Vec<usize> = levels.into_iter().collect();
+    // Checked as they come, so that a huge range stops at its first level
+    // too many rather than being collected.
+    let mut wanted: Vec<usize> = Vec::new();
+    for n in levels {
+        if n > MAX_SEEDS {
+            return Err(Error::Invalid(format!(
+                "level {n}: an Oware game has {MAX_SEEDS} seeds"
+            )));
+        }
+        wanted.push(n);
+    }
+    let mut levels = wanted;
     levels.sort_unstable();
     levels.dedup();
-    if let Some(&n) = levels.last().filter(|&&n| n > MAX_SEEDS) {
-        return Err(Error::Invalid(format!(
-            "level {n}: an Oware game has {MAX_SEEDS} seeds"
-        )));
-    }
     let _lock = match ex.rank() {
         0 => {
             let lock = DirLock::acquire(db.dir(), wait)?;

@@ -62,19 +62,19 @@ pub fn boards<'py>(
 ) -> PyResult<Bound<'py, PyArray2<u8>>> {
     let e = encoder();
     e.check_range(seeds, start, stop).py()?;
-    let rows = usize::try_from(stop - start)
-        .map_err(|_| pyo3::exceptions::PyMemoryError::new_err("too many boards"))?;
-    let out = unsafe { PyArray2::<u8>::new(py, [rows, PITS], false) };
-    // SAFETY: the array was just made here, is contiguous, and no other
-    // code sees it until it is returned.
-    let cells = unsafe { out.as_slice_mut() }.expect("a new array is contiguous");
-    py.detach(|| {
-        let mut rows = cells.chunks_exact_mut(PITS);
-        e.for_range(seeds, start, stop, |_, b| {
-            rows.next()
-                .expect("one row per index")
-                .copy_from_slice(&b.0);
-        });
-    });
-    Ok(out)
+    // Memory that cannot be had is a MemoryError, not an abort.
+    let too_many = || {
+        let bytes = (stop - start) as u128 * PITS as u128;
+        pyo3::exceptions::PyMemoryError::new_err(format!(
+            "{} boards need {bytes} bytes",
+            stop - start
+        ))
+    };
+    let rows = usize::try_from(stop - start).map_err(|_| too_many())?;
+    let mut cells: Vec<u8> = Vec::new();
+    cells
+        .try_reserve_exact(rows.checked_mul(PITS).ok_or_else(too_many)?)
+        .map_err(|_| too_many())?;
+    py.detach(|| e.for_range(seeds, start, stop, |_, b| cells.extend_from_slice(&b.0)));
+    PyArray1::from_vec(py, cells).reshape([rows, PITS])
 }

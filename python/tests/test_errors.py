@@ -99,6 +99,9 @@ def test_bad_arguments(tmp_path):
         db.value("1 0 0 0 0 0 0 0 0 0 0 0")
     with pytest.raises(ValueError, match="an Oware game has 48 seeds"):
         mancaladb.build(tmp_path, 49, progress=False)
+    # Refused as it stands, not after collecting a trillion levels.
+    with pytest.raises(ValueError, match="level 49: an Oware game has 48 seeds"):
+        mancaladb.build(tmp_path, 2**40, progress=False)
 
 
 def test_levels_beyond_the_game_are_value_errors(db_dir):

@@ -72,6 +72,10 @@ def test_bad_indices_are_value_errors():
         mancaladb.boards(5, 10, 9)
     with pytest.raises(ValueError, match="levels go up to 48"):
         mancaladb.level_size(49)
+    # Level 48 as boards is 2.4 TB: no memory has it, and that is an
+    # exception, not an abort.
+    with pytest.raises(MemoryError, match="203648015935 boards need 2443776191220 bytes"):
+        mancaladb.boards(48)
     with pytest.raises(ValueError, match="not stored"):
         mancaladb.rank([1] * 12)
     with pytest.raises(OverflowError):

@@ -26,7 +26,11 @@ pub struct Args {
 
 /// Serves until interrupted (Ctrl-C).
 pub fn run(a: Args) -> Result<ExitCode, Error> {
-    let state = server::State::new(&a.read.at.db, a.read.vu.as_deref(), a.cache_mib << 20);
+    let cache_bytes = a
+        .cache_mib
+        .checked_mul(1 << 20)
+        .ok_or_else(|| Error::Invalid(format!("--cache-mib {}: too large", a.cache_mib)))?;
+    let state = server::State::new(&a.read.at.db, a.read.vu.as_deref(), cache_bytes);
     let dir = state.dir().display().to_string();
     server::serve(state, a.addr, |addr| {
         out!("mancaladb: serving {dir} on http://{addr}/ (Ctrl-C stops)")
