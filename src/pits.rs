@@ -1,5 +1,8 @@
 //! Reading pit counts, from the command line or as numbers, for every game.
 
+use std::fmt::Display;
+use std::num::IntErrorKind;
+
 use crate::error::{Error, Result};
 
 /// Parses `N` pit counts given as separate words or as strings separated by
@@ -18,10 +21,19 @@ pub fn parse<const N: usize, S: AsRef<str>>(
     check_len::<N>(parts.len(), what)?;
     let mut pits = [0u8; N];
     for (slot, part) in pits.iter_mut().zip(&parts) {
-        let v: i64 = part.parse().map_err(|_| {
-            Error::Invalid(format!("{what}: pit count '{part}' is not a whole number"))
-        })?;
-        *slot = pit(v, what, max_seeds)?;
+        *slot = match part.parse::<i64>() {
+            Ok(v) => pit(v, what, max_seeds)?,
+            // A whole number all the same, past what any count can be.
+            Err(e) if *e.kind() == IntErrorKind::PosOverflow => {
+                return Err(too_many(what, part, max_seeds));
+            }
+            Err(e) if *e.kind() == IntErrorKind::NegOverflow => return Err(negative(what, part)),
+            Err(_) => {
+                return Err(Error::Invalid(format!(
+                    "{what}: pit count '{part}' is not a whole number"
+                )));
+            }
+        };
     }
     check_total(&pits, what, max_seeds)
 }
@@ -53,14 +65,22 @@ fn check_len<const N: usize>(len: usize, what: &str) -> Result<()> {
 /// One pit's count: `0..=max_seeds`.
 fn pit(v: i64, what: &str, max_seeds: usize) -> Result<u8> {
     if v < 0 {
-        return Err(Error::Invalid(format!("{what}: pit count {v} is negative")));
+        return Err(negative(what, v));
     }
     if v > max_seeds as i64 {
-        return Err(Error::Invalid(format!(
-            "{what}: pit count {v} exceeds the {max_seeds} seeds of a game"
-        )));
+        return Err(too_many(what, v, max_seeds));
     }
     Ok(v as u8)
+}
+
+fn negative(what: &str, v: impl Display) -> Error {
+    Error::Invalid(format!("{what}: pit count {v} is negative"))
+}
+
+fn too_many(what: &str, v: impl Display, max_seeds: usize) -> Error {
+    Error::Invalid(format!(
+        "{what}: pit count {v} exceeds the {max_seeds} seeds of a game"
+    ))
 }
 
 fn check_total<const N: usize>(pits: &[u8; N], what: &str, max_seeds: usize) -> Result<[u8; N]> {
@@ -97,6 +117,27 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "a row holds 11 seeds; a game has 10"
+        );
+    }
+
+    #[test]
+    fn numbers_past_i64_are_too_many_or_negative_not_words() {
+        let message = |words: &[&str]| {
+            super::parse::<3, _>(words, "a row", 10)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            message(&["1", "18446744073709551615", "0"]),
+            "a row: pit count 18446744073709551615 exceeds the 10 seeds of a game"
+        );
+        assert_eq!(
+            message(&["1", "-99999999999999999999", "0"]),
+            "a row: pit count -99999999999999999999 is negative"
+        );
+        assert_eq!(
+            message(&["1", "1.5", "0"]),
+            "a row: pit count '1.5' is not a whole number"
         );
     }
 }
