@@ -104,8 +104,11 @@ impl VuDir {
                 },
             ));
         }
-        // SAFETY: read-only map; the published files are not modified while
-        // in use (a changed file can give wrong values, never memory errors).
+        // SAFETY: read-only map of a file this program never writes. Another
+        // program that rewrites it in place can make it read wrong values
+        // (a value out of range is still refused), and one that truncates it
+        // kills the process with SIGBUS, as with any mapped file: replace the
+        // files by rename (README, `--vu`).
         let map = Arc::new(unsafe { Mmap::map(&f) }.map_err(|e| Error::io(&path, e))?);
         Ok(cell.get_or_init(|| map))
     }
@@ -360,7 +363,11 @@ impl Source {
                     false => Ok(LevelData::Owned(level.table().read_all()?)),
                 }
             }
-            Source::Vu(vu) => Ok(LevelData::Mapped(vu.open(seeds)?)),
+            Source::Vu(vu) => {
+                let map = vu.open(seeds)?;
+                check_range(&vu.path(seeds), seeds, 0, as_values(&map))?;
+                Ok(LevelData::Mapped(map))
+            }
         }
     }
 

@@ -433,9 +433,22 @@ impl Table {
         Ok(())
     }
 
-    /// Decompresses the whole level.
+    /// Decompresses the whole level. Memory that cannot be had is an I/O
+    /// error of kind `OutOfMemory` (a level of hundreds of GB asked for on
+    /// an ordinary machine), not an abort.
     pub fn read_all(&self) -> Result<Vec<i8>> {
-        let mut all = Vec::with_capacity(self.header.positions as usize);
+        let mut all = Vec::new();
+        all.try_reserve_exact(self.header.positions as usize)
+            .map_err(|_| {
+                let needs = format!(
+                    "{} bytes to hold the level's values are not to be had",
+                    self.header.positions
+                );
+                Error::io(
+                    &self.path,
+                    std::io::Error::new(std::io::ErrorKind::OutOfMemory, needs),
+                )
+            })?;
         self.for_each_block(|v| {
             all.extend_from_slice(v);
             Ok(())

@@ -287,12 +287,21 @@ def _tqdm_bar(total: int, rules: str) -> Any:
 def _board_array(boards: Any) -> np.ndarray:
     """``boards`` as a ``uint8`` array when it is one, else as ``int64`` (so
     negative or large counts reach the library's checks, never wrap);
-    non-integer data raises ``TypeError``."""
+    non-integer data raises ``TypeError``, another shape ``ValueError``;
+    an empty list is no boards."""
     a = np.asarray(boards)
-    if a.dtype == np.uint8:
-        return a
+    if a.shape == (0,):  # an empty list: no boards
+        return np.empty((0, 12), np.uint8)
     if not np.issubdtype(a.dtype, np.integer):
         raise TypeError(f"boards must hold integers, got {a.dtype}")
     if a.ndim != 2:
         raise ValueError(f"boards must be a (k, 12) array, got shape {a.shape}")
+    if a.dtype == np.uint8:
+        return a
+    if a.dtype == np.uint64 and a.size and a.max() > np.iinfo(np.int64).max:
+        # Past int64 (where the conversion below would wrap to a negative
+        # count): the library's message for a count too large.
+        row = int(np.argmax(a.max(axis=1) > np.iinfo(np.int64).max))
+        raise ValueError(f"row {row}: an Oware board: pit count {a[row].max()} "
+                         "exceeds the 48 seeds of a game")
     return a.astype(np.int64, copy=False)

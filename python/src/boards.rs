@@ -21,11 +21,20 @@ pub fn board(obj: &Bound<'_, PyAny>) -> PyResult<Board> {
     if let Ok(counts) = obj.extract::<Vec<i64>>() {
         return Board::from_counts(&counts).py();
     }
-    // Items that are not integers (1.5, "x", ...): their text, read as the
-    // command line reads words, so the message is the command line's.
+    // Items that are not integers (1.5, "x", 2**64, ...): their text, read
+    // as the command line reads words, so the message is the command
+    // line's; but a row of boards is not one board.
     let words = obj
         .try_iter()?
-        .map(|item| Ok(item?.str()?.to_string()))
+        .map(|item| {
+            let item = item?;
+            if !item.is_instance_of::<PyString>() && item.try_iter().is_ok() {
+                return Err(PyValueError::new_err(
+                    "a board is twelve counts, got a sequence of sequences (values() takes many boards)",
+                ));
+            }
+            Ok(item.str()?.to_string())
+        })
         .collect::<PyResult<Vec<String>>>()?;
     Board::parse(&words).py()
 }

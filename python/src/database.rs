@@ -64,7 +64,9 @@ impl Database {
     fn new(db: PathBuf, rules: &str, vu: Option<PathBuf>) -> PyResult<Database> {
         let rules: Rules = rules.parse().py()?;
         let dir = vu.clone().unwrap_or(db);
-        std::fs::metadata(&dir)
+        // Listing it says what is wrong the way the system does: no such
+        // directory (FileNotFoundError), a file (NotADirectoryError), ...
+        std::fs::read_dir(&dir)
             .map_err(|e| Error::io(&dir, e))
             .py()?;
         let source = match vu {

@@ -2,13 +2,14 @@
 //! `ValueError` with the library's one-line message (the command line's,
 //! without its `mancaladb: ` prefix), a missing level `MissingLevelError`
 //! (a `KeyError`), a damaged file `CorruptTableError`, a failed read or
-//! write an `OSError` with its errno (so `FileNotFoundError` and the like),
+//! write an `OSError` with its errno (so `FileNotFoundError` and the like;
+//! memory that cannot be had a `MemoryError`),
 //! and a directory locked by another writer `MancalaDbError`. The exception
 //! classes live in `mancaladb/_errors.py`.
 
 use mancaladb::Error;
 use mancaladb::error::Missing;
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 
 /// The Python exception for `e`.
@@ -19,6 +20,9 @@ pub fn to_py(e: Error) -> PyErr {
             ref path,
             ref source,
         } => match source.raw_os_error() {
+            None if source.kind() == std::io::ErrorKind::OutOfMemory => {
+                PyMemoryError::new_err(e.to_string())
+            }
             // OSError(errno, strerror, filename): Python picks the subclass
             // (FileNotFoundError, PermissionError, ...) from the errno.
             Some(errno) => {

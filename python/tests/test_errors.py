@@ -46,6 +46,22 @@ def test_bad_rows_name_the_row(db_dir):
             db.values(np.zeros((3, 12), dtype=np.float32))
         with pytest.raises(TypeError):
             db.value(5)
+        # Rows of any integer type get the same shape check, uint8 too.
+        with pytest.raises(ValueError, match=r"\(k, 12\) array, got shape \(12,\)"):
+            db.values(np.zeros(12, dtype=np.uint8))
+        # Counts past int64 are too large, not wrapped to negative ones.
+        huge = np.zeros((2, 12), dtype=np.uint64)
+        huge[1, 0] = 2**63 + 7
+        with pytest.raises(ValueError, match=f"row 1: an Oware board: pit count {2**63 + 7} exceeds"):
+            db.values(huge)
+        with pytest.raises(ValueError, match=f"pit count {2**64 - 1} exceeds the 48 seeds"):
+            db.value([2**64 - 1] + [0] * 11)
+        # One board wanted, a row of boards given.
+        with pytest.raises(ValueError, match="a board is twelve counts"):
+            db.value([[1] * 12])
+        # No boards, no values.
+        assert db.values([]).dtype == np.int8 and db.values([]).shape == (0,)
+        assert mancaladb.ranks([]).dtype == np.uint64 and mancaladb.ranks([]).shape == (0,)
 
 
 def test_missing_levels_are_key_errors(db_dir, tmp_path):
@@ -86,6 +102,13 @@ def test_damaged_tables_are_corrupt_table_errors(tables_only, tmp_path):
     with mancaladb.open(vu=tmp_path / "vu") as vu:
         with pytest.raises(mancaladb.CorruptTableError, match="10 bytes; level 4 has 1365 positions"):
             vu.value("4 0 0 0 0 0 0 0 0 0 0 0")
+    # A VU file holding a value no 3-seed position can have, read whole.
+    values = bytearray(364)
+    values[100] = 127
+    (tmp_path / "vu" / "scores.3").write_bytes(bytes(values))
+    with mancaladb.open(vu=tmp_path / "vu") as vu:
+        with pytest.raises(mancaladb.CorruptTableError, match="value 127 at index 100 is outside -3..=3"):
+            vu.level(3)
 
 
 def test_bad_arguments(tmp_path):
@@ -93,6 +116,11 @@ def test_bad_arguments(tmp_path):
         mancaladb.open(tmp_path, rules="oware")
     with pytest.raises(FileNotFoundError):
         mancaladb.open(tmp_path / "absent")
+    (tmp_path / "a-file").write_bytes(b"")
+    with pytest.raises(NotADirectoryError):
+        mancaladb.open(tmp_path / "a-file")
+    with pytest.raises(NotADirectoryError):
+        mancaladb.open(vu=tmp_path / "a-file")
     db = mancaladb.open(tmp_path)
     db.close()
     with pytest.raises(ValueError, match="closed"):
