@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::db::{Db, map_raw};
 use crate::error::{Error, Result};
 use crate::exchange::Exchange;
-use crate::files::{DirLock, RemoveOnDrop};
+use crate::files::{DirLock, RemoveOnDrop, remove_leftovers};
 use crate::lower::{DEFAULT_RAW_CACHE, Lower, keeps_raw, prepare_raw_cache, raw_window};
 use crate::memory::{AnonPeak, disk_read_bytes};
 use crate::oware::solve::{Options, solve_part_in};
@@ -180,9 +180,10 @@ pub fn build_until(
             std::fs::create_dir_all(&raw_dir).map_err(|e| Error::io(&raw_dir, e))?;
             // Only the tables' temporaries: a census or a verify may be
             // writing its own files in the directory meanwhile.
-            remove_leftovers(db.dir(), ".mdb.tmp")?;
-            remove_leftovers(&raw_dir, ".part")?;
-            remove_leftovers(&raw_dir, ".tmp")?;
+            remove_leftovers(db.dir(), |name| name.ends_with(".mdb.tmp"))?;
+            remove_leftovers(&raw_dir, |name| {
+                name.ends_with(".part") || name.ends_with(".tmp")
+            })?;
             Some(lock)
         }
         _ => None,
@@ -407,19 +408,6 @@ fn existing(
         exchanged_bytes: 0,
         rounds: 0,
     }))
-}
-
-/// Removes the files of `dir` whose names end in `suffix`: what a writer
-/// killed mid-file left (never read, since files appear by rename).
-fn remove_leftovers(dir: &Path, suffix: &str) -> Result<()> {
-    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-    for e in entries.flatten() {
-        let path = e.path();
-        if path.is_file() && path.to_string_lossy().ends_with(suffix) {
-            std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
-        }
-    }
-    Ok(())
 }
 
 /// Appends `rules level positions seconds threads ranks exchanged-bytes

@@ -2,7 +2,7 @@
 //! at a time in a directory.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, BufWriter, ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -38,6 +38,21 @@ pub fn write_atomically(
         let _ = std::fs::remove_file(&tmp);
         Error::io(path, e)
     })
+}
+
+/// Removes the files of `dir` whose names `left` picks: what writers
+/// killed mid-file left (never read, since files appear by rename). The
+/// caller holds the lock of whatever writes them.
+pub fn remove_leftovers(dir: &Path, left: impl Fn(&str) -> bool) -> Result<()> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    for e in entries {
+        let e = e.map_err(|e| Error::io(dir, e))?;
+        let path = e.path();
+        if e.file_name().to_str().is_some_and(&left) && path.is_file() {
+            remove_if_present(&path)?;
+        }
+    }
+    Ok(())
 }
 
 fn tmp_path(path: &Path) -> PathBuf {
@@ -158,11 +173,18 @@ pub fn open_regular(path: &Path) -> Result<File> {
     ))
 }
 
-/// The first `len` bytes of the file at `path`, if it has them.
-pub fn read_head(path: &Path, len: usize) -> Option<Vec<u8>> {
+/// The first `len` bytes of the file at `path`; `None` if there is no
+/// such file or it is shorter. Any other failure to read it (a read
+/// error, no permission) is an error: a checkpoint that cannot be read is
+/// not one that is absent, and must not be dropped as if it were.
+pub fn read_head(path: &Path, len: usize) -> Result<Option<Vec<u8>>> {
     let mut head = vec![0u8; len];
-    File::open(path).ok()?.read_exact(&mut head).ok()?;
-    Some(head)
+    let read = File::open(path).and_then(|mut f| f.read_exact(&mut head));
+    match read {
+        Ok(()) => Ok(Some(head)),
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::UnexpectedEof) => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+    }
 }
 
 /// Writes `header` and then `state` zstd-compressed (with its content

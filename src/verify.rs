@@ -710,7 +710,7 @@ fn as_bytes(bytes: &[i8]) -> &[u8] {
 
 impl Saves for Check3Saves {
     fn resume(&mut self, bytes: &mut [i8]) -> Result<Option<Mark>> {
-        let Some(head) = read_head(&self.path, self.identity.len() + 9) else {
+        let Some(head) = read_head(&self.path, self.identity.len() + 9)? else {
             return Ok(None);
         };
         let (id, at) = head.split_at(self.identity.len());

@@ -125,10 +125,16 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         print(rows);
     }
     // The rows are printed whatever happens to the files below.
+    // Saving stops at the first row that fails: the rows before it are
+    // saved, and those after it not computed.
     let mut failed = outcome.save_error.map(|e| {
+        let lost = rows.last().map_or(0, |r| r.seeds);
+        let rest = match lost < *a.seeds.end() {
+            true => format!("; k = {}..={} not computed", lost + 1, a.seeds.end()),
+            false => String::new(),
+        };
         Error::Invalid(format!(
-            "{e}: the rows above were computed but not saved; k = {}.. not computed",
-            rows.last().map_or(0, |r| r.seeds + 1)
+            "{e}: row k = {lost} was computed (printed above) but not saved{rest}"
         ))
     });
     if let Some(path) = &a.out

@@ -306,7 +306,7 @@ fn solve_once(
     // Threshold `t` numbered by progress: `seeds + 1 - t` (1 for the
     // checkpoint right after the forward pass).
     let held: Vec<u64> = checkpoint
-        .saved(dir)
+        .saved(dir)?
         .into_iter()
         .filter(|t| (1..=seeds).contains(t))
         .map(|t| (seeds + 1 - t) as u64)
@@ -344,7 +344,7 @@ fn solve_once(
                 ex,
                 progress,
             };
-            let mut mark = pass.agreed_mark();
+            let mut mark = pass.agreed_mark()?;
             if let Some(m) = &mark {
                 let read = checkpoint.load_forward(dir, m, &mut state);
                 if !read_by_every_rank(read, ex, seeds, progress)? {
@@ -545,13 +545,14 @@ fn part(k: u32, parts: u32, len: usize) -> Range<usize> {
 
 impl<L: LowerLevels + ?Sized> ForwardPass<'_, L> {
     /// The newest forward checkpoint every rank holds, if any (the same
-    /// answer on every rank).
-    fn agreed_mark(&self) -> Option<ForwardMark> {
-        let mut marks = self.checkpoint.forward_saved(self.dir);
+    /// answer on every rank); a work file this rank cannot read is an
+    /// error.
+    fn agreed_mark(&self) -> Result<Option<ForwardMark>> {
+        let mut marks = self.checkpoint.forward_saved(self.dir)?;
         marks.retain(|m| m.parts == self.parts && m.done <= self.parts);
         let held: Vec<u64> = marks.iter().map(ForwardMark::progress).collect();
-        let agreed = newest_held_by_all(&held, self.ex)?;
-        marks.into_iter().find(|m| m.progress() == agreed)
+        Ok(newest_held_by_all(&held, self.ex)
+            .and_then(|agreed| marks.into_iter().find(|m| m.progress() == agreed)))
     }
 
     /// Runs the pass on `state` (zeroed, or as the forward checkpoint

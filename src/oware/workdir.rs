@@ -39,7 +39,7 @@
 //!   in between resume together from the older. Any `state.<t>` supersedes
 //!   them, and they go with the older checkpoints.
 
-use std::fs::File;
+use std::fs::{DirEntry, File};
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -318,13 +318,18 @@ fn decode_offsets(payload: &[u8], count: usize) -> Option<Vec<u16>> {
 /// called). Each checkpoint has its own name, so they would pile up,
 /// gigabytes each at the top levels.
 fn remove_unfinished(dir: &Path) -> Result<()> {
-    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-    for e in entries.flatten() {
-        if e.file_name().to_string_lossy().ends_with(".tmp") {
-            crate::files::remove_if_present(&e.path())?;
-        }
+    crate::files::remove_leftovers(dir, |name| name.ends_with(".tmp"))
+}
+
+/// The entries of directory `dir`, none if it does not exist; any other
+/// failure to list it is an error.
+fn entries(dir: &Path) -> Result<Vec<DirEntry>> {
+    match std::fs::read_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        listing => listing
+            .and_then(|l| l.collect::<std::io::Result<Vec<_>>>())
+            .map_err(|e| Error::io(dir, e)),
     }
-    Ok(())
 }
 
 /// What a checkpoint belongs to; a checkpoint is used only if all of it
@@ -445,51 +450,59 @@ impl Checkpoint {
 
     /// The thresholds `t` of the complete checkpoints in `dir` that belong
     /// to this slice, in decreasing order (least advanced first).
-    pub fn saved(&self, dir: &Path) -> Vec<usize> {
-        let mut found: Vec<usize> = std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| {
-                let name = e.file_name().into_string().ok()?;
-                let t: usize = name.strip_prefix("state.")?.parse().ok()?;
-                let header = self.header(t);
-                (read_head(&e.path(), header.len())? == header).then_some(t)
-            })
-            .collect();
+    /// A file that cannot be read is an error, not a checkpoint absent.
+    pub fn saved(&self, dir: &Path) -> Result<Vec<usize>> {
+        let mut found = Vec::new();
+        for e in entries(dir)? {
+            let name = e.file_name();
+            let Some(t) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix("state.")?.parse().ok())
+            else {
+                continue;
+            };
+            let header = self.header(t);
+            if read_head(&e.path(), header.len())? == Some(header) {
+                found.push(t);
+            }
+        }
         found.sort_unstable_by(|a, b| b.cmp(a));
-        found
+        Ok(found)
     }
 
     /// The marks of this slice's complete forward checkpoints in `dir`,
     /// least advanced first.
-    pub fn forward_saved(&self, dir: &Path) -> Vec<ForwardMark> {
-        let mut found: Vec<ForwardMark> = std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with("forward."))
-            .filter_map(|e| {
-                let mark = self.forward_mark(&e.path())?;
-                (e.path() == forward_path(dir, &mark)).then_some(mark)
-            })
-            .collect();
+    /// A file that cannot be read is an error, not a checkpoint absent.
+    pub fn forward_saved(&self, dir: &Path) -> Result<Vec<ForwardMark>> {
+        let mut found = Vec::new();
+        for e in entries(dir)? {
+            if !e.file_name().to_string_lossy().starts_with("forward.") {
+                continue;
+            }
+            if let Some(mark) = self.forward_mark(&e.path())?
+                && e.path() == forward_path(dir, &mark)
+            {
+                found.push(mark);
+            }
+        }
         found.sort_unstable_by_key(ForwardMark::progress);
-        found
+        Ok(found)
     }
 
     /// The mark in the header of `path`, if it is a forward checkpoint of
     /// this slice with its header whole (its checksum matches).
-    fn forward_mark(&self, path: &Path) -> Option<ForwardMark> {
+    fn forward_mark(&self, path: &Path) -> Result<Option<ForwardMark>> {
         let identity = self.identity(FORWARD_MAGIC);
         let lists = 2 * self.seeds as usize;
-        let head = read_head(path, identity.len() + 9 + 8 * lists + 8)?;
+        let Some(head) = read_head(path, identity.len() + 9 + 8 * lists + 8)? else {
+            return Ok(None);
+        };
         let rest = &head[identity.len()..head.len() - 8];
         let word = |at: usize| u32::from_le_bytes(rest[at..at + 4].try_into().expect("4 bytes"));
         let walk = match rest[0] {
             1 => Walk::Captures,
             2 => Walk::Moves,
-            _ => return None,
+            _ => return Ok(None),
         };
         let mark = ForwardMark {
             walk,
@@ -500,7 +513,7 @@ impl Checkpoint {
                 .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
                 .collect(),
         };
-        (head == self.forward_header(&mark)).then_some(mark)
+        Ok((head == self.forward_header(&mark)).then_some(mark))
     }
 
     /// Reads checkpoint `state.<t>` of `dir` into `state`.
@@ -520,7 +533,7 @@ impl Checkpoint {
     /// from `mark`: a newer one that only some ranks wrote no longer
     /// matches the seed lists, which are cut back to `mark`.
     pub fn remove_forward_except(&self, dir: &Path, mark: &ForwardMark) -> Result<()> {
-        for other in self.forward_saved(dir) {
+        for other in self.forward_saved(dir)? {
             if other.progress() != mark.progress() {
                 crate::files::remove_if_present(&forward_path(dir, &other))?;
             }
@@ -533,13 +546,13 @@ impl Checkpoint {
     /// lists of the thresholds above `keep`: a solve resumed from
     /// `state.<keep>` starts at threshold `keep` and never reads them.
     pub fn remove_others(&self, dir: &Path, keep: usize) -> Result<()> {
-        for t in self.saved(dir) {
+        for t in self.saved(dir)? {
             if t != keep {
                 let path = state_path(dir, t);
                 std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
             }
         }
-        for mark in self.forward_saved(dir) {
+        for mark in self.forward_saved(dir)? {
             crate::files::remove_if_present(&forward_path(dir, &mark))?;
         }
         remove_unfinished(dir)?;
@@ -668,7 +681,7 @@ mod tests {
         };
         let state: Vec<u8> = (0..100_000u32).map(|k| (k / 1000 % 7) as u8).collect();
         cp.save(&dir, 5, &state).unwrap();
-        assert_eq!(cp.saved(&dir), vec![5]);
+        assert_eq!(cp.saved(&dir).unwrap(), vec![5]);
         let len = std::fs::metadata(dir.join("state.5")).unwrap().len();
         assert!(len < 10_000, "{len} bytes for 100,000 states");
         let mut back = vec![0u8; state.len()];
@@ -676,7 +689,19 @@ mod tests {
         assert_eq!(back, state);
         // Another slice's checkpoint is not this one's.
         let other = Checkpoint { end: 99_999, ..cp };
-        assert!(other.saved(&dir).is_empty());
+        assert!(other.saved(&dir).unwrap().is_empty());
+        // One that is there but cannot be read is an error, not absent (a
+        // directory in its place stands for a read error here: root reads
+        // files whatever their permissions).
+        for name in ["state.4", "forward.1.3"] {
+            std::fs::create_dir(dir.join(name)).unwrap();
+            let err = match name {
+                "state.4" => cp.saved(&dir).unwrap_err(),
+                _ => cp.forward_saved(&dir).unwrap_err(),
+            };
+            assert!(matches!(err, Error::Io { .. }), "{err}");
+            std::fs::remove_dir(dir.join(name)).unwrap();
+        }
         // Damage past the header is found by zstd's checksum or framing.
         let path = dir.join("state.5");
         let mut bytes = std::fs::read(&path).unwrap();
@@ -740,15 +765,21 @@ mod tests {
             lists: vec![0, 12, 40, 0, 1 << 40, 3],
         };
         let state: Vec<u8> = (0..500u32).map(|k| (k % 11) as u8).collect();
-        assert_eq!(cp.forward_saved(&dir), vec![]);
+        assert_eq!(cp.forward_saved(&dir).unwrap(), vec![]);
         cp.save_forward(&dir, &mark, &state).unwrap();
-        assert_eq!(cp.forward_saved(&dir), vec![mark.clone()]);
-        assert!(cp.saved(&dir).is_empty(), "not a threshold's checkpoint");
+        assert_eq!(cp.forward_saved(&dir).unwrap(), vec![mark.clone()]);
+        assert!(
+            cp.saved(&dir).unwrap().is_empty(),
+            "not a threshold's checkpoint"
+        );
         let mut back = vec![0u8; state.len()];
         cp.load_forward(&dir, &mark, &mut back).unwrap();
         assert_eq!(back, state);
         // Another rank's, or another mark's, is not this one.
-        assert_eq!(Checkpoint { rank: 0, ..cp }.forward_saved(&dir), vec![]);
+        assert_eq!(
+            Checkpoint { rank: 0, ..cp }.forward_saved(&dir).unwrap(),
+            vec![]
+        );
         let other_lists = ForwardMark {
             lists: vec![0, 12, 40, 0, 1 << 40, 4],
             ..mark.clone()
@@ -763,7 +794,7 @@ mod tests {
         let at = cp.identity(FORWARD_MAGIC).len() + 9 + 8 * 2;
         bytes[at] ^= 1;
         std::fs::write(&path, &bytes).unwrap();
-        assert_eq!(cp.forward_saved(&dir), vec![]);
+        assert_eq!(cp.forward_saved(&dir).unwrap(), vec![]);
         std::fs::write(&path, &whole).unwrap();
         // A file renamed to another mark's name is not that mark's.
         let other = ForwardMark {
@@ -771,7 +802,7 @@ mod tests {
             ..mark.clone()
         };
         std::fs::copy(forward_path(&dir, &mark), forward_path(&dir, &other)).unwrap();
-        assert_eq!(cp.forward_saved(&dir), vec![mark.clone()]);
+        assert_eq!(cp.forward_saved(&dir).unwrap(), vec![mark.clone()]);
         std::fs::remove_file(forward_path(&dir, &other)).unwrap();
         assert!(mark.progress() > other.progress());
         assert!(
@@ -795,25 +826,28 @@ mod tests {
             ..mark.clone()
         };
         cp.save_forward(&dir, &newer, &state).unwrap();
-        assert_eq!(cp.forward_saved(&dir), vec![mark.clone(), newer.clone()]);
+        assert_eq!(
+            cp.forward_saved(&dir).unwrap(),
+            vec![mark.clone(), newer.clone()]
+        );
         std::fs::write(dir.join("forward.2.9.tmp"), b"cut short").unwrap();
         cp.remove_forward_except(&dir, &newer).unwrap();
-        assert_eq!(cp.forward_saved(&dir), vec![newer.clone()]);
+        assert_eq!(cp.forward_saved(&dir).unwrap(), vec![newer.clone()]);
         assert!(!dir.join("forward.2.9.tmp").exists());
         // Resumed from an older one, the newer ones go too.
         cp.save_forward(&dir, &mark, &state).unwrap();
         cp.remove_forward_except(&dir, &mark).unwrap();
-        assert_eq!(cp.forward_saved(&dir), vec![mark.clone()]);
+        assert_eq!(cp.forward_saved(&dir).unwrap(), vec![mark.clone()]);
         cp.save_forward(&dir, &newer, &state).unwrap();
         // A threshold's checkpoint supersedes them, and takes with it what
         // a process killed while writing one left behind.
         std::fs::write(dir.join("state.7.tmp"), b"cut short").unwrap();
         cp.save(&dir, 3, &state).unwrap();
         cp.remove_others(&dir, 3).unwrap();
-        assert_eq!(cp.forward_saved(&dir), vec![]);
+        assert_eq!(cp.forward_saved(&dir).unwrap(), vec![]);
         assert!(!dir.join("state.7.tmp").exists());
         assert!(dir.join("state.3").exists());
-        assert_eq!(cp.saved(&dir), vec![3]);
+        assert_eq!(cp.saved(&dir).unwrap(), vec![3]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -328,7 +328,7 @@ fn row_resumes_after_sigkill() {
     let chunks = walked(k).div_ceil(CHUNK);
     let done = loop {
         std::thread::sleep(Duration::from_millis(20));
-        if let Ok(Some(c)) = checkpoint::load(&cp, k, 1_000_000_000, CHUNK)
+        if let Ok(Ok(Some(c))) = checkpoint::load(&cp, k, 1_000_000_000, CHUNK)
             && c.chunks_done >= chunks / 3
             && !c.cycles.is_empty()
         {
@@ -403,6 +403,22 @@ fn atlas_of_rows_11_to_15() {
     assert_eq!(atlas::entry(&f), None);
 }
 
+/// What a killed write left goes at the next run: a row's checkpoint is
+/// never written again once the row is done, so its temporary would stay.
+#[test]
+fn leftovers_of_killed_writes_are_removed() {
+    let dir = fresh_dir("leftovers");
+    std::fs::create_dir_all(&dir).unwrap();
+    let left = dir.join("omweso-census.k9.b1000000000.checkpoint.tmp");
+    std::fs::write(&left, b"cut short").unwrap();
+    let other = dir.join("notes.tmp");
+    std::fs::write(&other, b"not the census's").unwrap();
+    let out = crate::common::run(&["census", "--seeds", "9", "--db", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!left.exists());
+    assert!(other.exists());
+}
+
 /// When a computed row cannot be saved, it is still printed, and the
 /// command fails with exit 2 saying so (issue 15, item 13).
 #[test]
@@ -414,16 +430,22 @@ fn rows_are_printed_when_saving_fails() {
     let out = crate::common::run(&[
         "census",
         "--seeds",
-        "11",
+        "11..12",
         "--json",
         "--db",
         dir.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(2));
     let rows: Vec<Row> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.len(), 1);
     assert_eq!((rows[0].seeds, rows[0].loop_pairs), (11, 128));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("computed but not saved"), "{err}");
+    assert!(
+        err.contains(
+            "row k = 11 was computed (printed above) but not saved; k = 12..=12 not computed"
+        ),
+        "{err}"
+    );
 }
 
 /// Random damage to the results file (bit flips, deleted and inserted

@@ -70,22 +70,25 @@ pub fn save(path: &Path, c: &Checkpoint) -> Result<()> {
     crate::files::write_atomically(path, |f| std::io::Write::write_all(f, &text))
 }
 
-/// Reads the checkpoint at `path`: `Ok(None)` if there is none, `Err(why)`
-/// if there is one that cannot be used for row (`seeds`, `budget`) walked
-/// in chunks of `chunk`.
-pub fn load(
-    path: &Path,
-    seeds: usize,
-    budget: u64,
-    chunk: u64,
-) -> std::result::Result<Option<Checkpoint>, String> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(path, e).to_string()),
-    };
+/// The checkpoint at `path` as read: `Ok(None)` if there is none,
+/// `Err(why)` if there is one that cannot be used (damaged, or of another
+/// row).
+pub type Loaded = std::result::Result<Option<Checkpoint>, String>;
+
+/// Reads the checkpoint at `path` for row (`seeds`, `budget`) walked in
+/// chunks of `chunk`. A file that is there but cannot be read is an
+/// error, not a checkpoint to start afresh from: it may be sound.
+pub fn load(path: &Path, seeds: usize, budget: u64, chunk: u64) -> Result<Loaded> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(parse(&bytes, seeds, budget, chunk)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Ok(None)),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+fn parse(bytes: &[u8], seeds: usize, budget: u64, chunk: u64) -> Loaded {
     let saved: Saved =
-        serde_json::from_slice(&bytes).map_err(|e| format!("not a checkpoint ({e})"))?;
+        serde_json::from_slice(bytes).map_err(|e| format!("not a checkpoint ({e})"))?;
     let c = saved.checkpoint;
     if saved.checksum != checksum(&c) {
         return Err("checksum does not match: edited or damaged".into());

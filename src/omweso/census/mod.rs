@@ -517,6 +517,11 @@ pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options) -> Resu
     // One census at a time writes the results file (a build in the same
     // directory takes another lock and may go on).
     let _lock = crate::files::DirLock::acquire_file(&dir.join("omweso-census.lock"), false)?;
+    // Each row's checkpoint has its own temporary name, which a row
+    // finished later never writes again: what a killed write left goes now.
+    crate::files::remove_leftovers(dir, |name| {
+        name.starts_with("omweso-") && name.ends_with(".tmp")
+    })?;
     let mut store = Store::open(dir)?;
     for r in &store.rejected {
         opt.progress.line(&format!(
@@ -546,7 +551,7 @@ pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options) -> Resu
             continue;
         }
         let cp = checkpoint::path(dir, k, budget);
-        let resume = match checkpoint::load(&cp, k, budget, CHUNK).and_then(|c| {
+        let resume = match checkpoint::load(&cp, k, budget, CHUNK)?.and_then(|c| {
             c.map(|c| Cycles::rebuild(&c.cycles, k).map(|cy| (c, cy)))
                 .transpose()
         }) {
