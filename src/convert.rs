@@ -38,10 +38,12 @@ pub fn import_vu(db: &Db, rules: Rules, vu: &Path) -> Result<Vec<usize>> {
 }
 
 /// Writes `scores.N` into `out` for every level of `rules` present in `db`,
-/// each checked first. Returns the levels written.
+/// each checked first, holding `out`'s writer lock (two exports into one
+/// directory would share each file's temporary name). Returns the levels
+/// written.
 pub fn export_vu(db: &Db, rules: Rules, out: &Path) -> Result<Vec<usize>> {
     let levels = db.present(rules)?;
-    std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+    let _lock = DirLock::acquire(out, false)?;
     for &seeds in &levels {
         let t = db.open(rules, seeds)?;
         t.verify()?;

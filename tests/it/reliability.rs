@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{bin, built, refuses, run, scratch};
+use crate::common::{awari_db, bin, built, refuses, run, scratch};
 use mancaladb::db::Db;
 use mancaladb::oware::{Encoder, Rules};
 use mancaladb::table::write_table;
@@ -142,6 +142,7 @@ fn a_directory_in_place_of_a_table_is_an_io_error_saying_so() {
 #[test]
 fn a_second_writer_stops_at_once_or_waits() {
     let dir = scratch("locked");
+    let tables = awari_db(); // built first: it takes seconds
     let mut first = bin()
         .args(["build", "--max-seeds", "17", "--db", s(&dir)])
         .stdout(Stdio::null())
@@ -165,11 +166,37 @@ fn a_second_writer_stops_at_once_or_waits() {
         "{err}"
     );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    // Nor does an export write into it meanwhile.
+    refuses(
+        &[
+            "export",
+            "--format",
+            "vu",
+            "--db",
+            s(tables),
+            "--out",
+            s(&dir),
+        ],
+        "locked by another writer",
+    );
     // Readers never block.
     assert!(
         run(&["query", "--db", s(&dir), "1 0 0 0 0 0 0 0 0 0 0 0"])
             .status
             .success()
+    );
+    // Nor does an export write into it meanwhile.
+    refuses(
+        &[
+            "export",
+            "--format",
+            "vu",
+            "--db",
+            s(awari_db()),
+            "--out",
+            s(&dir),
+        ],
+        "locked by another writer",
     );
     // --wait waits for the first, then finds everything built.
     let out = run(&["build", "--max-seeds", "17", "--db", s(&dir), "--wait"]);
