@@ -14,7 +14,9 @@ use crate::error::{Error, Result};
 use crate::exchange::Exchange;
 use crate::files::{DirLock, RemoveOnDrop, remove_leftovers};
 use crate::lower::{DEFAULT_RAW_CACHE, Lower, keeps_raw, prepare_raw_cache, raw_window};
-use crate::memory::{AnonPeak, disk_read_bytes};
+/// This machine's memory, to weigh [`Needs`] against.
+pub use crate::memory::memory_total;
+use crate::memory::{AnonPeak, disk_read_bytes, peak_rss, reset_peak_rss};
 use crate::oware::solve::{Options, solve_part_in};
 use crate::oware::{MAX_SEEDS, Rules, level_size, reads_level};
 use crate::progress::Progress;
@@ -122,7 +124,8 @@ pub struct LevelReport {
 /// Rank 0 first locks the directory (one writer at a time: with `wait` it
 /// waits for another writer to finish, else it fails at once with
 /// [`Error::Locked`]), which also proves it writable before any solving, and
-/// removes what a killed writer left: `*.tmp` files and `raw/<rules>/*.part`.
+/// removes what a killed writer left: `*.mdb.tmp` files in the directory,
+/// `*.part` and `*.tmp` files in `raw/<rules>/`.
 /// An error while writing a level removes that level's partial files.
 ///
 /// Every rank of `ex` calls this with the same arguments; each solves its
@@ -198,7 +201,7 @@ pub fn build_until(
     };
     progress.line(&format!(
         "building {rules} levels {} in {} with {ranks}{} threads",
-        level_list(&levels),
+        level_set_text(&levels),
         db.dir().display(),
         rayon::current_num_threads()
     ));
@@ -285,21 +288,28 @@ pub fn level_runs(levels: &[usize]) -> Vec<RangeInclusive<usize>> {
     runs
 }
 
-/// `levels` for the progress line: `0..=34, 36`.
-fn level_list(levels: &[usize]) -> String {
+/// Sorted levels as `build --levels` takes them: `0..34,36`.
+///
+/// ```
+/// use mancaladb::build::level_set_text;
+/// assert_eq!(level_set_text(&[0, 1, 2, 4]), "0..2,4");
+/// ```
+pub fn level_set_text(levels: &[usize]) -> String {
     let runs: Vec<String> = level_runs(levels)
         .into_iter()
         .map(|r| match r.start() == r.end() {
             true => r.start().to_string(),
-            false => format!("{r:?}"),
+            false => format!("{}..{}", r.start(), r.end()),
         })
         .collect();
-    runs.join(", ")
+    runs.join(",")
 }
 
-/// Solves one level on every rank: each writes its slice of the raw file at
-/// its offset, then rank 0 writes the table and renames the raw file into
-/// place. Returns the report on rank 0.
+/// Solves one level on every rank. Several ranks, or a level whose raw copy
+/// is kept, meet in the raw file (each writes its slice at its offset),
+/// from which rank 0 writes the table and, if kept, renames the raw file
+/// into place; one process alone otherwise writes the table straight from
+/// its values in memory. Returns the report on rank 0.
 fn build_level(
     db: &Db,
     rules: Rules,
@@ -376,8 +386,10 @@ fn build_level(
 }
 
 /// If level `seeds` is already built and sound, reports it; `None` if it
-/// must be built. A corrupt table is reported and rebuilt. (Its raw copy is
-/// the raw cache's business: [`prepare_raw_cache`].)
+/// must be built. A corrupt table is reported and rebuilt; one that cannot
+/// be read (a directory in its place, no permission) is an error before
+/// any solving, since its table could not be written either. (Its raw copy
+/// is the raw cache's business: [`prepare_raw_cache`].)
 fn existing(
     db: &Db,
     rules: Rules,
@@ -389,10 +401,11 @@ fn existing(
     }
     let table = match db.open(rules, seeds).and_then(|t| t.verify().map(|_| t)) {
         Ok(t) => t,
-        Err(e) => {
+        Err(e @ Error::Corrupt { .. }) => {
             progress.line(&format!("{e}; rebuilding level {seeds}"));
             return Ok(None);
         }
+        Err(e) => return Err(e),
     };
     Ok(Some(LevelReport {
         seeds,
@@ -453,17 +466,4 @@ fn write_slice(path: &Path, positions: u64, start: u64, values: &[i8]) -> Result
         f.sync_all()
     })();
     result.map_err(|e| Error::io(path, e))
-}
-
-/// Resets the kernel's peak-RSS mark of this process (Linux; else no-op).
-fn reset_peak_rss() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-/// Peak resident memory of this process since the last reset, in bytes.
-fn peak_rss() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
 }

@@ -254,8 +254,10 @@ pub(crate) fn write_raw(path: &Path, values: &[i8]) -> Result<()> {
 /// Maps a raw `scores.N` file read-only.
 pub(crate) fn map_raw(path: &Path) -> Result<Mmap> {
     let f = crate::files::open_regular(path)?;
-    // SAFETY: read-only map of a file this program wrote and only replaces by
-    // rename; its contents were checked against the table checksum.
+    // SAFETY: read-only map of a file this program writes only under a
+    // temporary name and then replaces by rename, never in place, so the
+    // mapped bytes do not change under the map. (Callers check the contents
+    // against the table checksum where they rely on them.)
     unsafe { Mmap::map(&f) }.map_err(|e| Error::io(path, e))
 }
 

@@ -15,8 +15,9 @@
 //! * [`omweso`]: Omweso moves, the exact loop test and the loop census;
 //! * [`table`]: the stored, checksummed, compressed table format;
 //! * [`db`]: a directory of tables: paths, opening, records;
-//! * [`build`]: building a directory level by level, resuming;
 //! * [`probe`]: fast random probes: checked raw maps, a sharded block cache;
+//! * [`lower`]: the lower levels a level's solver reads, block by block;
+//! * [`build`]: building a directory level by level, resuming;
 //! * [`source`]: our tables or the published VU files, read in place;
 //! * [`convert`]: import and export of the published layout;
 //! * [`query`], [`stats`], [`known`]: reading values back;

@@ -151,10 +151,24 @@ pub fn as_atomic(bytes: &mut [u8]) -> &[std::sync::atomic::AtomicU8] {
 /// `/proc/self/status`: heap and anonymous maps, not the page cache of
 /// mapped files), in bytes; `None` where the kernel does not say.
 pub fn rss_anon() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    proc_number("/proc/self/status", "RssAnon:").map(|kb| kb * 1024)
+}
+
+/// Peak resident memory of this process since the last
+/// [`reset_peak_rss`] (`VmHWM`), in bytes.
+pub fn peak_rss() -> Option<u64> {
+    proc_number("/proc/self/status", "VmHWM:").map(|kb| kb * 1024)
+}
+
+/// Starts [`peak_rss`] afresh from the present resident memory (Linux;
+/// elsewhere nothing).
+pub fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// This machine's memory (`MemTotal`), in bytes.
+pub fn memory_total() -> Option<u64> {
+    proc_number("/proc/meminfo", "MemTotal:").map(|kb| kb * 1024)
 }
 
 /// Bytes this process has caused to be read from storage so far
@@ -162,9 +176,15 @@ pub fn rss_anon() -> Option<u64> {
 /// too, not reads served from the cache); `None` where the kernel does
 /// not say.
 pub fn disk_read_bytes() -> Option<u64> {
-    let io = std::fs::read_to_string("/proc/self/io").ok()?;
-    let line = io.lines().find(|l| l.starts_with("read_bytes:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+    proc_number("/proc/self/io", "read_bytes:")
+}
+
+/// The number after `key` on its line of the Linux `/proc` file `path`;
+/// `None` where there is no such file or line.
+fn proc_number(path: &str, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let line = text.lines().find(|l| l.starts_with(key))?;
+    line[key.len()..].split_whitespace().next()?.parse().ok()
 }
 
 /// The peak of [`rss_anon`] over a span of work, sampled by a background

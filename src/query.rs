@@ -250,12 +250,7 @@ pub fn principal_line(
             captures: best.captures,
             value: a.value,
         });
-        let next = moves(rules, &pos)
-            .as_slice()
-            .iter()
-            .find(|m| m.pit == best.pit)
-            .expect("best move is legal")
-            .child;
+        let next = best.child;
         if next.seeds() == 0 {
             break LineEnd::GameOver;
         }

@@ -295,6 +295,19 @@ impl Source {
         Source::Vu(VuDir::new(dir))
     }
 
+    /// The values of `rules`: the tables in `db`, or with `vu` the
+    /// `scores.N` files there. These hold awari values, so other rules
+    /// with `vu` are refused rather than valued by the wrong game.
+    pub fn open(db: impl Into<PathBuf>, rules: Rules, vu: Option<PathBuf>) -> Result<Source> {
+        match vu {
+            Some(_) if rules != Rules::Awari => Err(Error::Invalid(format!(
+                "the VU files hold awari values; {rules} rules cannot read them"
+            ))),
+            Some(dir) => Ok(Source::vu(dir)),
+            None => Ok(Source::tables(db, rules)),
+        }
+    }
+
     /// The directory read.
     pub fn dir(&self) -> &Path {
         match self {

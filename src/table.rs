@@ -74,6 +74,12 @@ pub fn as_bytes(values: &[i8]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), values.len()) }
 }
 
+/// Values as bytes to be filled in place.
+pub fn as_bytes_mut(values: &mut [i8]) -> &mut [u8] {
+    // SAFETY: i8 and u8 have the same size, alignment and validity.
+    unsafe { std::slice::from_raw_parts_mut(values.as_mut_ptr().cast::<u8>(), values.len()) }
+}
+
 /// Views stored bytes as signed values.
 pub fn as_values(bytes: &[u8]) -> &[i8] {
     // SAFETY: i8 and u8 have the same size, alignment and validity.

@@ -10,7 +10,7 @@
 //!
 //! Consistency alone cannot catch wrong values inside cycles: values that
 //! claim a win along an endless line can satisfy every local equation
-//! (`tests/verify.rs` shows such a graph). Re-derivation computes least fixed
+//! (`tests/it/verify.rs` shows such a graph). Re-derivation computes least fixed
 //! points, which those values are not.
 //!
 //! ## Memory, and the order of reads
@@ -76,6 +76,7 @@ use crate::oware::{
 };
 use crate::progress::Progress;
 use crate::source::Source;
+use crate::table::{as_bytes, as_bytes_mut};
 
 /// How many differing positions a report lists per check.
 pub const SHOWN: usize = 10;
@@ -702,12 +703,6 @@ impl Check3Saves {
     }
 }
 
-/// The solver's bytes as plain bytes.
-fn as_bytes(bytes: &[i8]) -> &[u8] {
-    // SAFETY: i8 and u8 have the same size, alignment and validity.
-    unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<u8>(), bytes.len()) }
-}
-
 impl Saves for Check3Saves {
     fn resume(&mut self, bytes: &mut [i8]) -> Result<Option<Mark>> {
         let Some(head) = read_head(&self.path, self.identity.len() + 9)? else {
@@ -721,8 +716,7 @@ impl Saves for Check3Saves {
             t: at[0] as i8,
             next: u64::from_le_bytes(at[1..9].try_into().expect("8 bytes")),
         };
-        // SAFETY: as in `as_bytes`.
-        let out = unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast(), bytes.len()) };
+        let out = as_bytes_mut(bytes);
         let seeds = self.seeds;
         match read_compressed(&self.path, &head, out) {
             Ok(()) => {
@@ -802,18 +796,11 @@ pub fn compare(
             expected.len()
         )));
     }
-    Ok(differences(vec![(count, first)]))
-}
-
-fn differences(parts: Vec<(u64, Vec<Mismatch>)>) -> Outcome {
-    let count: u64 = parts.iter().map(|p| p.0).sum();
-    if count == 0 {
-        return Outcome::Pass;
-    }
-    let mut first: Vec<Mismatch> = parts.into_iter().flat_map(|p| p.1).collect();
-    first.sort_unstable_by_key(|m| m.index);
-    first.truncate(SHOWN);
-    Outcome::Differs(count, first)
+    // Found in index order, the first `SHOWN` kept.
+    Ok(match count {
+        0 => Outcome::Pass,
+        _ => Outcome::Differs(count, first),
+    })
 }
 
 #[cfg(test)]

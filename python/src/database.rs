@@ -63,16 +63,11 @@ impl Database {
     #[pyo3(signature = (db, rules, vu))]
     fn new(db: PathBuf, rules: &str, vu: Option<PathBuf>) -> PyResult<Database> {
         let rules: Rules = rules.parse().py()?;
-        let dir = vu.clone().unwrap_or(db);
+        let source = Source::open(db, rules, vu).py()?;
         // Listing it says what is wrong the way the system does: no such
         // directory (FileNotFoundError), a file (NotADirectoryError), ...
-        std::fs::read_dir(&dir)
-            .map_err(|e| Error::io(&dir, e))
-            .py()?;
-        let source = match vu {
-            Some(dir) => Source::vu(dir),
-            None => Source::tables(dir, rules),
-        };
+        let dir = source.dir();
+        std::fs::read_dir(dir).map_err(|e| Error::io(dir, e)).py()?;
         Ok(Database {
             source: Mutex::new(Some(Arc::new(source))),
             rules,

@@ -4,7 +4,7 @@
 
 use mancaladb::Error;
 use mancaladb::omweso::moves::{Position, Variant, analyze};
-use mancaladb::omweso::{MAX_SEEDS, Side};
+use mancaladb::omweso::Side;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
@@ -43,12 +43,10 @@ pub fn loops(
     };
     let pos = Position { me, opp };
     // As `loops` refuses without --any-seeds.
-    if pos.seeds() > MAX_SEEDS && !any_seeds {
-        return Err(Error::Invalid(format!(
-            "{} seeds in play, more than the {MAX_SEEDS} of an Omweso game; pass any_seeds=True to study it anyway",
-            pos.seeds()
-        )))
-        .py();
+    if !any_seeds {
+        pos.check_in_game()
+            .map_err(|e| Error::Invalid(format!("{e}; pass any_seeds=True to study it anyway")))
+            .py()?;
     }
     let variant = Variant { first_turn };
     let analysis = py.detach(|| analyze(variant, pos, pit, max_laps)).py()?;

@@ -121,6 +121,9 @@ def test_bad_arguments(tmp_path):
         mancaladb.open(tmp_path / "a-file")
     with pytest.raises(NotADirectoryError):
         mancaladb.open(vu=tmp_path / "a-file")
+    # VU files hold awari values: abapa moves must not be valued by them.
+    with pytest.raises(ValueError, match="the VU files hold awari values; abapa rules cannot read them"):
+        mancaladb.open(vu=tmp_path, rules="abapa")
     db = mancaladb.open(tmp_path)
     db.close()
     with pytest.raises(ValueError, match="closed"):

@@ -4,6 +4,7 @@
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
 
+use mancaladb::Error;
 use mancaladb::oware::{MAX_SEEDS, Rules};
 use mancaladb::source::Source;
 
@@ -23,19 +24,18 @@ pub struct Where {
 pub struct Reading {
     #[command(flatten)]
     pub at: Where,
-    /// Read `scores.N` files (the published VU layout) from this directory
-    /// instead of tables, in place.
-    #[arg(long)]
+    /// Read `scores.N` files (the published VU layout, awari values) from
+    /// this directory instead of tables, in place.
+    #[arg(long, conflicts_with = "db")]
     pub vu: Option<PathBuf>,
 }
 
 impl Reading {
-    /// The one place a command chooses tables or VU files.
-    pub fn source(&self) -> Source {
-        match &self.vu {
-            Some(dir) => Source::vu(dir),
-            None => Source::tables(&self.at.db, self.at.rules),
-        }
+    /// The one place a command chooses tables or VU files, and the rules
+    /// it reads them under ([`Source::open`]).
+    pub fn open(&self) -> Result<(Rules, Source), Error> {
+        let source = Source::open(&self.at.db, self.at.rules, self.vu.clone())?;
+        Ok((self.at.rules, source))
     }
 }
 
@@ -75,18 +75,6 @@ pub fn oware_level_set(text: &str) -> Result<LevelSet, String> {
         levels.extend(r);
     }
     Ok(LevelSet(levels))
-}
-
-/// Sorted levels as [`oware_level_set`] reads them: `0..34,36`.
-pub fn level_set_text(levels: &[usize]) -> String {
-    let runs: Vec<String> = mancaladb::build::level_runs(levels)
-        .into_iter()
-        .map(|r| match r.start() == r.end() {
-            true => r.start().to_string(),
-            false => format!("{}..{}", r.start(), r.end()),
-        })
-        .collect();
-    runs.join(",")
 }
 
 /// One Oware level (`--max-seeds` of `build`).
@@ -141,6 +129,14 @@ pub fn limit(text: &str) -> Result<Limit, String> {
         return Err(bad());
     }
     Ok(Limit(Some((n * 2f64.powi(shift)) as u64)))
+}
+
+/// A lap budget of the Omweso commands (`--max-laps`): at least 1.
+pub fn lap_budget(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err("must be a whole number of laps, at least 1".into()),
+    }
 }
 
 /// Worker threads: at least 1, at most 4 per core (more only costs).

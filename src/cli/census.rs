@@ -36,7 +36,7 @@ pub struct Args {
     #[arg(long, default_value = "db")]
     db: PathBuf,
     /// Most laps to follow per cycle before counting a start undecided.
-    #[arg(long, default_value_t = 1_000_000_000, value_parser = lap_budget)]
+    #[arg(long, default_value_t = 1_000_000_000, value_parser = args::lap_budget)]
     max_laps: u64,
     /// Seconds between two checkpoints inside a row (0: after every batch
     /// of 4 M configurations).
@@ -49,13 +49,6 @@ pub struct Args {
 
 fn seed_counts(text: &str) -> Result<RangeInclusive<usize>, String> {
     args::range(text, mancaladb::omweso::MAX_SEEDS, "seed counts")
-}
-
-fn lap_budget(text: &str) -> Result<u64, String> {
-    match text.trim().parse::<u64>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err("must be a whole number of laps, at least 1".into()),
-    }
 }
 
 fn seconds(text: &str) -> Result<Duration, String> {

@@ -4,13 +4,14 @@
 use std::process::ExitCode;
 
 use mancaladb::Error;
-use mancaladb::build::{Needs, WORKING_BYTES_PER_POSITION};
+use mancaladb::build::{Needs, WORKING_BYTES_PER_POSITION, level_set_text, memory_total};
 use mancaladb::known::starts;
+use mancaladb::lower::DEFAULT_RAW_CACHE;
 use mancaladb::oware::levels_needed;
 
-use super::args::{Reading, level_set_text, shell_quote};
+use super::args::{Reading, shell_quote};
 use super::output::{human_seconds, out};
-use super::query::verdict;
+use super::query::{not_verified, verdict};
 
 /// Options of `known`.
 #[derive(clap::Args)]
@@ -21,7 +22,7 @@ pub struct Args {
 
 /// Values the four starting positions where the levels allow.
 pub fn run(a: Args) -> Result<ExitCode, Error> {
-    let source = a.read.source();
+    let (rules, source) = a.read.open()?;
     // An empty directory shows what building would take; a missing one is
     // more likely a typo.
     let dir = source.dir();
@@ -31,7 +32,6 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
             dir.display()
         )));
     }
-    let rules = a.read.at.rules;
     let present = source.levels();
     let found = starts(rules, &source, &present, |n| source.is_verified(n))?;
     let rate = source.db().and_then(|(db, _)| db.measured_rate());
@@ -44,19 +44,12 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         match s.value {
             Some(v) => {
                 let levels: Vec<String> = s.levels_used.iter().map(|n| n.to_string()).collect();
-                let checked = match (s.verified, source.db()) {
-                    (true, _) => format!(
+                let checked = match s.verified {
+                    true => format!(
                         "levels {} verified",
                         level_set_text(&levels_needed(s.seeds))
                     ),
-                    (false, None) => format!(
-                        "not verified here (run: mancaladb verify --vu {})",
-                        shell_quote(dir)
-                    ),
-                    (false, Some(_)) => format!(
-                        "not all verified (run: mancaladb verify --db {})",
-                        shell_quote(dir)
-                    ),
+                    false => not_verified(&source),
                 };
                 out!(
                     "  {name}: value {v:+}, {}; levels read {}; {checked}",
@@ -66,14 +59,25 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
             }
             None => {
                 let levels = level_set_text(&s.missing);
+                let remedy = match source.db() {
+                    Some((_, rules)) => format!(
+                        "build them: mancaladb build --rules {rules} --levels {levels} --db {}",
+                        shell_quote(dir)
+                    ),
+                    None => format!(
+                        "build tables of levels 0..{} elsewhere (mancaladb build --max-seeds {} --db DB) and export them here: mancaladb export --format vu --db DB --out {}",
+                        s.seeds,
+                        s.seeds,
+                        shell_quote(dir)
+                    ),
+                };
                 out!(
-                    "  {name}: needs levels {levels} ({} missing): {} positions, {} bytes uncompressed{}; build them: mancaladb build --levels {levels} --db {}",
+                    "  {name}: needs levels {levels} ({} missing): {} positions, {} bytes uncompressed{}; {remedy}",
                     s.missing.len(),
                     s.missing_positions,
                     s.missing_positions,
                     s.needs
                         .map_or(String::new(), |n| cost(n, s.missing_positions, rate)),
-                    shell_quote(dir)
                 );
             }
         }
@@ -86,10 +90,11 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
 fn cost(n: Needs, positions: u64, rate: Option<f64>) -> String {
     let gb = |b: u64| b as f64 / 1e9;
     let mut text = format!(
-        "; level {} needs {:.1} GB of working memory ({WORKING_BYTES_PER_POSITION} bytes/position), building them in this order {:.0} GB of disk at most (the tables, the work files of the level being solved, raw copies up to 8 GiB)",
+        "; level {} needs {:.1} GB of working memory ({WORKING_BYTES_PER_POSITION} bytes/position), building them in this order {:.0} GB of disk at most (the tables, the work files of the level being solved, raw copies up to {} GiB)",
         n.largest_level,
         gb(n.memory),
-        gb(n.disk)
+        gb(n.disk),
+        DEFAULT_RAW_CACHE >> 30
     );
     match memory_total() {
         Some(total) if n.memory > total => text.push_str(&format!(
@@ -107,17 +112,4 @@ fn cost(n: Needs, positions: u64, rate: Option<f64>) -> String {
         }
     }
     text
-}
-
-/// This machine's memory in bytes (Linux), if known.
-fn memory_total() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kb: u64 = info
-        .lines()
-        .find(|l| l.starts_with("MemTotal:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
-    Some(kb * 1024)
 }

@@ -4,9 +4,10 @@
 use std::process::ExitCode;
 
 use mancaladb::Error;
-use mancaladb::omweso::moves::{Position, Variant, analyze};
-use mancaladb::omweso::{MAX_SEEDS, PITS, Side};
+use mancaladb::omweso::moves::{Criterion, Position, Variant, analyze};
+use mancaladb::omweso::{PITS, Side};
 
+use super::args;
 use super::output::{json, out};
 
 /// Options of `loops`.
@@ -23,7 +24,7 @@ pub struct Args {
     first_turn: bool,
     /// Most laps to follow per start before answering undecided, shared by
     /// every line of the start's choice tree.
-    #[arg(long, default_value_t = 1_000_000_000, allow_negative_numbers = true, value_parser = lap_budget)]
+    #[arg(long, default_value_t = 1_000_000_000, allow_negative_numbers = true, value_parser = args::lap_budget)]
     max_laps: u64,
     /// Print one JSON object.
     #[arg(long)]
@@ -44,13 +45,6 @@ fn pit(text: &str) -> Result<usize, String> {
     }
 }
 
-fn lap_budget(text: &str) -> Result<u64, String> {
-    match text.trim().parse::<u64>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err("must be a whole number of laps, at least 1".into()),
-    }
-}
-
 /// Decides every start asked for.
 pub fn run(a: Args) -> Result<ExitCode, Error> {
     let me = Side::parse(&a.pits, "the player's side")?;
@@ -59,11 +53,9 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         None => Side::EMPTY,
     };
     let pos = Position { me, opp };
-    if pos.seeds() > MAX_SEEDS && !a.any_seeds {
-        return Err(Error::Invalid(format!(
-            "{} seeds in play, more than the {MAX_SEEDS} of an Omweso game; add --any-seeds to study it anyway",
-            pos.seeds()
-        )));
+    if !a.any_seeds {
+        pos.check_in_game()
+            .map_err(|e| Error::Invalid(format!("{e}; add --any-seeds to study it anyway")))?;
     }
     let variant = Variant {
         first_turn: a.first_turn,
@@ -77,7 +69,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
     for r in reports {
         out!("pit {} {}: {}", r.pit, r.direction.name(), r.verdict.name());
         let l = &r.line;
-        out!("  decided by: {}", r.criterion.name());
+        out!("  decided by: {}", decided_by(r.criterion));
         out!(
             "  laps {}, seeds sown {}, captures {}",
             l.laps,
@@ -115,4 +107,16 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What decided a verdict, for a reader.
+fn decided_by(c: Criterion) -> &'static str {
+    match c {
+        Criterion::Certificate => "certificate (fact 3: the pit behind the start is empty)",
+        Criterion::Recurrence => {
+            "recurrence (facts 2 and 5: a relay state came back, or came back rotated)"
+        }
+        Criterion::Played => "played to the end",
+        Criterion::Budget => "lap budget exhausted",
+    }
 }

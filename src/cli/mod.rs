@@ -1,5 +1,7 @@
-//! The command line: one module per command, each with its flags, a
-//! `run(args) -> Result<ExitCode>` and its printer. The library answers
+//! The command line: one module per command (two for the pairs `import`
+//! and `export`, `completions` and `man`), each with its flags, a function
+//! `args -> Result<ExitCode>` per command (`run` where the module has one
+//! command) and its printer. The library answers
 //! with data; the modules here only present it. What to do about an error
 //! (the command to run) is said here, where the commands are known.
 
@@ -21,6 +23,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use mancaladb::Error;
+use mancaladb::build::level_set_text;
 use mancaladb::error::Missing;
 use mancaladb::oware::levels_needed;
 
@@ -97,7 +100,7 @@ fn explain(e: &Error) -> String {
     let hint = match e {
         Error::Missing(Missing::Level { dir, rules, seeds }) => format!(
             "build it and the levels it reads: mancaladb build --rules {rules} --levels {} --db {}",
-            args::level_set_text(&levels_needed(*seeds)),
+            level_set_text(&levels_needed(*seeds)),
             shell_quote(dir)
         ),
         Error::Missing(Missing::Levels { dir, rules }) => format!(

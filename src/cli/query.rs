@@ -9,8 +9,9 @@ use mancaladb::oware::{Board, Rules, levels_needed};
 use mancaladb::query::{Analysis, Category, Line, LineEnd, analyze, levels_read, principal_line};
 use mancaladb::source::Source;
 
-use super::args::{Reading, level_set_text, shell_quote};
+use super::args::{Reading, shell_quote};
 use super::output::{self, out};
+use mancaladb::build::level_set_text;
 
 /// Longest principal line printed.
 const MAX_PLIES: usize = 200;
@@ -44,8 +45,7 @@ struct Answer<'a> {
 /// Answers one position.
 pub fn run(a: Args) -> Result<ExitCode, Error> {
     let board = Board::parse(&a.pits)?;
-    let rules = a.read.at.rules;
-    let source = a.read.source();
+    let (rules, source) = a.read.open()?;
     // The board's own level first: its absence names the build to run.
     source.require(board.seeds())?;
     let analysis = analyze(rules, &source, &board)?;
@@ -125,6 +125,20 @@ fn print(rules: Rules, a: &Analysis, line: Option<&Line>) {
     }
 }
 
+/// Why levels of `source` do not count as verified, and the command that
+/// checks them.
+pub fn not_verified(source: &Source) -> String {
+    let dir = shell_quote(source.dir());
+    match source.db() {
+        Some((_, rules)) => {
+            format!("not all verified here (run: mancaladb verify --rules {rules} --db {dir})")
+        }
+        None => format!(
+            "not recorded as verified: VU files never are (mancaladb verify --vu {dir} checks them)"
+        ),
+    }
+}
+
 /// The levels the value was read from, the levels it rests on (those and
 /// every level below them that they were built from) and whether all of
 /// those passed `verify` here.
@@ -134,16 +148,9 @@ fn print_provenance(rules: Rules, board: &Board, source: &Source) {
         .map(|n| n.to_string())
         .collect();
     let rests_on = levels_needed(board.seeds());
-    let checked = match (rests_on.iter().all(|&n| source.is_verified(n)), source.db()) {
-        (true, _) => "all verified here".to_string(),
-        (false, None) => format!(
-            "not verified here (run: mancaladb verify --vu {})",
-            shell_quote(source.dir())
-        ),
-        (false, Some(_)) => format!(
-            "not all verified here (run: mancaladb verify --db {})",
-            shell_quote(source.dir())
-        ),
+    let checked = match rests_on.iter().all(|&n| source.is_verified(n)) {
+        true => "all verified here".to_string(),
+        false => not_verified(source),
     };
     out!(
         "levels: read {}; rests on {}, {checked}",

@@ -2,19 +2,25 @@
 //! `crate::server`).
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use mancaladb::Error;
 
-use super::args::Reading;
 use super::output::out;
 use crate::server;
 
-/// Options of `serve`.
+/// Options of `serve`. No `--rules`: both rule sets are served, each
+/// request names its own.
 #[derive(clap::Args)]
 pub struct Args {
-    #[command(flatten)]
-    read: Reading,
+    /// Table directory.
+    #[arg(long, default_value = "db")]
+    db: PathBuf,
+    /// Serve the `scores.N` files (the published VU layout, awari values
+    /// only) of this directory instead of tables.
+    #[arg(long)]
+    vu: Option<PathBuf>,
     /// Address to listen on (port 0: any free port; the bound address is
     /// printed).
     #[arg(long, default_value = "127.0.0.1:8080")]
@@ -30,7 +36,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         .cache_mib
         .checked_mul(1 << 20)
         .ok_or_else(|| Error::Invalid(format!("--cache-mib {}: too large", a.cache_mib)))?;
-    let state = server::State::new(&a.read.at.db, a.read.vu.as_deref(), cache_bytes);
+    let state = server::State::new(&a.db, a.vu.as_deref(), cache_bytes);
     let dir = state.dir().display().to_string();
     server::serve(state, a.addr, |addr| {
         out!("mancaladb: serving {dir} on http://{addr}/ (Ctrl-C stops)")

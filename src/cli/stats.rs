@@ -22,7 +22,7 @@ pub struct Args {
 
 /// Counts every level present.
 pub fn run(a: Args) -> Result<ExitCode, Error> {
-    let source = a.read.source();
+    let (_, source) = a.read.open()?;
     let levels = source.present()?;
     if a.json {
         let all = levels

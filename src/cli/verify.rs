@@ -33,7 +33,7 @@ pub struct Args {
 
 /// Checks the levels asked for: exit 0 if all pass, 1 on any failure.
 pub fn run(a: Args) -> Result<ExitCode, Error> {
-    let source = a.read.source();
+    let (rules, source) = a.read.open()?;
     let present = source.present()?;
     let levels: Vec<usize> = match a.seeds {
         Some(r) => r.collect(),
@@ -45,28 +45,21 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         (_, Some(2)) => Checks::Consistency,
         _ => Checks::All,
     };
-    let checks = verify(
-        &source,
-        a.read.at.rules,
-        levels,
-        depth,
-        Progress::Auto,
-        |c| {
-            if !json {
-                print(c, &source);
-            }
-            // Recorded at once: an error at a later level keeps it. The
-            // verdict does not depend on being able to record it.
-            if let (Some((db, rules)), Checks::All, true) = (source.db(), depth, c.passed())
-                && let Err(e) = db.record_verified(rules, c.seeds)
-            {
-                output::diag(format_args!(
-                    "mancaladb: warning: level {} passed but could not be recorded: {e}",
-                    c.seeds
-                ));
-            }
-        },
-    )?;
+    let checks = verify(&source, rules, levels, depth, Progress::Auto, |c| {
+        if !json {
+            print(c, &source);
+        }
+        // Recorded at once: an error at a later level keeps it. The
+        // verdict does not depend on being able to record it.
+        if let (Some((db, rules)), Checks::All, true) = (source.db(), depth, c.passed())
+            && let Err(e) = db.record_verified(rules, c.seeds)
+        {
+            output::diag(format_args!(
+                "mancaladb: warning: level {} passed but could not be recorded: {e}",
+                c.seeds
+            ));
+        }
+    })?;
     if json {
         output::json(&checks)?;
     }

@@ -41,6 +41,19 @@ impl Position {
     pub fn seeds(self) -> usize {
         self.me.seeds() + self.opp.seeds()
     }
+
+    /// Whether the position can arise in a game: at most its
+    /// [`MAX_SEEDS`](super::MAX_SEEDS) seeds in play. (Positions with more
+    /// are studies; [`analyze`] takes them too.)
+    pub fn check_in_game(self) -> Result<()> {
+        match self.seeds() {
+            n if n > super::MAX_SEEDS => Err(Error::Invalid(format!(
+                "{n} seeds in play, more than the {} of an Omweso game",
+                super::MAX_SEEDS
+            ))),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Where a lap starts and what it sows.
@@ -169,20 +182,6 @@ pub enum Criterion {
     Played,
     /// The budget ran out.
     Budget,
-}
-
-impl Criterion {
-    /// The name used in output.
-    pub fn name(self) -> &'static str {
-        match self {
-            Criterion::Certificate => "certificate (fact 3: the pit behind the start is empty)",
-            Criterion::Recurrence => {
-                "recurrence (facts 2 and 5: a relay state came back, or came back rotated)"
-            }
-            Criterion::Played => "played to the end",
-            Criterion::Budget => "lap budget exhausted",
-        }
-    }
 }
 
 /// One way of playing a move, as far as it was followed.

@@ -12,4 +12,4 @@ mod workdir;
 pub use board::{Board, MAX_SEEDS, PITS};
 pub use index::{Cursor, Encoder, TILE_WIDTH, Tile, level_size};
 pub use lower::{LowerLevels, levels_needed, reads_level};
-pub use rules::{Move, Moves, Rules, capture_run, captures, moves, play, quiet_moves, sow};
+pub use rules::{Move, Moves, Rules, captures, moves, play, quiet_moves, sow};

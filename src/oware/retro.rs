@@ -14,7 +14,7 @@
 //! predecessor, and only those are visited.
 
 use super::board::{Board, PITS};
-use super::rules::{BOARD_BITS, Packed, Rules, SOWN, pack, pit_of, unpack};
+use super::rules::{BOARD_BITS, Packed, Rules, SOWN, capture_run, pack, unpack};
 
 /// Bit 7 of each pit's byte. Pits hold at most 48 seeds, so a byte with
 /// this bit set stays at or above 128 - 48 after a lap is taken back from
@@ -133,12 +133,7 @@ fn long_laps(rules: Rules, after: Packed, pit: usize, opponent: u8, f: &mut impl
 /// Whether a lap ending in pit `last` of `after` (packed) captured.
 #[inline]
 fn captures(rules: Rules, after: Packed, last: usize, opponent: u8) -> bool {
-    let mut got = 0u8;
-    let mut k = last;
-    while k >= 6 && matches!(pit_of(after, k), 2 | 3) {
-        got += pit_of(after, k);
-        k -= 1;
-    }
+    let (got, _) = capture_run(after, last);
     got != 0 && !(rules == Rules::Abapa && got == opponent)
 }
 

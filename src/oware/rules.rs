@@ -146,15 +146,16 @@ static SOWING: [[Lap; MAX_SEEDS + 1]; 6] = {
     table
 };
 
-/// Seeds a capture would take after a lap ending in `last` on board `b`:
-/// from `last` backwards while the pit is the opponent's and holds 2 or 3.
-/// Returns the seeds and the lowest pit captured.
+/// Seeds a capture would take after a lap ending in `last` on the packed
+/// board `b` (grand slams aside): from `last` backwards while the pit is
+/// the opponent's and holds 2 or 3. Returns the seeds and the lowest pit
+/// captured.
 #[inline]
-pub fn capture_run(b: &[u8; PITS], last: usize) -> (u8, usize) {
+pub(super) fn capture_run(b: Packed, last: usize) -> (u8, usize) {
     let mut got = 0u8;
     let mut k = last;
-    while k >= 6 && (b[k] == 2 || b[k] == 3) {
-        got += b[k];
+    while k >= 6 && matches!(pit_of(b, k), 2 | 3) {
+        got += pit_of(b, k);
         k -= 1;
     }
     (got, k + 1)
@@ -320,19 +321,14 @@ fn play_packed(rules: Rules, x: Packed, pit: usize, s: u8) -> (Move, bool) {
     // the six bytes into the top one, and no sum exceeds 48.
     let side = (b >> 48) as u64 & 0xFFFF_FFFF_FFFF;
     let opponent = (side.wrapping_mul(0x0101_0101_0101) >> 40) as u8;
-    let mut got = 0u8;
-    let mut k = last;
-    while k >= 6 && matches!(pit_of(b, k), 2 | 3) {
-        got += pit_of(b, k);
-        k -= 1;
-    }
+    let (mut got, first) = capture_run(b, last);
     if got == opponent && got > 0 && rules == Rules::Abapa {
         got = 0; // a grand slam captures nothing under Abapa
     }
     if got > 0 {
-        // Empty pits k+1..=last.
-        let width = 8 * (last - k);
-        let mask = ((1u128 << width) - 1) << (8 * (k + 1));
+        // Empty pits first..=last.
+        let width = 8 * (last + 1 - first);
+        let mask = ((1u128 << width) - 1) << (8 * first);
         b &= !mask;
     }
     let child = ((b >> 48) | (b << 48)) & BOARD_BITS;

@@ -442,8 +442,8 @@ impl Checkpoint {
     /// Writes `state`, the slice part-way through the forward pass as
     /// `mark` says, as `forward.<walk>.<done>` in `dir` (atomically; the
     /// seed lists must be synced at the lengths of `mark` already); returns
-    /// the file's bytes. The older ones stay until
-    /// [`Checkpoint::remove_forward_before`].
+    /// the file's bytes. The others stay until
+    /// [`Checkpoint::remove_forward_except`] keeps only `mark`'s.
     pub fn save_forward(&self, dir: &Path, mark: &ForwardMark, state: &[u8]) -> Result<u64> {
         write_compressed(&forward_path(dir, mark), &self.forward_header(mark), state)
     }

@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
 use mancaladb::Error;
-use mancaladb::oware::{Board, MAX_SEEDS, Rules, moves};
+use mancaladb::oware::{Board, MAX_SEEDS, Rules};
 use mancaladb::query::{Analysis, Category, Line, analyze, principal_line};
 use mancaladb::source::{LevelInfo, Source};
 use mancaladb::stats::LevelStats;
@@ -26,9 +26,6 @@ pub const MAX_BATCH: usize = 10_000;
 pub const MAX_LAPS: u64 = 10_000_000;
 /// Longest principal line.
 const MAX_PLIES: usize = 400;
-/// Seeds in an Oware game: a position and both players' captures add up
-/// to it.
-const GAME_SEEDS: usize = 48;
 
 /// An error answer: `{"error": "...", "missing_level": N}` with a status.
 #[derive(Debug)]
@@ -197,9 +194,9 @@ fn captured(text: &str, board: &Board) -> Result<(u8, u8), ApiError> {
         .collect::<Result<_, _>>()
         .map_err(|_| ApiError::bad("captured: give MOVER,OPPONENT, two seed counts"))?;
     match nums[..] {
-        [m, o] if usize::from(m) + usize::from(o) + board.seeds() == GAME_SEEDS => Ok((m, o)),
+        [m, o] if usize::from(m) + usize::from(o) + board.seeds() == MAX_SEEDS => Ok((m, o)),
         [m, o] => Err(ApiError::bad(format!(
-            "captured {m},{o} and {} seeds on the board make {}, not the game's {GAME_SEEDS}",
+            "captured {m},{o} and {} seeds on the board make {}, not the game's {MAX_SEEDS}",
             board.seeds(),
             usize::from(m) + usize::from(o) + board.seeds()
         ))),
@@ -246,7 +243,6 @@ struct Move {
 
 impl Position {
     fn of(rules: Rules, kind: &'static str, a: &Analysis, taken: Option<(u8, u8)>) -> Position {
-        let children = moves(rules, &a.board);
         let mut list: Vec<Move> = a
             .moves
             .iter()
@@ -255,12 +251,7 @@ impl Position {
                 captures: m.captures,
                 value: m.value,
                 category: Category::of(m.value),
-                board: children
-                    .as_slice()
-                    .iter()
-                    .find(|c| c.pit == m.pit)
-                    .expect("analyzed move is legal")
-                    .child,
+                board: m.child,
             })
             .collect();
         list.sort_by_key(|m| (-m.value, m.pit));
@@ -416,9 +407,7 @@ pub async fn batch(
             .map(|item| {
                 let b = match item {
                     BatchBoard::Text(t) => Board::parse(&[t]),
-                    BatchBoard::Pits(p) => {
-                        Board::parse(&p.iter().map(|v| v.to_string()).collect::<Vec<_>>())
-                    }
+                    BatchBoard::Pits(p) => Board::from_counts(p),
                 };
                 match b
                     .map_err(ApiError::from)
@@ -539,8 +528,8 @@ pub struct Loops {
 
 /// `GET /api/omweso/loops?side=...[&opponent=...][&pit=S][&first_turn=true][&max_laps=B]`.
 pub async fn loops(q: Result<Query<LoopsQuery>, QueryRejection>) -> Answer<Loops> {
+    use mancaladb::omweso::Side;
     use mancaladb::omweso::moves::{Position, Variant, analyze};
-    use mancaladb::omweso::{MAX_SEEDS, Side};
     let q = query(q)?;
     let side = q
         .side
@@ -566,12 +555,7 @@ pub async fn loops(q: Result<Query<LoopsQuery>, QueryRejection>) -> Answer<Loops
         Some(Err(_)) => return Err(ApiError::bad("pit: give 0..=15")),
     };
     let pos = Position { me, opp };
-    if pos.seeds() > MAX_SEEDS {
-        return Err(ApiError::bad(format!(
-            "{} seeds in play, more than the {MAX_SEEDS} of an Omweso game",
-            pos.seeds()
-        )));
-    }
+    pos.check_in_game()?;
     let variant = Variant { first_turn };
     blocking(move || {
         let analysis = analyze(variant, pos, pit, max_laps)?;

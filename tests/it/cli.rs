@@ -119,6 +119,22 @@ fn exported_vu_files_match_published_hashes_and_sizes() {
             .len();
         assert_eq!(len, mancaladb::oware::level_size(n));
     }
+    // `known` on them: VU files are never recorded as verified, and what
+    // is missing is made as tables and exported there.
+    let vu = out_dir.to_str().unwrap();
+    let out = run(&["known", "--vu", vu]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("1 per pit (12 seeds): value +0, draw; levels read 10, 12; not recorded as verified: VU files never are"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "build tables of levels 0..24 elsewhere (mancaladb build --max-seeds 24 --db DB) and export them here: mancaladb export --format vu --db DB --out {vu}"
+        )),
+        "{text}"
+    );
 }
 
 #[test]
@@ -206,6 +222,23 @@ fn bad_input_is_refused_with_one_line_and_exit_2() {
         "'--threads <THREADS>': must be at least 1",
     );
     refuses(&["query", "--bogus"], "unexpected argument");
+    // VU files hold awari values: other rules would value them wrongly.
+    for command in ["query", "stats", "verify", "known"] {
+        let mut args = vec![command, "--vu", db, "--rules", "abapa"];
+        if command == "query" {
+            args.push("1 0 0 0 0 0 0 0 0 0 0 0");
+        }
+        refuses(&args, "abapa rules cannot read them");
+    }
+    refuses(
+        &["stats", "--db", db, "--vu", db],
+        "'--db <DB>' cannot be used with '--vu <VU>'",
+    );
+    // `serve` serves both rule sets; each request names its own.
+    refuses(
+        &["serve", "--rules", "abapa"],
+        "unexpected argument '--rules'",
+    );
     // More seconds than a `Duration` holds.
     refuses(
         &[
@@ -309,7 +342,7 @@ fn known_lists_what_is_confirmed_and_what_is_missing() {
     // And says how to build what is missing, level 47 left out.
     assert!(
         text.contains(&format!(
-            "build them: mancaladb build --levels 19..46,48 --db {db}"
+            "build them: mancaladb build --rules awari --levels 19..46,48 --db {db}"
         )),
         "{text}"
     );

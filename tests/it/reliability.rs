@@ -137,6 +137,12 @@ fn a_directory_in_place_of_a_table_is_an_io_error_saying_so() {
         &["query", "--db", s(&dir), "1 1 1 1 1 0 0 0 0 0 0 0"],
         "is a directory",
     );
+    // Before any solving: its table could not be written there either.
+    let out = run(&["build", "--max-seeds", "5", "--db", s(&dir)]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("awari-05.mdb: is a directory"), "{err}");
+    assert!(!err.contains("rebuilding"), "{err}");
 }
 
 #[test]
