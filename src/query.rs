@@ -300,6 +300,19 @@ mod tests {
                 let v = value(Rules::Awari, &solved, &b).unwrap();
                 let a = analyze(Rules::Awari, &solved, &b).unwrap();
                 assert_eq!(v, a.value, "{b}");
+                // One ply by hand from the solved levels (every child is
+                // stored): the best of captures minus the child's value;
+                // with no move the opponent takes every seed.
+                let one_ply = moves(Rules::Awari, &b)
+                    .as_slice()
+                    .iter()
+                    .map(|m| {
+                        let child = solved.0[m.child.seeds()][solved.1.rank(&m.child) as usize];
+                        m.captured as i8 - child
+                    })
+                    .max()
+                    .unwrap_or(-(n as i8));
+                assert_eq!(v, one_ply, "{b}");
                 if b.in_domain() {
                     assert_eq!(v, solved.value(&b).unwrap(), "{b}");
                 } else {

@@ -3,8 +3,8 @@
 //! it (the Python layer turns the JSON into a dict).
 
 use mancaladb::Error;
-use mancaladb::omweso::moves::{Position, Variant, analyze};
 use mancaladb::omweso::Side;
+use mancaladb::omweso::moves::{Position, Variant, analyze};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 

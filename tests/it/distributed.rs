@@ -146,20 +146,32 @@ fn tiny_frontiers_on_every_split_give_the_same_values() {
         let levels = solved(rules);
         for (seeds, whole) in levels.iter().enumerate().take(11) {
             let lower: Vec<&[i8]> = levels[..seeds].iter().map(|v| v.as_slice()).collect();
-            for (ranks, cap) in [(1, 1), (2, 3), (3, 50)] {
+            let mut rounds = Vec::new();
+            for (ranks, cap) in [(1, None), (1, Some(1)), (2, Some(3)), (3, Some(50))] {
                 let parts = on_ranks(ranks, |ex| {
                     let options = Options {
-                        dir: base.join(format!("{rules}-{seeds}-{ranks}-{}", ex.rank)),
+                        dir: base.join(format!("{rules}-{seeds}-{ranks}-{cap:?}-{}", ex.rank)),
                         checkpoint_every: Some(std::time::Duration::ZERO),
-                        frontier_cap: Some(cap),
+                        frontier_cap: cap,
                         forward_part: 5_000,
                     };
                     let part = solve_part_in(rules, seeds, &lower, ex, &options, Progress::Quiet);
-                    part.unwrap().values.to_vec()
+                    let part = part.unwrap();
+                    (part.values.to_vec(), part.rounds)
                 });
+                let values: Vec<i8> = parts.iter().flat_map(|p| p.0.clone()).collect();
                 assert!(
-                    &parts.concat() == whole,
-                    "{rules} level {seeds}, {ranks} ranks, frontiers of {cap}"
+                    &values == whole,
+                    "{rules} level {seeds}, {ranks} ranks, frontiers of {cap:?}"
+                );
+                rounds.push(parts[0].1);
+            }
+            // A frontier of one board holds one decision a round: the
+            // overflow went through fresh marks and sweeps.
+            if seeds >= 6 {
+                assert!(
+                    rounds[1] > rounds[0],
+                    "{rules} level {seeds}: rounds {rounds:?}"
                 );
             }
         }

@@ -107,11 +107,16 @@ fn raw_copy_is_used_only_when_it_matches() {
     probe_all(&good, 1 << 20, 2, &want, 1);
 
     let mut bad = want.clone();
-    bad[12_345] ^= 1; // any position
+    let at = 12_348; // a multiple of 7: the batch in `probe_all` reads it
+    bad[at] ^= 1;
     let damaged = level_14_dir("probe-raw-damaged", Some(&bad));
     let tables = Tables::new(Db::new(&damaged), Rules::Awari);
     assert!(!tables.level(14).unwrap().check_raw());
     probe_all(&damaged, 1 << 20, 2, &want, 31);
+    // After the probes (which would have switched to a trusted copy), the
+    // damaged position still reads its true value.
+    let board = Encoder::new(MAX_SEEDS).unrank(14, at as u64);
+    assert_eq!(tables.value(&board).unwrap() as u8, want[at]);
 
     let short = level_14_dir("probe-raw-short", Some(&want[..want.len() - 1]));
     let tables = Tables::new(Db::new(&short), Rules::Awari);

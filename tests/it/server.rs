@@ -129,6 +129,29 @@ fn refused(s: &Server, path: &str, status: u16, want: &str) -> Value {
     body
 }
 
+/// A value no game of its level can have, in a VU file served in place:
+/// 500 with a one-line JSON error naming the file and the index, never an
+/// answer built on it. (The statistics of its level are refused alike.)
+#[test]
+fn damaged_values_are_500_naming_the_file() {
+    let vu = scratch("server-range");
+    // Level 3 has 364 positions; 127 is no value of a 3-seed game.
+    let mut bytes = vec![0u8; 364];
+    bytes[100] = 127;
+    std::fs::write(vu.join("scores.3"), &bytes).unwrap();
+    let s = Server::start(&["--vu", vu.to_str().unwrap()]);
+    let board = mancaladb::oware::Encoder::new(3).board_at(3, 100).unwrap();
+    let pits: Vec<String> = board.0.iter().map(u8::to_string).collect();
+    let want = "scores.3: corrupt table: value 127 at index 100 is outside -3..=3";
+    refused(
+        &s,
+        &format!("/api/awari?board={}", pits.join(",")),
+        500,
+        want,
+    );
+    refused(&s, "/api/stats/awari/3", 500, want);
+}
+
 #[test]
 fn known_position_and_each_moves_value() {
     let s = Server::db(awari_db());
@@ -212,8 +235,18 @@ fn known_position_and_each_moves_value() {
 fn bad_input_is_400_and_missing_levels_404() {
     let s = Server::db(awari_db());
     refused(&s, "/api/awari?board=1,1,1", 400, "12 pits");
-    refused(&s, "/api/awari?board=1,1,1,1,1,1,1,1,1,1,1,x", 400, "");
-    refused(&s, "/api/awari?board=1,1,1,1,1,1,1,1,1,1,1,-1", 400, "");
+    refused(
+        &s,
+        "/api/awari?board=1,1,1,1,1,1,1,1,1,1,1,x",
+        400,
+        "pit count 'x' is not a whole number",
+    );
+    refused(
+        &s,
+        "/api/awari?board=1,1,1,1,1,1,1,1,1,1,1,-1",
+        400,
+        "pit count -1 is negative",
+    );
     refused(&s, "/api/awari?board=9,9,9,9,9,9,0,0,0,0,0,0", 400, "48");
     refused(&s, "/api/awari?board=0,0,0,0,0,0,0,0,0,0,0,0", 400, "empty");
     refused(&s, "/api/awari", 400, "board=");
@@ -250,7 +283,12 @@ fn bad_input_is_400_and_missing_levels_404() {
         "pit 1",
     );
     refused(&s, "/api/omweso/loops", 400, "side=");
-    refused(&s, "/api/omweso/loops?side=1,1", 400, "");
+    refused(
+        &s,
+        "/api/omweso/loops?side=1,1",
+        400,
+        "16 pits, got 2 numbers",
+    );
     refused(&s, "/no/such/page", 404, "/api/awari");
     // Errors that axum makes itself come as JSON too.
     refused(&s, "/api/stats/%FF/3", 400, "UTF-8");

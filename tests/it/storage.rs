@@ -8,6 +8,7 @@ use crate::common::{self, file_sha256, run, scratch};
 use mancaladb::Error;
 use mancaladb::build::{build, build_until};
 use mancaladb::db::Db;
+use mancaladb::error::Corruption;
 use mancaladb::exchange::Alone;
 use mancaladb::oware::{Board, Rules};
 use mancaladb::progress::Progress;
@@ -57,52 +58,109 @@ fn tables_round_trip_across_blocks() {
     assert!(!dir.join("t.mdb.tmp").exists());
 }
 
-/// Writes a table, damages it with `damage`, and returns what reading it says.
-fn damaged(name: &str, damage: impl FnOnce(&mut Vec<u8>)) -> String {
+/// Which read of a damaged table caught the damage first.
+#[derive(Debug, PartialEq)]
+enum Caught {
+    /// `Table::open`: every command that reads the table stops there.
+    Open,
+    /// Reading values: the block read that meets it fails.
+    Values,
+    /// Only the whole-file checksum (`verify` check 1, `build`, `export`).
+    FileChecksum,
+}
+
+/// Writes a table, damages it with `damage`, and returns which read caught
+/// it, the kind of damage and the message (which must name the file).
+fn damaged(name: &str, damage: impl FnOnce(&mut Vec<u8>)) -> (Caught, Corruption, String) {
     let dir = scratch(name);
     let path = dir.join("t.mdb");
     write_table(&path, ID, &values(2 * BLOCK_SIZE as usize)).unwrap();
     let mut bytes = std::fs::read(&path).unwrap();
     damage(&mut bytes);
     std::fs::write(&path, &bytes).unwrap();
-    let err = match Table::open(&path) {
-        Err(e) => e,
+    let (caught, err) = match Table::open(&path) {
+        Err(e) => (Caught::Open, e),
         Ok(t) => match t.read_all() {
-            Err(e) => e,
-            Ok(_) => t.verify().expect_err("damage went unnoticed"),
+            Err(e) => (Caught::Values, e),
+            Ok(_) => (
+                Caught::FileChecksum,
+                t.verify().expect_err("damage went unnoticed"),
+            ),
         },
     };
     let msg = err.to_string();
-    assert!(matches!(err, Error::Corrupt { .. }), "{msg}");
     assert!(msg.contains(&path.display().to_string()), "{msg}");
-    msg
+    match err {
+        Error::Corrupt { kind, .. } => (caught, kind, msg),
+        other => panic!("not a corrupt-table error: {other}"),
+    }
 }
 
 #[test]
 fn damage_is_an_error_naming_the_file() {
-    assert!(damaged("magic", |b| b[0] ^= 1).contains("bad magic"));
-    assert!(damaged("version", |b| b[8] = 9).contains("format version 9"));
+    use Corruption as C;
+    let caught = |name: &str, damage: fn(&mut Vec<u8>)| {
+        let (caught, kind, _) = damaged(name, damage);
+        (caught, kind)
+    };
+    assert_eq!(caught("magic", |b| b[0] ^= 1), (Caught::Open, C::BadMagic));
+    assert!(matches!(
+        caught("version", |b| b[8] = 9),
+        (Caught::Open, C::Version { found: 9, .. })
+    ));
     // Block size 65536 becomes 0.
-    assert!(damaged("block-size", |b| b[22] ^= 1).contains("block count does not match"));
-    assert!(damaged("positions", |b| b[24] ^= 4).contains("corrupt table"));
-    assert!(damaged("content-sha", |b| b[50] ^= 1).contains("header checksum"));
-    assert!(damaged("truncated", |b| b.truncate(b.len() - 100)).contains("corrupt table"));
-    assert!(damaged("tiny", |b| b.truncate(40)).contains("truncated"));
-    assert!(damaged("padded", |b| b.extend_from_slice(&[0; 7])).contains("corrupt table"));
-    assert!(
-        damaged("trailer", |b| {
+    assert_eq!(
+        caught("block-size", |b| b[22] ^= 1),
+        (Caught::Open, C::BlockCount)
+    );
+    // Fields the header checksum covers: refused as the table opens.
+    assert_eq!(
+        caught("positions", |b| b[24] ^= 4).0,
+        Caught::Open,
+        "a changed position count is refused on opening"
+    );
+    assert_eq!(
+        caught("content-sha", |b| b[50] ^= 1),
+        (Caught::Open, C::HeaderChecksum)
+    );
+    // A file shorter or longer than its index says: refused on opening,
+    // before any value is read from it.
+    assert!(matches!(
+        caught("truncated", |b| b.truncate(b.len() - 100)),
+        (Caught::Open, C::IndexEntry(_) | C::Size { .. })
+    ));
+    assert!(matches!(
+        caught("tiny", |b| b.truncate(40)),
+        (Caught::Open, C::Truncated { len: 40 })
+    ));
+    assert!(matches!(
+        caught("padded", |b| b.extend_from_slice(&[0; 7])),
+        (Caught::Open, C::Size { .. })
+    ));
+    // The trailer holds only the whole-file checksum: values still read
+    // correctly, check 1 fails.
+    assert_eq!(
+        caught("trailer", |b| {
             let n = b.len();
             b[n - 1] ^= 1
-        })
-        .contains("file checksum")
+        }),
+        (Caught::FileChecksum, C::FileChecksum)
     );
     // A flipped byte inside every compressed block: each read of that block
     // fails (zstd's content checksum or frame checks), so no wrong value.
     for part in [3usize, 2] {
-        damaged(&format!("data-{part}"), |b| {
+        let (caught, kind, msg) = damaged(&format!("data-{part}"), |b| {
             let at = b.len() / part;
             b[at] ^= 0x10
         });
+        assert_eq!(caught, Caught::Values, "{msg}");
+        assert!(
+            matches!(
+                kind,
+                C::Block { .. } | C::BlockLength { .. } | C::BlockPlace { .. }
+            ),
+            "{msg}"
+        );
     }
 }
 

@@ -66,6 +66,17 @@ fn a_planted_wrong_value_fails_with_exit_1_naming_the_position() {
         "{text}"
     );
     assert!(text.contains("check 3 re-derivation: FAILED"), "{text}");
+    // `query` on that board refuses the value it cannot justify.
+    let out = run(&["query", "--db", dir.to_str().unwrap(), &board.to_string()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "awari-09.mdb: corrupt table: stored value {} of {board} disagrees with its moves' best value {good}",
+            values[index]
+        )),
+        "{err}"
+    );
     // Quick mode only checks integrity, which holds.
     let (code, _) = code_and_stdout(&["verify", "--quick", "--db", dir.to_str().unwrap()]);
     assert_eq!(code, Some(0));
