@@ -1,6 +1,7 @@
 """Errors: the command line's messages as ValueError, MissingLevelError
 (a KeyError), CorruptTableError, OSError; never a crash."""
 
+import os
 import shutil
 
 import numpy as np
@@ -69,7 +70,9 @@ def test_missing_levels_are_key_errors(db_dir, tmp_path):
         with pytest.raises(KeyError) as e:
             db.value("0 0 0 0 0 0 0 0 0 0 0 17")
         assert isinstance(e.value, mancaladb.MissingLevelError)
+        assert isinstance(e.value, mancaladb.MancalaDbError)
         assert e.value.seeds == 17
+        assert os.fspath(e.value.dir) == os.fspath(db_dir)
         assert str(e.value).startswith(f"level 17 (awari) not found in {db_dir}: build it: mancaladb.build(")
         with pytest.raises(mancaladb.MissingLevelError):
             db.level(20)
@@ -95,6 +98,7 @@ def test_damaged_tables_are_corrupt_table_errors(tables_only, tmp_path):
         with pytest.raises(mancaladb.CorruptTableError) as e:
             db.level(9)
         assert e.value.path == path
+        assert isinstance(e.value, mancaladb.MancalaDbError)
         assert "corrupt table" in str(e.value)
     # A VU file of the wrong length.
     (tmp_path / "vu").mkdir()

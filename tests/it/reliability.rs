@@ -66,6 +66,8 @@ fn failed_writes_exit_2_and_diagnostics_never_panic() {
         vec!["query", "--db", s(&dir), "1 1 1 1 1 0 0 0 0 0 0 0"],
         vec!["build", "--max-seeds", "8", "--db", s(&dir)],
         vec!["stats", "--db", s(&dir)],
+        vec!["verify", "--quick", "--db", s(&dir)],
+        vec!["known", "--db", s(&dir)],
     ] {
         let out = to_dev_full(&args);
         let err = String::from_utf8_lossy(&out.stderr);
