@@ -43,7 +43,8 @@ fn tiny_frontiers_build_the_committed_tables() {
 }
 
 /// A small generator for kill times (xorshift), seeded from the clock and
-/// printed so that a failure can be replayed.
+/// printed; `KILL_SEED=<seed>` replays a failed run's choices (the moments
+/// still depend on the machine's speed).
 struct Rng(u64);
 
 impl Rng {
@@ -88,12 +89,17 @@ fn forward_checkpoints(dir: &Path) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn killed_builds_resume_to_the_committed_tables() {
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
-        | 1;
-    eprintln!("kill-time seed {seed}");
+    let seed = match std::env::var("KILL_SEED") {
+        Ok(s) => s.parse().expect("KILL_SEED: a number"),
+        Err(_) => {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+                | 1
+        }
+    };
+    eprintln!("kill-time seed {seed} (KILL_SEED={seed} replays it)");
     let mut rng = Rng(seed);
     let db = scratch("killed-builds");
     let max = 16;
