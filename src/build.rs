@@ -340,7 +340,7 @@ fn build_level(
     let rounds = part.rounds;
     let resumed_at = part.resumed_at;
     let solo_values = (!via_raw).then_some(part.values);
-    ex.barrier(); // every slice is written
+    ex.barrier(); // every slice is written: the `.part` file may be mapped
     let peak_rss = Some(ex.max(peak_rss().unwrap_or(0))).filter(|&b| b > 0);
     let peak_anon = Some(ex.max(anon.finish().unwrap_or(0))).filter(|&b| b > 0);
     let read = read_before.zip(disk_read_bytes()).map(|(a, b)| b - a);

@@ -256,8 +256,11 @@ pub(crate) fn map_raw(path: &Path) -> Result<Mmap> {
     let f = crate::files::open_regular(path)?;
     // SAFETY: read-only map of a file this program writes only under a
     // temporary name and then replaces by rename, never in place, so the
-    // mapped bytes do not change under the map. (Callers check the contents
-    // against the table checksum where they rely on them.)
+    // mapped bytes do not change under the map; the one exception, a
+    // level's `.part` file, is mapped only after every rank has written
+    // and synced its slice (`build_level`'s barrier), under the directory
+    // lock. (Callers check the contents against the table checksum where
+    // they rely on them.)
     unsafe { Mmap::map(&f) }.map_err(|e| Error::io(path, e))
 }
 

@@ -13,32 +13,38 @@
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 
-use memmap2::{Advice, MmapMut};
+use memmap2::{Advice, MmapMut, MmapRaw};
 
-/// Types for which all-zero bytes are a valid value.
+/// Plain-data types: every bit pattern is a valid value (so all-zero bytes
+/// are one, and [`HugeSlice::cast`] may reread one type's bytes as
+/// another's).
 ///
 /// # Safety
-/// Implementors must be valid when every byte is zero, and have no drop glue.
-pub unsafe trait Zeroable: Sized {}
+/// Implementors must be valid for every bit pattern of their size, and
+/// have no drop glue.
+pub unsafe trait Plain: Sized {}
 
 /// A zero-initialised slice of `T` in anonymous, huge-page-advised memory.
-pub struct HugeSlice<T: Zeroable> {
-    map: MmapMut,
+pub struct HugeSlice<T: Plain> {
+    /// Reached through raw pointers only (never a `&[u8]` of the whole map),
+    /// so that `&[AtomicU64]` views may be written through while other
+    /// threads read and write the same map.
+    map: MmapRaw,
     len: usize,
     _items: PhantomData<T>,
 }
 
-impl<T: Zeroable> HugeSlice<T> {
+impl<T: Plain> HugeSlice<T> {
     /// `len` zeroed items.
     pub fn zeroed(len: usize) -> std::io::Result<HugeSlice<T>> {
         let bytes = len
             .checked_mul(size_of::<T>())
             .ok_or(std::io::ErrorKind::OutOfMemory)?;
-        let map = MmapMut::map_anon(bytes.max(1))?;
+        let map = MmapRaw::from(MmapMut::map_anon(bytes.max(1))?);
         #[cfg(target_os = "linux")]
         let _ = map.advise(Advice::HugePage); // a hint: fine if refused
         assert!(
-            map.as_ptr().align_offset(align_of::<T>()) == 0,
+            map.as_ptr().cast::<T>().is_aligned(),
             "mmap is page aligned"
         );
         Ok(HugeSlice {
@@ -49,28 +55,31 @@ impl<T: Zeroable> HugeSlice<T> {
     }
 }
 
-impl<T: Zeroable> Deref for HugeSlice<T> {
+impl<T: Plain> Deref for HugeSlice<T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
         // SAFETY: the map holds len * size_of::<T>() zero-initialised or
-        // since-written bytes, is aligned (pages), and T is Zeroable.
+        // since-written bytes, is aligned (pages), and any bytes are a T
+        // (Plain); the pointer is the map's own, not derived from a
+        // shared borrow of its bytes.
         unsafe { std::slice::from_raw_parts(self.map.as_ptr().cast::<T>(), self.len) }
     }
 }
 
-impl<T: Zeroable> DerefMut for HugeSlice<T> {
+impl<T: Plain> DerefMut for HugeSlice<T> {
     fn deref_mut(&mut self) -> &mut [T] {
         // SAFETY: as in `deref`, and `&mut self` makes the borrow unique.
         unsafe { std::slice::from_raw_parts_mut(self.map.as_mut_ptr().cast::<T>(), self.len) }
     }
 }
 
-// SAFETY: integers are valid all-zero and have no drop glue.
-unsafe impl Zeroable for i8 {}
-unsafe impl Zeroable for u8 {}
-// SAFETY: these atomics are valid all-zero (0) and have no drop glue.
-unsafe impl Zeroable for std::sync::atomic::AtomicI8 {}
-unsafe impl Zeroable for std::sync::atomic::AtomicU64 {}
+// SAFETY: integers are valid for every bit pattern and have no drop glue.
+unsafe impl Plain for i8 {}
+unsafe impl Plain for u8 {}
+// SAFETY: these atomics have the bit validity of their integers and no drop
+// glue.
+unsafe impl Plain for std::sync::atomic::AtomicI8 {}
+unsafe impl Plain for std::sync::atomic::AtomicU64 {}
 
 /// Hints the processor to load `item` into cache; no effect on other targets.
 #[inline(always)]
@@ -127,10 +136,10 @@ impl<T: Copy> Pipeline<T> {
     }
 }
 
-impl<T: Zeroable> HugeSlice<T> {
+impl<T: Plain> HugeSlice<T> {
     /// The same memory as items of `U`, which must have the size and
     /// alignment of `T` (checked).
-    pub fn cast<U: Zeroable>(self) -> HugeSlice<U> {
+    pub fn cast<U: Plain>(self) -> HugeSlice<U> {
         assert!(size_of::<U>() == size_of::<T>() && align_of::<U>() == align_of::<T>());
         HugeSlice {
             map: self.map,

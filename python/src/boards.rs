@@ -71,23 +71,24 @@ impl<'py> Rows<'py> {
 
     /// Calls `f(row, board)` for each row in order, stopping at the first
     /// error; a bad row (or a request `f` finds malformed) is an error
-    /// naming the row. Runs without the GIL
-    /// (the array is borrowed read-only).
+    /// naming the row. The boards are copied out while the GIL is held
+    /// (another Python thread may write the array once it is released);
+    /// `f` runs without it.
     pub fn for_each(
         &self,
         py: Python<'_>,
-        f: impl FnMut(usize, &Board) -> mancaladb::Result<()> + Send,
+        mut f: impl FnMut(usize, &Board) -> mancaladb::Result<()> + Send,
     ) -> mancaladb::Result<()> {
-        match self {
-            Rows::Bytes(a) => {
-                let view = a.as_array();
-                py.detach(|| each_row(view, f))
-            }
-            Rows::Wide(a) => {
-                let view = a.as_array();
-                py.detach(|| each_row(view, f))
-            }
-        }
+        let boards = match self {
+            Rows::Bytes(a) => boards_of(a.as_array())?,
+            Rows::Wide(a) => boards_of(a.as_array())?,
+        };
+        py.detach(|| {
+            boards
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, b)| f(i, b).map_err(|e| in_row(i, e)))
+        })
     }
 
     /// Number of rows.
@@ -99,22 +100,31 @@ impl<'py> Rows<'py> {
     }
 }
 
-/// [`Rows::for_each`] on one element type.
-fn each_row<T: Copy + Into<i64>>(
-    rows: ArrayView2<'_, T>,
-    mut f: impl FnMut(usize, &Board) -> mancaladb::Result<()>,
-) -> mancaladb::Result<()> {
+/// The boards of `rows`, checked; memory that cannot be had is an error of
+/// kind `OutOfMemory` (a `MemoryError`), not an abort.
+fn boards_of<T: Copy + Into<i64>>(rows: ArrayView2<'_, T>) -> mancaladb::Result<Vec<Board>> {
+    let mut boards = Vec::new();
+    boards.try_reserve_exact(rows.nrows()).map_err(|_| {
+        let e = std::io::Error::new(
+            std::io::ErrorKind::OutOfMemory,
+            format!("{} boards do not fit in memory", rows.nrows()),
+        );
+        mancaladb::Error::io("boards", e)
+    })?;
     let mut counts = [0i64; PITS];
     for (i, row) in rows.rows().into_iter().enumerate() {
         for (c, &v) in counts.iter_mut().zip(row) {
             *c = v.into();
         }
-        Board::from_counts(&counts)
-            .and_then(|b| f(i, &b))
-            .map_err(|e| match e {
-                mancaladb::Error::Invalid(m) => mancaladb::Error::Invalid(format!("row {i}: {m}")),
-                e => e,
-            })?;
+        boards.push(Board::from_counts(&counts).map_err(|e| in_row(i, e))?);
     }
-    Ok(())
+    Ok(boards)
+}
+
+/// A usage error about row `i`, saying so.
+fn in_row(i: usize, e: mancaladb::Error) -> mancaladb::Error {
+    match e {
+        mancaladb::Error::Invalid(m) => mancaladb::Error::Invalid(format!("row {i}: {m}")),
+        e => e,
+    }
 }

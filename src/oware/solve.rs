@@ -1074,8 +1074,14 @@ impl Propagation<'_> {
                             // aligned and inside it; no other thread
                             // touches the state while this one sweeps
                             // (between rounds), so the mixed-size access
-                            // is not concurrent with any other.
-                            let word = unsafe { AtomicU64::from_ptr(cells[8 * k].as_ptr().cast()) };
+                            // is not concurrent with any other. The pointer
+                            // comes from the whole block, so its provenance
+                            // covers the 8 bytes.
+                            let word = unsafe {
+                                AtomicU64::from_ptr(
+                                    cells.as_ptr().add(8 * k).cast::<u64>().cast_mut(),
+                                )
+                            };
                             (word.load(Relaxed) & 0x8080_8080_8080_8080).count_ones() as usize
                         })
                         .sum::<usize>()
