@@ -72,18 +72,10 @@ impl VuDir {
 
     /// Level `seeds`, mapped once.
     fn map(&self, seeds: usize) -> Result<&Arc<Mmap>> {
-        let cell = self.maps.get(seeds).ok_or_else(|| {
-            Error::Invalid(format!(
-                "{seeds} seeds: an Oware board holds at most {MAX_SEEDS}"
-            ))
-        })?;
-        if let Some(m) = cell.get() {
-            return Ok(m);
-        }
-        let _one = self.opening.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(m) = cell.get() {
-            return Ok(m);
-        }
+        once_per_level(&self.maps, &self.opening, seeds, || self.map_now(seeds))
+    }
+
+    fn map_now(&self, seeds: usize) -> Result<Arc<Mmap>> {
         let path = self.path(seeds);
         if !path.exists() {
             return Err(Error::Missing(Missing::VuLevel {
@@ -109,9 +101,35 @@ impl VuDir {
         // (a value out of range is still refused), and one that truncates it
         // kills the process with SIGBUS, as with any mapped file: replace the
         // files by rename (README, `--vu`).
-        let map = Arc::new(unsafe { Mmap::map(&f) }.map_err(|e| Error::io(&path, e))?);
-        Ok(cell.get_or_init(|| map))
+        Ok(Arc::new(
+            unsafe { Mmap::map(&f) }.map_err(|e| Error::io(&path, e))?,
+        ))
     }
+}
+
+/// The item of level `seeds` in `cells`, made by `open` the first time it
+/// is asked for (one opening at a time, under `opening`); an error is not
+/// kept, so a later call tries again.
+fn once_per_level<'a, T>(
+    cells: &'a [OnceLock<T>],
+    opening: &Mutex<()>,
+    seeds: usize,
+    open: impl FnOnce() -> Result<T>,
+) -> Result<&'a T> {
+    let cell = cells.get(seeds).ok_or_else(|| {
+        Error::Invalid(format!(
+            "{seeds} seeds: an Oware board holds at most {MAX_SEEDS}"
+        ))
+    })?;
+    if let Some(item) = cell.get() {
+        return Ok(item);
+    }
+    let _one = opening.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(item) = cell.get() {
+        return Ok(item);
+    }
+    let item = open()?;
+    Ok(cell.get_or_init(|| item))
 }
 
 impl Values for VuDir {
@@ -168,21 +186,14 @@ impl Tables {
 
     /// The level `seeds`, opened once.
     pub fn level(&self, seeds: usize) -> Result<&Arc<Level>> {
-        let cell = self.levels.get(seeds).ok_or_else(|| {
-            Error::Invalid(format!(
-                "{seeds} seeds: an Oware board holds at most {MAX_SEEDS}"
+        once_per_level(&self.levels, &self.opening, seeds, || {
+            let table = self.db.open(self.rules, seeds)?;
+            Ok(Level::new(
+                seeds,
+                table,
+                self.db.raw_path(self.rules, seeds),
             ))
-        })?;
-        if let Some(l) = cell.get() {
-            return Ok(l);
-        }
-        let _one = self.opening.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(l) = cell.get() {
-            return Ok(l);
-        }
-        let table = self.db.open(self.rules, seeds)?;
-        let level = Level::new(seeds, table, self.db.raw_path(self.rules, seeds));
-        Ok(cell.get_or_init(|| level))
+        })
     }
 
     /// The values of `boards` into `out`, in order: each group of boards is
