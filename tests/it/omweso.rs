@@ -153,7 +153,8 @@ fn every_side(k: usize, mut f: impl FnMut(Side)) {
 }
 
 /// Brute-force relay: general cycle detection over every state visited.
-fn brute(side: Side, pit: usize) -> Result<u64, u64> {
+/// `Ok(laps)` of a relay that ends, `Err(period)` of an endless one.
+pub fn brute(side: Side, pit: usize) -> Result<u64, u64> {
     let mut seen = HashSet::new();
     let (mut s, mut p, mut laps) = (side, pit, 0u64);
     loop {
