@@ -7,13 +7,15 @@ use crate::db::{Db, write_raw};
 use crate::error::{Error, Missing, Result};
 use crate::files::DirLock;
 use crate::oware::Rules;
-use crate::source::{VuDir, check_range};
+use crate::source::{VuDir, check_range, vu_rules};
 use crate::table;
 
-/// Imports every `scores.N` of the directory `vu` as a table of `rules` in
+/// Imports every `scores.N` of the directory `vu` (awari values:
+/// [`vu_rules`]) as a table of `rules` in
 /// `db` (and its raw working copy), holding the directory's writer lock.
 /// A value outside `-N..=N` refuses the file. Returns the levels imported.
 pub fn import_vu(db: &Db, rules: Rules, vu: &Path) -> Result<Vec<usize>> {
+    vu_rules(rules)?;
     let files = VuDir::new(vu);
     let levels = files.levels();
     if levels.is_empty() {
@@ -37,11 +39,13 @@ pub fn import_vu(db: &Db, rules: Rules, vu: &Path) -> Result<Vec<usize>> {
     Ok(levels)
 }
 
-/// Writes `scores.N` into `out` for every level of `rules` present in `db`,
+/// Writes `scores.N` into `out` for every level of `rules` (awari:
+/// [`vu_rules`]) present in `db`,
 /// each checked first, holding `out`'s writer lock (two exports into one
 /// directory would share each file's temporary name). Returns the levels
 /// written.
 pub fn export_vu(db: &Db, rules: Rules, out: &Path) -> Result<Vec<usize>> {
+    vu_rules(rules)?;
     let levels = db.present(rules)?;
     let _lock = DirLock::acquire(out, false)?;
     for &seeds in &levels {

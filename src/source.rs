@@ -107,6 +107,18 @@ impl VuDir {
     }
 }
 
+/// VU files (the published layout) hold awari values and say nothing of
+/// their rules: reading, importing or exporting them under other rules is
+/// refused, since it would value one game's positions by the other's.
+pub fn vu_rules(rules: Rules) -> Result<()> {
+    match rules {
+        Rules::Awari => Ok(()),
+        _ => Err(Error::Invalid(format!(
+            "the VU files hold awari values; {rules} rules cannot read them"
+        ))),
+    }
+}
+
 /// The item of level `seeds` in `cells`, made by `open` the first time it
 /// is asked for (one opening at a time, under `opening`); an error is not
 /// kept, so a later call tries again.
@@ -311,10 +323,10 @@ impl Source {
     /// with `vu` are refused rather than valued by the wrong game.
     pub fn open(db: impl Into<PathBuf>, rules: Rules, vu: Option<PathBuf>) -> Result<Source> {
         match vu {
-            Some(_) if rules != Rules::Awari => Err(Error::Invalid(format!(
-                "the VU files hold awari values; {rules} rules cannot read them"
-            ))),
-            Some(dir) => Ok(Source::vu(dir)),
+            Some(dir) => {
+                vu_rules(rules)?;
+                Ok(Source::vu(dir))
+            }
             None => Ok(Source::tables(db, rules)),
         }
     }

@@ -19,7 +19,7 @@ pub struct Args {
     db: PathBuf,
     /// Serve the `scores.N` files (the published VU layout, awari values
     /// only) of this directory instead of tables.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "db")]
     vu: Option<PathBuf>,
     /// Address to listen on (port 0: any free port; the bound address is
     /// printed).

@@ -230,6 +230,19 @@ fn bad_input_is_refused_with_one_line_and_exit_2() {
         }
         refuses(&args, "abapa rules cannot read them");
     }
+    let out = scratch("vu-abapa");
+    let out = out.to_str().unwrap();
+    refuses(
+        &["import", "--vu", db, "--db", out, "--rules", "abapa"],
+        "abapa rules cannot read them",
+    );
+    refuses(
+        &[
+            "export", "--format", "vu", "--db", db, "--out", out, "--rules", "abapa",
+        ],
+        "abapa rules cannot read them",
+    );
+    refuses(&["serve", "--db", db, "--vu", db], "cannot be used with");
     refuses(
         &["stats", "--db", db, "--vu", db],
         "'--db <DB>' cannot be used with '--vu <VU>'",

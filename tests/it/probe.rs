@@ -113,8 +113,8 @@ fn raw_copy_is_used_only_when_it_matches() {
     let tables = Tables::new(Db::new(&damaged), Rules::Awari);
     assert!(!tables.level(14).unwrap().check_raw());
     probe_all(&damaged, 1 << 20, 2, &want, 31);
-    // After the probes (which would have switched to a trusted copy), the
-    // damaged position still reads its true value.
+    // The tables whose check refused the copy read the damaged position's
+    // true value too.
     let board = Encoder::new(MAX_SEEDS).unrank(14, at as u64);
     assert_eq!(tables.value(&board).unwrap() as u8, want[at]);
 

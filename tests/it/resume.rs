@@ -90,7 +90,7 @@ fn forward_checkpoints(dir: &Path) -> Vec<std::path::PathBuf> {
 #[test]
 fn killed_builds_resume_to_the_committed_tables() {
     let seed = match std::env::var("KILL_SEED") {
-        Ok(s) => s.parse().expect("KILL_SEED: a number"),
+        Ok(s) => s.parse::<u64>().expect("KILL_SEED: a number") | 1,
         Err(_) => {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
