@@ -8,10 +8,11 @@
 #   setsid nohup sh scripts/awari-run.sh verify DIR BIN FROM TO [CHECKS] > /dev/null 2>&1 &
 #   sh scripts/awari-run.sh check DIR
 #
-# all:    the whole run, shortest way to a verified 36-seed value first: build
-#         levels 0..34 and 36, verify levels 31..34 and 36 (all three checks; the
-#         levels below 31 were verified before with the same bytes, BENCHMARKS),
-#         then build and verify level 35, then verify levels 0..30 again here.
+# all:    the whole run, each top level verified as soon as it is built, since
+#         a machine may be replaced between sessions: build levels 0..31 and
+#         verify 31 (all three checks; the levels below 31 were verified before
+#         with the same bytes, BENCHMARKS), then build and verify 32, 33, 34,
+#         36 (level 36 never reads 35) and 35, then verify levels 0..30 here.
 # build:  levels 0..34 and 36 first (level N never reads level N-1), then 35;
 #         finished levels are skipped and the level in progress resumes from its
 #         last checkpoint. Reports go to DIR/log, `time -v` to DIR/stderr.log, and
@@ -73,12 +74,16 @@ verify() {
 case $mode in
 all)
   bin=$(realpath "${3:?BIN}")
+  # Each top level is verified as soon as it is built, so that a machine lost
+  # part way keeps every check it finished (the results are tied to bytes).
   # A level that fails verify does not stop the others' checks.
-  build 0..34,36 || exit
-  verify 31 34; a=$?; verify 36 36; b=$?
-  build 35 || exit
-  verify 35 35; c=$?; verify 0 30; d=$?
-  exit $((a | b | c | d))
+  failed=0
+  for step in 0..31:31 0..32:32 0..33:33 0..34:34 0..34,36:36 0..36:35; do
+    build "${step%:*}" || exit
+    verify "${step#*:}" "${step#*:}" || failed=1
+  done
+  verify 0 30 || failed=1
+  exit $failed
   ;;
 build)
   bin=$(realpath "${3:?BIN}")
