@@ -3,10 +3,12 @@
 # Run it in a directory outside the checkout, detached so that it outlives the
 # shell (BENCHMARKS.md, "Levels 25..36: the run"):
 #
-#   setsid nohup sh scripts/awari-run.sh all    DIR BIN > /dev/null 2>&1 &
-#   setsid nohup sh scripts/awari-run.sh build  DIR BIN > /dev/null 2>&1 &
-#   setsid nohup sh scripts/awari-run.sh verify DIR BIN FROM TO [CHECKS] > /dev/null 2>&1 &
+#   mkdir -p DIR
+#   setsid nohup sh scripts/awari-run.sh all    DIR BIN > DIR/run.out 2>&1 &
+#   setsid nohup sh scripts/awari-run.sh build  DIR BIN > DIR/run.out 2>&1 &
+#   setsid nohup sh scripts/awari-run.sh verify DIR BIN FROM TO [CHECKS] > DIR/run.out 2>&1 &
 #   sh scripts/awari-run.sh check DIR
+#   kill -- -"$(cat DIR/run.pid)"       # stops a run and everything it started
 #
 # all:    the whole run, each top level verified as soon as it is built, since
 #         a machine may be replaced between sessions: build levels 0..31 and
@@ -17,35 +19,65 @@
 #         finished levels are skipped and the level in progress resumes from its
 #         last checkpoint. Reports go to DIR/log, `time -v` to DIR/stderr.log, and
 #         the directory's and the work files' bytes every minute to DIR/disk.tsv.
-# verify: levels FROM..TO not yet in DIR/verified.tsv, one process per level
-#         (log in DIR/verify.log, `time -v` in DIR/verify-N.time); checks 2 and 3
-#         resume from their checkpoints. CHECKS 2: checks 1 and 2 only (`verify
-#         --checks 2`, logged to DIR/verify-checks2.log, recorded nowhere else).
-# check:  each table's sha256 against the file-sha256 column of db/CHECKSUMS.
+# verify: levels FROM..TO whose table, as it is now, is not in DIR/verified.tsv,
+#         one process per level (log in DIR/verify.log, `time -v` in
+#         DIR/verify-N.time); checks 2 and 3 resume from their checkpoints. A
+#         level without a table is a failure. CHECKS 2: checks 1 and 2 only
+#         (`verify --checks 2`, logged to DIR/verify-checks2.log, recorded
+#         nowhere else); 3, the default: all three.
+# check:  each table against db/CHECKSUMS: its file sha256, and if that differs,
+#         its content sha256 (the values), to tell other values from the same
+#         values compressed otherwise.
+# The first three modes hold DIR/run.lock (a second run in DIR stops at once),
+# write the script's process group to DIR/run.pid and need GNU time
+# (/usr/bin/time, Debian package `time`). Exit status: 0 all done and passed,
+# 1 a check failed, 2 an error (a build or a verify that could not run).
 # AUTOGROUP_NICE=N gives the run's scheduling group a lower weight (0..19), so
 # that it yields to interactive work; plain `nice` does not (autogroups).
+# BUILD_FLAGS adds options to every `build` (e.g. `--raw-cache all` where the
+# disk has room for every raw copy).
 set -u
-mode=${1:?usage: awari-run.sh all|build|verify|check DIR [BIN [FROM TO [CHECKS]]]}
-dir=${2:?DIR}
+usage='usage: awari-run.sh all|build|verify|check DIR [BIN [FROM TO [CHECKS]]]'
+mode=${1:?$usage}
+dir=${2:?$usage}
 sums=$(cd "$(dirname "$0")/.." && pwd)/db/CHECKSUMS
-cd "$dir" || exit 2
-[ -n "${AUTOGROUP_NICE:-}" ] && echo "$AUTOGROUP_NICE" > /proc/self/autogroup
+die() { echo "awari-run.sh: $*" >&2; exit 2; }
+case $mode in
+all|build|verify)
+  # BIN is resolved before the `cd`, so that a relative path means what it says.
+  bin=$(realpath -e "${3:?$usage}") || die "no binary ${3}"
+  [ -x /usr/bin/time ] || die "needs GNU time (/usr/bin/time, Debian package time)"
+  ;;
+check) ;;
+*) die "unknown mode $mode; $usage" ;;
+esac
+cd "$dir" || die "no directory $dir"
+if [ "$mode" != check ]; then
+  exec 9> run.lock
+  flock -n 9 || die "another awari-run.sh is running in $dir (run.lock)"
+  echo $$ > run.pid
+  if [ -n "${AUTOGROUP_NICE:-}" ]; then
+    echo "$AUTOGROUP_NICE" > /proc/self/autogroup || die "cannot set the autogroup's nice value"
+  fi
+fi
 
 # Builds the levels of `build --levels $1` (all of them if $1 is empty),
-# logging the directory's bytes every minute while it runs.
+# logging the directory's bytes every minute while it runs. Stopping the
+# script alone leaves the build running: stop the process group (above).
 build() {
   ( while :; do
       printf '%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$(du -sb . | cut -f1)" \
         "$(du -scb raw/*/*.work 2>/dev/null | tail -n 1 | cut -f1)" >> disk.tsv
       sleep 60
-    done ) &
+    done ) 9>&- &
   logger=$!
   trap 'kill $logger' EXIT
   # --wait: a process just killed may hold the directory lock while it exits.
+  # shellcheck disable=SC2086 # BUILD_FLAGS is a list of words
   if [ -n "$1" ]; then
-    /usr/bin/time -v "$bin" build --wait --levels "$1" --db . >> log 2>> stderr.log
+    /usr/bin/time -v "$bin" build --wait ${BUILD_FLAGS:-} --levels "$1" --db . >> log 2>> stderr.log
   else
-    /usr/bin/time -v "$bin" build --wait --max-seeds 36 --db . >> log 2>> stderr.log
+    /usr/bin/time -v "$bin" build --wait ${BUILD_FLAGS:-} --max-seeds 36 --db . >> log 2>> stderr.log
   fi
   status=$?
   kill $logger
@@ -53,57 +85,75 @@ build() {
   return $status
 }
 
-# Verifies the levels $1..$2 not yet in verified.tsv, one process per level;
-# checks 1 and 2 only if $3 is 2. Fails if a level's verify did.
+# Keeps in `worst` the worst status seen (2 above 1 above 0): its own and $1.
+keep_worst() {
+  [ "$1" -gt "$worst" ] && worst=$1
+  return 0
+}
+
+# Verifies the levels $1..$2 whose table, as it is now (its content sha256,
+# bytes 40..72 of the header), is not in verified.tsv, one process per level;
+# checks 1 and 2 only if $3 is 2. Returns the worst verify status (1: a check
+# failed; 2: a verify could not run, or a table is missing).
 verify() {
-  failed=0
+  case ${3:-3} in 2|3) ;; *) die "CHECKS must be 2 or 3, not $3" ;; esac
+  worst=0
   for n in $(seq "$1" "$2"); do
-    [ -e "awari-$(printf %02d "$n").mdb" ] || continue
-    grep -q "^$(printf 'awari\t%s\t' "$n")" verified.tsv 2>/dev/null && continue
+    table=awari-$(printf %02d "$n").mdb
+    if [ ! -e "$table" ]; then
+      echo "awari-run.sh: level $n: no table $table in $dir" >&2
+      keep_worst 2
+      continue
+    fi
+    content=$(od -An -tx1 -j40 -N32 "$table" | tr -d ' \n')
+    grep -qxF "$(printf 'awari\t%s\t%s' "$n" "$content")" verified.tsv 2>/dev/null && continue
     if [ "${3:-3}" = 2 ]; then
       /usr/bin/time -v "$bin" verify --checks 2 --seeds "$n" --db . \
-        >> verify-checks2.log 2>> "verify-checks2-$n.time" || failed=1
+        >> verify-checks2.log 2>> "verify-checks2-$n.time"
     else
-      /usr/bin/time -v "$bin" verify --seeds "$n" --db . >> verify.log 2>> "verify-$n.time" ||
-        failed=1
+      /usr/bin/time -v "$bin" verify --seeds "$n" --db . >> verify.log 2>> "verify-$n.time"
     fi
+    keep_worst $?
   done
-  return $failed
+  return $worst
 }
 
 case $mode in
 all)
-  bin=$(realpath "${3:?BIN}")
   # Each top level is verified as soon as it is built, so that a machine lost
   # part way keeps every check it finished (the results are tied to bytes).
-  # A level that fails verify does not stop the others' checks.
-  failed=0
-  for step in 0..31:31 0..32:32 0..33:33 0..34:34 0..34,36:36 0..36:35; do
-    build "${step%:*}" || exit
-    verify "${step#*:}" "${step#*:}" || failed=1
+  # Lower levels need only be there: building `32` after `0..31` does not
+  # hash levels 0..31 again. A failed verify does not stop the others.
+  failures=0
+  for step in 0..31:31 32:32 33:33 34:34 36:36 35:35 :0..30; do
+    if [ -n "${step%:*}" ]; then build "${step%:*}" || exit; fi
+    levels=${step#*:}
+    verify "${levels%..*}" "${levels#*..}"
+    s=$?; [ $s -gt $failures ] && failures=$s
   done
-  verify 0 30 || failed=1
-  exit $failed
+  exit $failures
   ;;
 build)
-  bin=$(realpath "${3:?BIN}")
   build 0..34,36 && build ""
   ;;
 verify)
-  bin=$(realpath "${3:?BIN}")
   verify "${4:?FROM}" "${5:?TO}" "${6:-3}"
   ;;
 check)
+  [ -r "$sums" ] || die "cannot read $sums"
   for f in awari-*.mdb; do
+    [ -e "$f" ] || die "no tables (awari-*.mdb) in $dir"
     n=$(basename "$f" .mdb); n=${n#awari-}; n=${n#0}
-    want=$(awk -v n="$n" '$1 == "awari" && $2 == n { print $5 }' "$sums")
+    line=$(awk -v n="$n" '$1 == "awari" && $2 == n' "$sums")
+    want=$(echo "$line" | awk '{ print $5 }')
     got=$(sha256sum < "$f" | cut -d' ' -f1)
     if [ -z "$want" ] || [ "$want" = - ]; then echo "level $n: new, $got"
     elif [ "$want" = "$got" ]; then echo "level $n: as db/CHECKSUMS"
+    elif [ "$(echo "$line" | awk '{ print $4 }')" = "$(od -An -tx1 -j40 -N32 "$f" | tr -d ' \n')" ]
+    then echo "level $n: same values as db/CHECKSUMS, other file bytes"; status=1
     else echo "level $n: DIFFERS from db/CHECKSUMS"; status=1
     fi
   done
   exit "${status:-0}"
   ;;
-*) echo "awari-run.sh: unknown mode $mode" >&2; exit 2 ;;
 esac
