@@ -29,8 +29,8 @@ use crate::table;
 /// top, as page cache; its seed lists and checkpoints go to disk.
 pub const WORKING_BYTES_PER_POSITION: f64 = 1.25;
 
-/// Disk per position of a built level's table, as measured here: at most
-/// 4.1 bits through level 28 (BENCHMARKS.md).
+/// Disk per position of a built level's table, as measured here: 4.1 bits
+/// (at most 4.114, level 35; BENCHMARKS.md).
 pub const TABLE_BYTES_PER_POSITION: f64 = 4.1 / 8.0;
 
 /// Disk per position of the level being built, beside the tables: its
