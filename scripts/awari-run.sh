@@ -65,11 +65,15 @@ fi
 # logging the directory's bytes every minute while it runs. Stopping the
 # script alone leaves the build running: stop the process group (above).
 build() {
-  ( while :; do
+  # The logger takes its sleep with it when killed, and holds neither the
+  # lock nor the script's output open.
+  ( trap 'kill $sleep 2>/dev/null; exit' TERM
+    while :; do
       printf '%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$(du -sb . | cut -f1)" \
         "$(du -scb raw/*/*.work 2>/dev/null | tail -n 1 | cut -f1)" >> disk.tsv
-      sleep 60
-    done ) 9>&- &
+      sleep 60 & sleep=$!
+      wait $sleep
+    done ) 9>&- > /dev/null 2>&1 &
   logger=$!
   trap 'kill $logger' EXIT
   # --wait: a process just killed may hold the directory lock while it exits.

@@ -22,6 +22,7 @@ mod reliability;
 mod resume;
 mod retro;
 mod rules;
+mod run_script;
 mod server;
 mod solver;
 mod storage;

@@ -1,0 +1,235 @@
+//! `scripts/awari-run.sh`, the long run's driver: it decides what is built
+//! and verified again after a stop, and its exit status is the run's
+//! verdict, so its logic is tested here: with the real binary where the
+//! levels are small (`verify`, `check`), with a stand-in binary for the
+//! order of the whole run (`all`, whose levels go up to 36).
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::common::{awari_db, scratch};
+
+/// Runs `sh scripts/awari-run.sh ARGS` with `env` added.
+fn run_script(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new("sh")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/awari-run.sh"))
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("run sh")
+}
+
+/// A directory holding copies of awari levels `0..=max` built by the
+/// command line.
+fn levels(name: &str, max: usize) -> PathBuf {
+    let dir = scratch(name);
+    for n in 0..=max {
+        let file = format!("awari-{n:02}.mdb");
+        fs::copy(awari_db().join(&file), dir.join(&file)).unwrap();
+    }
+    dir
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn len(path: &Path) -> u64 {
+    fs::metadata(path).map_or(0, |m| m.len())
+}
+
+#[test]
+fn verify_records_levels_and_skips_only_the_bytes_it_verified() {
+    let dir = levels("run-script-verify", 6);
+    let d = dir.to_str().unwrap();
+    let bin = env!("CARGO_BIN_EXE_mancaladb");
+    let o = run_script(&["verify", d, bin, "0", "6"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let records = fs::read_to_string(dir.join("verified.tsv")).unwrap();
+    assert_eq!(records.lines().count(), 7, "{records}");
+
+    // A rerun verifies nothing again.
+    let log = len(&dir.join("verify.log"));
+    let o = run_script(&["verify", d, bin, "0", "6"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(len(&dir.join("verify.log")), log);
+
+    // A record naming other bytes does not count: level 3 is verified
+    // again, and only level 3.
+    let other = records
+        .lines()
+        .map(|l| match l.strip_prefix("awari\t3\t") {
+            Some(_) => format!("awari\t3\t{}", "0".repeat(64)),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    fs::write(dir.join("verified.tsv"), other + "\n").unwrap();
+    let times: Vec<u64> = (0..=6)
+        .map(|n| len(&dir.join(format!("verify-{n}.time"))))
+        .collect();
+    let o = run_script(&["verify", d, bin, "0", "6"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    for (n, was) in times.iter().enumerate() {
+        let now = len(&dir.join(format!("verify-{n}.time")));
+        assert_eq!(
+            now > *was,
+            n == 3,
+            "level {n}: {was} -> {now} bytes of time -v"
+        );
+    }
+    assert_eq!(
+        fs::read_to_string(dir.join("verified.tsv")).unwrap(),
+        records
+    );
+
+    // A level without a table is an error, not a skip.
+    let o = run_script(&["verify", d, bin, "0", "7"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("level 7: no table"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = run_script(&["verify", d, bin, "0", "6", "1"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("CHECKS must be 2 or 3"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn check_tells_other_values_from_other_file_bytes() {
+    let dir = levels("run-script-check", 4);
+    let d = dir.to_str().unwrap();
+    let o = run_script(&["check", d], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout).matches(": as db/CHECKSUMS").count(), 5);
+
+    // The last byte is the file's own sha256: the values are untouched.
+    let path = dir.join("awari-04.mdb");
+    let mut bytes = fs::read(&path).unwrap();
+    *bytes.last_mut().unwrap() ^= 1;
+    fs::write(&path, &bytes).unwrap();
+    let o = run_script(&["check", d], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stdout).contains("level 4: same values as db/CHECKSUMS, other file bytes"),
+        "{}",
+        text(&o.stdout)
+    );
+    // Bytes 40..72 of the header are the content sha256.
+    bytes[40] ^= 1;
+    fs::write(&path, &bytes).unwrap();
+    let o = run_script(&["check", d], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stdout).contains("level 4: DIFFERS"),
+        "{}",
+        text(&o.stdout)
+    );
+
+    let empty = scratch("run-script-check-empty");
+    let o = run_script(&["check", empty.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("no tables"), "{}", text(&o.stderr));
+}
+
+/// A stand-in for the binary: logs its arguments to `calls`; `build`
+/// creates empty-headed tables for the levels asked; `verify --seeds N`
+/// exits with `$FAIL_N` (default 0) and records a pass the way the real one
+/// does (the table's content sha256 from its header).
+const STAND_IN: &str = r#"#!/bin/sh
+echo "$*" >> calls
+case $1 in
+build)
+  set=$(echo "$*" | sed -n 's/.*--levels \([^ ]*\).*/\1/p')
+  for part in $(echo "${set:-0..36}" | tr , ' '); do
+    for n in $(seq "${part%..*}" "${part#*..}"); do
+      f=awari-$(printf %02d "$n").mdb
+      [ -e "$f" ] || head -c 100 /dev/zero > "$f"
+    done
+  done ;;
+verify)
+  n=$(echo "$*" | sed -n 's/.*--seeds \([0-9]*\).*/\1/p')
+  status=$(eval echo "\${FAIL_$n:-0}")
+  if [ "$status" = 0 ]; then
+    printf 'awari\t%s\t%s\n' "$n" \
+      "$(od -An -tx1 -j40 -N32 "awari-$(printf %02d "$n").mdb" | tr -d ' \n')" >> verified.tsv
+  fi
+  exit "$status" ;;
+esac
+"#;
+
+#[test]
+fn all_verifies_each_top_level_after_its_build_and_exits_with_the_worst_status() {
+    let dir = scratch("run-script-all");
+    let d = dir.to_str().unwrap();
+    let stand_in = dir.join("stand-in");
+    fs::write(&stand_in, STAND_IN).unwrap();
+    fs::set_permissions(&stand_in, fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = stand_in.to_str().unwrap();
+
+    let o = run_script(&["all", d, bin], &[("FAIL_31", "1"), ("FAIL_5", "2")]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    let calls = fs::read_to_string(dir.join("calls")).unwrap();
+    let steps: Vec<&str> = calls
+        .lines()
+        .filter(|l| {
+            l.starts_with("build")
+                || ["31", "32", "33", "34", "35", "36"]
+                    .iter()
+                    .any(|n| l.contains(&format!("--seeds {n} ")))
+        })
+        .collect();
+    let want: Vec<String> = [
+        ("0..31", 31),
+        ("32", 32),
+        ("33", 33),
+        ("34", 34),
+        ("36", 36),
+        ("35", 35),
+    ]
+    .iter()
+    .flat_map(|(set, n)| {
+        [
+            format!("build --wait --levels {set} --db ."),
+            format!("verify --seeds {n} --db ."),
+        ]
+    })
+    .collect();
+    assert_eq!(steps, want, "{calls}");
+    assert_eq!(
+        calls.lines().filter(|l| l.starts_with("verify")).count(),
+        37
+    );
+
+    // A failed check alone is status 1, and a rerun checks again only what
+    // did not pass.
+    fs::remove_file(dir.join("calls")).unwrap();
+    let o = run_script(&["all", d, bin], &[("FAIL_31", "1")]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let calls = fs::read_to_string(dir.join("calls")).unwrap();
+    let verified: Vec<&str> = calls.lines().filter(|l| l.starts_with("verify")).collect();
+    assert_eq!(
+        verified,
+        ["verify --seeds 31 --db .", "verify --seeds 5 --db ."]
+    );
+    let o = run_script(&["all", d, bin], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+
+    // One run per directory.
+    let lock = fs::File::create(dir.join("run.lock")).unwrap();
+    lock.lock().unwrap();
+    let o = run_script(&["all", d, bin], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("another awari-run.sh"),
+        "{}",
+        text(&o.stderr)
+    );
+}
