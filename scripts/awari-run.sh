@@ -8,6 +8,7 @@
 #   setsid nohup sh scripts/awari-run.sh build  DIR BIN > DIR/run.out 2>&1 &
 #   setsid nohup sh scripts/awari-run.sh verify DIR BIN FROM TO [CHECKS] > DIR/run.out 2>&1 &
 #   sh scripts/awari-run.sh check DIR
+#   sh scripts/awari-run.sh status DIR
 #   kill -- -"$(cat DIR/run.pid)"       # stops a run and everything it started
 #
 # all:    the whole run, each top level verified as soon as it is built, since
@@ -28,6 +29,9 @@
 # check:  each table against db/CHECKSUMS: its file sha256, and if that differs,
 #         its content sha256 (the values), to tell other values from the same
 #         values compressed otherwise.
+# status: where the run stands: the levels built and verified here, the
+#         levels under way with their newest work file, whether a run holds
+#         the directory, and the last report line.
 # The first three modes hold DIR/run.lock (a second run in DIR stops at once),
 # write the script's process group to DIR/run.pid and need GNU time
 # (/usr/bin/time, Debian package `time`). Exit status: 0 all done and passed,
@@ -37,7 +41,7 @@
 # BUILD_FLAGS adds options to every `build` (e.g. `--raw-cache all` where the
 # disk has room for every raw copy).
 set -u
-usage='usage: awari-run.sh all|build|verify|check DIR [BIN [FROM TO [CHECKS]]]'
+usage='usage: awari-run.sh all|build|verify|check|status DIR [BIN [FROM TO [CHECKS]]]'
 mode=${1:?$usage}
 dir=${2:?$usage}
 sums=$(cd "$(dirname "$0")/.." && pwd)/db/CHECKSUMS
@@ -48,11 +52,11 @@ all|build|verify)
   bin=$(realpath -e "${3:?$usage}") || die "no binary ${3}"
   [ -x /usr/bin/time ] || die "needs GNU time (/usr/bin/time, Debian package time)"
   ;;
-check) ;;
+check|status) ;;
 *) die "unknown mode $mode; $usage" ;;
 esac
-cd "$dir" || die "no directory $dir"
-if [ "$mode" != check ]; then
+cd "$dir" 2>/dev/null || die "no directory $dir"
+if [ "$mode" != check ] && [ "$mode" != status ]; then
   exec 9> run.lock
   flock -n 9 || die "another awari-run.sh is running in $dir (run.lock)"
   echo $$ > run.pid
@@ -95,8 +99,23 @@ keep_worst() {
   return 0
 }
 
-# Verifies the levels $1..$2 whose table, as it is now (its content sha256,
-# bytes 40..72 of the header), is not in verified.tsv, one process per level;
+# Whether verified.tsv records level $1's table as it is now: its content
+# sha256, bytes 40..72 of the header.
+verified_here() {
+  content=$(od -An -tx1 -j40 -N32 "awari-$(printf %02d "$1").mdb" | tr -d ' \n')
+  grep -qxF "$(printf 'awari\t%s\t%s' "$1" "$content")" verified.tsv 2>/dev/null
+}
+
+# The numbers read (one per line) as ranges: `0..5,7`, or `none`.
+ranges() {
+  sort -n | awk 'NR == 1 { s = p = $1; next }
+    $1 == p + 1 { p = $1; next }
+    { printf "%s%s,", s, (p > s ? ".." p : ""); s = p = $1 }
+    END { if (NR) print s (p > s ? ".." p : ""); else print "none" }'
+}
+
+# Verifies the levels $1..$2 whose table, as it is now, is not recorded in
+# verified.tsv (verified_here), one process per level;
 # checks 1 and 2 only if $3 is 2. Returns the worst verify status (1: a check
 # failed; 2: a verify could not run, or a table is missing).
 verify() {
@@ -109,8 +128,7 @@ verify() {
       keep_worst 2
       continue
     fi
-    content=$(od -An -tx1 -j40 -N32 "$table" | tr -d ' \n')
-    grep -qxF "$(printf 'awari\t%s\t%s' "$n" "$content")" verified.tsv 2>/dev/null && continue
+    verified_here "$n" && continue
     if [ "${3:-3}" = 2 ]; then
       /usr/bin/time -v "$bin" verify --checks 2 --seeds "$n" --db . \
         >> verify-checks2.log 2>> "verify-checks2-$n.time"
@@ -159,5 +177,26 @@ check)
     fi
   done
   exit "${status:-0}"
+  ;;
+status)
+  levels=$(for f in awari-*.mdb; do [ -e "$f" ] && echo "${f#awari-}"; done |
+    sed 's/\.mdb$//' | awk '{ print $1 + 0 }')
+  echo "tables:        $(echo "$levels" | grep . | ranges)"
+  echo "verified here: $(for n in $levels; do verified_here "$n" && echo "$n"; done | ranges)"
+  for work in raw/awari/scores.*.work raw/awari/verify.*.work; do
+    [ -d "$work" ] || continue
+    what=building; case $work in *verify.*) what=verifying ;; esac
+    n=${work##*/}; n=${n#*.}; n=${n%.work}
+    newest=$(TZ=UTC find "$work" -type f -printf '%T@ %P (%TY-%Tm-%Td %TH:%TM:%.2TS UTC)\n' |
+      sort -n | tail -n 1 | cut -d' ' -f2-)
+    echo "$what level $n: newest work file ${newest:-none}"
+  done
+  if [ -e run.lock ] && ! flock -n run.lock true; then
+    echo "running:       process group $(cat run.pid 2>/dev/null) holds run.lock"
+  else
+    echo "running:       no run holds $dir"
+  fi
+  [ -s log ] && echo "last report:   $(tail -n 1 log)"
+  exit 0
   ;;
 esac

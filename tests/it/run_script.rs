@@ -67,6 +67,11 @@ fn verify_records_levels_and_skips_only_the_bytes_it_verified() {
         .collect::<Vec<_>>()
         .join("\n");
     fs::write(dir.join("verified.tsv"), other + "\n").unwrap();
+    let o = run_script(&["status", d], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let status = text(&o.stdout);
+    assert!(status.contains("tables:        0..6\n"), "{status}");
+    assert!(status.contains("verified here: 0..2,4..6\n"), "{status}");
     let times: Vec<u64> = (0..=6)
         .map(|n| len(&dir.join(format!("verify-{n}.time"))))
         .collect();
@@ -222,7 +227,13 @@ fn all_verifies_each_top_level_after_its_build_and_exits_with_the_worst_status()
     let o = run_script(&["all", d, bin], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 
-    // One run per directory.
+    let status = text(&run_script(&["status", d], &[]).stdout);
+    assert!(status.contains("tables:        0..36\n"), "{status}");
+    assert!(status.contains("verified here: 0..36\n"), "{status}");
+    assert!(status.contains("running:       no run holds"), "{status}");
+
+    // One run per directory; `status` names the one that holds it, and
+    // the levels under way.
     let lock = fs::File::create(dir.join("run.lock")).unwrap();
     lock.lock().unwrap();
     let o = run_script(&["all", d, bin], &[]);
@@ -231,5 +242,14 @@ fn all_verifies_each_top_level_after_its_build_and_exits_with_the_worst_status()
         text(&o.stderr).contains("another awari-run.sh"),
         "{}",
         text(&o.stderr)
+    );
+    let work = dir.join("raw/awari/scores.37.work/rank-0");
+    fs::create_dir_all(&work).unwrap();
+    fs::write(work.join("state.5"), b"").unwrap();
+    let status = text(&run_script(&["status", d], &[]).stdout);
+    assert!(status.contains("running:       process group"), "{status}");
+    assert!(
+        status.contains("building level 37: newest work file rank-0/state.5 ("),
+        "{status}"
     );
 }
