@@ -59,7 +59,7 @@ cd "$dir" 2>/dev/null || die "no directory $dir"
 if [ "$mode" != check ] && [ "$mode" != status ]; then
   exec 9> run.lock
   flock -n 9 || die "another awari-run.sh is running in $dir (run.lock)"
-  echo $$ > run.pid
+  ps -o pgid= $$ | tr -d ' ' > run.pid   # the process group, whoever leads it
   if [ -n "${AUTOGROUP_NICE:-}" ]; then
     echo "$AUTOGROUP_NICE" > /proc/self/autogroup || die "cannot set the autogroup's nice value"
   fi
@@ -69,17 +69,13 @@ fi
 # logging the directory's bytes every minute while it runs. Stopping the
 # script alone leaves the build running: stop the process group (above).
 build() {
-  # The logger takes its sleep with it when killed, and holds neither the
-  # lock nor the script's output open.
-  ( trap 'kill $sleep 2>/dev/null; exit' TERM
-    while :; do
+  ( while :; do
       printf '%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$(du -sb . | cut -f1)" \
         "$(du -scb raw/*/*.work 2>/dev/null | tail -n 1 | cut -f1)" >> disk.tsv
-      sleep 60 & sleep=$!
-      wait $sleep
+      sleep 60
     done ) 9>&- > /dev/null 2>&1 &
   logger=$!
-  trap 'kill $logger' EXIT
+  trap stop_logger EXIT
   # --wait: a process just killed may hold the directory lock while it exits.
   # shellcheck disable=SC2086 # BUILD_FLAGS is a list of words
   if [ -n "$1" ]; then
@@ -87,15 +83,30 @@ build() {
   else
     /usr/bin/time -v "$bin" build --wait ${BUILD_FLAGS:-} --max-seeds 36 --db . >> log 2>> stderr.log
   fi
-  status=$?
-  kill $logger
+  status=$(at_most_2 $?)
+  stop_logger
   trap - EXIT
-  return $status
+  return "$status"
+}
+
+# Stops the disk logger with whatever it is running (its `sleep`): stopped
+# first, so that it cannot start another child meanwhile.
+stop_logger() {
+  kill -STOP "$logger" 2>/dev/null
+  pkill -KILL -P "$logger"
+  kill -KILL "$logger" 2>/dev/null
+}
+
+# An exit status as this script reports it: 0 passed, 1 a check failed, 2
+# anything else (an error, a binary killed by a signal, a panic).
+at_most_2() {
+  if [ "$1" -gt 2 ]; then echo 2; else echo "$1"; fi
 }
 
 # Keeps in `worst` the worst status seen (2 above 1 above 0): its own and $1.
 keep_worst() {
-  [ "$1" -gt "$worst" ] && worst=$1
+  clamped=$(at_most_2 "$1")
+  [ "$clamped" -gt "$worst" ] && worst=$clamped
   return 0
 }
 
@@ -120,6 +131,8 @@ ranges() {
 # failed; 2: a verify could not run, or a table is missing).
 verify() {
   case ${3:-3} in 2|3) ;; *) die "CHECKS must be 2 or 3, not $3" ;; esac
+  case $1$2 in *[!0-9]*|'') die "FROM and TO must be levels, not $1 and $2" ;; esac
+  [ "$1" -le "$2" ] || die "FROM ($1) is above TO ($2)"
   worst=0
   for n in $(seq "$1" "$2"); do
     table=awari-$(printf %02d "$n").mdb
@@ -191,7 +204,9 @@ status)
       sort -n | tail -n 1 | cut -d' ' -f2-)
     echo "$what level $n: newest work file ${newest:-none}"
   done
-  if [ -e run.lock ] && ! flock -n run.lock true; then
+  # A run holds run.lock while it lasts (flock): read from /proc/locks,
+  # since taking the lock here, even for a moment, could turn a run away.
+  if [ -e run.lock ] && grep -q ":$(stat -c %i run.lock) " /proc/locks; then
     echo "running:       process group $(cat run.pid 2>/dev/null) holds run.lock"
   else
     echo "running:       no run holds $dir"

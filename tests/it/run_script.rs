@@ -11,14 +11,20 @@ use std::process::{Command, Output};
 
 use crate::common::{awari_db, scratch};
 
-/// Runs `sh scripts/awari-run.sh ARGS` with `env` added.
+/// Runs `sh scripts/awari-run.sh ARGS` with `env` added, and without the
+/// variables that the script or the stand-in read from the caller's
+/// environment.
 fn run_script(args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new("sh")
+    let mut command = Command::new("sh");
+    command
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/awari-run.sh"))
-        .args(args)
-        .envs(env.iter().copied())
-        .output()
-        .expect("run sh")
+        .args(args);
+    for (name, _) in std::env::vars() {
+        if ["BUILD_FLAGS", "AUTOGROUP_NICE"].contains(&name.as_str()) || name.starts_with("FAIL_") {
+            command.env_remove(name);
+        }
+    }
+    command.envs(env.iter().copied()).output().expect("run sh")
 }
 
 /// A directory holding copies of awari levels `0..=max` built by the
@@ -98,6 +104,10 @@ fn verify_records_levels_and_skips_only_the_bytes_it_verified() {
         "{}",
         text(&o.stderr)
     );
+    for (from, to) in [("5", "3"), ("a", "b")] {
+        let o = run_script(&["verify", d, bin, from, to], &[]);
+        assert_eq!(o.status.code(), Some(2), "{from}..{to}");
+    }
     let o = run_script(&["verify", d, bin, "0", "6", "1"], &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
@@ -179,8 +189,22 @@ fn all_verifies_each_top_level_after_its_build_and_exits_with_the_worst_status()
     fs::set_permissions(&stand_in, fs::Permissions::from_mode(0o755)).unwrap();
     let bin = stand_in.to_str().unwrap();
 
-    let o = run_script(&["all", d, bin], &[("FAIL_31", "1"), ("FAIL_5", "2")]);
+    // A check that fails is 1; a binary that dies (137: killed) is 2.
+    let o = run_script(&["all", d, bin], &[("FAIL_31", "1"), ("FAIL_5", "137")]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    // run.pid names the process group (the script here is not its leader).
+    let stat = fs::read_to_string("/proc/self/stat").unwrap();
+    let group = stat
+        .rsplit(')')
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .nth(2)
+        .unwrap();
+    assert_eq!(
+        fs::read_to_string(dir.join("run.pid")).unwrap().trim(),
+        group
+    );
     let calls = fs::read_to_string(dir.join("calls")).unwrap();
     let steps: Vec<&str> = calls
         .lines()
