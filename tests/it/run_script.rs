@@ -155,7 +155,7 @@ fn check_tells_other_values_from_other_file_bytes() {
 }
 
 /// A stand-in for the binary: logs its arguments to `calls`; `build`
-/// creates empty-headed tables for the levels asked; `verify --seeds N`
+/// writes 100 zero bytes as the table of each level asked; `verify --seeds N`
 /// exits with `$FAIL_N` (default 0) and records a pass the way the real one
 /// does (the table's content sha256 from its header).
 const STAND_IN: &str = r#"#!/bin/sh
