@@ -110,10 +110,15 @@ keep_worst() {
   return 0
 }
 
-# Whether verified.tsv records level $1's table as it is now: its content
-# sha256, bytes 40..72 of the header.
+# The content sha256 of table $1 (hex): bytes 40..72 of its header.
+content_sha() {
+  od -An -tx1 -j40 -N32 "$1" | tr -d ' \n'
+}
+
+# Whether verified.tsv records level $1's table as it is now (its content
+# sha256).
 verified_here() {
-  content=$(od -An -tx1 -j40 -N32 "awari-$(printf %02d "$1").mdb" | tr -d ' \n')
+  content=$(content_sha "awari-$(printf %02d "$1").mdb")
   grep -qxF "$(printf 'awari\t%s\t%s' "$1" "$content")" verified.tsv 2>/dev/null
 }
 
@@ -184,7 +189,7 @@ check)
     got=$(sha256sum < "$f" | cut -d' ' -f1)
     if [ -z "$want" ] || [ "$want" = - ]; then echo "level $n: new, $got"
     elif [ "$want" = "$got" ]; then echo "level $n: as db/CHECKSUMS"
-    elif [ "$(echo "$line" | awk '{ print $4 }')" = "$(od -An -tx1 -j40 -N32 "$f" | tr -d ' \n')" ]
+    elif [ "$(echo "$line" | awk '{ print $4 }')" = "$(content_sha "$f")" ]
     then echo "level $n: same values as db/CHECKSUMS, other file bytes"; status=1
     else echo "level $n: DIFFERS from db/CHECKSUMS"; status=1
     fi
