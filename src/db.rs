@@ -188,9 +188,16 @@ impl Db {
 
     /// The well-formed records of `verified.tsv` (`rules level sha256`):
     /// a damaged line (bad bytes, wrong fields) is skipped, never the rest.
-    fn verified_records(&self) -> Vec<String> {
-        let bytes = std::fs::read(self.verified_path()).unwrap_or_default();
-        bytes
+    /// No file is no records; a file that cannot be read is an error (it
+    /// would otherwise be rewritten without them).
+    fn verified_records(&self) -> Result<Vec<String>> {
+        let path = self.verified_path();
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        Ok(bytes
             .split(|&b| b == b'\n')
             .filter_map(|line| std::str::from_utf8(line).ok())
             .filter(|line| {
@@ -202,7 +209,7 @@ impl Db {
                     && f[2].bytes().all(|b| b.is_ascii_hexdigit())
             })
             .map(String::from)
-            .collect()
+            .collect())
     }
 
     /// Holds the lock of `verified.tsv` until dropped: one process at a
@@ -219,7 +226,7 @@ impl Db {
         let sha = table::hex(&self.open(rules, seeds)?.header().content_sha256);
         let path = self.verified_path();
         let mut lines: Vec<String> = self
-            .verified_records()
+            .verified_records()?
             .into_iter()
             .filter(|l| !l.starts_with(&format!("{rules}\t{seeds}\t")))
             .collect();
@@ -232,16 +239,18 @@ impl Db {
     }
 
     /// Whether level `seeds` of `rules` passed `verify` as it is now (the
-    /// record names the table's content checksum).
-    pub fn is_verified(&self, rules: Rules, seeds: usize) -> bool {
+    /// record names the table's content checksum): never, when its table is
+    /// missing or cannot be opened. An error when the records cannot be
+    /// read.
+    pub fn is_verified(&self, rules: Rules, seeds: usize) -> Result<bool> {
         let Ok(t) = self.open(rules, seeds) else {
-            return false;
+            return Ok(false);
         };
         let want = format!(
             "{rules}\t{seeds}\t{}",
             table::hex(&t.header().content_sha256)
         );
-        self.verified_records().contains(&want)
+        Ok(self.verified_records()?.contains(&want))
     }
 }
 

@@ -30,13 +30,13 @@ pub struct Start {
 }
 
 /// The four starting positions under `rules`, valued from `values` where
-/// `present` holds every level they need; `verified(n)` tells whether level
-/// `n` passed `verify`.
+/// `present` holds every level they need; `verified(levels)` tells whether
+/// all those levels passed `verify`.
 pub fn starts(
     rules: Rules,
     values: &dyn Values,
     present: &[usize],
-    verified: impl Fn(usize) -> bool,
+    verified: impl Fn(&[usize]) -> Result<bool>,
 ) -> Result<Vec<Start>> {
     let mut out = Vec::new();
     for per_pit in 1..=4u8 {
@@ -58,7 +58,7 @@ pub fn starts(
             None
         };
         let needs = (!missing.is_empty()).then(|| Needs::of(&missing));
-        let verified = value.is_some() && needed.iter().all(|&n| verified(n));
+        let verified = value.is_some() && verified(&needed)?;
         out.push(Start {
             per_pit,
             seeds,

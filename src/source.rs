@@ -461,12 +461,24 @@ impl Source {
     }
 
     /// Whether level `seeds` passed every check of `verify` as it is now
-    /// (never, for VU files: nothing is recorded about them).
-    pub fn is_verified(&self, seeds: usize) -> bool {
+    /// (never, for VU files: nothing is recorded about them). An error
+    /// when the records cannot be read.
+    pub fn is_verified(&self, seeds: usize) -> Result<bool> {
         match self {
             Source::Tables(t) => t.db.is_verified(t.rules, seeds),
-            Source::Vu(_) => false,
+            Source::Vu(_) => Ok(false),
         }
+    }
+
+    /// Whether every one of `levels` passed every check of `verify` as it
+    /// is now ([`Source::is_verified`]).
+    pub fn all_verified(&self, levels: &[usize]) -> Result<bool> {
+        for &n in levels {
+            if !self.is_verified(n)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// What is known about level `seeds` (which must be present).
@@ -482,7 +494,7 @@ impl Source {
             seeds,
             positions: level_size(seeds),
             bytes,
-            verified: self.is_verified(seeds),
+            verified: self.is_verified(seeds)?,
             uncompressed,
         })
     }

@@ -196,7 +196,7 @@ impl Database {
 
     fn verified(&self, py: Python<'_>, seeds: usize) -> PyResult<bool> {
         let source = self.source()?;
-        Ok(py.detach(|| source.is_verified(seeds)))
+        py.detach(|| source.is_verified(seeds)).py()
     }
 
     /// Level `seeds` as a read-only `int8` array in index order: the raw map

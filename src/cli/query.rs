@@ -59,8 +59,10 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
             line: line.as_ref(),
         })?;
     } else {
+        // Everything that can fail is read before the first line goes out.
+        let provenance = provenance(rules, &board, &source)?;
         print(rules, &analysis, line.as_ref());
-        print_provenance(rules, &board, &source);
+        out!("{provenance}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -142,19 +144,19 @@ pub fn not_verified(source: &Source) -> String {
 /// The levels the value was read from, the levels it rests on (those and
 /// every level below them that they were built from) and whether all of
 /// those passed `verify` here.
-fn print_provenance(rules: Rules, board: &Board, source: &Source) {
+fn provenance(rules: Rules, board: &Board, source: &Source) -> Result<String, Error> {
     let read: Vec<String> = levels_read(rules, board)
         .iter()
         .map(|n| n.to_string())
         .collect();
     let rests_on = levels_needed(board.seeds());
-    let checked = match rests_on.iter().all(|&n| source.is_verified(n)) {
+    let checked = match source.all_verified(&rests_on)? {
         true => "all verified here".to_string(),
         false => not_verified(source),
     };
-    out!(
+    Ok(format!(
         "levels: read {}; rests on {}, {checked}",
         read.join(", "),
         level_set_text(&rests_on)
-    );
+    ))
 }

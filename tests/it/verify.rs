@@ -203,12 +203,12 @@ fn a_second_verify_of_a_level_waits_for_the_first() {
         said.push_str(&line);
         said.push('\n');
     }
-    assert!(!Db::new(&dir).is_verified(Rules::Awari, 14), "it went on");
+    assert!(!Db::new(&dir).is_verified(Rules::Awari, 14).unwrap(), "it went on");
     drop(first); // the first run ends
     let rest: Vec<String> = lines.map(Result::unwrap).collect();
     let status = second.wait().unwrap();
     assert!(status.success(), "{said}{}", rest.join("\n"));
-    assert!(Db::new(&dir).is_verified(Rules::Awari, 14));
+    assert!(Db::new(&dir).is_verified(Rules::Awari, 14).unwrap());
 }
 
 /// `query` says which levels a value was read from, which it rests on, and
@@ -577,9 +577,31 @@ fn records_of_verify_runs_finishing_together_are_all_kept() {
         });
         for k in 0..=9 {
             assert!(
-                db.is_verified(Rules::Awari, k),
+                db.is_verified(Rules::Awari, k).unwrap(),
                 "round {round}: level {k}'s record lost"
             );
         }
     }
+}
+
+#[test]
+fn records_that_cannot_be_read_are_not_rewritten_without_them() {
+    let dir = built("verified-unreadable", Rules::Awari, 4);
+    let db = Db::new(&dir);
+    db.record_verified(Rules::Awari, 3).unwrap();
+    assert!(db.is_verified(Rules::Awari, 3).unwrap());
+    // A file that exists but cannot be read (a link to itself: ELOOP; on a
+    // real disk, EIO) holds records nobody can see: recording another level
+    // must not replace it with that one record, and nothing may be
+    // answered as unverified from it.
+    let records = dir.join("verified.tsv");
+    std::fs::remove_file(&records).unwrap();
+    std::os::unix::fs::symlink("verified.tsv", &records).unwrap();
+    let err = db.record_verified(Rules::Awari, 4).unwrap_err().to_string();
+    assert!(err.contains("verified.tsv"), "{err}");
+    assert!(db.is_verified(Rules::Awari, 3).is_err());
+    assert!(records.symlink_metadata().unwrap().file_type().is_symlink());
+    let out = run(&["query", "--db", dir.to_str().unwrap(), "0 0 0 0 0 1 0 0 0 0 1 1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "", "nothing half said");
 }
