@@ -22,7 +22,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A file exists but cannot be trusted.
-    #[error("{}: corrupt table: {kind}", path.display())]
+    #[error("{}: {}: {kind}", path.display(), kind.noun())]
     Corrupt {
         /// The file.
         path: PathBuf,
@@ -111,8 +111,7 @@ pub enum Corruption {
     },
     /// A solver's work file (a checkpoint, a seed list) that does not fit
     /// the level it is for, or is damaged. Checkpoints that fail so are
-    /// dropped where a solver can start afresh; the message says how to
-    /// do that by hand where it cannot.
+    /// dropped where a solver can start afresh.
     Checkpoint(&'static str),
     /// A value outside `-seeds..=seeds`.
     ValueRange {
@@ -152,6 +151,17 @@ pub enum Corruption {
     },
 }
 
+impl Corruption {
+    /// What kind of file it makes the damaged one: a table (a level's
+    /// values, ours or a published `scores.N`) or a solver's work file.
+    pub fn noun(&self) -> &'static str {
+        match self {
+            Corruption::Checkpoint(_) => "damaged solver work file",
+            _ => "corrupt table",
+        }
+    }
+}
+
 impl fmt::Display for Corruption {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use Corruption::*;
@@ -178,10 +188,7 @@ impl fmt::Display for Corruption {
             BlockLength { block, got, want } => {
                 write!(f, "block {block}: {got} values, expected {want}")
             }
-            Checkpoint(why) => write!(
-                f,
-                "solver work file: {why} (removing its directory starts the level, or the check, afresh)"
-            ),
+            Checkpoint(why) => write!(f, "{why}"),
             BlockPlace { block } => write!(
                 f,
                 "block {block} does not belong at its place (moved, swapped or from another table)"

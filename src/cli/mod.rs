@@ -24,7 +24,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use mancaladb::Error;
 use mancaladb::build::level_set_text;
-use mancaladb::error::Missing;
+use mancaladb::error::{Corruption, Missing};
 use mancaladb::oware::levels_needed;
 
 use args::shell_quote;
@@ -110,6 +110,13 @@ fn explain(e: &Error) -> String {
         Error::Missing(Missing::VuLevel { dir, .. } | Missing::VuLevels { dir }) => format!(
             "download the published files into it, or export tables there: mancaladb export --format vu --out {}",
             shell_quote(dir)
+        ),
+        Error::Corrupt {
+            path,
+            kind: Corruption::Checkpoint(_),
+        } => format!(
+            "removing {} starts the level, or the check, afresh",
+            shell_quote(path.parent().unwrap_or(path))
         ),
         Error::Locked { .. } => {
             "wait for it to finish, or run again with --wait (build)".to_string()
