@@ -11,11 +11,16 @@ use crate::error::{Corruption, Error, Result};
 /// Writes `bytes` to `path` through a temporary file renamed when complete,
 /// the file and then its directory synced: once this returns, the file is
 /// on disk under its name, so what it replaces (a level's work directory,
-/// an older checkpoint) may go.
+/// an older checkpoint) may go. Only a regular file is replaced
+/// ([`replaced_file`]): a symbolic link is written through, and anything
+/// else there (a device, a pipe, a directory) is an error, never swapped for
+/// a file.
 pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut File) -> std::io::Result<()>,
 ) -> Result<()> {
+    let resolved = replaced_file(path)?;
+    let path = resolved.as_path();
     let tmp = tmp_path(path);
     let result = (|| {
         // Readable too, for writers that hash what they wrote.
@@ -38,6 +43,61 @@ pub fn write_atomically(
         let _ = std::fs::remove_file(&tmp);
         Error::io(path, e)
     })
+}
+
+/// The file that writing `path` by rename replaces: `path` itself when
+/// nothing is there or a regular file is, the file a symbolic link there
+/// leads to (so that the link stays a link). Anything else there, or a
+/// link that leads to anything else or nowhere, is an error: renaming a
+/// file over `/dev/stdout` or a named pipe would silently swap a device
+/// for a file.
+pub fn replaced_file(path: &Path) -> Result<PathBuf> {
+    let not_replaced = |what: &str| {
+        Error::io(
+            path,
+            std::io::Error::new(
+                ErrorKind::InvalidInput,
+                format!("is {what}; only a regular file is written here"),
+            ),
+        )
+    };
+    let kind = match std::fs::symlink_metadata(path) {
+        Ok(m) => m.file_type(),
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(path.to_path_buf()),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    if kind.is_file() {
+        return Ok(path.to_path_buf());
+    }
+    if !kind.is_symlink() {
+        return Err(not_replaced(describe(kind)));
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => std::fs::canonicalize(path).map_err(|e| Error::io(path, e)),
+        Ok(m) => Err(not_replaced(&format!(
+            "a link to {}",
+            describe(m.file_type())
+        ))),
+        Err(e) if e.kind() == ErrorKind::NotFound => Err(not_replaced("a link that leads nowhere")),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// "a directory", "a named pipe", ...: what a file that is not a regular
+/// one is, for messages.
+fn describe(kind: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a named pipe"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
 }
 
 /// Removes the files of `dir` whose names `left` picks: what writers
@@ -151,26 +211,29 @@ pub fn remove_if_present(path: &Path) -> Result<()> {
 }
 
 /// Opens `path` for reading, refusing anything but a regular file (a
-/// directory or a device in a table's place) with an error that says what
-/// the path is.
+/// directory, a device or a named pipe in a table's place) with an error
+/// that says what the path is. The type is looked at before the file is
+/// opened, since opening a named pipe waits for a writer, and again after.
 pub fn open_regular(path: &Path) -> Result<File> {
+    let refuse = |kind| {
+        Err(Error::io(
+            path,
+            std::io::Error::new(
+                ErrorKind::InvalidInput,
+                format!("is {}; expected a level's file", describe(kind)),
+            ),
+        ))
+    };
+    let before = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if !before.is_file() {
+        return refuse(before.file_type());
+    }
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let kind = file.metadata().map_err(|e| Error::io(path, e))?.file_type();
-    if kind.is_file() {
-        return Ok(file);
+    match kind.is_file() {
+        true => Ok(file),
+        false => refuse(kind),
     }
-    let what = if kind.is_dir() {
-        "a directory"
-    } else {
-        "not a regular file"
-    };
-    Err(Error::io(
-        path,
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("is {what}; expected a level's file"),
-        ),
-    ))
 }
 
 /// The first `len` bytes of the file at `path`; `None` if there is no
@@ -207,27 +270,38 @@ pub fn write_compressed(path: &Path, header: &[u8], state: &[u8]) -> Result<u64>
 
 /// Reads into `state` what [`write_compressed`] wrote to `path` behind
 /// `header`: [`Corruption::Checkpoint`] if the header differs or the
-/// content is damaged, shorter or longer than `state`.
+/// content is damaged, shorter or longer than `state`. A failure of the
+/// operating system to read it (an I/O error, no permission) is an
+/// [`Error::Io`], not damage: a caller that drops damaged work files must
+/// not drop hours of work over a read that may succeed next time.
 pub fn read_compressed(path: &Path, header: &[u8], state: &mut [u8]) -> Result<()> {
-    let io = |e| Error::io(path, e);
-    let mut f = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
+    // zstd reports its own decoding failures as errors without an OS code,
+    // and passes those of the file through.
+    let failed = |e: std::io::Error, why| match e.raw_os_error() {
+        Some(_) => Error::io(path, e),
+        None => Error::corrupt(path, Corruption::Checkpoint(why)),
+    };
+    let short = "shorter than its slice, or damaged";
+    let mut f =
+        BufReader::with_capacity(1 << 20, File::open(path).map_err(|e| Error::io(path, e))?);
     let mut head = vec![0u8; header.len()];
-    f.read_exact(&mut head).map_err(io)?;
+    f.read_exact(&mut head).map_err(|e| failed(e, short))?;
     if head != header {
         return Err(Error::corrupt(
             path,
             Corruption::Checkpoint("not a checkpoint of this level"),
         ));
     }
-    let damaged = |why| Error::corrupt(path, Corruption::Checkpoint(why));
-    let mut z = zstd::stream::Decoder::with_buffer(f).map_err(io)?;
-    z.read_exact(state)
-        .map_err(|_| damaged("shorter than its slice, or damaged"))?;
+    let mut z = zstd::stream::Decoder::with_buffer(f).map_err(|e| failed(e, short))?;
+    z.read_exact(state).map_err(|e| failed(e, short))?;
     let mut rest = [0u8; 1];
     match z.read(&mut rest) {
         Ok(0) => Ok(()),
-        Ok(_) => Err(damaged("longer than its slice")),
-        Err(_) => Err(damaged("damaged (its checksum does not match)")),
+        Ok(_) => Err(Error::corrupt(
+            path,
+            Corruption::Checkpoint("longer than its slice"),
+        )),
+        Err(e) => Err(failed(e, "damaged (its checksum does not match)")),
     }
 }
 
@@ -248,5 +322,71 @@ pub fn checkpoint_interval() -> Result<Option<Duration>> {
                 "{NAME}={v}: expected seconds between checkpoints, or 'off'"
             ))),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("mancaladb-files-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn is_damaged(r: Result<()>) -> bool {
+        matches!(
+            r,
+            Err(Error::Corrupt {
+                kind: Corruption::Checkpoint(_),
+                ..
+            })
+        )
+    }
+
+    #[test]
+    fn compressed_state_reads_back_and_damage_is_told_from_io_errors() {
+        let dir = scratch("compressed");
+        let path = dir.join("state");
+        let state: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        write_compressed(&path, b"head", &state).unwrap();
+        let mut back = vec![0u8; state.len()];
+        read_compressed(&path, b"head", &mut back).unwrap();
+        assert_eq!(back, state);
+
+        // Another header, a shorter or longer slice, a flipped byte, a cut
+        // file: damage, which solvers drop.
+        assert!(is_damaged(read_compressed(&path, b"HEAD", &mut back)));
+        assert!(is_damaged(read_compressed(
+            &path,
+            b"head",
+            &mut vec![0; state.len() + 1]
+        )));
+        assert!(is_damaged(read_compressed(
+            &path,
+            b"head",
+            &mut vec![0; state.len() - 1]
+        )));
+        let bytes = std::fs::read(&path).unwrap();
+        let mut flipped = bytes.clone();
+        let mid = flipped.len() / 2;
+        flipped[mid] ^= 0x40;
+        std::fs::write(&path, &flipped).unwrap();
+        assert!(is_damaged(read_compressed(&path, b"head", &mut back)));
+        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        assert!(is_damaged(read_compressed(&path, b"head", &mut back)));
+        std::fs::write(&path, &bytes[..2]).unwrap();
+        assert!(is_damaged(read_compressed(&path, b"head", &mut back)));
+
+        // The system failing to read it is an I/O error, kept: here a
+        // directory, which opens but cannot be read (EISDIR).
+        let not_a_file = dir.join("dir");
+        std::fs::create_dir(&not_a_file).unwrap();
+        let r = read_compressed(&not_a_file, b"head", &mut back);
+        assert!(matches!(r, Err(Error::Io { .. })), "{r:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

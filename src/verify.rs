@@ -515,9 +515,11 @@ fn check2(
         None => None,
     };
     let tiles = Encoder::new(seeds).mover_tiles(seeds).len() as u64;
-    let start = (saves.as_ref().and_then(Check2Saves::resume))
-        .filter(|t| t.tiles <= tiles)
-        .unwrap_or_default();
+    let saved = match &saves {
+        Some(saves) => saves.resume()?,
+        None => None,
+    };
+    let start = saved.filter(|t| t.tiles <= tiles).unwrap_or_default();
     if start.tiles == tiles {
         let said = match start.count {
             0 => "pass".to_string(),
@@ -588,12 +590,21 @@ impl Check2Saves {
         })
     }
 
-    /// The tally saved for these contents, if there is a sound one.
-    fn resume(&self) -> Option<Tally> {
+    /// The tally saved for these contents, if there is a sound one. A
+    /// file the system cannot read is an error, not a reason to start
+    /// over.
+    fn resume(&self) -> Result<Option<Tally>> {
         let mut bytes = [0u8; Tally::BYTES];
-        // Unreadable or damaged: the check starts afresh, which is never wrong.
-        read_compressed(&self.path, &self.identity, &mut bytes).ok()?;
-        Tally::from_bytes(&bytes, self.seeds)
+        // None there, another level's or damaged: the check starts afresh,
+        // which is never wrong.
+        match read_compressed(&self.path, &self.identity, &mut bytes) {
+            Ok(()) => Ok(Tally::from_bytes(&bytes, self.seeds)),
+            Err(Error::Corrupt { .. }) => Ok(None),
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Saves `tally` if a checkpoint is due or the check is `complete`

@@ -1,7 +1,7 @@
 //! `census`: looping configurations of K seeds on one Omweso side.
 
 use std::ops::RangeInclusive;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -59,34 +59,12 @@ fn seconds(text: &str) -> Result<Duration, String> {
         .ok_or_else(|| "must be a number of seconds, 0 or more".into())
 }
 
-/// Checks that a file can be written at `path` (its directory exists and
-/// takes new files), without creating directories.
-fn check_file(path: &Path) -> Result<(), Error> {
-    if path.is_dir() {
-        return Err(Error::io(
-            path,
-            std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory"),
-        ));
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if !dir.is_dir() {
-        return Err(Error::io(
-            path,
-            std::io::Error::new(std::io::ErrorKind::NotFound, "its directory does not exist"),
-        ));
-    }
-    store::check_writable(dir)
-}
-
 /// Counts the rows asked for, resuming from saved rows and checkpoints.
 pub fn run(a: Args) -> Result<ExitCode, Error> {
     // Every destination is checked before anything is computed.
     store::check_writable(&a.db)?;
     for path in a.out.iter().chain(&a.cycles) {
-        check_file(path)?;
+        store::check_list_path(path, &a.db)?;
     }
     let plan = census::plan(&a.db, a.seeds.clone(), a.max_laps)?;
     if !plan.rows.is_empty() {

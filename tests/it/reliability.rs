@@ -6,7 +6,7 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::{awari_db, bin, built, refuses, run, scratch};
@@ -145,6 +145,98 @@ fn a_directory_in_place_of_a_table_is_an_io_error_saying_so() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("awari-05.mdb: is a directory"), "{err}");
     assert!(!err.contains("rebuilding"), "{err}");
+}
+
+#[test]
+fn a_named_pipe_in_place_of_a_table_is_refused_not_waited_on() {
+    let dir = built("pipe", Rules::Awari, 5);
+    let path = dir.join("awari-05.mdb");
+    std::fs::remove_file(&path).unwrap();
+    let made = Command::new("mkfifo").arg(&path).status().unwrap();
+    assert!(made.success());
+    // Opening a pipe waits for a writer: every reader used to hang here.
+    let (done, finished) = std::sync::mpsc::channel();
+    let db = s(&dir).to_string();
+    std::thread::spawn(move || {
+        let out = run(&["query", "--db", &db, "1 1 1 1 1 0 0 0 0 0 0 0"]);
+        let _ = done.send(out);
+    });
+    let out = finished
+        .recv_timeout(Duration::from_secs(60))
+        .expect("query waited on the pipe");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("awari-05.mdb: is a named pipe; expected a level's file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn census_lists_replace_only_regular_files_and_never_its_own() {
+    let dir = scratch("census-out");
+    let db = dir.join("census");
+    let census = |out: &Path| run(&["census", "--seeds", "3", "--db", s(&db), "--out", s(out)]);
+    assert!(census(&dir.join("list.json")).status.success());
+    let store = db.join("omweso-census.jsonl");
+    let saved = std::fs::read(&store).unwrap();
+    // Its own results file, even by another name for the directory: the
+    // list would replace every saved row.
+    let other_name = dir.join(".").join("census").join("omweso-census.jsonl");
+    for path in [&store, &other_name] {
+        let out = census(path);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("one of the census's own files"), "{err}");
+    }
+    assert_eq!(std::fs::read(&store).unwrap(), saved);
+    // A named pipe or a device is not swapped for a file.
+    let pipe = dir.join("pipe");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&pipe)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for (path, what) in [
+        (pipe.as_path(), "is a named pipe"),
+        (Path::new("/dev/null"), "is a device"),
+    ] {
+        let out = census(path);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(what), "{err}");
+    }
+    use std::os::unix::fs::FileTypeExt;
+    assert!(
+        std::fs::symlink_metadata(&pipe)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    assert!(
+        std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+    // A link to a file is written through: the link stays a link.
+    let target = dir.join("target.json");
+    std::fs::write(&target, "old").unwrap();
+    let link = dir.join("link.json");
+    std::os::unix::fs::symlink("target.json", &link).unwrap();
+    assert!(census(&link).status.success());
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read(&target).unwrap(),
+        std::fs::read(dir.join("list.json")).unwrap()
+    );
 }
 
 #[test]

@@ -165,6 +165,42 @@ pub fn write_list(path: &Path, rows: &[Row]) -> Result<()> {
     crate::files::write_atomically(path, |f| f.write_all(text.as_bytes()))
 }
 
+/// Checks, before anything is computed, that a list can be written to
+/// `path` ([`write_list`], and the cycle atlas) beside the census results
+/// in `dir`: its directory exists and takes new files, nothing but a
+/// regular file (or a link to one) is there, and it is not one of the
+/// census's own files in `dir` (the results, their rejected lines, a
+/// checkpoint), which the list would replace.
+pub fn check_list_path(path: &Path, dir: &Path) -> Result<()> {
+    let target = crate::files::replaced_file(path)?;
+    let parent = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(Error::io(
+            path,
+            std::io::Error::new(std::io::ErrorKind::NotFound, "its directory does not exist"),
+        ));
+    }
+    let ours = target
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("omweso-census."));
+    let same_dir = match (std::fs::canonicalize(parent), std::fs::canonicalize(dir)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if ours && same_dir {
+        return Err(Error::Invalid(format!(
+            "{}: is one of the census's own files in {}; write the list elsewhere",
+            path.display(),
+            dir.display()
+        )));
+    }
+    check_writable(parent)
+}
+
 /// Checks that `dir` exists or can be created and that files can be
 /// created in it, so that a result is not computed only to be lost.
 pub fn check_writable(dir: &Path) -> Result<()> {
