@@ -33,7 +33,9 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         )));
     }
     let present = source.levels();
-    let found = starts(rules, &source, &present, |levels| source.all_verified(levels))?;
+    let found = starts(rules, &source, &present, |levels| {
+        source.all_verified(levels)
+    })?;
     let rate = source.db().and_then(|(db, _)| db.measured_rate());
     out!(
         "Starting positions under {rules} rules, from {}:",

@@ -203,7 +203,10 @@ fn a_second_verify_of_a_level_waits_for_the_first() {
         said.push_str(&line);
         said.push('\n');
     }
-    assert!(!Db::new(&dir).is_verified(Rules::Awari, 14).unwrap(), "it went on");
+    assert!(
+        !Db::new(&dir).is_verified(Rules::Awari, 14).unwrap(),
+        "it went on"
+    );
     drop(first); // the first run ends
     let rest: Vec<String> = lines.map(Result::unwrap).collect();
     let status = second.wait().unwrap();
@@ -601,7 +604,16 @@ fn records_that_cannot_be_read_are_not_rewritten_without_them() {
     assert!(err.contains("verified.tsv"), "{err}");
     assert!(db.is_verified(Rules::Awari, 3).is_err());
     assert!(records.symlink_metadata().unwrap().file_type().is_symlink());
-    let out = run(&["query", "--db", dir.to_str().unwrap(), "0 0 0 0 0 1 0 0 0 0 1 1"]);
+    let out = run(&[
+        "query",
+        "--db",
+        dir.to_str().unwrap(),
+        "0 0 0 0 0 1 0 0 0 0 1 1",
+    ]);
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "", "nothing half said");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "",
+        "nothing half said"
+    );
 }
