@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use mancaladb::Error;
 
-use super::output::out;
+use super::output::{diag, out};
 use crate::server;
 
 /// Options of `serve`. No `--rules`: both rule sets are served, each
@@ -36,7 +36,22 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         .cache_mib
         .checked_mul(1 << 20)
         .ok_or_else(|| Error::Invalid(format!("--cache-mib {}: too large", a.cache_mib)))?;
+    // A directory that is not there is more likely a typo than a wish to
+    // answer every board with a 404.
+    let dir = a.vu.as_deref().unwrap_or(&a.db);
+    if !dir.is_dir() {
+        return Err(Error::Invalid(format!(
+            "{}: no such directory",
+            dir.display()
+        )));
+    }
     let state = server::State::new(&a.db, a.vu.as_deref(), cache_bytes);
+    if state.is_empty() {
+        diag(format_args!(
+            "mancaladb: {}: no levels there yet; every board is a 404 until they are built",
+            dir.display()
+        ));
+    }
     let dir = state.dir().display().to_string();
     server::serve(state, a.addr, |addr| {
         out!("mancaladb: serving {dir} on http://{addr}/ (Ctrl-C stops)")

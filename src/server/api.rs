@@ -148,6 +148,10 @@ pub async fn json_errors(req: Request, next: Next) -> Response {
         (StatusCode::METHOD_NOT_ALLOWED, true) => {
             format!("{method} is not allowed on this path (the Allow header lists what is)")
         }
+        (StatusCode::SERVICE_UNAVAILABLE, true) => format!(
+            "the request took longer than the server's limit of {} s",
+            super::TIMEOUT.as_secs()
+        ),
         (_, true) => status.canonical_reason().unwrap_or("error").to_lowercase(),
     };
     ApiError {
@@ -171,12 +175,24 @@ pub async fn not_found() -> ApiError {
     }
 }
 
-/// Query of the Awari routes.
+/// Query of `GET /api/awari`. A parameter of no route is refused, not
+/// ignored: `rule=abapa` answered with awari values would be wrong
+/// silently.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PositionQuery {
     board: Option<String>,
     rules: Option<String>,
     captured: Option<String>,
+}
+
+/// Query of `GET /api/awari/mainline` (no `captured`: a line does not
+/// use it).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MainlineQuery {
+    board: Option<String>,
+    rules: Option<String>,
 }
 
 fn board(text: Option<&str>) -> Result<Board, ApiError> {
@@ -278,7 +294,9 @@ impl Position {
 }
 
 /// A position answered from `source`: its own level must be present
-/// (404 naming it otherwise), then its moves' levels.
+/// (404 naming it otherwise), then its moves' levels. The empty board is
+/// a position like any other (the game is over: value 0, no moves), as
+/// for `query`.
 fn answer(
     state: &State,
     rules: Rules,
@@ -286,9 +304,6 @@ fn answer(
     board: &Board,
     taken: Option<(u8, u8)>,
 ) -> Result<Position, ApiError> {
-    if board.seeds() == 0 {
-        return Err(ApiError::bad("the board is empty: the game is over"));
-    }
     if board.in_domain() {
         source.require(board.seeds())?;
     }
@@ -302,10 +317,15 @@ pub async fn position(
     q: Result<Query<PositionQuery>, QueryRejection>,
 ) -> Answer<Position> {
     let q = query(q)?;
-    let (rules, source) = state.source(q.rules.as_deref())?;
     let b = board(q.board.as_deref())?;
     let taken = q.captured.as_deref().map(|c| captured(c, &b)).transpose()?;
-    Ok(Json(answer(&state, rules, source, &b, taken)?))
+    // Probes may read the disk: off the async workers, like every route
+    // that reads tables.
+    blocking(move || {
+        let (rules, source) = state.source(q.rules.as_deref())?;
+        Ok(Json(answer(&state, rules, source, &b, taken)?))
+    })
+    .await
 }
 
 /// The answer of `GET /api/awari/mainline`.
@@ -325,7 +345,7 @@ pub struct Mainline {
 /// 400 plies.
 pub async fn mainline(
     Shared(state): Shared<Arc<State>>,
-    q: Result<Query<PositionQuery>, QueryRejection>,
+    q: Result<Query<MainlineQuery>, QueryRejection>,
 ) -> Answer<Mainline> {
     let q = query(q)?;
     let b = board(q.board.as_deref())?;
@@ -344,19 +364,37 @@ pub async fn mainline(
     .await
 }
 
-/// Body of `POST /api/awari/batch`.
+/// Body of `POST /api/awari/batch`. Each board is kept as JSON and read
+/// on its own ([`batch_board`]), so that a bad one fails only its item.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Batch {
     rules: Option<String>,
-    boards: Vec<BatchBoard>,
+    boards: Vec<serde_json::Value>,
 }
 
-/// A board as a string (`"1,1,..."`) or a list of twelve counts.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum BatchBoard {
-    Text(String),
-    Pits(Vec<i64>),
+/// A board of a batch: a string (`"1,1,..."`) or a list of twelve counts,
+/// with the messages of a board given as text.
+fn batch_board(item: &serde_json::Value) -> Result<Board, Error> {
+    use serde_json::Value;
+    let not_a_board =
+        || Error::Invalid("give a board as \"P0,...,P11\" or a list of twelve pit counts".into());
+    match item {
+        Value::String(text) => Board::parse(&[text]),
+        Value::Array(pits) => {
+            // Counts as their JSON text, so that 1e30, 0.5 or a number past
+            // i64 get the messages of a board given as text.
+            let words = pits
+                .iter()
+                .map(|p| match p {
+                    Value::Number(n) => Ok(n.to_string()),
+                    _ => Err(not_a_board()),
+                })
+                .collect::<Result<Vec<String>, Error>>()?;
+            Board::parse(&words)
+        }
+        _ => Err(not_a_board()),
+    }
 }
 
 /// One answer of a batch: the position, or its error and status.
@@ -405,11 +443,7 @@ pub async fn batch(
             .boards
             .iter()
             .map(|item| {
-                let b = match item {
-                    BatchBoard::Text(t) => Board::parse(&[t]),
-                    BatchBoard::Pits(p) => Board::from_counts(p),
-                };
-                match b
+                match batch_board(item)
                     .map_err(ApiError::from)
                     .and_then(|b| answer(&state, rules, source, &b, None))
                 {
@@ -437,7 +471,16 @@ pub struct Levels {
 #[derive(Serialize)]
 struct RulesLevels {
     rules: &'static str,
-    levels: Vec<LevelInfo>,
+    levels: Vec<LevelEntry>,
+}
+
+/// A level present: what is known of it, or why it cannot be read (one
+/// damaged level does not hide the others).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum LevelEntry {
+    Read(LevelInfo),
+    Unreadable { seeds: usize, error: String },
 }
 
 /// `GET /api/levels`: the levels present, their sizes, whether verified.
@@ -446,18 +489,21 @@ pub async fn levels(Shared(state): Shared<Arc<State>>) -> Answer<Levels> {
         let rules = state
             .sources
             .iter()
-            .map(|(r, s)| {
-                let levels = s
+            .map(|(r, s)| RulesLevels {
+                rules: r.name(),
+                levels: s
                     .levels()
                     .into_iter()
-                    .map(|n| s.level_info(n))
-                    .collect::<Result<_, _>>()?;
-                Ok(RulesLevels {
-                    rules: r.name(),
-                    levels,
-                })
+                    .map(|seeds| match s.level_info(seeds) {
+                        Ok(info) => LevelEntry::Read(info),
+                        Err(e) => LevelEntry::Unreadable {
+                            seeds,
+                            error: e.to_string(),
+                        },
+                    })
+                    .collect(),
             })
-            .collect::<Result<_, ApiError>>()?;
+            .collect();
         Ok(Json(Levels {
             kind: state.kind,
             rules,
@@ -467,7 +513,9 @@ pub async fn levels(Shared(state): Shared<Arc<State>>) -> Answer<Levels> {
 }
 
 /// `GET /api/stats/{rules}/{seeds}`: the level's value histogram and
-/// outcomes, counted once per server.
+/// outcomes, counted once per server: requests that come while a level is
+/// being counted wait for that count rather than start their own (a count
+/// outlives a request that times out, and the next one finds it).
 pub async fn stats(
     Shared(state): Shared<Arc<State>>,
     Path((rules, seeds)): Path<(String, String)>,
@@ -483,32 +531,29 @@ pub async fn stats(
     blocking(move || {
         let (rules, source) = state.source(Some(&rules))?;
         source.require(seeds)?;
-        let key = (rules, seeds);
-        let known = state
-            .stats
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
-            .cloned();
-        let s = match known {
-            Some(s) => s,
-            None => {
-                let s = Arc::new(LevelStats::of_source(source, seeds)?);
-                state
-                    .stats
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(key, Arc::clone(&s));
-                s
-            }
-        };
-        Ok(Json(LevelStats::clone(&s)))
+        // The map lock is held only to find the level's slot; the slot's
+        // lock is held while its level is counted.
+        let slot = Arc::clone(
+            state
+                .stats
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .entry((rules, seeds))
+                .or_default(),
+        );
+        let mut counted = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if counted.is_none() {
+            // An error leaves the slot empty: the next request tries again.
+            *counted = Some(LevelStats::of_source(source, seeds)?);
+        }
+        Ok(Json(counted.clone().expect("counted above")))
     })
     .await
 }
 
 /// Query of `GET /api/omweso/loops`.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LoopsQuery {
     side: Option<String>,
     opponent: Option<String>,

@@ -5,16 +5,17 @@
 //!
 //! * The table directory (or VU directory) is fixed at start; requests
 //!   name boards, rule sets and levels, never paths.
-//! * Bad input is a 400 with `{"error": ...}`, a level not present a 404
-//!   that says which (`missing_level`); only a damaged or unreadable table
-//!   is a 500.
+//! * Bad input (a query parameter the route does not take included) is a
+//!   400 with `{"error": ...}`, a level not present a 404 that says which
+//!   (`missing_level`); only a damaged or unreadable table is a 500.
 //! * Limits: request bodies of 1 MiB (axum's body limit, so that the
 //!   refusal is a JSON 413 like every other error), batches of [`api::MAX_BATCH`] boards,
 //!   Omweso lap budgets of [`api::MAX_LAPS`], 30 s per request (503 after).
 //! * Cross-origin reads are allowed (the data is public and read-only);
 //!   responses are gzip-compressed when the client accepts it.
 //! * One log line per request on standard error: method, path, status,
-//!   time.
+//!   time (the log is outside the time limit, so a request cut by it is
+//!   logged too).
 
 mod api;
 mod assets;
@@ -48,6 +49,10 @@ const MAX_BODY: usize = 1 << 20;
 /// Longest time a request may take.
 const TIMEOUT: Duration = Duration::from_secs(30);
 
+/// A level's statistics once counted; its lock is held while they are
+/// counted, so that requests arriving meanwhile wait for that count.
+type StatsSlot = Arc<Mutex<Option<LevelStats>>>;
+
 /// What every request reads: the sources, fixed at start, and the level
 /// statistics computed so far.
 pub struct State {
@@ -55,7 +60,7 @@ pub struct State {
     sources: Vec<(Rules, Source)>,
     /// `"tables"` or `"vu"`.
     kind: &'static str,
-    stats: Mutex<HashMap<(Rules, usize), Arc<LevelStats>>>,
+    stats: Mutex<HashMap<(Rules, usize), StatsSlot>>,
 }
 
 impl State {
@@ -87,6 +92,11 @@ impl State {
     pub fn dir(&self) -> &Path {
         self.sources[0].1.dir()
     }
+
+    /// Whether no level of any rule set is there.
+    pub fn is_empty(&self) -> bool {
+        self.sources.iter().all(|(_, s)| s.levels().is_empty())
+    }
 }
 
 /// All routes, with their limits, CORS, compression and the log line.
@@ -103,12 +113,13 @@ fn router(state: Arc<State>) -> Router {
         .route("/api/stats/{rules}/{seeds}", get(api::stats))
         .route("/api/omweso/loops", get(api::loops))
         .fallback(api::not_found)
-        .layer(middleware::from_fn(log))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::SERVICE_UNAVAILABLE,
             TIMEOUT,
         ))
         .layer(middleware::from_fn(api::json_errors))
+        // Outside the time limit, so that a request cut by it is logged too.
+        .layer(middleware::from_fn(log))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(CompressionLayer::new())
         .layer(CorsLayer::permissive())

@@ -100,6 +100,29 @@ def main(url, out):
             wait_for(d, "an edited pit", lambda d: board(d)[11] == 1)
             assert "board=5,0,3,0,0,0,1,1,1,1,1,1" in d.current_url, d.current_url
 
+            # A board that is not twelve whole counts is refused where it is
+            # typed; the board stays.
+            text = d.find_element(By.ID, "board-text")
+            text.clear()
+            text.send_keys("1 1 x")
+            d.find_element(By.ID, "set-board").click()
+            wait_for(d, "the refusal", lambda d: "twelve pit counts" in d.find_element(By.ID, "error").text)
+            assert board(d) == [5, 0, 3, 0, 0, 0, 1, 1, 1, 1, 1, 1], board(d)
+
+            # A shared address with a bad board says so and shows the start.
+            d.get(url + "?board=1,1,1")
+            wait_for(d, "the notice", lambda d: "is not twelve pit counts" in d.find_element(By.ID, "error").text)
+            wait_for(d, "the start position", lambda d: board(d) == [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0])
+
+            # Taking the last seeds ends the game: value 0, no moves, no error.
+            d.get(url + "?board=0,0,0,0,0,2,1,1,0,0,0,0")
+            wait_for(d, "the move list", lambda d: moves(d) and moves(d)[0][:3] == (5, "+4", 4))
+            d.find_element(By.ID, "pit-5").click()
+            wait_for(d, "the empty board", lambda d: board(d) == [0] * 12
+                     and "game is over" in d.find_element(By.ID, "moves").text)
+            assert "+0 (draw" in d.find_element(By.ID, "value").text
+            assert not d.find_element(By.ID, "error").is_displayed()
+
             # Levels: the histogram of the largest level (16: 2 * 16 + 1
             # values), one win/draw/loss bar per level 0..16; a level's row
             # shows its histogram.

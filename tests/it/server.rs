@@ -248,8 +248,27 @@ fn bad_input_is_400_and_missing_levels_404() {
         "pit count -1 is negative",
     );
     refused(&s, "/api/awari?board=9,9,9,9,9,9,0,0,0,0,0,0", 400, "48");
-    refused(&s, "/api/awari?board=0,0,0,0,0,0,0,0,0,0,0,0", 400, "empty");
     refused(&s, "/api/awari", 400, "board=");
+    // A parameter no route takes is refused, not ignored: `rule=abapa`
+    // would otherwise answer with awari values.
+    refused(
+        &s,
+        "/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0&rule=abapa",
+        400,
+        "unknown field `rule`",
+    );
+    refused(
+        &s,
+        "/api/awari/mainline?board=1,1,1,1,1,2,4,2,3,0,0,0&captured=1",
+        400,
+        "unknown field `captured`",
+    );
+    refused(
+        &s,
+        "/api/omweso/loops?side=3,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1&laps=5",
+        400,
+        "unknown field `laps`",
+    );
     refused(
         &s,
         "/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0&rules=kalah",
@@ -330,6 +349,78 @@ fn bad_input_is_400_and_missing_levels_404() {
 }
 
 #[test]
+fn the_empty_board_is_a_finished_game_as_for_query() {
+    let s = Server::db(awari_db());
+    let (status, a) = s.get("/api/awari?board=0,0,0,0,0,0,0,0,0,0,0,0");
+    assert_eq!(status, 200, "{a}");
+    let cli: Value = serde_json::from_slice(
+        &run(&[
+            "query",
+            "--json",
+            "--db",
+            awari_db().to_str().unwrap(),
+            "0 0 0 0 0 0 0 0 0 0 0 0",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    for key in ["seeds", "value", "best"] {
+        assert_eq!(a[key], cli[key], "{key}: {a} against {cli}");
+    }
+    assert_eq!((&a["value"], &a["moves"]), (&json!(0), &json!([])));
+}
+
+#[test]
+fn serve_refuses_a_directory_that_is_not_there() {
+    let missing = scratch("server-missing").join("no-such-dir");
+    for flag in ["--db", "--vu"] {
+        let out = run(&[
+            "serve",
+            flag,
+            missing.to_str().unwrap(),
+            "--addr",
+            "127.0.0.1:0",
+        ]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("no-such-dir: no such directory"), "{err}");
+    }
+}
+
+#[test]
+fn one_unreadable_level_does_not_hide_the_others() {
+    let dir = scratch("server-damaged");
+    for n in 0..=5 {
+        let name = format!("awari-{n:02}.mdb");
+        std::fs::copy(awari_db().join(&name), dir.join(&name)).unwrap();
+    }
+    let five = dir.join("awari-05.mdb");
+    let len = std::fs::metadata(&five).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&five)
+        .unwrap()
+        .set_len(len - 10)
+        .unwrap();
+    let s = Server::db(&dir);
+    let (status, lv) = s.get("/api/levels");
+    assert_eq!(status, 200, "{lv}");
+    let levels = lv["rules"][0]["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 6, "{lv}");
+    for (n, l) in levels.iter().enumerate() {
+        assert_eq!(l["seeds"], n, "{l}");
+        match n {
+            5 => assert!(l["error"].as_str().unwrap().contains("awari-05.mdb"), "{l}"),
+            _ => assert_eq!(l["positions"], level_size(n), "{l}"),
+        }
+    }
+    // Only what reads it fails.
+    refused(&s, "/api/stats/awari/5", 500, "awari-05.mdb");
+    let (status, st) = s.get("/api/stats/awari/4");
+    assert_eq!((status, &st["positions"]), (200, &json!(level_size(4))));
+}
+
+#[test]
 fn batch_answers_each_board_within_limits() {
     let s = Server::db(awari_db());
     let (status, b) = s.post(
@@ -364,6 +455,30 @@ fn batch_answers_each_board_within_limits() {
     let (status, e) = s.post("/api/awari/batch", b"{\"boards\": [");
     assert_eq!(status, 400, "{e}");
     assert!(e["error"].is_string());
+    // Any item that is not a board fails only itself, with the message a
+    // board given as text gets.
+    let (status, b) = s.post(
+        "/api/awari/batch",
+        br#"{"boards": [null, [0,0,0,0,0,2,1,1,0,0,0,0.5], {"a": 1}, [0,0,0,0,0,2,1,1,0,0,0,99999999999999999999], [0,0,0,0,0,2,1,1,0,0,0,"x"], "0,0,0,0,0,2,1,1,0,0,0,0"]}"#,
+    );
+    assert_eq!(status, 200, "{b}");
+    let r = b["results"].as_array().unwrap();
+    assert_eq!(r.len(), 6, "{b}");
+    for (k, want) in [
+        "a board as",
+        "'0.5' is not a whole number",
+        "a board as",
+        "is not a whole number",
+        "a board as",
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert_eq!(r[k]["status"], 400, "{k}: {b}");
+        let e = r[k]["error"].as_str().unwrap();
+        assert!(e.contains(want), "{k}: {e}");
+    }
+    assert_eq!(r[5]["value"], 4, "{b}");
 }
 
 #[test]

@@ -26,6 +26,18 @@ async function getJSON(url) {
   return body;
 }
 
+// Twelve whole pit counts from text ("1,1,1,..." or "1 1 1 ..."), or null.
+function parseBoard(text) {
+  const words = String(text).trim().split(/[\s,]+/);
+  if (words.length !== 12 || !words.every((w) => /^\d+$/.test(w))) return null;
+  return words.map(Number);
+}
+
+function showError(message) {
+  $("error").textContent = message;
+  $("error").hidden = false;
+}
+
 function signed(v) {
   return v >= 0 ? "+" + v : String(v);
 }
@@ -116,8 +128,7 @@ async function analyze() {
     renderLine(line);
   } catch (e) {
     if (id !== state.request) return;
-    $("error").textContent = e.message;
-    $("error").hidden = false;
+    showError(e.message);
     renderBoard();
   }
 }
@@ -144,7 +155,7 @@ function renderAnalysis(a) {
     const tr = document.createElement("tr");
     const td = document.createElement("td");
     td.colSpan = 4;
-    td.textContent = "no move: the opponent takes the rest";
+    td.textContent = a.seeds === 0 ? "the board is empty: the game is over" : "no move: the opponent takes the rest";
     tr.appendChild(td);
     body.appendChild(tr);
   }
@@ -176,18 +187,30 @@ async function showLevels() {
     $("wdl").textContent = e.message;
     return;
   }
-  const awari = info.rules.find((r) => r.rules === "awari");
-  const levels = awari ? awari.levels : [];
+  // The levels of the rule set chosen on the board; a level that cannot
+  // be read is listed with its error and not charted.
+  const rules = info.rules.find((r) => r.rules === state.rules);
+  const all = rules ? rules.levels : [];
+  const levels = all.filter((l) => !l.error);
+  $("levels-rules").textContent = state.rules;
   const body = $("levels-table").tBodies[0];
   body.replaceChildren();
-  for (const l of levels) {
+  for (const l of all) {
     const tr = document.createElement("tr");
-    for (const c of [l.seeds, l.positions.toLocaleString(), l.bytes.toLocaleString(), l.verified ? "yes" : "no", l.uncompressed ? "yes" : "no"]) {
+    const cells = l.error
+      ? [l.seeds, l.error]
+      : [l.seeds, l.positions.toLocaleString(), l.bytes.toLocaleString(), l.verified ? "yes" : "no", l.uncompressed ? "yes" : "no"];
+    for (const c of cells) {
       const td = document.createElement("td");
       td.textContent = c;
       tr.appendChild(td);
     }
-    tr.addEventListener("click", () => showHistogram(l.seeds));
+    if (l.error) {
+      tr.className = "loss";
+      tr.cells[1].colSpan = 4;
+    } else {
+      tr.addEventListener("click", () => showHistogram(l.seeds));
+    }
     body.appendChild(tr);
   }
   if (levels.length) showHistogram(levels[levels.length - 1].seeds);
@@ -200,8 +223,11 @@ async function showLevels() {
   for (const [i, l] of levels.entries()) {
     let s;
     try {
-      s = await getJSON("/api/stats/awari/" + l.seeds);
+      s = await getJSON("/api/stats/" + state.rules + "/" + l.seeds);
     } catch (e) {
+      const t = svg("text", { x: 30 + i * w + w / 2, y: h - 5, "text-anchor": "middle", class: "loss" }, "?");
+      t.appendChild(svg("title", {}, `${l.seeds} seeds: ${e.message}`));
+      chart.appendChild(t);
       continue;
     }
     let y = 5;
@@ -217,10 +243,10 @@ async function showLevels() {
 }
 
 async function showHistogram(n) {
-  $("hist-title").textContent = "Values of level " + n;
+  $("hist-title").textContent = "Values of level " + n + " (" + state.rules + ")";
   let s;
   try {
-    s = await getJSON("/api/stats/awari/" + n);
+    s = await getJSON("/api/stats/" + state.rules + "/" + n);
   } catch (e) {
     $("hist").textContent = e.message;
     return;
@@ -244,7 +270,9 @@ async function showHistogram(n) {
 async function decideOmweso(ev) {
   ev.preventDefault();
   const words = (id) => $(id).value.trim().split(/[\s,]+/).filter((w) => w).join(",");
-  const q = new URLSearchParams({ side: words("om-side"), max_laps: $("om-laps").value.trim() });
+  const q = new URLSearchParams({ side: words("om-side") });
+  // An empty field leaves the server's default.
+  if ($("om-laps").value.trim()) q.set("max_laps", $("om-laps").value.trim());
   if (words("om-opp")) q.set("opponent", words("om-opp"));
   if ($("om-first").checked) q.set("first_turn", "true");
   const body = $("om-starts").tBodies[0];
@@ -284,18 +312,15 @@ function start() {
   const given = params.get("board");
   if (params.get("rules") === "abapa") state.rules = "abapa";
   $("rules").value = state.rules;
-  let board = DEFAULT_BOARD.slice();
-  if (given) {
-    const nums = given.split(/[\s,]+/).map(Number);
-    if (nums.length === 12 && nums.every((x) => Number.isInteger(x) && x >= 0)) board = nums;
-  }
+  const board = given === null ? DEFAULT_BOARD.slice() : parseBoard(given) || DEFAULT_BOARD.slice();
   $("rules").addEventListener("change", () => {
     state.rules = $("rules").value;
     setBoard(state.board, true);
   });
   $("set-board").addEventListener("click", () => {
-    const nums = $("board-text").value.trim().split(/[\s,]+/).map(Number);
-    setBoard(nums, false);
+    const nums = parseBoard($("board-text").value);
+    if (nums) setBoard(nums, false);
+    else showError("give twelve pit counts, whole numbers separated by commas or spaces");
   });
   $("undo").addEventListener("click", undo);
   $("best").addEventListener("click", playBest);
@@ -316,6 +341,14 @@ function start() {
   window.addEventListener("hashchange", showView);
   showView();
   setBoard(board, false);
+  if (given !== null && !parseBoard(given)) {
+    showError("board=" + given + " is not twelve pit counts: showing the start position");
+  }
+  // Offer only the rule sets served (a VU directory holds awari values).
+  getJSON("/api/levels").then((info) => {
+    const served = new Set(info.rules.map((r) => r.rules));
+    for (const o of $("rules").options) o.disabled = !served.has(o.value);
+  }, () => {});
 }
 
 function playBest() {
