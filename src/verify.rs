@@ -105,17 +105,24 @@ pub enum Outcome {
     Differs(u64, Vec<Mismatch>),
     /// Not run (not asked for, or an earlier check failed).
     Skipped,
+    /// Not run: the level reads this lower level, which failed check 1 in
+    /// the same run. The level is not vouched for, so this counts as a
+    /// failure.
+    Blocked(usize),
 }
 
 impl Outcome {
-    /// Whether the check failed.
+    /// Whether the check failed, or could not be run on sound inputs.
     pub fn failed(&self) -> bool {
-        matches!(self, Outcome::Broken(_) | Outcome::Differs(..))
+        matches!(
+            self,
+            Outcome::Broken(_) | Outcome::Differs(..) | Outcome::Blocked(_)
+        )
     }
 }
 
-/// `"pass"`, `null` (not run), `{"error": why}` or `{"differ": n, "first":
-/// [mismatch, ...]}`.
+/// `"pass"`, `null` (not run), `{"error": why}`, `{"differ": n, "first":
+/// [mismatch, ...]}` or `{"blocked_by": level}`.
 impl Serialize for Outcome {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         match self {
@@ -130,6 +137,11 @@ impl Serialize for Outcome {
                 let mut m = s.serialize_map(Some(2))?;
                 m.serialize_entry("differ", n)?;
                 m.serialize_entry("first", first)?;
+                m.end()
+            }
+            Outcome::Blocked(level) => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("blocked_by", level)?;
                 m.end()
             }
         }
@@ -190,10 +202,13 @@ pub enum Checks {
 
 /// Checks levels `levels` of `source` under `rules`, as far as `checks`
 /// says. Levels below each one checked are read as needed (and must be
-/// sound: an unreadable one is an error, not a failed check). Every level
-/// the run reads must be present before the first is checked, so that a
-/// missing one is [`Error::Missing`] at once rather than after hours of
-/// checks. `on_level` hears each level's result as soon as it is known.
+/// sound: an unreadable one is an error, not a failed check). A level that
+/// fails check 1 is one that higher levels cannot be checked against: their
+/// checks 2 and 3 are [`Outcome::Blocked`] by it, while the levels that do
+/// not read it are checked as usual. Every level the run reads must be
+/// present before the first is checked, so that a missing one is
+/// [`Error::Missing`] at once rather than after hours of checks.
+/// `on_level` hears each level's result as soon as it is known.
 pub fn verify(
     source: &Source,
     rules: Rules,
@@ -216,6 +231,7 @@ pub fn verify(
     }
     let every = checkpoint_interval()?;
     let mut out = Vec::new();
+    let mut broken = Vec::new();
     for &seeds in &levels {
         let start = Instant::now();
         let mut check = LevelCheck {
@@ -225,12 +241,24 @@ pub fn verify(
             rederivation: Outcome::Skipped,
             seconds: 0.0,
         };
+        let blocked_by = levels_needed(seeds)
+            .into_iter()
+            .find(|k| *k != seeds && broken.contains(k));
         match source.integrity(seeds) {
             // A damaged file fails the check; a missing or unreadable one is
             // not a verdict on the table but an error of the run.
-            Err(e @ Error::Corrupt { .. }) => check.integrity = Outcome::Broken(e.to_string()),
+            Err(e @ Error::Corrupt { .. }) => {
+                check.integrity = Outcome::Broken(e.to_string());
+                broken.push(seeds);
+            }
             Err(e) => return Err(e),
             Ok(()) if checks == Checks::Integrity => {}
+            Ok(()) if let Some(k) = blocked_by => {
+                check.consistency = Outcome::Blocked(k);
+                if checks == Checks::All {
+                    check.rederivation = Outcome::Blocked(k);
+                }
+            }
             Ok(()) => {
                 let _one_at_a_time = match source.db() {
                     Some((db, rules)) => lock_level(db, rules, seeds, progress)?,
@@ -245,12 +273,7 @@ pub fn verify(
         }
         check.seconds = start.elapsed().as_secs_f64();
         on_level(&check);
-        let broken = check.integrity.failed();
         out.push(check);
-        if broken && levels.last() != Some(&seeds) && checks != Checks::Integrity {
-            // Higher levels would be checked against values we cannot read.
-            break;
-        }
     }
     Ok(out)
 }

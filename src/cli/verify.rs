@@ -85,6 +85,9 @@ fn print(c: &LevelCheck, source: &Source) {
         match o {
             Outcome::Pass => out!("  check {name}: pass"),
             Outcome::Skipped => out!("  check {name}: not run"),
+            Outcome::Blocked(k) => {
+                out!("  check {name}: NOT RUN: it reads level {k}, which failed check 1")
+            }
             Outcome::Broken(why) => out!("  check {name}: FAILED: {why}"),
             Outcome::Differs(n, first) => {
                 out!("  check {name}: FAILED: {n} positions differ; first ones:");

@@ -314,6 +314,50 @@ fn damaged_vu_files_fail_verification() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("export --format vu"));
 }
 
+#[test]
+fn a_level_failing_check_1_blocks_only_the_levels_that_read_it() {
+    let dir = built("verify-blocked", Rules::Awari, 8);
+    let d = dir.to_str().unwrap();
+    // Level 6 truncated: check 1 fails. Level 7 reads levels 0..5 only (a
+    // capture takes 2 or 3 seeds), so it is checked; level 8 reads 6.
+    let six = dir.join("awari-06.mdb");
+    let len = std::fs::metadata(&six).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&six)
+        .unwrap()
+        .set_len(len - 1)
+        .unwrap();
+    let out = run(&["verify", "--db", d, "--seeds", "5..8", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let checks: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let checks = checks.as_array().unwrap();
+    assert_eq!(checks.len(), 4, "every level is reported: {checks:?}");
+    let passed: Vec<bool> = checks
+        .iter()
+        .map(|c| c["passed"].as_bool().unwrap())
+        .collect();
+    assert_eq!(passed, [true, false, true, false]);
+    assert!(checks[1]["integrity"]["error"].is_string());
+    assert_eq!(checks[2]["rederivation"], "pass");
+    assert_eq!(checks[3]["integrity"], "pass");
+    assert_eq!(checks[3]["consistency"]["blocked_by"], 6);
+    assert_eq!(checks[3]["rederivation"]["blocked_by"], 6);
+    // Levels 5 and 7 are recorded as verified; 8 is not.
+    let db = Db::new(&dir);
+    let verified: Vec<bool> = (5..=8)
+        .map(|n| db.is_verified(Rules::Awari, n).unwrap())
+        .collect();
+    assert_eq!(verified, [true, false, true, false]);
+    let (_, text) = code_and_stdout(&["verify", "--db", d, "--seeds", "8", "--checks", "1"]);
+    assert!(text.contains("ok"), "{text}");
+    let (_, text) = code_and_stdout(&["verify", "--db", d, "--seeds", "6..8", "--checks", "2"]);
+    assert!(
+        text.contains("check 2 consistency: NOT RUN: it reads level 6, which failed check 1"),
+        "{text}"
+    );
+}
+
 /// Two positions A and B, each with one quiet move to the other and one
 /// move leaving the graph worth -1. The true values are 0 and 0: neither
 /// player gains by leaving, and endless play is worth 0. Yet A = +1, B = -1
