@@ -46,3 +46,4 @@ pub mod table;
 pub mod verify;
 
 pub use error::{Error, Result};
+pub use memory::reserve;

@@ -180,6 +180,28 @@ pub fn memory_total() -> Option<u64> {
     proc_number("/proc/meminfo", "MemTotal:").map(|kb| kb * 1024)
 }
 
+/// An empty vector with room for `len` items, or an error of kind
+/// `OutOfMemory` saying how much was asked for. Refused also when it is
+/// more than the memory available now (`MemAvailable`): Linux grants most
+/// larger requests and then kills a process (this one, or another's long
+/// run) as the pages are filled, where the caller wanted an error.
+pub fn reserve<T>(len: usize) -> std::io::Result<Vec<T>> {
+    let bytes = (len as u128) * std::mem::size_of::<T>() as u128;
+    let refuse = |why: String| std::io::Error::new(std::io::ErrorKind::OutOfMemory, why);
+    let available = proc_number("/proc/meminfo", "MemAvailable:").map(|kb| kb as u128 * 1024);
+    if let Some(available) = available
+        && bytes > available
+    {
+        return Err(refuse(format!(
+            "{bytes} bytes asked for; {available} bytes of memory are available"
+        )));
+    }
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| refuse(format!("{bytes} bytes asked for are not to be had")))?;
+    Ok(v)
+}
+
 /// Bytes this process has caused to be read from storage so far
 /// (`read_bytes` of `/proc/self/io`: page-cache misses, of mapped files
 /// too, not reads served from the cache); `None` where the kernel does

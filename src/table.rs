@@ -443,18 +443,8 @@ impl Table {
     /// error of kind `OutOfMemory` (a level of hundreds of GB asked for on
     /// an ordinary machine), not an abort.
     pub fn read_all(&self) -> Result<Vec<i8>> {
-        let mut all = Vec::new();
-        all.try_reserve_exact(self.header.positions as usize)
-            .map_err(|_| {
-                let needs = format!(
-                    "{} bytes to hold the level's values are not to be had",
-                    self.header.positions
-                );
-                Error::io(
-                    &self.path,
-                    std::io::Error::new(std::io::ErrorKind::OutOfMemory, needs),
-                )
-            })?;
+        let len = usize::try_from(self.header.positions).unwrap_or(usize::MAX);
+        let mut all = crate::memory::reserve(len).map_err(|e| Error::io(&self.path, e))?;
         self.for_each_block(|v| {
             all.extend_from_slice(v);
             Ok(())

@@ -62,19 +62,18 @@ pub fn boards<'py>(
 ) -> PyResult<Bound<'py, PyArray2<u8>>> {
     let e = encoder();
     e.check_range(seeds, start, stop).py()?;
-    // Memory that cannot be had is a MemoryError, not an abort.
-    let too_many = || {
-        let bytes = (stop - start) as u128 * PITS as u128;
-        pyo3::exceptions::PyMemoryError::new_err(format!(
-            "{} boards need {bytes} bytes",
-            stop - start
-        ))
+    // Memory that cannot be had (or is more than is available: Linux would
+    // grant it and kill a process as it fills) is a MemoryError, not an
+    // abort.
+    let too_many = |why: String| {
+        pyo3::exceptions::PyMemoryError::new_err(format!("{} boards: {why}", stop - start))
     };
-    let rows = usize::try_from(stop - start).map_err(|_| too_many())?;
-    let mut cells: Vec<u8> = Vec::new();
-    cells
-        .try_reserve_exact(rows.checked_mul(PITS).ok_or_else(too_many)?)
-        .map_err(|_| too_many())?;
+    let cells_len = usize::try_from(stop - start)
+        .ok()
+        .and_then(|rows| rows.checked_mul(PITS))
+        .ok_or_else(|| too_many("more bytes than an address holds".into()))?;
+    let rows = cells_len / PITS;
+    let mut cells: Vec<u8> = mancaladb::reserve(cells_len).map_err(|e| too_many(e.to_string()))?;
     py.detach(|| e.for_range(seeds, start, stop, |_, b| cells.extend_from_slice(&b.0)));
     PyArray1::from_vec(py, cells).reshape([rows, PITS])
 }
