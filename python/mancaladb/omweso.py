@@ -26,6 +26,7 @@ def loops(side: Side, opponent: Optional[Side] = None, pit: Optional[int] = None
     deciding criterion and the line shown (laps, seeds sown, captures, the
     end or the proven cycle). ``first_turn``: a match's first turn, without
     captures. ``max_laps``: laps followed per start before answering
-    ``"undecided"``. ``any_seeds``: allow more than the 64 seeds of a game.
+    ``"undecided"``. ``any_seeds``: allow more than the 64 seeds of a game in
+    play, both sides together (each side still holds at most 64).
     Bad input raises ``ValueError`` with the command line's message."""
     return json.loads(_native.loops(side, opponent, pit, first_turn, max_laps, any_seeds))

@@ -29,7 +29,8 @@ pub struct Args {
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
-    /// Allow more than the 64 seeds of a game in play (a study).
+    /// Allow more than the 64 seeds of a game in play, both sides together
+    /// (a study); each side still holds at most 64.
     #[arg(long)]
     any_seeds: bool,
     /// The player's 16 pits: 0..7 the near row left to right, 8..15 the
