@@ -93,8 +93,11 @@ class Database:
     ``with``; :meth:`close` drops the maps (arrays from :meth:`level` keep
     their data)."""
 
-    def __init__(self, db: Union[str, os.PathLike] = "db", rules: str = "awari",
+    def __init__(self, db: Optional[Union[str, os.PathLike]] = None, rules: str = "awari",
                  vu: Optional[Union[str, os.PathLike]] = None) -> None:
+        if db is not None and vu is not None:
+            raise ValueError("give db (tables) or vu (published files), not both")
+        db = "db" if db is None else db
         self._db = _native.Database(os.fspath(db), rules, None if vu is None else os.fspath(vu))
 
     def __enter__(self) -> "Database":
@@ -145,8 +148,9 @@ class Database:
 
     def values(self, boards: Union[np.ndarray, Sequence[Sequence[int]]]) -> np.ndarray:
         """The values of many boards at once: a ``(k, 12)`` integer array in,
-        a ``(k,)`` ``int8`` array out (the GIL is released throughout). A bad
-        row raises ``ValueError`` naming the row."""
+        a ``(k,)`` ``int8`` array out (the GIL is released while the values
+        are read; the rows are checked with it held). A bad row raises
+        ``ValueError`` naming the row."""
         return self._db.values(_board_array(boards))
 
     def moves(self, pits: Pits) -> List[Move]:
@@ -157,7 +161,8 @@ class Database:
 
     def line(self, pits: Pits, max_plies: int = 200) -> Line:
         """The principal line: best moves (the lowest pit among equals) until
-        the game ends, a position repeats, or ``max_plies`` plies."""
+        the game ends, a position repeats, or ``max_plies`` plies. Raises
+        :class:`MissingLevelError` when it reaches a level not present."""
         plies, end, cycle_ply = self._db.line(pits, max_plies)
         return Line([Ply(tuple(b), pit, captures, value) for b, pit, captures, value in plies],
                     end, cycle_ply)
@@ -168,7 +173,9 @@ class Database:
 
     def verified(self, seeds: int) -> bool:
         """Whether level ``seeds`` passed every check of ``mancaladb verify``
-        as it is now (always ``False`` for VU files)."""
+        with the content it has now, as its header's content checksum says
+        (always ``False`` for VU files). Damage since then is caught when the
+        table is read."""
         return self._db.verified(seeds)
 
     def level(self, seeds: int) -> np.ndarray:
@@ -177,17 +184,19 @@ class Database:
         byte to ``scores.N`` of the published layout. Mapped from the raw
         copy or VU file without copying when there is one, else the table is
         decompressed once; while an array of the level is alive, later calls
-        share it."""
+        share it (calls from other threads meanwhile wait for that one
+        decompression)."""
         return self._db.level(seeds)
 
 
-def open(db: Union[str, os.PathLike] = "db", rules: str = "awari", *,
+def open(db: Optional[Union[str, os.PathLike]] = None, rules: str = "awari", *,
          vu: Optional[Union[str, os.PathLike]] = None) -> Database:
-    """Open the tables of ``rules`` in directory ``db`` (as built by
-    ``mancaladb build`` or :func:`build`), or with ``vu=DIR`` the published
-    ``scores.N`` files in ``DIR``, read in place. A directory that does not
-    exist raises ``FileNotFoundError``; a missing level is only an error
-    when a probe needs it."""
+    """Open the tables of ``rules`` in directory ``db`` (default ``"db"``, as
+    built by ``mancaladb build`` or :func:`build`), or with ``vu=DIR`` the
+    published ``scores.N`` files in ``DIR``, read in place (``db`` and
+    ``vu`` together are a ``ValueError``). A directory that does not exist
+    raises ``FileNotFoundError``; a missing level is only an error when a
+    probe needs it."""
     return Database(db, rules, vu)
 
 

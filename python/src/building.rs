@@ -3,10 +3,18 @@
 //! report (as JSON text, which the Python layer turns into a dict), and
 //! pending signals are checked: Ctrl-C, or an exception in that function,
 //! stops the build after the level it was on (finished levels stay).
+//!
+//! Waiting for another writer is done here, not in the library's blocking
+//! lock: a signal would end that wait with `InterruptedError`, or, retried
+//! there, never let Ctrl-C through. Here the lock is tried every
+//! [`LOCK_POLL`], and signal handlers run in between (PEP 475): one that
+//! returns lets the wait go on, one that raises ends it with its exception.
 
 use std::ops::ControlFlow;
 use std::path::PathBuf;
+use std::time::Duration;
 
+use mancaladb::Error;
 use mancaladb::build::build_until;
 use mancaladb::db::Db;
 use mancaladb::exchange::Alone;
@@ -15,6 +23,9 @@ use mancaladb::progress::Progress;
 use pyo3::prelude::*;
 
 use crate::errors::IntoPy;
+
+/// How often a build that waits for another writer tries the lock again.
+const LOCK_POLL: Duration = Duration::from_millis(100);
 
 /// Builds levels `0..=max_seeds` of `rules` into `db`; returns the reports
 /// as JSON text. `bars`: the library's progress bars on standard error (a
@@ -37,33 +48,33 @@ pub fn build(
     } else {
         Progress::Quiet
     };
+    let db = Db::new(db);
     let mut stopped: Option<PyErr> = None;
-    let reports = py
-        .detach(|| {
-            build_until(
-                &Db::new(db),
-                rules,
-                0..=max_seeds,
-                &Alone,
-                progress,
-                wait,
-                |r| {
-                    let report = serde_json::to_string(r).expect("a report serializes");
-                    let called = Python::attach(|py| {
-                        py.check_signals()?;
-                        on_level.call1(py, (report,)).map(drop)
-                    });
-                    match called {
-                        Ok(()) => ControlFlow::Continue(()),
-                        Err(e) => {
-                            stopped = Some(e);
-                            ControlFlow::Break(())
-                        }
+    let reports = loop {
+        let tried = py.detach(|| {
+            build_until(&db, rules, 0..=max_seeds, &Alone, progress, false, |r| {
+                let report = serde_json::to_string(r).expect("a report serializes");
+                let called = Python::attach(|py| {
+                    py.check_signals()?;
+                    on_level.call1(py, (report,)).map(drop)
+                });
+                match called {
+                    Ok(()) => ControlFlow::Continue(()),
+                    Err(e) => {
+                        stopped = Some(e);
+                        ControlFlow::Break(())
                     }
-                },
-            )
-        })
-        .py()?;
+                }
+            })
+        });
+        match tried {
+            Err(Error::Locked { .. }) if wait => {
+                py.detach(|| std::thread::sleep(LOCK_POLL));
+                py.check_signals()?;
+            }
+            done => break done.py()?,
+        }
+    };
     if let Some(e) = stopped {
         return Err(e);
     }

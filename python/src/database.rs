@@ -30,8 +30,11 @@ type PlyTuple = ([u8; PITS], u8, u8, i8);
 pub struct Database {
     source: Mutex<Option<Arc<Source>>>,
     rules: Rules,
-    /// Levels handed out as arrays, shared while any array is alive.
-    levels: Mutex<HashMap<usize, Weak<LevelData>>>,
+    /// Levels handed out as arrays, shared while any array is alive: a
+    /// slot per level, locked while its level is loaded, so that threads
+    /// asking for it together wait for one load rather than make a copy
+    /// each.
+    levels: Mutex<HashMap<usize, Arc<Mutex<Weak<LevelData>>>>>,
 }
 
 /// The values of a level behind a NumPy array: the array's base object.
@@ -205,20 +208,25 @@ impl Database {
     fn level<'py>(&self, py: Python<'py>, seeds: usize) -> PyResult<Bound<'py, PyArray1<i8>>> {
         crate::index::encoder().check_range(seeds, 0, 0).py()?;
         let source = self.source()?;
-        let cached = {
-            let levels = self.levels.lock().unwrap_or_else(|p| p.into_inner());
-            levels.get(&seeds).and_then(Weak::upgrade)
-        };
-        let data = match cached {
-            Some(data) => data,
-            None => {
-                let data = Arc::new(py.detach(|| source.load(seeds)).py()?);
-                let mut levels = self.levels.lock().unwrap_or_else(|p| p.into_inner());
-                levels.retain(|_, w| w.strong_count() > 0);
-                levels.insert(seeds, Arc::downgrade(&data));
-                data
-            }
-        };
+        let slot = Arc::clone(
+            self.levels
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .entry(seeds)
+                .or_default(),
+        );
+        // Waiting for another thread's load, and loading, without the GIL.
+        let data = py
+            .detach(|| {
+                let mut held = slot.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(data) = held.upgrade() {
+                    return Ok(data);
+                }
+                let data = Arc::new(source.load(seeds)?);
+                *held = Arc::downgrade(&data);
+                Ok::<_, Error>(data)
+            })
+            .py()?;
         let owner = Bound::new(py, LevelValues { data })?;
         let view = ArrayView1::from(&owner.get().data[..]);
         // SAFETY: the values live as long as `owner`, the array's base

@@ -125,6 +125,9 @@ def test_bad_arguments(tmp_path):
         mancaladb.open(tmp_path / "a-file")
     with pytest.raises(NotADirectoryError):
         mancaladb.open(vu=tmp_path / "a-file")
+    # Tables or published files, not both: one would be ignored.
+    with pytest.raises(ValueError, match="not both"):
+        mancaladb.open(tmp_path, vu=tmp_path)
     # VU files hold awari values: abapa moves must not be valued by them.
     with pytest.raises(ValueError, match="the VU files hold awari values; abapa rules cannot read them"):
         mancaladb.open(vu=tmp_path, rules="abapa")
@@ -165,3 +168,44 @@ def test_a_directory_being_written_is_refused_or_waited_for(tmp_path):
         fcntl.flock(lock, fcntl.LOCK_UN)
     t.join(60)
     assert [r["seeds"] for r in done[0]] == [0, 1, 2, 3]
+
+
+def test_signals_while_waiting_for_a_writer_run_their_handlers(tmp_path):
+    # PEP 475: a handler that returns lets the wait go on; one that raises
+    # ends it with its own exception (Ctrl-C: KeyboardInterrupt).
+    import fcntl
+    import os
+    import signal
+    import threading
+
+    class Stop(Exception):
+        pass
+
+    d = tmp_path / "db"
+    d.mkdir()
+    lock = open(d / ".lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    seen = []
+    old = signal.signal(signal.SIGUSR1, lambda *_: seen.append("usr1"))
+    try:
+        def later():
+            os.kill(os.getpid(), signal.SIGUSR1)
+            threading.Timer(0.3, lambda: fcntl.flock(lock, fcntl.LOCK_UN)).start()
+
+        threading.Timer(0.3, later).start()
+        reports = mancaladb.build(d, 2, progress=False, wait=True)
+        assert seen == ["usr1"]
+        assert [r["seeds"] for r in reports] == [0, 1, 2]
+
+        fcntl.flock(lock, fcntl.LOCK_EX)
+
+        def stop(*_):
+            raise Stop()
+
+        signal.signal(signal.SIGUSR1, stop)
+        threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGUSR1)).start()
+        with pytest.raises(Stop):
+            mancaladb.build(d, 3, progress=False, wait=True)
+    finally:
+        signal.signal(signal.SIGUSR1, old)
+        lock.close()

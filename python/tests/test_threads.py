@@ -34,6 +34,15 @@ def test_concurrent_probes_agree(db_dir, tables_only):
                 assert np.array_equal(a, db.level(n))
 
 
+def test_a_level_asked_for_by_several_threads_is_decompressed_once(tables_only):
+    # Without raw copies, level() decompresses the table; threads asking
+    # together wait for that one copy rather than each make their own.
+    with mancaladb.open(tables_only) as db:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            arrays = list(pool.map(db.level, [16] * 4))
+        assert all(np.shares_memory(arrays[0], a) for a in arrays[1:])
+
+
 def test_concurrent_index_mappings_agree():
     def walk(start):
         return mancaladb.boards(14, start, start + 50_000)
