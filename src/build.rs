@@ -251,24 +251,44 @@ pub fn build_until(
     Ok(reports)
 }
 
-/// Fails unless every level that one of `levels` reads is among them or
-/// has a table in `db` (checked for soundness when it is opened).
+/// Fails, before anything is solved, unless every level that one of
+/// `levels` still to be built reads is among them or has a sound table in
+/// `db`: the absent ones are named together with the `--levels` that adds
+/// them, and each table read is opened (its header, size and block index
+/// checked, which catches a truncated or foreign file; the blocks are
+/// checked as they are read).
 fn check_lower_levels(db: &Db, rules: Rules, levels: &[usize]) -> Result<()> {
+    let mut absent: Vec<usize> = Vec::new();
+    let mut first_reader: Option<usize> = None;
+    let mut opened: Vec<usize> = Vec::new();
     for &n in levels {
         if db.table_path(rules, n).exists() {
             continue;
         }
-        let absent = (0..n).find(|&k| {
-            reads_level(n, k) && !levels.contains(&k) && !db.table_path(rules, k).exists()
-        });
-        if let Some(k) = absent {
-            return Err(Error::Invalid(format!(
-                "level {n} reads level {k}, which is neither built in {} nor among the levels asked for",
-                db.dir().display()
-            )));
+        for k in (0..n).filter(|&k| reads_level(n, k) && !levels.contains(&k)) {
+            if !db.table_path(rules, k).exists() {
+                first_reader.get_or_insert(n);
+                absent.push(k);
+            } else if !opened.contains(&k) {
+                db.open(rules, k)?;
+                opened.push(k);
+            }
         }
     }
-    Ok(())
+    absent.sort_unstable();
+    absent.dedup();
+    let (Some(n), Some(&k)) = (first_reader, absent.first()) else {
+        return Ok(());
+    };
+    let mut with: Vec<usize> = levels.iter().chain(&absent).copied().collect();
+    with.sort_unstable();
+    Err(Error::Invalid(format!(
+        "level {n} reads level {k}, which is neither built in {} nor among the levels asked for \
+         (missing: {}; ask for --levels {})",
+        db.dir().display(),
+        level_set_text(&absent),
+        level_set_text(&with)
+    )))
 }
 
 /// Sorted `levels` as runs of consecutive levels: `[0..=34, 36..=36]`.

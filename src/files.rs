@@ -83,6 +83,32 @@ pub fn replaced_file(path: &Path) -> Result<PathBuf> {
     }
 }
 
+/// Refuses a `dir` that is there but is not a directory (a file given as
+/// `--db`), saying what it is; one that is not there is the caller's
+/// matter (a reader reports the levels missing, a writer creates it).
+pub fn check_dir(dir: &Path) -> Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(m) => Err(Error::io(
+            dir,
+            std::io::Error::new(
+                ErrorKind::NotADirectory,
+                format!("is {}; expected a directory", describe_file(m.file_type())),
+            ),
+        )),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(dir, e)),
+    }
+}
+
+/// [`describe`], with "a regular file" for one.
+fn describe_file(kind: std::fs::FileType) -> &'static str {
+    match kind.is_file() {
+        true => "a regular file",
+        false => describe(kind),
+    }
+}
+
 /// "a directory", "a named pipe", ...: what a file that is not a regular
 /// one is, for messages.
 fn describe(kind: std::fs::FileType) -> &'static str {
@@ -135,6 +161,7 @@ impl DirLock {
     /// Locks `dir` (created if missing), waiting for the holder to finish
     /// if `wait`, else failing at once with [`Error::Locked`].
     pub fn acquire(dir: &Path, wait: bool) -> Result<DirLock> {
+        check_dir(dir)?;
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         DirLock::acquire_file(&dir.join(".lock"), wait)
     }
@@ -215,11 +242,15 @@ pub fn remove_if_present(path: &Path) -> Result<()> {
 /// that says what the path is. The type is looked at before the file is
 /// opened, since opening a named pipe waits for a writer, and again after.
 pub fn open_regular(path: &Path) -> Result<File> {
-    let refuse = |kind| {
+    let refuse = |kind: std::fs::FileType| {
+        let error_kind = match kind.is_dir() {
+            true => ErrorKind::IsADirectory,
+            false => ErrorKind::InvalidInput,
+        };
         Err(Error::io(
             path,
             std::io::Error::new(
-                ErrorKind::InvalidInput,
+                error_kind,
                 format!("is {}; expected a level's file", describe(kind)),
             ),
         ))

@@ -321,13 +321,19 @@ impl Source {
     /// The values of `rules`: the tables in `db`, or with `vu` the
     /// `scores.N` files there. These hold awari values, so other rules
     /// with `vu` are refused rather than valued by the wrong game.
+    /// A path there that is not a directory is an error saying what it is.
     pub fn open(db: impl Into<PathBuf>, rules: Rules, vu: Option<PathBuf>) -> Result<Source> {
         match vu {
             Some(dir) => {
                 vu_rules(rules)?;
+                crate::files::check_dir(&dir)?;
                 Ok(Source::vu(dir))
             }
-            None => Ok(Source::tables(db, rules)),
+            None => {
+                let db = db.into();
+                crate::files::check_dir(&db)?;
+                Ok(Source::tables(db, rules))
+            }
         }
     }
 

@@ -12,6 +12,19 @@ use mancaladb::error::Missing;
 use pyo3::exceptions::{PyMemoryError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 
+/// The errno of an error the library made itself, without one from the
+/// system (a directory where a table should be, a file given as a
+/// directory), so that Python still picks its subclass.
+fn errno_of(kind: std::io::ErrorKind) -> Option<i32> {
+    use std::io::ErrorKind::*;
+    match kind {
+        NotFound => Some(2),       // ENOENT
+        NotADirectory => Some(20), // ENOTDIR
+        IsADirectory => Some(21),  // EISDIR
+        _ => None,
+    }
+}
+
 /// The Python exception for `e`.
 pub fn to_py(e: Error) -> PyErr {
     match e {
@@ -19,7 +32,7 @@ pub fn to_py(e: Error) -> PyErr {
         Error::Io {
             ref path,
             ref source,
-        } => match source.raw_os_error() {
+        } => match source.raw_os_error().or_else(|| errno_of(source.kind())) {
             None if source.kind() == std::io::ErrorKind::OutOfMemory => {
                 PyMemoryError::new_err(e.to_string())
             }

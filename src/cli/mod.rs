@@ -118,9 +118,7 @@ fn explain(e: &Error) -> String {
             "removing {} starts the level, or the check, afresh",
             shell_quote(path.parent().unwrap_or(path))
         ),
-        Error::Locked { .. } => {
-            "wait for it to finish, or run again with --wait (build)".to_string()
-        }
+        Error::Locked { .. } => "wait for it to finish (build --wait waits by itself)".to_string(),
         _ => return e.to_string(),
     };
     format!("{e}: {hint}")

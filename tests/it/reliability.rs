@@ -148,6 +148,62 @@ fn a_directory_in_place_of_a_table_is_an_io_error_saying_so() {
 }
 
 #[test]
+fn a_file_given_as_the_directory_is_named_as_such() {
+    let dir = scratch("file-as-dir");
+    let file = dir.join("afile");
+    std::fs::write(&file, "").unwrap();
+    let f = s(&file);
+    let want = "afile: is a regular file; expected a directory";
+    refuses(&["build", "--max-seeds", "2", "--db", f], want);
+    refuses(&["query", "--db", f, "1 0 0 0 0 0 0 0 0 0 0 0"], want);
+    refuses(&["query", "--vu", f, "1 0 0 0 0 0 0 0 0 0 0 0"], want);
+    refuses(&["stats", "--db", f], want);
+    refuses(&["verify", "--db", f], want);
+    refuses(&["known", "--db", f], want);
+    refuses(&["census", "--seeds", "3", "--db", f], want);
+    refuses(
+        &[
+            "export",
+            "--format",
+            "vu",
+            "--db",
+            s(awari_db()),
+            "--out",
+            f,
+        ],
+        want,
+    );
+}
+
+#[test]
+fn a_damaged_lower_level_stops_a_build_before_anything_is_solved() {
+    let dir = built("damaged-lower", Rules::Awari, 6);
+    let five = dir.join("awari-05.mdb");
+    let len = std::fs::metadata(&five).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&five)
+        .unwrap()
+        .set_len(len - 10)
+        .unwrap();
+    // Level 7 reads level 5 (a capture of 2); level 5 is not asked for, so
+    // it is not rebuilt, and nothing is solved on it.
+    refuses(
+        &["build", "--levels", "7..8", "--db", s(&dir)],
+        "awari-05.mdb: corrupt table",
+    );
+    assert!(!dir.join("awari-07.mdb").exists());
+    // Asked for, it is rebuilt first.
+    let out = run(&["build", "--levels", "5,7..8", "--db", s(&dir)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    crate::common::assert_committed(&dir, 8);
+}
+
+#[test]
 fn a_named_pipe_in_place_of_a_table_is_refused_not_waited_on() {
     let dir = built("pipe", Rules::Awari, 5);
     let path = dir.join("awari-05.mdb");

@@ -204,6 +204,7 @@ pub fn check_list_path(path: &Path, dir: &Path) -> Result<()> {
 /// Checks that `dir` exists or can be created and that files can be
 /// created in it, so that a result is not computed only to be lost.
 pub fn check_writable(dir: &Path) -> Result<()> {
+    crate::files::check_dir(dir)?;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let probe = dir.join(format!(".write-test-{}", std::process::id()));
     std::fs::File::create(&probe).map_err(|e| Error::io(dir, e))?;
