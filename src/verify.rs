@@ -74,7 +74,7 @@ use crate::oware::forward::{Mark, NoSaves, OwareLevel, Saves, Targets, solve_lev
 use crate::oware::{
     Board, Encoder, LowerLevels, Rules, Tile, level_size, levels_needed, reads_level,
 };
-use crate::progress::Progress;
+use crate::progress::{Progress, Stage};
 use crate::source::Source;
 use crate::table::{as_bytes, as_bytes_mut};
 
@@ -294,11 +294,22 @@ fn check3(
         None => Box::new(NoSaves),
     };
     let size = level_size(seeds);
-    let stage = progress.stage(format!("level {seeds}: re-derivation"), size);
-    let outcome = rederivation(rules, seeds, lower, &mut *saves, |f| {
+    // The forward solver scans the level once per threshold, batch by
+    // batch: its progress is counted in positions scanned, every threshold.
+    let stage = progress.stage(
+        format!("level {seeds}: re-derivation (thresholds x positions)"),
+        size * seeds as u64,
+    );
+    let mut counted = Counted {
+        inner: &mut *saves,
+        stage: &stage,
+        seeds,
+        size,
+        done: 0,
+    };
+    let outcome = rederivation(rules, seeds, lower, &mut counted, |f| {
         source.for_each_chunk(seeds, f)
     })?;
-    stage.inc(size);
     stage.finish();
     if let Some((db, rules)) = source.db() {
         let dir = work_dir(db, rules, seeds);
@@ -694,6 +705,43 @@ pub fn rederivation(
     }
     let again = solve_level_saving(rules, seeds, lower, saves)?;
     compare(seeds, &again, stored)
+}
+
+/// Check 3's progress: the batches done, told to its stage as they end,
+/// around the checkpoints `inner` takes.
+struct Counted<'a> {
+    inner: &'a mut dyn Saves,
+    stage: &'a Stage,
+    seeds: usize,
+    size: u64,
+    /// Positions scanned so far, over every threshold.
+    done: u64,
+}
+
+impl Counted<'_> {
+    /// Advances the stage to `mark`: thresholds `seeds..t` scanned whole,
+    /// threshold `t` up to `mark.next`.
+    fn reach(&mut self, mark: Mark) {
+        let thresholds_done = (self.seeds as u64).saturating_sub(mark.t as u64);
+        let now = thresholds_done * self.size + mark.next.min(self.size);
+        self.stage.inc(now.saturating_sub(self.done));
+        self.done = self.done.max(now);
+    }
+}
+
+impl Saves for Counted<'_> {
+    fn resume(&mut self, bytes: &mut [i8]) -> Result<Option<Mark>> {
+        let mark = self.inner.resume(bytes)?;
+        if let Some(mark) = mark {
+            self.reach(mark);
+        }
+        Ok(mark)
+    }
+
+    fn after_batch(&mut self, mark: Mark, bytes: &[i8]) -> Result<()> {
+        self.reach(mark);
+        self.inner.after_batch(mark, bytes)
+    }
 }
 
 /// The checkpoints of check 3 of one level of a table directory (see
