@@ -7,7 +7,7 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::error::{Corruption, Error, Result};
 use crate::oware::{Board, Rules, moves};
-use crate::source::Values;
+use crate::source::{Source, Values};
 
 /// What a value means for the player to move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -128,6 +128,19 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
         best,
         stored,
     })
+}
+
+/// Checks that the levels `board` needs first are present in `source`: a
+/// stored board's own level is opened, so that its absence, rather than
+/// that of a level one of its moves reaches, is the error (it names the
+/// level to build). A board outside the stored domain needs only the
+/// levels of its children (with no seeds to sow, none at all), which
+/// [`analyze`] reports as it reads them.
+pub fn require_levels(source: &Source, board: &Board) -> Result<()> {
+    match board.in_domain() {
+        true => source.require(board.seeds()),
+        false => Ok(()),
+    }
 }
 
 /// The value of `board` for the player to move: the stored value when the

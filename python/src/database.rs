@@ -136,8 +136,7 @@ impl Database {
         let rules = self.rules;
         let analysis = py
             .detach(|| {
-                // The board's own level first: its absence names the build to run.
-                source.require(b.seeds())?;
+                query::require_levels(&source, &b)?;
                 query::analyze(rules, &*source, &b)
             })
             .py()?;
@@ -161,7 +160,7 @@ impl Database {
         let rules = self.rules;
         let line = py
             .detach(|| {
-                source.require(b.seeds())?;
+                query::require_levels(&source, &b)?;
                 query::principal_line(rules, &*source, &b, max_plies)
             })
             .py()?;

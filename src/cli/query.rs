@@ -6,7 +6,9 @@ use serde::Serialize;
 
 use mancaladb::Error;
 use mancaladb::oware::{Board, Rules, levels_needed};
-use mancaladb::query::{Analysis, Category, Line, LineEnd, analyze, levels_read, principal_line};
+use mancaladb::query::{
+    self, Analysis, Category, Line, LineEnd, analyze, levels_read, principal_line,
+};
 use mancaladb::source::Source;
 
 use super::args::{Reading, shell_quote};
@@ -46,8 +48,7 @@ struct Answer<'a> {
 pub fn run(a: Args) -> Result<ExitCode, Error> {
     let board = Board::parse(&a.pits)?;
     let (rules, source) = a.read.open()?;
-    // The board's own level first: its absence names the build to run.
-    source.require(board.seeds())?;
+    query::require_levels(&source, &board)?;
     let analysis = analyze(rules, &source, &board)?;
     let line = match a.line {
         true => Some(principal_line(rules, &source, &board, MAX_PLIES)?),

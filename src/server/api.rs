@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use mancaladb::Error;
 use mancaladb::oware::{Board, MAX_SEEDS, Rules};
-use mancaladb::query::{Analysis, Category, Line, analyze, principal_line};
+use mancaladb::query::{Analysis, Category, Line, analyze, principal_line, require_levels};
 use mancaladb::source::{LevelInfo, Source};
 use mancaladb::stats::LevelStats;
 
@@ -304,9 +304,7 @@ fn answer(
     board: &Board,
     taken: Option<(u8, u8)>,
 ) -> Result<Position, ApiError> {
-    if board.in_domain() {
-        source.require(board.seeds())?;
-    }
+    require_levels(source, board)?;
     let a = analyze(rules, source, board)?;
     Ok(Position::of(rules, state.kind, &a, taken))
 }

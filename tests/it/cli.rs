@@ -57,6 +57,31 @@ fn text_query_and_principal_line() {
 }
 
 #[test]
+fn a_board_outside_the_stored_domain_needs_only_its_childrens_levels() {
+    // Levels 0..5 only. A 6-seed board with every opponent pit filled is
+    // not stored: valued from its moves. With no seeds to sow, the game is
+    // over (-6) whether level 6 is there or not; the server says the same.
+    let dir = scratch("out-of-domain");
+    let d = dir.to_str().unwrap();
+    assert!(
+        run(&["build", "--levels", "0..5", "--db", d])
+            .status
+            .success()
+    );
+    let out = run(&["query", "--json", "--db", d, "0 0 0 0 0 0 1 1 1 1 1 1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"value\":-6"));
+    // A stored 6-seed board names its own level as the one to build.
+    let out = run(&["query", "--db", d, "1 1 1 1 1 1 0 0 0 0 0 0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("level 6 (awari) not found"));
+}
+
+#[test]
 fn a_principal_line_that_cycles_says_so() {
     // Two lone seeds chasing each other: endless play.
     let db = awari_db().to_str().unwrap();
