@@ -51,7 +51,7 @@ pub fn export_vu(db: &Db, rules: Rules, out: &Path) -> Result<Vec<usize>> {
     for &seeds in &levels {
         let t = db.open(rules, seeds)?;
         t.verify()?;
-        write_raw(&out.join(format!("scores.{seeds}")), &t.read_all()?)?;
+        t.write_raw(&out.join(format!("scores.{seeds}")))?;
     }
     Ok(levels)
 }

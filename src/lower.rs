@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use memmap2::Mmap;
 
-use crate::db::{Db, map_raw, read_at_random, write_raw};
+use crate::db::{Db, map_raw, read_at_random};
 use crate::error::{Error, Result};
 use crate::files::remove_if_present;
 use crate::memory::prefetch;
@@ -96,7 +96,7 @@ pub fn prepare_raw_cache(db: &Db, rules: Rules, n: usize, budget: Option<u64>) -
         }
         let table = db.open(rules, k)?;
         if db.raw_copy(rules, k, &table).is_none() {
-            write_raw(&path, &table.read_all()?)?;
+            table.write_raw(&path)?;
         }
     }
     Ok(())

@@ -439,6 +439,37 @@ impl Table {
         Ok(())
     }
 
+    /// Writes the level's values as a raw `scores.N` file (the VU layout)
+    /// at `path` ([`write_atomically`]), block by block: never the whole
+    /// level in memory (level 33 is 6.5 GB). The blocks are checked as
+    /// they are read; a damaged table is its error, and leaves no file.
+    pub fn write_raw(&self, path: &Path) -> Result<()> {
+        let mut damaged = None;
+        let written = write_atomically(path, |f| {
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, f);
+            // A failed write stops the reading and is the error returned.
+            let mut failed_write = None;
+            let read = self.for_each_block(|v| {
+                out.write_all(as_bytes(v)).map_err(|e| {
+                    failed_write = Some(e);
+                    Error::Invalid("write failed".into())
+                })
+            });
+            if let Some(e) = failed_write {
+                return Err(e);
+            }
+            if let Err(e) = read {
+                damaged = Some(e);
+                return Err(std::io::Error::other("the table is damaged"));
+            }
+            out.flush()
+        });
+        match damaged {
+            Some(e) => Err(e),
+            None => written,
+        }
+    }
+
     /// Decompresses the whole level. Memory that cannot be had is an I/O
     /// error of kind `OutOfMemory` (a level of hundreds of GB asked for on
     /// an ordinary machine), not an abort.

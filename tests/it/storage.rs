@@ -56,6 +56,27 @@ fn tables_round_trip_across_blocks() {
     }
     assert!(matches!(t.get(v.len() as u64), Err(Error::Invalid(_))));
     assert!(!dir.join("t.mdb.tmp").exists());
+    // The raw copy, written block by block, holds the same bytes.
+    let raw = dir.join("scores.t");
+    t.write_raw(&raw).unwrap();
+    assert_eq!(std::fs::read(&raw).unwrap(), mancaladb::table::as_bytes(&v));
+}
+
+#[test]
+fn a_raw_copy_of_a_damaged_table_is_its_error_and_no_file() {
+    let dir = scratch("raw-of-damaged");
+    let path = dir.join("t.mdb");
+    write_table(&path, ID, &values(3 * BLOCK_SIZE as usize)).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    // A byte in the last block: the first blocks are written before the
+    // damage is met.
+    let at = bytes.len() - 100;
+    bytes[at] ^= 0x20;
+    std::fs::write(&path, &bytes).unwrap();
+    let raw = dir.join("scores.t");
+    let e = Table::open(&path).unwrap().write_raw(&raw).unwrap_err();
+    assert!(matches!(e, Error::Corrupt { .. }), "{e}");
+    assert!(!raw.exists() && !dir.join("scores.t.tmp").exists());
 }
 
 /// Which read of a damaged table caught the damage first.
