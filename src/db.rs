@@ -97,10 +97,11 @@ impl Db {
     }
 
     /// Opens the table of a level and checks that it is the one asked for.
-    /// A missing file is [`Error::Missing`].
+    /// A missing file is [`Error::Missing`]; one that cannot be looked at
+    /// (no permission) is an I/O error, not a level to build.
     pub fn open(&self, rules: Rules, seeds: usize) -> Result<Table> {
         let path = self.table_path(rules, seeds);
-        if !path.exists() {
+        if !path.try_exists().map_err(|e| Error::io(&path, e))? {
             return Err(Error::Missing(Missing::Level {
                 dir: self.dir.clone(),
                 rules: rules.name(),

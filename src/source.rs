@@ -77,7 +77,7 @@ impl VuDir {
 
     fn map_now(&self, seeds: usize) -> Result<Arc<Mmap>> {
         let path = self.path(seeds);
-        if !path.exists() {
+        if !path.try_exists().map_err(|e| Error::io(&path, e))? {
             return Err(Error::Missing(Missing::VuLevel {
                 dir: self.dir.clone(),
                 seeds,
