@@ -67,8 +67,9 @@ enum Command {
     Census(census::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(shell::CompletionArgs),
-    /// Print the manual page (roff), e.g. `mancaladb man > mancaladb.1`.
-    Man,
+    /// Print the manual page (roff), e.g. `mancaladb man > mancaladb.1`,
+    /// or a command's, with its flags: `mancaladb man build > mancaladb-build.1`.
+    Man(shell::ManArgs),
 }
 
 /// Runs a command and returns the exit code: 0, 1 when `verify` finds a
@@ -86,7 +87,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Loops(a) => loops::run(a),
         Command::Census(a) => census::run(a),
         Command::Completions(a) => shell::completions(a),
-        Command::Man => shell::man(),
+        Command::Man(a) => shell::man(a),
     };
     let code = result.unwrap_or_else(|e| {
         output::diag(format_args!("mancaladb: {}", explain(&e)));

@@ -25,10 +25,39 @@ pub fn completions(a: CompletionArgs) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Prints the manual page.
-pub fn man() -> Result<ExitCode, Error> {
+/// Options of `man`.
+#[derive(clap::Args)]
+pub struct ManArgs {
+    /// A command whose page to print (`mancaladb-COMMAND(1)`, which the
+    /// main page refers to); without it, the main page.
+    command: Option<String>,
+}
+
+/// Prints the manual page of `mancaladb` or of one of its commands.
+pub fn man(a: ManArgs) -> Result<ExitCode, Error> {
+    let cli = Cli::command();
+    let command = match &a.command {
+        None => cli,
+        Some(name) => {
+            let names: Vec<String> = cli
+                .get_subcommands()
+                .map(|c| c.get_name().to_string())
+                .filter(|n| n != "help")
+                .collect();
+            let Some(sub) = cli.find_subcommand(name) else {
+                return Err(Error::Invalid(format!(
+                    "man {name}: no such command; one of {}",
+                    names.join(", ")
+                )));
+            };
+            // Named as the main page's list of commands refers to it.
+            sub.clone()
+                .name(format!("mancaladb-{name}"))
+                .version(env!("CARGO_PKG_VERSION"))
+        }
+    };
     let mut page = Vec::new();
-    clap_mangen::Man::new(Cli::command())
+    clap_mangen::Man::new(command)
         .render(&mut page)
         .map_err(|e| Error::io("manual page", e))?;
     output::write(&page);

@@ -440,5 +440,16 @@ fn completions_and_man_page_are_generated() {
         page.starts_with(".ie") || page.contains(".TH mancaladb"),
         "{page}"
     );
+    // Each command's page, with its flags, under the name the main page
+    // gives it.
+    let out = run(&["man", "build"]);
+    assert!(out.status.success());
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(page.contains(".TH mancaladb-build"), "{page}");
+    assert!(page.contains("max\\-seeds"), "{page}");
+    refuses(
+        &["man", "biuld"],
+        "man biuld: no such command; one of build, query",
+    );
     refuses(&["completions", "tcsh"], "invalid value 'tcsh'");
 }
