@@ -26,7 +26,7 @@ pub struct Args {
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
     /// Memory for decompressed blocks, per rule set, in MiB.
-    #[arg(long, default_value_t = 512)]
+    #[arg(long, default_value_t = 512, allow_negative_numbers = true)]
     cache_mib: usize,
 }
 

@@ -17,7 +17,7 @@ pub struct Args {
     #[command(flatten)]
     read: Reading,
     /// Level N or range N..M (default: every level present).
-    #[arg(long, value_parser = args::oware_levels)]
+    #[arg(long, value_parser = args::oware_levels, allow_negative_numbers = true)]
     seeds: Option<RangeInclusive<usize>>,
     /// Integrity only (headers, checksums, sizes): `--checks 1`.
     #[arg(long, conflicts_with = "checks")]

@@ -197,6 +197,16 @@ fn stats_lists_every_level() {
 
 #[test]
 fn bad_input_is_refused_with_one_line_and_exit_2() {
+    // A negative number is a bad value of its flag, said as such (clap
+    // used to take it for an unknown flag).
+    refuses(
+        &["build", "--max-seeds", "-1"],
+        "invalid value '-1' for '--max-seeds",
+    );
+    refuses(
+        &["verify", "--seeds", "-1"],
+        "invalid value '-1' for '--seeds",
+    );
     let db = awari_db().to_str().unwrap();
     refuses(&["query", "--db", db, "1 2 3"], "has 12 pits, got 3");
     refuses(
