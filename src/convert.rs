@@ -24,7 +24,8 @@ pub fn import_vu(db: &Db, rules: Rules, vu: &Path) -> Result<Vec<usize>> {
         }));
     }
     let _lock = DirLock::acquire(db.dir(), false)?;
-    std::fs::create_dir_all(db.raw_dir(rules)).map_err(|e| Error::io(db.dir(), e))?;
+    let raw_dir = db.raw_dir(rules);
+    std::fs::create_dir_all(&raw_dir).map_err(|e| Error::io(&raw_dir, e))?;
     for &seeds in &levels {
         let map = files.open(seeds)?;
         let values = table::as_values(&map);
