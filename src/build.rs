@@ -104,6 +104,9 @@ pub struct LevelReport {
     pub disk_read: Option<u64>,
     /// The solver threshold a checkpoint let this build resume at, if any.
     pub resumed_at: Option<usize>,
+    /// What was wrong with the damaged table this build replaced, if it
+    /// replaced one.
+    pub replaced: Option<String>,
     /// Size of the table file.
     pub file_bytes: u64,
     /// Processes that built it (1 unless distributed).
@@ -214,27 +217,32 @@ pub fn build_until(
         }
         // Rank 0 checks (and repairs) what stands; the others wait for its
         // word before they map anything.
-        let existing = match ex.rank() {
+        let standing = match ex.rank() {
             0 => existing(db, rules, seeds, progress)?,
-            _ => None,
+            _ => Standing::Absent,
         };
-        let skip = ex.broadcast(existing.is_some().into()) == 1;
+        let skip = ex.broadcast(matches!(standing, Standing::Sound(_)).into()) == 1;
         if skip {
             // Left behind by a run killed after the level was in place.
             let work = db.work_path(rules, seeds, ex.rank());
             let _ = std::fs::remove_dir_all(work.parent().expect("work dir"));
         }
-        let report = match existing {
-            Some(report) => Some(report),
-            None if skip => None,
-            None => {
+        let report = match standing {
+            Standing::Sound(report) => Some(report),
+            _ if skip => None,
+            standing => {
                 if ex.rank() == 0 {
                     prepare_raw_cache(db, rules, seeds, budget)?;
                 }
                 ex.barrier(); // the raw copies this level reads are in place
                 let cache = (level_size(seeds) / 32).max(64 << 20) as usize;
                 let lower = Lower::open(db, rules, seeds, budget, cache)?;
+                let replaced = match standing {
+                    Standing::Damaged(why) => Some(why),
+                    _ => None,
+                };
                 build_level(db, rules, seeds, &lower, ex, progress)?
+                    .map(|r| LevelReport { replaced, ..r })
             }
         };
         if let Some(report) = report {
@@ -392,6 +400,7 @@ fn build_level(
             peak_anon,
             disk_read,
             resumed_at,
+            replaced: None,
             file_bytes,
             ranks: ex.ranks(),
             exchanged_bytes,
@@ -405,29 +414,35 @@ fn build_level(
     Ok(report)
 }
 
-/// If level `seeds` is already built and sound, reports it; `None` if it
-/// must be built. A corrupt table is reported and rebuilt; one that cannot
-/// be read (a directory in its place, no permission) is an error before
-/// any solving, since its table could not be written either. (Its raw copy
-/// is the raw cache's business: [`prepare_raw_cache`].)
-fn existing(
-    db: &Db,
-    rules: Rules,
-    seeds: usize,
-    progress: Progress,
-) -> Result<Option<LevelReport>> {
+/// What stands of a level before it is built.
+enum Standing {
+    /// A sound table: the level is skipped, with this report.
+    Sound(LevelReport),
+    /// No table.
+    Absent,
+    /// A corrupt table, to be rebuilt: what is wrong with it.
+    Damaged(String),
+}
+
+/// Whether level `seeds` is already built and sound. A corrupt table is
+/// said at once (the level is rebuilt, and its report says what it
+/// replaced); one that cannot be read (a directory in its place, no
+/// permission) is an error before any solving, since its table could not
+/// be written either. (Its raw copy is the raw cache's business:
+/// [`prepare_raw_cache`].)
+fn existing(db: &Db, rules: Rules, seeds: usize, progress: Progress) -> Result<Standing> {
     if !db.table_path(rules, seeds).exists() {
-        return Ok(None);
+        return Ok(Standing::Absent);
     }
     let table = match db.open(rules, seeds).and_then(|t| t.verify().map(|_| t)) {
         Ok(t) => t,
         Err(e @ Error::Corrupt { .. }) => {
             progress.line(&format!("{e}; rebuilding level {seeds}"));
-            return Ok(None);
+            return Ok(Standing::Damaged(e.to_string()));
         }
         Err(e) => return Err(e),
     };
-    Ok(Some(LevelReport {
+    Ok(Standing::Sound(LevelReport {
         seeds,
         positions: table.header().positions,
         skipped: true,
@@ -436,6 +451,7 @@ fn existing(
         peak_anon: None,
         disk_read: None,
         resumed_at: None,
+        replaced: None,
         file_bytes: table.file_len(),
         ranks: 1,
         exchanged_bytes: 0,

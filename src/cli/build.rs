@@ -148,6 +148,9 @@ fn print_level(r: &LevelReport, cores: usize) {
     let resumed = r
         .resumed_at
         .map_or(String::new(), |t| format!(", resumed at threshold {t}"));
+    let replaced = r.replaced.as_ref().map_or(String::new(), |why| {
+        format!(", replaced a damaged table ({why})")
+    });
     let exchanged = match r.ranks {
         1 => String::new(),
         p => format!(
@@ -158,7 +161,7 @@ fn print_level(r: &LevelReport, cores: usize) {
         ),
     };
     out!(
-        "level {:>2}: {:>12} positions in {:>7.2} s, {:>10.0} pos/s ({:.0}/core), peak RSS {rss}, {} bytes ({:.3} bits/pos){read}{exchanged}{resumed}",
+        "level {:>2}: {:>12} positions in {:>7.2} s, {:>10.0} pos/s ({:.0}/core), peak RSS {rss}, {} bytes ({:.3} bits/pos){read}{exchanged}{resumed}{replaced}",
         r.seeds,
         r.positions,
         r.seconds,

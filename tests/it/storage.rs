@@ -270,6 +270,18 @@ fn builds_resume_and_repair() {
         .map(|r| r.seeds)
         .collect();
     assert_eq!(rebuilt, [7, 9]);
+    // The report says what was replaced, also when nothing is printed.
+    let replaced: Vec<Option<&str>> = second.iter().map(|r| r.replaced.as_deref()).collect();
+    assert!(
+        replaced[7].is_some_and(|why| why.contains("abapa-07.mdb: corrupt table")),
+        "{replaced:?}"
+    );
+    assert!(
+        replaced
+            .iter()
+            .enumerate()
+            .all(|(n, r)| n == 7 || r.is_none())
+    );
     assert!(!dir.join("abapa-09.mdb.tmp").exists());
     assert!(dir.join("omweso-census.jsonl.tmp").exists());
     assert_eq!(
