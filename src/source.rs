@@ -26,7 +26,9 @@ use crate::table::{BLOCK_SIZE, Table, as_values};
 /// A source of stored values: anything that can tell the value of a
 /// position of the stored domain.
 pub trait Values {
-    /// The stored value of `board` (which must be in the domain).
+    /// The stored value of `board`; [`Error::Invalid`] for a board that
+    /// is not stored (every opponent pit filled, or more seeds than a
+    /// game: [`crate::query::value`] values those from their moves).
     fn value(&self, board: &Board) -> Result<i8>;
     /// The file the value of `board` comes from, for error messages.
     fn origin(&self, board: &Board) -> PathBuf;
@@ -149,7 +151,7 @@ impl Values for VuDir {
     /// files carry no checksum, so this is the one check a probe can make.
     fn value(&self, board: &Board) -> Result<i8> {
         let seeds = board.seeds();
-        let index = self.encoder.rank_in(seeds, board);
+        let index = self.encoder.index_of(board)?;
         let value = self.map(seeds)?[index as usize] as i8;
         check_range(&self.path(seeds), seeds, index, &[value])?;
         Ok(value)
@@ -218,7 +220,7 @@ impl Tables {
         for group in boards.chunks(GROUP) {
             for (b, slot) in group.iter().zip(at.iter_mut()) {
                 let seeds = b.seeds();
-                let index = self.encoder.rank_in(seeds, b);
+                let index = self.encoder.index_of(b)?;
                 self.level(seeds)?.prefetch(index);
                 *slot = (seeds, index);
             }
@@ -237,9 +239,8 @@ impl Tables {
 impl Values for Tables {
     #[inline]
     fn value(&self, board: &Board) -> Result<i8> {
-        let seeds = board.seeds();
-        self.level(seeds)?
-            .value(&self.cache, self.encoder.rank_in(seeds, board))
+        let index = self.encoder.index_of(board)?;
+        self.level(board.seeds())?.value(&self.cache, index)
     }
 
     fn origin(&self, board: &Board) -> PathBuf {

@@ -122,3 +122,26 @@ fn raw_copy_is_used_only_when_it_matches() {
     let tables = Tables::new(Db::new(&short), Rules::Awari);
     assert!(!tables.level(14).unwrap().check_raw());
 }
+
+#[test]
+fn a_board_that_is_not_stored_is_refused_by_a_probe_not_misread() {
+    use mancaladb::oware::Board;
+    use mancaladb::source::Source;
+    let vu = scratch("probe-not-stored");
+    export_vu(awari_db(), &vu);
+    let tables = Tables::new(Db::new(awari_db()), Rules::Awari);
+    let published = Source::vu(&vu);
+    // Every opponent pit filled (a starting position): not in any level;
+    // a board of more seeds than a game: in no level either.
+    for board in [Board([1; 12]), Board([9, 9, 9, 9, 9, 9, 0, 0, 0, 0, 0, 0])] {
+        for source in [&tables as &dyn Values, &published] {
+            let e = source.value(&board).unwrap_err().to_string();
+            assert!(
+                e.contains("not stored") || e.contains("levels go up to"),
+                "{e}"
+            );
+        }
+        let mut out = Vec::new();
+        assert!(tables.values(&[board], &mut out).is_err());
+    }
+}
