@@ -164,3 +164,14 @@ pub fn assert_committed(db: &Path, max: usize) {
     }
     assert_eq!(checked, max + 1);
 }
+
+/// Cuts the last `bytes` bytes off the file at `path` (a truncated table).
+pub fn cut_short(path: &Path, bytes: u64) {
+    let len = std::fs::metadata(path).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_len(len - bytes)
+        .unwrap();
+}

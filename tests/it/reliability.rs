@@ -179,13 +179,7 @@ fn a_file_given_as_the_directory_is_named_as_such() {
 fn a_damaged_lower_level_stops_a_build_before_anything_is_solved() {
     let dir = built("damaged-lower", Rules::Awari, 6);
     let five = dir.join("awari-05.mdb");
-    let len = std::fs::metadata(&five).unwrap().len();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&five)
-        .unwrap()
-        .set_len(len - 10)
-        .unwrap();
+    crate::common::cut_short(&five, 10);
     // Level 7 reads level 5 (a capture of 2); level 5 is not asked for, so
     // it is not rebuilt, and nothing is solved on it.
     refuses(

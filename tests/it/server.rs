@@ -395,13 +395,7 @@ fn one_unreadable_level_does_not_hide_the_others() {
         std::fs::copy(awari_db().join(&name), dir.join(&name)).unwrap();
     }
     let five = dir.join("awari-05.mdb");
-    let len = std::fs::metadata(&five).unwrap().len();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&five)
-        .unwrap()
-        .set_len(len - 10)
-        .unwrap();
+    crate::common::cut_short(&five, 10);
     let s = Server::db(&dir);
     let (status, lv) = s.get("/api/levels");
     assert_eq!(status, 200, "{lv}");

@@ -321,13 +321,7 @@ fn a_level_failing_check_1_blocks_only_the_levels_that_read_it() {
     // Level 6 truncated: check 1 fails. Level 7 reads levels 0..5 only (a
     // capture takes 2 or 3 seeds), so it is checked; level 8 reads 6.
     let six = dir.join("awari-06.mdb");
-    let len = std::fs::metadata(&six).unwrap().len();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&six)
-        .unwrap()
-        .set_len(len - 1)
-        .unwrap();
+    crate::common::cut_short(&six, 1);
     let out = run(&["verify", "--db", d, "--seeds", "5..8", "--json"]);
     assert_eq!(out.status.code(), Some(1));
     let checks: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
