@@ -74,20 +74,30 @@ impl Encoder {
     /// assert_eq!(e.index_of(&Board([1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0])).unwrap(), 588_953);
     /// assert!(e.index_of(&Board([1; 12])).is_err());
     /// ```
+    #[inline]
     pub fn index_of(&self, board: &Board) -> Result<u64> {
         let seeds = board.seeds();
-        if seeds > self.ranker.max_seeds() {
-            return Err(Error::Invalid(format!(
-                "{board} holds {seeds} seeds; levels go up to {}",
-                self.ranker.max_seeds()
-            )));
-        }
-        if !board.in_domain() {
-            return Err(Error::Invalid(format!(
-                "{board} is not stored: a level holds the positions with an empty pit among 6..11"
-            )));
+        if seeds > self.ranker.max_seeds() || !board.in_domain() {
+            return Err(self.not_stored(board));
         }
         Ok(self.rank_in(seeds, board))
+    }
+
+    /// Why `board` has no index (more seeds than the levels, or not in the
+    /// stored domain), out of line: it is never on a probe's path.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn not_stored(&self, board: &Board) -> Error {
+        let seeds = board.seeds();
+        match seeds > self.ranker.max_seeds() {
+            true => Error::Invalid(format!(
+                "{board} holds {seeds} seeds; levels go up to {}",
+                self.ranker.max_seeds()
+            )),
+            false => Error::Invalid(format!(
+                "{board} is not stored: a level holds the positions with an empty pit among 6..11"
+            )),
+        }
     }
 
     /// [`Encoder::unrank`] of a request from outside: [`Error::Invalid`]
