@@ -208,6 +208,11 @@ status)
     newest=$(TZ=UTC find "$work" -type f -printf '%T@ %P (%TY-%Tm-%Td %TH:%TM:%.2TS UTC)\n' |
       sort -n | tail -n 1 | cut -d' ' -f2-)
     echo "$what level $n: newest work file ${newest:-none}"
+    # What the process last said of it (a checkpoint, a stage), from its
+    # log: progress lines end in carriage returns on a terminal only.
+    said=stderr.log; [ "$what" = verifying ] && said=verify-$n.time
+    [ -s "$said" ] &&
+      echo "  last said:   $(tr '\r' '\n' < "$said" | grep -v '^[[:space:]]*$' | tail -n 1)"
   done
   # A run holds run.lock while it lasts (flock): read from /proc/locks,
   # since taking the lock here, even for a moment, could turn a run away.

@@ -270,10 +270,23 @@ fn all_verifies_each_top_level_after_its_build_and_exits_with_the_worst_status()
     let work = dir.join("raw/awari/scores.37.work/rank-0");
     fs::create_dir_all(&work).unwrap();
     fs::write(work.join("state.5"), b"").unwrap();
+    fs::create_dir_all(dir.join("raw/awari/verify.33.work")).unwrap();
+    fs::write(
+        dir.join("verify-33.time"),
+        "level 33: check 2 was done on these contents before: pass\n\
+         level 33: check 3 checkpoint at threshold 5 (2837.5 MB in 18.2 s)\n",
+    )
+    .unwrap();
     let status = text(&run_script(&["status", d], &[]).stdout);
     assert!(status.contains("running:       process group"), "{status}");
     assert!(
         status.contains("building level 37: newest work file rank-0/state.5 ("),
+        "{status}"
+    );
+    assert!(
+        status.contains(
+            "verifying level 33: newest work file none\n  last said:   level 33: check 3 checkpoint at threshold 5 (2837.5 MB in 18.2 s)\n"
+        ),
         "{status}"
     );
 }
