@@ -28,7 +28,8 @@ use crate::table::{BLOCK_SIZE, Table, as_values};
 pub trait Values {
     /// The stored value of `board`; [`Error::Invalid`] for a board that
     /// is not stored (every opponent pit filled, or more seeds than a
-    /// game: [`crate::query::value`] values those from their moves).
+    /// game; `query::value`, a layer above, values those from their
+    /// moves).
     fn value(&self, board: &Board) -> Result<i8>;
     /// The file the value of `board` comes from, for error messages.
     fn origin(&self, board: &Board) -> PathBuf;

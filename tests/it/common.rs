@@ -35,8 +35,23 @@ pub fn export_vu(db: &Path, out: &Path) {
 
 /// A fresh directory under the cargo target dir, `NAME-PID`. The
 /// directories of the same name left by earlier runs whose process is gone
-/// are removed (a run's levels take gigabytes; kept, they pile up).
+/// are removed (a run's levels take gigabytes; kept, they pile up). A name
+/// belongs to the first test (thread) that asks for it: two tests sharing
+/// one would run in one directory at the same time. (One test may ask
+/// again, as property tests do for each case.)
 pub fn scratch(name: &str) -> PathBuf {
+    type Given = Vec<(String, std::thread::ThreadId)>;
+    static GIVEN: std::sync::Mutex<Given> = std::sync::Mutex::new(Vec::new());
+    let me = std::thread::current().id();
+    let mut given = GIVEN.lock().unwrap_or_else(|p| p.into_inner());
+    match given.iter().find(|(g, _)| g == name) {
+        Some((_, owner)) => assert_eq!(
+            *owner, me,
+            "scratch directory {name:?} asked for by two tests: they would share it"
+        ),
+        None => given.push((name.to_string(), me)),
+    }
+    drop(given);
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
     for entry in std::fs::read_dir(tmp).into_iter().flatten().flatten() {
         let file_name = entry.file_name();

@@ -199,7 +199,7 @@ fn a_damaged_lower_level_stops_a_build_before_anything_is_solved() {
 
 #[test]
 fn a_named_pipe_in_place_of_a_table_is_refused_not_waited_on() {
-    let dir = built("pipe", Rules::Awari, 5);
+    let dir = built("named-pipe-table", Rules::Awari, 5);
     let path = dir.join("awari-05.mdb");
     std::fs::remove_file(&path).unwrap();
     let made = Command::new("mkfifo").arg(&path).status().unwrap();
