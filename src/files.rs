@@ -11,16 +11,20 @@ use crate::error::{Corruption, Error, Result};
 /// Writes `bytes` to `path` through a temporary file renamed when complete,
 /// the file and then its directory synced: once this returns, the file is
 /// on disk under its name, so what it replaces (a level's work directory,
-/// an older checkpoint) may go. Only a regular file is replaced
-/// ([`replaced_file`]): a symbolic link is written through, and anything
-/// else there (a device, a pipe, a directory) is an error, never swapped for
-/// a file.
+/// an older checkpoint) may go. What the rename may replace is a regular
+/// file or a symbolic link (the link itself, as for any file the crate
+/// keeps); a device, a named pipe or a directory there is an error, never
+/// swapped for a file. A file the user names is written with
+/// [`write_output`].
 pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut File) -> std::io::Result<()>,
 ) -> Result<()> {
-    let resolved = replaced_file(path)?;
-    let path = resolved.as_path();
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if !m.is_file() && !m.is_symlink() => return Err(not_replaced(path, m.file_type())),
+        Err(e) if e.kind() != ErrorKind::NotFound => return Err(Error::io(path, e)),
+        _ => {}
+    }
     let tmp = tmp_path(path);
     let result = (|| {
         // Readable too, for writers that hash what they wrote.
@@ -33,11 +37,7 @@ pub fn write_atomically(
         write(&mut f)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)?;
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        File::open(dir)?.sync_all()
+        File::open(parent_dir(path))?.sync_all()
     })();
     result.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
@@ -45,22 +45,30 @@ pub fn write_atomically(
     })
 }
 
-/// The file that writing `path` by rename replaces: `path` itself when
+/// The directory `path` is in (`.` for a bare name).
+pub fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// [`write_atomically`] for a file the user names (`census --out`): a
+/// symbolic link there is written through, so that it stays a link
+/// ([`output_file`]).
+pub fn write_output(
+    path: &Path,
+    write: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> Result<()> {
+    write_atomically(&output_file(path)?, write)
+}
+
+/// The file that [`write_output`] replaces at `path`: `path` itself when
 /// nothing is there or a regular file is, the file a symbolic link there
-/// leads to (so that the link stays a link). Anything else there, or a
-/// link that leads to anything else or nowhere, is an error: renaming a
-/// file over `/dev/stdout` or a named pipe would silently swap a device
-/// for a file.
-pub fn replaced_file(path: &Path) -> Result<PathBuf> {
-    let not_replaced = |what: &str| {
-        Error::io(
-            path,
-            std::io::Error::new(
-                ErrorKind::InvalidInput,
-                format!("is {what}; only a regular file is written here"),
-            ),
-        )
-    };
+/// leads to. Anything else there, or a link that leads to anything else
+/// or nowhere, is an error: renaming a file over `/dev/stdout` or a named
+/// pipe would silently swap a device for a file.
+pub fn output_file(path: &Path) -> Result<PathBuf> {
     let kind = match std::fs::symlink_metadata(path) {
         Ok(m) => m.file_type(),
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(path.to_path_buf()),
@@ -70,17 +78,34 @@ pub fn replaced_file(path: &Path) -> Result<PathBuf> {
         return Ok(path.to_path_buf());
     }
     if !kind.is_symlink() {
-        return Err(not_replaced(describe(kind)));
+        return Err(not_replaced(path, kind));
     }
     match std::fs::metadata(path) {
         Ok(m) if m.is_file() => std::fs::canonicalize(path).map_err(|e| Error::io(path, e)),
-        Ok(m) => Err(not_replaced(&format!(
-            "a link to {}",
-            describe(m.file_type())
-        ))),
-        Err(e) if e.kind() == ErrorKind::NotFound => Err(not_replaced("a link that leads nowhere")),
+        Ok(m) => Err(refused(
+            path,
+            &format!("a link to {}", describe(m.file_type())),
+        )),
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            Err(refused(path, "a link that leads nowhere"))
+        }
         Err(e) => Err(Error::io(path, e)),
     }
+}
+
+/// The error for a `kind` of file at `path` that a write will not replace.
+fn not_replaced(path: &Path, kind: std::fs::FileType) -> Error {
+    refused(path, describe(kind))
+}
+
+fn refused(path: &Path, what: &str) -> Error {
+    Error::io(
+        path,
+        std::io::Error::new(
+            ErrorKind::InvalidInput,
+            format!("is {what}; only a regular file is written here"),
+        ),
+    )
 }
 
 /// Refuses a `dir` that is there but is not a directory (a file given as

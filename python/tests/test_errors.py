@@ -186,13 +186,20 @@ def test_signals_while_waiting_for_a_writer_run_their_handlers(tmp_path):
     lock = open(d / ".lock", "w")
     fcntl.flock(lock, fcntl.LOCK_EX)
     seen = []
+    timers = []
+
+    def after(seconds, action):
+        t = threading.Timer(seconds, action)
+        timers.append(t)
+        t.start()
+
     old = signal.signal(signal.SIGUSR1, lambda *_: seen.append("usr1"))
     try:
         def later():
             os.kill(os.getpid(), signal.SIGUSR1)
-            threading.Timer(0.3, lambda: fcntl.flock(lock, fcntl.LOCK_UN)).start()
+            after(0.3, lambda: fcntl.flock(lock, fcntl.LOCK_UN))
 
-        threading.Timer(0.3, later).start()
+        after(0.3, later)
         reports = mancaladb.build(d, 2, progress=False, wait=True)
         assert seen == ["usr1"]
         assert [r["seeds"] for r in reports] == [0, 1, 2]
@@ -203,9 +210,15 @@ def test_signals_while_waiting_for_a_writer_run_their_handlers(tmp_path):
             raise Stop()
 
         signal.signal(signal.SIGUSR1, stop)
-        threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGUSR1)).start()
+        after(0.3, lambda: os.kill(os.getpid(), signal.SIGUSR1))
         with pytest.raises(Stop):
             mancaladb.build(d, 3, progress=False, wait=True)
     finally:
+        # No timer may fire once the handler is gone (SIGUSR1's default
+        # ends the process) or the lock file is closed.
+        signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+        for t in timers:
+            t.cancel()
+            t.join()
         signal.signal(signal.SIGUSR1, old)
         lock.close()

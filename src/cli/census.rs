@@ -63,9 +63,8 @@ fn seconds(text: &str) -> Result<Duration, String> {
 pub fn run(a: Args) -> Result<ExitCode, Error> {
     // Every destination is checked before anything is computed.
     store::check_writable(&a.db)?;
-    for path in a.out.iter().chain(&a.cycles) {
-        store::check_list_path(path, &a.db)?;
-    }
+    let lists: Vec<&std::path::Path> = a.out.iter().chain(&a.cycles).map(|p| p.as_path()).collect();
+    store::check_list_paths(&lists, &a.db)?;
     let plan = census::plan(&a.db, a.seeds.clone(), a.max_laps)?;
     if !plan.rows.is_empty() {
         let text = format!(

@@ -240,6 +240,33 @@ fn census_lists_replace_only_regular_files_and_never_its_own() {
         assert!(err.contains("one of the census's own files"), "{err}");
     }
     assert_eq!(std::fs::read(&store).unwrap(), saved);
+    // Nor the cycles it keeps for a row; nor two lists into one file.
+    let kept = db.join("omweso-cycles.k3.b1000000000.jsonl");
+    let out = run(&[
+        "census",
+        "--seeds",
+        "3",
+        "--db",
+        s(&db),
+        "--cycles",
+        s(&kept),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one of the census's own files"));
+    let both = dir.join("both.json");
+    let out = run(&[
+        "census",
+        "--seeds",
+        "3",
+        "--db",
+        s(&db),
+        "--out",
+        s(&both),
+        "--cycles",
+        s(&both),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("two lists asked for in one file"));
     // A named pipe or a device is not swapped for a file.
     let pipe = dir.join("pipe");
     assert!(

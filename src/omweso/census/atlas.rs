@@ -43,7 +43,7 @@ pub fn write(path: &Path, entries: &[Entry]) -> Result<()> {
         text += &serde_json::to_string(e).expect("atlas entries serialize");
         text.push('\n');
     }
-    crate::files::write_atomically(path, |f| std::io::Write::write_all(f, text.as_bytes()))
+    crate::files::write_output(path, |f| std::io::Write::write_all(f, text.as_bytes()))
 }
 
 /// Reads the cycles at `path`: `Ok(None)` if there is no such file.

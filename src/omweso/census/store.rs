@@ -162,43 +162,57 @@ pub fn list(rows: &[Row]) -> String {
 /// Writes [`list`] of `rows` to `path` atomically.
 pub fn write_list(path: &Path, rows: &[Row]) -> Result<()> {
     let text = list(rows) + "\n";
-    crate::files::write_atomically(path, |f| f.write_all(text.as_bytes()))
+    crate::files::write_output(path, |f| f.write_all(text.as_bytes()))
 }
 
-/// Checks, before anything is computed, that a list can be written to
-/// `path` ([`write_list`], and the cycle atlas) beside the census results
-/// in `dir`: its directory exists and takes new files, nothing but a
-/// regular file (or a link to one) is there, and it is not one of the
-/// census's own files in `dir` (the results, their rejected lines, a
-/// checkpoint), which the list would replace.
-pub fn check_list_path(path: &Path, dir: &Path) -> Result<()> {
-    let target = crate::files::replaced_file(path)?;
-    let parent = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if !parent.is_dir() {
-        return Err(Error::io(
-            path,
-            std::io::Error::new(std::io::ErrorKind::NotFound, "its directory does not exist"),
-        ));
+/// Checks, before anything is computed, that the lists asked for (the rows,
+/// [`write_list`]; the cycle atlas, [`super::atlas::write`]) can be
+/// written to `paths` beside the census in `dir`: each one's directory
+/// exists and takes new files, nothing but a regular file (or a link to
+/// one) is there, it is none of the census's own files in `dir` (the
+/// results and their rejected lines, the cycles kept for a row, a
+/// checkpoint: `omweso-census.*`, `omweso-cycles.*`), which the list would
+/// replace, and no two lists go to one file.
+pub fn check_list_paths(paths: &[&Path], dir: &Path) -> Result<()> {
+    let mut targets: Vec<PathBuf> = Vec::new();
+    for &path in paths {
+        let target = crate::files::output_file(path)?;
+        let parent = crate::files::parent_dir(&target);
+        if !parent.is_dir() {
+            return Err(Error::io(
+                path,
+                std::io::Error::new(std::io::ErrorKind::NotFound, "its directory does not exist"),
+            ));
+        }
+        let ours = target
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("omweso-census.") || n.starts_with("omweso-cycles."));
+        let same_dir = match (std::fs::canonicalize(parent), std::fs::canonicalize(dir)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        if ours && same_dir {
+            return Err(Error::Invalid(format!(
+                "{}: is one of the census's own files in {}; write the list elsewhere",
+                path.display(),
+                dir.display()
+            )));
+        }
+        check_writable(parent)?;
+        // The same file under two names: compared where it will be.
+        let at = std::fs::canonicalize(parent)
+            .map_err(|e| Error::io(parent, e))?
+            .join(target.file_name().unwrap_or_default());
+        if targets.contains(&at) {
+            return Err(Error::Invalid(format!(
+                "{}: two lists asked for in one file",
+                path.display()
+            )));
+        }
+        targets.push(at);
     }
-    let ours = target
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with("omweso-census."));
-    let same_dir = match (std::fs::canonicalize(parent), std::fs::canonicalize(dir)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
-    if ours && same_dir {
-        return Err(Error::Invalid(format!(
-            "{}: is one of the census's own files in {}; write the list elsewhere",
-            path.display(),
-            dir.display()
-        )));
-    }
-    check_writable(parent)
+    Ok(())
 }
 
 /// Checks that `dir` exists or can be created and that files can be
