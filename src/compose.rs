@@ -167,8 +167,27 @@ impl Ranker {
     /// [`Ranker::rank`] for a board known to hold `seeds` seeds.
     #[inline]
     pub fn rank_with_sum<const P: usize>(&self, x: &[u8; P], seeds: usize) -> u64 {
-        debug_assert_eq!(P, self.pits);
         debug_assert!(self.in_domain(x));
+        self.rank_and_domain(x, seeds).0
+    }
+
+    /// [`Ranker::rank_with_sum`] of a board that may lie outside the
+    /// domain: `None` then. The test is the flag the ranking keeps anyway
+    /// (whether a constrained pit was empty), so it costs one branch where
+    /// a separate test of the pits would cost a pass over them.
+    #[inline]
+    pub fn rank_if_in_domain<const P: usize>(&self, x: &[u8; P], seeds: usize) -> Option<u64> {
+        match self.rank_and_domain(x, seeds) {
+            (r, true) => Some(r),
+            (_, false) => None,
+        }
+    }
+
+    /// The rank of `x` (meaningful only in the domain), and whether `x` is
+    /// in the domain.
+    #[inline(always)]
+    fn rank_and_domain<const P: usize>(&self, x: &[u8; P], seeds: usize) -> (u64, bool) {
+        debug_assert_eq!(P, self.pits);
         debug_assert_eq!(seeds, x.iter().map(|&v| usize::from(v)).sum::<usize>());
         debug_assert!(seeds <= self.max_seeds);
         let s1 = self.max_seeds + 1;
@@ -190,7 +209,9 @@ impl Ranker {
             p += usize::from(v);
             r = r.wrapping_add(self.low[k * s1 + p]);
         }
-        r
+        // `ok` saw the constrained pits down to pit 1; pit 0, when it is
+        // one, is implied by the seed count and not read above.
+        (r, ok == 1 || (c == 0 && x[0] == 0))
     }
 
     /// Writes into `x` the board of rank `index` among boards with `seeds`

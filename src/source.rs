@@ -151,8 +151,7 @@ impl Values for VuDir {
     /// A value outside `-seeds..=seeds` is a corrupt file: the published
     /// files carry no checksum, so this is the one check a probe can make.
     fn value(&self, board: &Board) -> Result<i8> {
-        let seeds = stored_seeds(&self.encoder, board)?;
-        let index = self.encoder.rank_in(seeds, board);
+        let (seeds, index) = self.encoder.stored_index(board)?;
         let value = self.map(seeds)?[index as usize] as i8;
         check_range(&self.path(seeds), seeds, index, &[value])?;
         Ok(value)
@@ -220,8 +219,7 @@ impl Tables {
         let mut at: [(usize, u64); GROUP] = [(0, 0); GROUP];
         for group in boards.chunks(GROUP) {
             for (b, slot) in group.iter().zip(at.iter_mut()) {
-                let seeds = stored_seeds(&self.encoder, b)?;
-                let index = self.encoder.rank_in(seeds, b);
+                let (seeds, index) = self.encoder.stored_index(b)?;
                 self.level(seeds)?.prefetch(index);
                 *slot = (seeds, index);
             }
@@ -240,28 +238,12 @@ impl Tables {
 impl Values for Tables {
     #[inline]
     fn value(&self, board: &Board) -> Result<i8> {
-        let seeds = stored_seeds(&self.encoder, board)?;
-        self.level(seeds)?
-            .value(&self.cache, self.encoder.rank_in(seeds, board))
+        let (seeds, index) = self.encoder.stored_index(board)?;
+        self.level(seeds)?.value(&self.cache, index)
     }
 
     fn origin(&self, board: &Board) -> PathBuf {
         self.db.table_path(self.rules, board.seeds())
-    }
-}
-
-/// The seeds of `board`, or the error of [`Encoder::index_of`] when it is
-/// not stored. Probes check with this and then rank, rather than take
-/// `index_of`'s index: ranking after the level is looked up let the
-/// misses of consecutive random probes overlap (probing a raw level 20
-/// through `index_of` ran at half the speed; BENCHMARKS, "Fourteenth
-/// session").
-#[inline]
-fn stored_seeds(encoder: &Encoder, board: &Board) -> Result<usize> {
-    let seeds = board.seeds();
-    match seeds <= MAX_SEEDS && board.in_domain() {
-        true => Ok(seeds),
-        false => Err(encoder.not_stored(board)),
     }
 }
 

@@ -57,6 +57,23 @@ impl Encoder {
         self.ranker.rank_with_sum(&board.0, seeds)
     }
 
+    /// The level and index of `board`, or [`Error::Invalid`] when it is not
+    /// stored (see [`Encoder::index_of`]); what probes call for every
+    /// board. Whether it lies in the domain comes out of the ranking itself:
+    /// a test of the pits before it cost random probes of a raw level half
+    /// their speed (BENCHMARKS, "Fourteenth session").
+    #[inline]
+    pub fn stored_index(&self, board: &Board) -> Result<(usize, u64)> {
+        let seeds = board.seeds();
+        if seeds > self.ranker.max_seeds() {
+            return Err(self.not_stored(board));
+        }
+        match self.ranker.rank_if_in_domain(&board.0, seeds) {
+            Some(index) => Ok((seeds, index)),
+            None => Err(self.not_stored(board)),
+        }
+    }
+
     /// The board at `index` of level `seeds`.
     pub fn unrank(&self, seeds: usize, index: u64) -> Board {
         let mut b = Board::EMPTY;
@@ -74,20 +91,15 @@ impl Encoder {
     /// assert_eq!(e.index_of(&Board([1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0])).unwrap(), 588_953);
     /// assert!(e.index_of(&Board([1; 12])).is_err());
     /// ```
-    #[inline]
     pub fn index_of(&self, board: &Board) -> Result<u64> {
-        let seeds = board.seeds();
-        if seeds > self.ranker.max_seeds() || !board.in_domain() {
-            return Err(self.not_stored(board));
-        }
-        Ok(self.rank_in(seeds, board))
+        self.stored_index(board).map(|(_, index)| index)
     }
 
     /// Why `board` has no index (more seeds than the levels, or not in the
     /// stored domain), out of line: it is never on a probe's path.
     #[cold]
     #[inline(never)]
-    pub(crate) fn not_stored(&self, board: &Board) -> Error {
+    fn not_stored(&self, board: &Board) -> Error {
         let seeds = board.seeds();
         match seeds > self.ranker.max_seeds() {
             true => Error::Invalid(format!(

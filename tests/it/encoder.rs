@@ -112,3 +112,35 @@ fn checked_rank_and_unrank_refuse_what_is_not_stored() {
     assert!(e.check_range(5, 3, 2).is_err());
     assert!(e.check_range(5, 0, 4369).is_err());
 }
+
+#[test]
+fn stored_index_is_the_rank_of_a_stored_board_and_refuses_the_others() {
+    let e = Encoder::new(48);
+    // Opponent sides of counts 0..=3 and 40 in each pit, beside a mover
+    // side of one seed in pit 0: in the domain exactly when a pit among
+    // 6..11 is empty.
+    let counts = [0u8, 1, 2, 3, 40];
+    for code in 0..counts.len().pow(6) {
+        let mut b = Board([1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        let mut c = code;
+        for p in 6..12 {
+            b.0[p] = counts[c % counts.len()];
+            c /= counts.len();
+        }
+        let seeds = b.seeds();
+        match e.stored_index(&b) {
+            Ok((n, index)) => {
+                assert!(b.0[6..].contains(&0) && seeds <= 48, "{b}");
+                assert_eq!((n, index), (seeds, e.rank_in(seeds, &b)), "{b}");
+            }
+            Err(err) => {
+                assert!(!b.0[6..].contains(&0) || seeds > 48, "{b}: {err}");
+                let err = err.to_string();
+                assert!(
+                    err.contains("is not stored") || err.contains("levels go up to 48"),
+                    "{err}"
+                );
+            }
+        }
+    }
+}
