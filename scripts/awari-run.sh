@@ -210,7 +210,11 @@ status)
     echo "$what level $n: newest work file ${newest:-none}"
     # What the process last said of it (a checkpoint, a stage), from its
     # log: progress lines end in carriage returns on a terminal only.
-    said=stderr.log; [ "$what" = verifying ] && said=verify-$n.time
+    said=stderr.log
+    # A verify logs to verify-N.time, one of checks 1 and 2 only to
+    # verify-checks2-N.time: the newer of the two.
+    [ "$what" = verifying ] &&
+      said=$(ls -t "verify-$n.time" "verify-checks2-$n.time" 2>/dev/null | head -n 1)
     [ -s "$said" ] &&
       echo "  last said:   $(tr '\r' '\n' < "$said" | grep -v '^[[:space:]]*$' | tail -n 1)"
   done

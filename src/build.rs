@@ -260,8 +260,9 @@ pub fn build_until(
 }
 
 /// Fails, before anything is solved, unless every level that one of
-/// `levels` still to be built reads is among them or has a sound table in
-/// `db`: the absent ones are named together with the `--levels` that adds
+/// `levels` without a table yet reads is among them or has a sound table
+/// in `db` (a level whose table is there but damaged is found so, and
+/// rebuilt, only when the build reaches it): the absent ones are named together with the `--levels` that adds
 /// them, and each table read is opened (its header, size and block index
 /// checked, which catches a truncated or foreign file; the blocks are
 /// checked as they are read).

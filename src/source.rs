@@ -291,8 +291,10 @@ pub struct LevelInfo {
     pub positions: u64,
     /// Size of its file in bytes.
     pub bytes: u64,
-    /// Whether it passed every check of `verify` as it is now.
-    pub verified: bool,
+    /// Whether it passed every check of `verify` as it is now; `None` when
+    /// the records of that (`verified.tsv`) cannot be read, which says
+    /// nothing of the level itself.
+    pub verified: Option<bool>,
     /// Whether probes read it uncompressed (a checked raw copy, or a VU
     /// file) rather than through the block cache.
     pub uncompressed: bool,
@@ -500,7 +502,7 @@ impl Source {
             seeds,
             positions: level_size(seeds),
             bytes,
-            verified: self.is_verified(seeds)?,
+            verified: self.is_verified(seeds).ok(),
             uncompressed,
         })
     }

@@ -164,7 +164,9 @@ pub struct LevelCheck {
 }
 
 impl LevelCheck {
-    /// Whether every check that ran passed.
+    /// Whether every check that ran passed and none was blocked (a level
+    /// that could not be checked against sound lower levels has not
+    /// passed).
     pub fn passed(&self) -> bool {
         !(self.integrity.failed() || self.consistency.failed() || self.rederivation.failed())
     }

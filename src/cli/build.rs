@@ -23,7 +23,7 @@ pub struct Args {
     /// Build these levels instead, e.g. 0..34,36 (the levels the 36-seed
     /// start rests on: level N never reads level N-1). Each level's lower
     /// levels must be among them or built already.
-    #[arg(long, value_parser = args::oware_level_set, conflicts_with = "max_seeds")]
+    #[arg(long, value_parser = args::oware_level_set, conflicts_with = "max_seeds", allow_hyphen_values = true)]
     levels: Option<args::LevelSet>,
     /// Worker threads (default: all cores).
     #[arg(long, value_parser = args::threads, allow_negative_numbers = true)]
@@ -40,7 +40,7 @@ pub struct Args {
     /// Most disk for raw copies of levels (`raw/`, one byte per position),
     /// e.g. 8G, or `all`. Copies of the largest levels the next one reads
     /// are kept within it; the other levels are read from their tables.
-    #[arg(long, default_value_t = args::Limit(Some(DEFAULT_RAW_CACHE)), value_parser = args::limit)]
+    #[arg(long, default_value_t = args::Limit(Some(DEFAULT_RAW_CACHE)), value_parser = args::limit, allow_hyphen_values = true)]
     raw_cache: args::Limit,
 }
 

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use mancaladb::Error;
+use mancaladb::oware::Rules;
+use mancaladb::source::Source;
 
 use super::output::{diag, out};
 use crate::server;
@@ -37,9 +39,10 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         .checked_mul(1 << 20)
         .ok_or_else(|| Error::Invalid(format!("--cache-mib {}: too large", a.cache_mib)))?;
     // A directory that is not there is more likely a typo than a wish to
-    // answer every board with a 404.
+    // answer every board with a 404; a file there is said as such.
+    Source::open(&a.db, Rules::Awari, a.vu.clone())?;
     let dir = a.vu.as_deref().unwrap_or(&a.db);
-    if !dir.is_dir() {
+    if !dir.try_exists().map_err(|e| Error::io(dir, e))? {
         return Err(Error::Invalid(format!(
             "{}: no such directory",
             dir.display()

@@ -24,7 +24,7 @@ pub struct Args {
     quick: bool,
     /// Run checks 1..=N only: 1 integrity, 2 consistency, 3 re-derivation
     /// (default). A level is recorded as verified only after all three.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=3))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=3), allow_negative_numbers = true)]
     checks: Option<u8>,
     /// Print a JSON list, one object per level.
     #[arg(long)]

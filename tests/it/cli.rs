@@ -60,7 +60,7 @@ fn text_query_and_principal_line() {
 fn a_board_outside_the_stored_domain_needs_only_its_childrens_levels() {
     // Levels 0..5 only. A 6-seed board with every opponent pit filled is
     // not stored: valued from its moves. With no seeds to sow, the game is
-    // over (-6) whether level 6 is there or not; the server says the same.
+    // over (-6) whether level 6 is there or not.
     let dir = scratch("out-of-domain");
     let d = dir.to_str().unwrap();
     assert!(
@@ -75,6 +75,20 @@ fn a_board_outside_the_stored_domain_needs_only_its_childrens_levels() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("\"value\":-6"));
+    // A 7-seed board whose one move captures 2 (pit 5 into pit 6) reads
+    // level 5 only: valued without level 7.
+    let out = run(&["query", "--json", "--db", d, "0 0 0 0 0 1 1 1 1 1 1 1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let a: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (&a["seeds"], &a["moves"][0]["captures"]),
+        (&7.into(), &2.into()),
+        "{a}"
+    );
     // A stored 6-seed board names its own level as the one to build.
     let out = run(&["query", "--db", d, "1 1 1 1 1 1 0 0 0 0 0 0"]);
     assert_eq!(out.status.code(), Some(2));

@@ -161,6 +161,7 @@ fn a_file_given_as_the_directory_is_named_as_such() {
     refuses(&["verify", "--db", f], want);
     refuses(&["known", "--db", f], want);
     refuses(&["census", "--seeds", "3", "--db", f], want);
+    refuses(&["serve", "--db", f, "--addr", "127.0.0.1:0"], want);
     refuses(
         &[
             "export",

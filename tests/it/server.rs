@@ -412,6 +412,20 @@ fn one_unreadable_level_does_not_hide_the_others() {
     refused(&s, "/api/stats/awari/5", 500, "awari-05.mdb");
     let (status, st) = s.get("/api/stats/awari/4");
     assert_eq!((status, &st["positions"]), (200, &json!(level_size(4))));
+    assert_eq!(levels[0]["verified"], false);
+    // Records of verification that cannot be read (a link to itself): each
+    // level is still listed, its verification unknown.
+    std::os::unix::fs::symlink("verified.tsv", dir.join("verified.tsv")).unwrap();
+    let (status, lv) = s.get("/api/levels");
+    assert_eq!(status, 200, "{lv}");
+    let levels = lv["rules"][0]["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 6, "{lv}");
+    assert!(
+        levels[..5]
+            .iter()
+            .all(|l| l["verified"].is_null() && l["positions"].is_u64()),
+        "{lv}"
+    );
 }
 
 #[test]

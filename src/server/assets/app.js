@@ -199,7 +199,7 @@ async function showLevels() {
     const tr = document.createElement("tr");
     const cells = l.error
       ? [l.seeds, l.error]
-      : [l.seeds, l.positions.toLocaleString(), l.bytes.toLocaleString(), l.verified ? "yes" : "no", l.uncompressed ? "yes" : "no"];
+      : [l.seeds, l.positions.toLocaleString(), l.bytes.toLocaleString(), l.verified === null ? "?" : l.verified ? "yes" : "no", l.uncompressed ? "yes" : "no"];
     for (const c of cells) {
       const td = document.createElement("td");
       td.textContent = c;
