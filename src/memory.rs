@@ -181,14 +181,20 @@ pub fn memory_total() -> Option<u64> {
 }
 
 /// An empty vector with room for `len` items, or an error of kind
-/// `OutOfMemory` saying how much was asked for. Refused also when it is
-/// more than the memory available now (`MemAvailable`): Linux grants most
-/// larger requests and then kills a process (this one, or another's long
-/// run) as the pages are filled, where the caller wanted an error.
+/// `OutOfMemory` saying how much was asked for. A request of 64 MiB or more
+/// is refused also when it is more than the memory available now
+/// (`MemAvailable`): Linux grants most larger requests and then kills a
+/// process (this one, or another's long run) as the pages are filled,
+/// where the caller wanted an error.
 pub fn reserve<T>(len: usize) -> std::io::Result<Vec<T>> {
+    // Smaller requests do not read `/proc/meminfo`.
+    const LOOKED_AT: u128 = 64 << 20;
     let bytes = (len as u128) * std::mem::size_of::<T>() as u128;
     let refuse = |why: String| std::io::Error::new(std::io::ErrorKind::OutOfMemory, why);
-    let available = proc_number("/proc/meminfo", "MemAvailable:").map(|kb| kb as u128 * 1024);
+    let available = match bytes >= LOOKED_AT {
+        true => proc_number("/proc/meminfo", "MemAvailable:").map(|kb| kb as u128 * 1024),
+        false => None,
+    };
     if let Some(available) = available
         && bytes > available
     {

@@ -444,30 +444,22 @@ impl Table {
     /// level in memory (level 33 is 6.5 GB). The blocks are checked as
     /// they are read; a damaged table is its error, and leaves no file.
     pub fn write_raw(&self, path: &Path) -> Result<()> {
-        let mut damaged = None;
+        // The first failure, of a write or of the table, is the error; the
+        // atomic write only hears that there was one, and leaves no file.
+        let mut failure = None;
         let written = write_atomically(path, |f| {
             let mut out = std::io::BufWriter::with_capacity(1 << 20, f);
-            // A failed write stops the reading and is the error returned.
-            let mut failed_write = None;
-            let read = self.for_each_block(|v| {
-                out.write_all(as_bytes(v)).map_err(|e| {
-                    failed_write = Some(e);
-                    Error::Invalid("write failed".into())
-                })
-            });
-            if let Some(e) = failed_write {
-                return Err(e);
+            let read =
+                self.for_each_block(|v| out.write_all(as_bytes(v)).map_err(|e| Error::io(path, e)));
+            match read.and_then(|()| out.flush().map_err(|e| Error::io(path, e))) {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    failure = Some(e);
+                    Err(std::io::Error::other("not written"))
+                }
             }
-            if let Err(e) = read {
-                damaged = Some(e);
-                return Err(std::io::Error::other("the table is damaged"));
-            }
-            out.flush()
         });
-        match damaged {
-            Some(e) => Err(e),
-            None => written,
-        }
+        failure.map_or(written, Err)
     }
 
     /// Decompresses the whole level. Memory that cannot be had is an I/O

@@ -302,14 +302,14 @@ fn check3(
         format!("level {seeds}: re-derivation (thresholds x positions)"),
         size * seeds as u64,
     );
-    let mut counted = Counted {
+    let mut saves_counted = ProgressSaves {
         inner: &mut *saves,
         stage: &stage,
         seeds,
         size,
         done: 0,
     };
-    let outcome = rederivation(rules, seeds, lower, &mut counted, |f| {
+    let outcome = rederivation(rules, seeds, lower, &mut saves_counted, |f| {
         source.for_each_chunk(seeds, f)
     })?;
     stage.finish();
@@ -710,8 +710,8 @@ pub fn rederivation(
 }
 
 /// Check 3's progress: the batches done, told to its stage as they end,
-/// around the checkpoints `inner` takes.
-struct Counted<'a> {
+/// around the checkpoints `inner` takes (a [`Saves`] that also counts).
+struct ProgressSaves<'a> {
     inner: &'a mut dyn Saves,
     stage: &'a Stage,
     seeds: usize,
@@ -720,7 +720,7 @@ struct Counted<'a> {
     done: u64,
 }
 
-impl Counted<'_> {
+impl ProgressSaves<'_> {
     /// Advances the stage to `mark`: thresholds `seeds..t` scanned whole,
     /// threshold `t` up to `mark.next`.
     fn reach(&mut self, mark: Mark) {
@@ -731,7 +731,7 @@ impl Counted<'_> {
     }
 }
 
-impl Saves for Counted<'_> {
+impl Saves for ProgressSaves<'_> {
     fn resume(&mut self, bytes: &mut [i8]) -> Result<Option<Mark>> {
         let mark = self.inner.resume(bytes)?;
         if let Some(mark) = mark {
