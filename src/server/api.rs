@@ -317,13 +317,12 @@ pub async fn position(
     let q = query(q)?;
     let b = board(q.board.as_deref())?;
     let taken = q.captured.as_deref().map(|c| captured(c, &b)).transpose()?;
-    // Probes may read the disk: off the async workers, like every route
-    // that reads tables.
-    blocking(move || {
-        let (rules, source) = state.source(q.rules.as_deref())?;
-        Ok(Json(answer(&state, rules, source, &b, taken)?))
-    })
-    .await
+    // On the async worker: a position is about seven probes, and handing
+    // them to the blocking pool cost a third of the throughput with eight
+    // clients (BENCHMARKS, "serve under load"). The longer routes (lines,
+    // batches, levels, statistics) go to the pool.
+    let (rules, source) = state.source(q.rules.as_deref())?;
+    Ok(Json(answer(&state, rules, source, &b, taken)?))
 }
 
 /// The answer of `GET /api/awari/mainline`.
