@@ -4,7 +4,8 @@
 # builds them), sends REQUESTS requests (default 100000) of
 # GET /api/awari?board=... for random positions of LEVELS (default 12..16)
 # from each CLIENTS count in turn (default "1 2 8 32"), prints throughput
-# and p50/p99 latency, and stops the server.
+# and p50/p99 latency, and stops the server. BIN=... serves with another
+# binary (an older revision, side by side: run the script for each in turn).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DB=${DB:-db}
@@ -12,12 +13,13 @@ REQUESTS=${REQUESTS:-100000}
 LEVELS=${LEVELS:-12,13,14,15,16}
 cargo build --release --quiet --example load_test
 OUT=$(mktemp -d)
-target/release/mancaladb serve --db "$DB" --addr 127.0.0.1:0 > "$OUT/out" 2> /dev/null &
+BIN=${BIN:-target/release/mancaladb}
+"$BIN" serve --db "$DB" --addr 127.0.0.1:0 > "$OUT/out" 2> /dev/null &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null || true; rm -rf "$OUT"' EXIT
 for _ in $(seq 100); do grep -q 'http://' "$OUT/out" && break; sleep 0.1; done
 ADDR=$(grep -o 'http://[0-9.:]*' "$OUT/out" | sed 's|http://||')
-echo "# mancaladb serve --db $DB; $REQUESTS requests, levels $LEVELS; $(nproc) cores; $(date -u +%F)"
+echo "# $BIN serve --db $DB; $REQUESTS requests, levels $LEVELS; $(nproc) cores; $(date -u +%F)"
 header=cat
 for c in ${CLIENTS:-1 2 8 32}; do
   target/release/examples/load_test "$ADDR" "$REQUESTS" "$c" "$LEVELS" | $header
