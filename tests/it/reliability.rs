@@ -227,47 +227,38 @@ fn a_named_pipe_in_place_of_a_table_is_refused_not_waited_on() {
 fn census_lists_replace_only_regular_files_and_never_its_own() {
     let dir = scratch("census-out");
     let db = dir.join("census");
-    let census = |out: &Path| run(&["census", "--seeds", "3", "--db", s(&db), "--out", s(out)]);
-    assert!(census(&dir.join("list.json")).status.success());
+    let census = |lists: &[&str]| -> Vec<String> {
+        let head = ["census", "--seeds", "3", "--db", s(&db)];
+        head.iter().chain(lists).map(|a| a.to_string()).collect()
+    };
+    let run_census =
+        |lists: &[&str]| run(&census(lists).iter().map(String::as_str).collect::<Vec<_>>());
+    let refused = |lists: &[&str], want: &str| {
+        refuses(
+            &census(lists).iter().map(String::as_str).collect::<Vec<_>>(),
+            want,
+        )
+    };
+    let list = dir.join("list.json");
+    assert!(run_census(&["--out", s(&list)]).status.success());
     let store = db.join("omweso-census.jsonl");
     let saved = std::fs::read(&store).unwrap();
-    // Its own results file, even by another name for the directory: the
-    // list would replace every saved row.
+    // Its own results file, even by another name for the directory (the
+    // list would replace every saved row), and the cycles it keeps for a
+    // row.
     let other_name = dir.join(".").join("census").join("omweso-census.jsonl");
-    for path in [&store, &other_name] {
-        let out = census(path);
-        assert_eq!(out.status.code(), Some(2));
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("one of the census's own files"), "{err}");
-    }
-    assert_eq!(std::fs::read(&store).unwrap(), saved);
-    // Nor the cycles it keeps for a row; nor two lists into one file.
     let kept = db.join("omweso-cycles.k3.b1000000000.jsonl");
-    let out = run(&[
-        "census",
-        "--seeds",
-        "3",
-        "--db",
-        s(&db),
-        "--cycles",
-        s(&kept),
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("one of the census's own files"));
+    let own = "one of the census's own files";
+    refused(&["--out", s(&store)], own);
+    refused(&["--out", s(&other_name)], own);
+    refused(&["--cycles", s(&kept)], own);
+    assert_eq!(std::fs::read(&store).unwrap(), saved);
+    // Nor two lists into one file.
     let both = dir.join("both.json");
-    let out = run(&[
-        "census",
-        "--seeds",
-        "3",
-        "--db",
-        s(&db),
-        "--out",
-        s(&both),
-        "--cycles",
-        s(&both),
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("two lists asked for in one file"));
+    refused(
+        &["--out", s(&both), "--cycles", s(&both)],
+        "two lists asked for in one file",
+    );
     // A named pipe or a device is not swapped for a file.
     let pipe = dir.join("pipe");
     assert!(
@@ -277,15 +268,8 @@ fn census_lists_replace_only_regular_files_and_never_its_own() {
             .unwrap()
             .success()
     );
-    for (path, what) in [
-        (pipe.as_path(), "is a named pipe"),
-        (Path::new("/dev/null"), "is a device"),
-    ] {
-        let out = census(path);
-        assert_eq!(out.status.code(), Some(2));
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(what), "{err}");
-    }
+    refused(&["--out", s(&pipe)], "is a named pipe");
+    refused(&["--out", "/dev/null"], "is a device");
     use std::os::unix::fs::FileTypeExt;
     assert!(
         std::fs::symlink_metadata(&pipe)
@@ -304,7 +288,7 @@ fn census_lists_replace_only_regular_files_and_never_its_own() {
     std::fs::write(&target, "old").unwrap();
     let link = dir.join("link.json");
     std::os::unix::fs::symlink("target.json", &link).unwrap();
-    assert!(census(&link).status.success());
+    assert!(run_census(&["--out", s(&link)]).status.success());
     assert!(
         std::fs::symlink_metadata(&link)
             .unwrap()
