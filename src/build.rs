@@ -13,13 +13,13 @@ use crate::db::{Db, map_raw};
 use crate::error::{Error, Result};
 use crate::exchange::Exchange;
 use crate::files::{DirLock, RemoveOnDrop, remove_leftovers};
-use crate::lower::{DEFAULT_RAW_CACHE, Lower, keeps_raw, prepare_raw_cache, raw_window};
 /// This machine's memory, to weigh [`Needs`] against.
 pub use crate::memory::memory_total;
 use crate::memory::{AnonPeak, disk_read_bytes, peak_rss, reset_peak_rss};
 use crate::oware::solve::{Options, solve_part_in};
 use crate::oware::{MAX_SEEDS, Rules, level_size, reads_level};
 use crate::progress::Progress;
+use crate::stored::{DEFAULT_RAW_CACHE, Lower, keeps_raw, prepare_raw_cache, raw_window};
 use crate::table;
 
 /// The builder's working memory per position of the level being solved, at
@@ -50,7 +50,7 @@ pub struct Needs {
     /// Disk at the fullest moment of building them in increasing order, in
     /// bytes: the tables already written, the work directory of the level
     /// being solved, the raw copies it reads within the default budget
-    /// ([`crate::lower::DEFAULT_RAW_CACHE`]) and the copy of the level just
+    /// ([`crate::stored::DEFAULT_RAW_CACHE`]) and the copy of the level just
     /// below it, kept for the next; or all the tables and the copies kept
     /// at the end.
     pub disk: u64,

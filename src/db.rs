@@ -8,7 +8,7 @@
 //! * `<rules>-<NN>.mdb`: the stored table of level `NN` (see [`crate::table`]);
 //! * `raw/<rules>/scores.<N>`: the same values uncompressed, one signed byte
 //!   per position (the VU layout), memory-mapped by the builder and the
-//!   probes. A cache within a budget (see the `lower` module): rebuilt from the
+//!   probes. A cache within a budget (see the `stored` module): rebuilt from the
 //!   tables whenever wanted and missing or not matching their content
 //!   checksum;
 //! * `build-log.tsv` and `verified.tsv`: what was built how fast, and which
@@ -31,7 +31,7 @@ pub const GAME_OWARE: u8 = 1;
 pub struct Db {
     dir: PathBuf,
     /// Most bytes of raw copies a build keeps (`None`: every one); see
-    /// the `lower` module.
+    /// the `stored` module.
     raw_cache: Option<u64>,
 }
 

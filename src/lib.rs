@@ -16,7 +16,9 @@
 //! * [`table`]: the stored, checksummed, compressed table format;
 //! * [`db`]: a directory of tables: paths, opening, records;
 //! * [`probe`]: fast random probes: checked raw maps, a sharded block cache;
-//! * [`lower`]: the lower levels a level's solver reads, block by block;
+//! * [`stored`]: the stored lower levels a level's solver reads, block by
+//!   block, and the raw-copy cache (`oware::lower` is the trait they are
+//!   read through);
 //! * [`build`]: building a directory level by level, resuming;
 //! * [`source`]: our tables or the published VU files, read in place;
 //! * [`convert`]: import and export of the published layout;
@@ -32,7 +34,6 @@ pub mod error;
 pub mod exchange;
 pub(crate) mod files;
 pub mod known;
-pub mod lower;
 pub(crate) mod memory;
 pub mod omweso;
 pub mod oware;
@@ -42,6 +43,7 @@ pub mod progress;
 pub mod query;
 pub mod source;
 pub mod stats;
+pub mod stored;
 pub mod table;
 pub mod verify;
 

@@ -18,9 +18,9 @@ use memmap2::Mmap;
 
 use crate::db::Db;
 use crate::error::{Corruption, Error, Missing, Result};
-use crate::lower::{Stored, StoredLevels};
 use crate::oware::{Board, Encoder, MAX_SEEDS, Rules, level_size, reads_level};
 use crate::probe::{BlockCache, DEFAULT_CACHE_BYTES, Level};
+use crate::stored::{Stored, StoredLevels};
 use crate::table::{BLOCK_SIZE, Table, as_values};
 
 /// A source of stored values: anything that can tell the value of a

@@ -6,8 +6,8 @@ use mancaladb::Error;
 use mancaladb::build::{LevelReport, build};
 use mancaladb::db::Db;
 use mancaladb::exchange::Alone;
-use mancaladb::lower::DEFAULT_RAW_CACHE;
 use mancaladb::progress::Progress;
+use mancaladb::stored::DEFAULT_RAW_CACHE;
 
 use super::args::{self, Where};
 use super::output::out;

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use mancaladb::Error;
 use mancaladb::build::{Needs, WORKING_BYTES_PER_POSITION, level_set_text, memory_total};
 use mancaladb::known::starts;
-use mancaladb::lower::DEFAULT_RAW_CACHE;
 use mancaladb::oware::levels_needed;
+use mancaladb::stored::DEFAULT_RAW_CACHE;
 
 use super::args::{Reading, shell_quote};
 use super::output::{human_seconds, out};

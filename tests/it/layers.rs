@@ -9,7 +9,7 @@ use std::path::Path;
 /// The library's top-level modules, lowest first.
 const LAYERS: &[&str] = &[
     "error", "files", "pits", "compose", "memory", "progress", "exchange", "oware", "omweso",
-    "table", "db", "probe", "lower", "build", "source", "convert", "query", "stats", "known",
+    "table", "db", "probe", "stored", "build", "source", "convert", "query", "stats", "known",
     "verify",
 ];
 

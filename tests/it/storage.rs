@@ -443,8 +443,8 @@ fn raw_levels(db: &Db, rules: Rules) -> Vec<usize> {
 /// and builds the very same tables.
 #[test]
 fn a_raw_cache_budget_keeps_the_top_levels_and_builds_the_same_tables() {
-    use mancaladb::lower::{keeps_raw, raw_window};
     use mancaladb::oware::level_size;
+    use mancaladb::stored::{keeps_raw, raw_window};
     let dir = scratch("raw-budget");
     let budget = level_size(11) + level_size(10) + 1;
     let db = Db::new(&dir).with_raw_cache(Some(budget));
@@ -492,7 +492,7 @@ fn a_raw_cache_budget_keeps_the_top_levels_and_builds_the_same_tables() {
 /// below it: the level that copy was kept for is built already.
 #[test]
 fn a_level_built_after_the_one_above_it_drops_the_copy_kept_for_that_one() {
-    use mancaladb::lower::keeps_raw;
+    use mancaladb::stored::keeps_raw;
     let dir = scratch("raw-budget-late-level");
     let budget = Some(1 << 30);
     let db = Db::new(&dir).with_raw_cache(budget);

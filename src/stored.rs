@@ -46,7 +46,7 @@ pub const DEFAULT_RAW_CACHE: u64 = 8 << 30;
 /// to at most `budget` bytes (all of `0..n-1` without a budget).
 ///
 /// ```
-/// use mancaladb::lower::raw_window;
+/// use mancaladb::stored::raw_window;
 /// assert_eq!(raw_window(20, None), 0..19);
 /// // Level 18 is 33,245,212 bytes, level 17 20,768,748.
 /// assert_eq!(raw_window(20, Some(40_000_000)), 18..19);
