@@ -5,7 +5,7 @@
 //! builds and tests hold those levels as byte slices. The largest builds
 //! cannot: levels 0..34 are 33 GB as one byte per position, so the builder
 //! reads some of them from their compressed tables through a block cache
-//! (the `lower` module's `Lower`). Both answer through [`LowerLevels`]; the
+//! (the `stored` module's `Lower`). Both answer through [`LowerLevels`]; the
 //! forward pass reads them in mover-major order
 //! ([`crate::oware::Encoder::mover_tiles`]) so that either kind of store
 //! sees its blocks one after another.
