@@ -7,7 +7,7 @@ use crate::db::{Db, write_raw};
 use crate::error::{Error, Missing, Result};
 use crate::files::DirLock;
 use crate::oware::Rules;
-use crate::source::{VuDir, check_range, vu_rules};
+use crate::source::{VuDir, check_values, vu_rules};
 use crate::table;
 
 /// Imports every `scores.N` of the directory `vu` (awari values:
@@ -29,7 +29,7 @@ pub fn import_vu(db: &Db, rules: Rules, vu: &Path) -> Result<Vec<usize>> {
     for &seeds in &levels {
         let map = files.open(seeds)?;
         let values = table::as_values(&map);
-        check_range(&files.path(seeds), seeds, 0, values)?;
+        check_values(&files.path(seeds), seeds, 0, values)?;
         table::write_table(
             &db.table_path(rules, seeds),
             Db::table_id(rules, seeds),

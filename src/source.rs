@@ -153,7 +153,7 @@ impl Values for VuDir {
     fn value(&self, board: &Board) -> Result<i8> {
         let (seeds, index) = self.encoder.stored_index(board)?;
         let value = self.map(seeds)?[index as usize] as i8;
-        check_range(&self.path(seeds), seeds, index, &[value])?;
+        check_values(&self.path(seeds), seeds, index, &[value])?;
         Ok(value)
     }
 
@@ -249,7 +249,7 @@ impl Values for Tables {
 
 /// The first value of a level of `seeds` seeds outside `-seeds..=seeds`
 /// (index `offset + i` for `values[i]`), as the error to report for `path`.
-pub fn check_range(path: &Path, seeds: usize, offset: u64, values: &[i8]) -> Result<()> {
+pub fn check_values(path: &Path, seeds: usize, offset: u64, values: &[i8]) -> Result<()> {
     let n = seeds.min(127) as i8;
     match values.iter().position(|v| !(-n..=n).contains(v)) {
         None => Ok(()),
@@ -409,7 +409,7 @@ impl Source {
             }
             Source::Vu(vu) => {
                 let map = vu.open(seeds)?;
-                check_range(&vu.path(seeds), seeds, 0, as_values(&map))?;
+                check_values(&vu.path(seeds), seeds, 0, as_values(&map))?;
                 Ok(LevelData::Mapped(map))
             }
         }
@@ -457,7 +457,7 @@ impl Source {
         let path = self.path(seeds);
         let mut offset = 0;
         let mut checked = |values: &[i8]| {
-            check_range(&path, seeds, offset, values)?;
+            check_values(&path, seeds, offset, values)?;
             offset += values.len() as u64;
             f(values);
             Ok(())

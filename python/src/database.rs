@@ -205,7 +205,7 @@ impl Database {
     /// when it is there (zero-copy), else the table decompressed once; an
     /// array still alive is shared by later calls.
     fn level<'py>(&self, py: Python<'py>, seeds: usize) -> PyResult<Bound<'py, PyArray1<i8>>> {
-        crate::index::encoder().check_range(seeds, 0, 0).py()?;
+        crate::index::encoder().check_indices(seeds, 0, 0).py()?;
         let source = self.source()?;
         let slot = Arc::clone(
             self.levels

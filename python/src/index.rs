@@ -19,7 +19,7 @@ pub fn encoder() -> &'static Encoder {
 /// Positions in level `seeds`.
 #[pyfunction]
 pub fn level_size(seeds: usize) -> PyResult<u64> {
-    encoder().check_range(seeds, 0, 0).py()?;
+    encoder().check_indices(seeds, 0, 0).py()?;
     Ok(encoder().level_size(seeds))
 }
 
@@ -61,7 +61,7 @@ pub fn boards<'py>(
     stop: u64,
 ) -> PyResult<Bound<'py, PyArray2<u8>>> {
     let e = encoder();
-    e.check_range(seeds, start, stop).py()?;
+    e.check_indices(seeds, start, stop).py()?;
     // Memory that cannot be had (or is more than is available: Linux would
     // grant it and kill a process as it fills) is a MemoryError, not an
     // abort.

@@ -134,7 +134,7 @@ impl Encoder {
     /// [`Error::Invalid`] unless `start..end` is a range of indices of
     /// level `seeds` (`start <= end <= level size`) and the level is within
     /// this encoder's.
-    pub fn check_range(&self, seeds: usize, start: u64, end: u64) -> Result<()> {
+    pub fn check_indices(&self, seeds: usize, start: u64, end: u64) -> Result<()> {
         let size = self.checked_size(seeds)?;
         if start > end || end > size {
             return Err(Error::Invalid(format!(

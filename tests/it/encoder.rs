@@ -108,9 +108,9 @@ fn checked_rank_and_unrank_refuse_what_is_not_stored() {
             .index_of(&board("11 0 0 0 0 0 0 0 0 0 0 0"))
             .is_err()
     );
-    assert!(e.check_range(5, 0, 4368).is_ok());
-    assert!(e.check_range(5, 3, 2).is_err());
-    assert!(e.check_range(5, 0, 4369).is_err());
+    assert!(e.check_indices(5, 0, 4368).is_ok());
+    assert!(e.check_indices(5, 3, 2).is_err());
+    assert!(e.check_indices(5, 0, 4369).is_err());
 }
 
 #[test]
