@@ -18,7 +18,7 @@ pub use crate::memory::memory_total;
 use crate::memory::{AnonPeak, disk_read_bytes, peak_rss, reset_peak_rss};
 use crate::oware::solve::{Options, solve_part_in};
 use crate::oware::{MAX_SEEDS, Rules, level_size, reads_level};
-use crate::progress::Progress;
+use crate::progress::{Notice, Progress};
 use crate::stored::{DEFAULT_RAW_CACHE, Lower, keeps_raw, prepare_raw_cache, raw_window};
 use crate::table;
 
@@ -141,7 +141,7 @@ pub fn build(
     rules: Rules,
     levels: impl IntoIterator<Item = usize>,
     ex: &dyn Exchange,
-    progress: Progress,
+    progress: Progress<'_>,
     wait: bool,
     mut on_level: impl FnMut(&LevelReport),
 ) -> Result<Vec<LevelReport>> {
@@ -161,7 +161,7 @@ pub fn build_until(
     rules: Rules,
     levels: impl IntoIterator<Item = usize>,
     ex: &dyn Exchange,
-    progress: Progress,
+    progress: Progress<'_>,
     wait: bool,
     mut on_level: impl FnMut(&LevelReport) -> ControlFlow<()>,
 ) -> Result<Vec<LevelReport>> {
@@ -198,16 +198,13 @@ pub fn build_until(
     if ex.rank() == 0 {
         check_lower_levels(db, rules, &levels)?;
     }
-    let ranks = match ex.ranks() {
-        1 => String::new(),
-        p => format!("{p} ranks x "),
-    };
-    progress.line(&format!(
-        "building {rules} levels {} in {} with {ranks}{} threads",
-        level_set_text(&levels),
-        db.dir().display(),
-        rayon::current_num_threads()
-    ));
+    progress.notice(Notice::Building {
+        rules: rules.name().to_string(),
+        levels: level_set_text(&levels),
+        dir: db.dir().to_path_buf(),
+        ranks: ex.ranks(),
+        threads: rayon::current_num_threads(),
+    });
     let budget = db.raw_cache();
     let mut reports = Vec::new();
     let mut stop = false;
@@ -345,7 +342,7 @@ fn build_level(
     seeds: usize,
     lower: &Lower,
     ex: &dyn Exchange,
-    progress: Progress,
+    progress: Progress<'_>,
 ) -> Result<Option<LevelReport>> {
     reset_peak_rss();
     let anon = AnonPeak::start(std::time::Duration::from_millis(20));
@@ -431,14 +428,17 @@ enum Standing {
 /// permission) is an error before any solving, since its table could not
 /// be written either. (Its raw copy is the raw cache's business:
 /// [`prepare_raw_cache`].)
-fn existing(db: &Db, rules: Rules, seeds: usize, progress: Progress) -> Result<Standing> {
+fn existing(db: &Db, rules: Rules, seeds: usize, progress: Progress<'_>) -> Result<Standing> {
     if !db.table_path(rules, seeds).exists() {
         return Ok(Standing::Absent);
     }
     let table = match db.open(rules, seeds).and_then(|t| t.verify().map(|_| t)) {
         Ok(t) => t,
         Err(e @ Error::Corrupt { .. }) => {
-            progress.line(&format!("{e}; rebuilding level {seeds}"));
+            progress.notice(Notice::Rebuilding {
+                seeds,
+                why: e.to_string(),
+            });
             return Ok(Standing::Damaged(e.to_string()));
         }
         Err(e) => return Err(e),

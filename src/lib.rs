@@ -8,7 +8,8 @@
 //!   pit counts;
 //! * [`compose`]: ranking of seed distributions, shared by every game;
 //!   `memory`: huge-page working arrays and prefetching;
-//! * [`progress`]: progress bars and log lines;
+//! * [`progress`]: what the library tells while it works (stages and typed
+//!   notices), to an observer the caller picks;
 //! * [`exchange`]: the ranks of a distributed build and what they exchange;
 //! * [`oware`]: the rules of Oware/Awari, the published position numbering,
 //!   the parallel level solver and the independent forward solver;

@@ -1,92 +1,497 @@
-//! Progress reporting: indicatif bars on a terminal, plain log lines
-//! otherwise (CI logs, pipes), silence in tests. Callers report per chunk of
-//! work, never per position.
+//! What the library tells its caller while it works: stages of work with
+//! their size (for progress bars), and [`Notice`]s, typed facts such as "a
+//! checkpoint was saved" or "a damaged table is rebuilt". The computing
+//! modules only emit these, through a [`Progress`] handle, and never print;
+//! the caller's [`Observer`] decides how they are shown. [`Terminal`] is the
+//! command line's (bars on a terminal, plain lines in logs and pipes); the
+//! Python package sends notices to Python's `logging`; tests hear nothing
+//! ([`Progress::QUIET`]) or record them.
+//!
+//! Callers report per chunk of work, never per position: a stage's
+//! [`Stage::inc`] is a dynamic call.
 
+use std::fmt;
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
 
-/// Where progress goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Progress {
-    /// Bars on standard error if it is a terminal, else one line per stage.
-    Auto,
-    /// Nothing at all.
-    Quiet,
+/// Who hears the library's progress. Implementations must be cheap: a
+/// stage's sink is told about every chunk of work, from any thread.
+pub trait Observer: Sync {
+    /// A stage of `total` units of work (positions, tiles, ...) named
+    /// `label` begins; the sink returned hears how it advances and when it
+    /// ends (`None`: the observer does not follow stages).
+    fn stage(&self, label: &str, total: u64) -> Option<Box<dyn StageSink + '_>>;
+
+    /// Something worth telling happened.
+    fn notice(&self, notice: &Notice);
 }
 
-impl Progress {
-    /// Starts a stage of `total` units of work (positions) under `label`.
-    pub fn stage(self, label: String, total: u64) -> Stage {
-        let bar = match self {
-            Progress::Auto if std::io::stderr().is_terminal() => {
-                let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-                bar.set_style(
-                    ProgressStyle::with_template(
-                        "{prefix:>24} [{bar:30}] {human_pos}/{human_len} {per_sec:0} eta {eta}",
-                    )
-                    .expect("static template")
-                    .progress_chars("=> "),
-                );
-                bar.set_prefix(label.clone());
-                Some(bar)
-            }
-            _ => None,
+/// Hears one stage's advance.
+pub trait StageSink: Sync {
+    /// `n` more units are done.
+    fn advance(&self, n: u64);
+
+    /// The stage is over, after `seconds`.
+    fn finish(self: Box<Self>, seconds: f64);
+}
+
+/// The handle the computing modules report through: an [`Observer`], or
+/// nobody. Copied freely.
+#[derive(Clone, Copy)]
+pub struct Progress<'a> {
+    observer: Option<&'a dyn Observer>,
+}
+
+impl fmt::Debug for Progress<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let to = if self.observer.is_some() {
+            "an observer"
+        } else {
+            "nobody"
         };
-        Stage {
-            bar,
-            label,
-            total,
-            start: Instant::now(),
-            log: self == Progress::Auto,
+        write!(f, "Progress(to {to})")
+    }
+}
+
+impl<'a> Progress<'a> {
+    /// Tells nobody.
+    pub const QUIET: Progress<'static> = Progress { observer: None };
+
+    /// Tells `observer`.
+    pub fn to(observer: &'a dyn Observer) -> Progress<'a> {
+        Progress {
+            observer: Some(observer),
         }
     }
 
-    /// Prints a line of its own (not a bar), unless quiet.
-    pub fn line(self, text: &str) {
-        if self == Progress::Auto {
-            let _ = writeln!(std::io::stderr(), "{text}");
+    /// Starts a stage of `total` units of work under `label`.
+    pub fn stage(self, label: String, total: u64) -> Stage<'a> {
+        Stage {
+            sink: self.observer.and_then(|o| o.stage(&label, total)),
+            start: Instant::now(),
+        }
+    }
+
+    /// Tells `notice`.
+    pub fn notice(self, notice: Notice) {
+        if let Some(o) = self.observer {
+            o.notice(&notice);
         }
     }
 }
 
 /// One stage of work in progress.
-pub struct Stage {
-    bar: Option<ProgressBar>,
-    label: String,
-    total: u64,
+pub struct Stage<'a> {
+    sink: Option<Box<dyn StageSink + 'a>>,
     start: Instant,
-    log: bool,
 }
 
-impl Stage {
+impl Stage<'_> {
     /// Records `n` more units done.
     pub fn inc(&self, n: u64) {
-        if let Some(bar) = &self.bar {
-            bar.inc(n);
+        if let Some(sink) = &self.sink {
+            sink.advance(n);
         }
     }
 
-    /// Ends the stage; off a terminal, logs one line with its rate.
+    /// Ends the stage.
     pub fn finish(self) {
-        let secs = self.start.elapsed().as_secs_f64();
-        match self.bar {
-            Some(bar) => bar.finish_and_clear(),
-            None if self.log => {
-                let rate = if secs > 0.0 {
-                    self.total as f64 / secs
-                } else {
-                    0.0
-                };
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "{:>24}: {} done in {secs:.2} s ({rate:.0}/s)",
-                    self.label,
-                    self.total
-                );
-            }
-            None => {}
+        if let Some(sink) = self.sink {
+            sink.finish(self.start.elapsed().as_secs_f64());
         }
+    }
+}
+
+/// A fact the library reports while it works. `Display` gives the line the
+/// command line prints; [`Notice::is_warning`] says which ones mean that
+/// something was wrong (work or a line thrown away), as opposed to news.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Notice {
+    /// A build begins.
+    Building {
+        /// The rule set's name.
+        rules: String,
+        /// The levels to build, as `0..=5,8`.
+        levels: String,
+        /// The table directory.
+        dir: PathBuf,
+        /// Ranks of a distributed build (1 alone).
+        ranks: usize,
+        /// Threads per rank.
+        threads: usize,
+    },
+    /// A stored table is damaged and is built again.
+    Rebuilding {
+        /// The level.
+        seeds: usize,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A level's solver resumes from its checkpoint before threshold `threshold`.
+    SolveResumed {
+        /// The level.
+        seeds: usize,
+        /// The threshold it resumes at.
+        threshold: usize,
+    },
+    /// A level's solver resumes its forward pass after a part.
+    ForwardResumed {
+        /// The level.
+        seeds: usize,
+        /// Which walk of the forward pass.
+        walk: &'static str,
+        /// Parts of it done.
+        done: u32,
+        /// Parts in all.
+        parts: u32,
+    },
+    /// A level's solver saved a checkpoint before a threshold.
+    SolveCheckpoint {
+        /// The level.
+        seeds: usize,
+        /// The threshold it is taken before.
+        threshold: usize,
+        /// Bytes written.
+        bytes: u64,
+        /// Seconds it took.
+        seconds: f64,
+    },
+    /// A level's solver saved a checkpoint of its forward pass.
+    ForwardCheckpoint {
+        /// The level.
+        seeds: usize,
+        /// Which walk of the forward pass.
+        walk: &'static str,
+        /// Parts of it done.
+        done: u32,
+        /// Parts in all.
+        parts: u32,
+        /// Bytes written.
+        bytes: u64,
+        /// Seconds it took.
+        seconds: f64,
+    },
+    /// A level's checkpoint could not be used: the level is solved afresh.
+    SolveAfresh {
+        /// The level.
+        seeds: usize,
+        /// Why the checkpoint is not used.
+        why: String,
+    },
+    /// Check 2 of `verify` was done before on these very contents.
+    Check2Recorded {
+        /// The level.
+        seeds: usize,
+        /// Positions that differed then (0: it passed).
+        differing: u64,
+    },
+    /// Check 2 of `verify` resumes from its checkpoint.
+    Check2Resumed {
+        /// The level.
+        seeds: usize,
+        /// Tiles done.
+        tile: u64,
+        /// Tiles in all.
+        tiles: u64,
+    },
+    /// Another process is checking this level; `verify` waits for it.
+    WaitingForChecker {
+        /// The level.
+        seeds: usize,
+        /// Who holds the level's check lock.
+        holder: String,
+    },
+    /// Check 3 of `verify` resumes from its checkpoint.
+    Check3Resumed {
+        /// The level.
+        seeds: usize,
+        /// The threshold it resumes at.
+        threshold: i8,
+        /// The position of that threshold's scan it resumes at.
+        position: u64,
+    },
+    /// Check 3's checkpoint could not be used: it starts afresh.
+    Check3Afresh {
+        /// The level.
+        seeds: usize,
+        /// Why the checkpoint is not used.
+        why: String,
+    },
+    /// Check 3 of `verify` saved a checkpoint.
+    Check3Checkpoint {
+        /// The level.
+        seeds: usize,
+        /// The threshold it is at.
+        threshold: i8,
+        /// Bytes written.
+        bytes: u64,
+        /// Seconds it took.
+        seconds: f64,
+    },
+    /// A line of the census file failed its checks and is not used.
+    CensusLineRejected {
+        /// The census file.
+        path: PathBuf,
+        /// The line's number (from 1).
+        line: usize,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// Lines of the census file have no checksum (written by an older
+    /// version); their other checks pass, so they are used.
+    CensusUnchecksummed {
+        /// The census file.
+        path: PathBuf,
+        /// The lines' numbers (from 1).
+        lines: Vec<usize>,
+    },
+    /// A census row's checkpoint could not be used: the row starts afresh.
+    CensusRowAfresh {
+        /// The checkpoint file.
+        path: PathBuf,
+        /// Why it is not used.
+        why: String,
+    },
+    /// A census row resumes from its checkpoint.
+    CensusRowResumed {
+        /// The row's seed count.
+        seeds: usize,
+        /// The checkpoint file.
+        path: PathBuf,
+        /// The configuration it resumes at.
+        from: u64,
+        /// Configurations in all.
+        of: u64,
+    },
+    /// A census checkpoint could not be saved; the run goes on (said once
+    /// per row).
+    CensusCheckpointNotSaved {
+        /// Why.
+        why: String,
+    },
+}
+
+impl Notice {
+    /// Whether the notice means something was wrong: a file or a line is
+    /// damaged, or work is thrown away or could not be saved.
+    pub fn is_warning(&self) -> bool {
+        matches!(
+            self,
+            Notice::Rebuilding { .. }
+                | Notice::SolveAfresh { .. }
+                | Notice::Check3Afresh { .. }
+                | Notice::CensusLineRejected { .. }
+                | Notice::CensusRowAfresh { .. }
+                | Notice::CensusCheckpointNotSaved { .. }
+        )
+    }
+}
+
+impl fmt::Display for Notice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mb = |bytes: &u64| *bytes as f64 / 1e6;
+        match self {
+            Notice::Building {
+                rules,
+                levels,
+                dir,
+                ranks,
+                threads,
+            } => {
+                write!(
+                    f,
+                    "building {rules} levels {levels} in {} with ",
+                    dir.display()
+                )?;
+                if *ranks > 1 {
+                    write!(f, "{ranks} ranks x ")?;
+                }
+                write!(f, "{threads} threads")
+            }
+            Notice::Rebuilding { seeds, why } => write!(f, "{why}; rebuilding level {seeds}"),
+            Notice::SolveResumed { seeds, threshold } => {
+                write!(f, "level {seeds}: resuming at threshold {threshold}")
+            }
+            Notice::ForwardResumed {
+                seeds,
+                walk,
+                done,
+                parts,
+            } => write!(
+                f,
+                "level {seeds}: resuming the forward pass after {walk} part {done} of {parts}"
+            ),
+            Notice::SolveCheckpoint {
+                seeds,
+                threshold,
+                bytes,
+                seconds,
+            } => write!(
+                f,
+                "level {seeds}: checkpoint before threshold {threshold} ({:.1} MB in {seconds:.1} s)",
+                mb(bytes)
+            ),
+            Notice::ForwardCheckpoint {
+                seeds,
+                walk,
+                done,
+                parts,
+                bytes,
+                seconds,
+            } => write!(
+                f,
+                "level {seeds}: checkpoint of the forward pass after {walk} part {done} of \
+                 {parts} ({:.1} MB in {seconds:.1} s)",
+                mb(bytes)
+            ),
+            Notice::SolveAfresh { seeds, why } => {
+                write!(f, "level {seeds}: {why}: solving the level afresh")
+            }
+            Notice::Check2Recorded { seeds, differing } => {
+                write!(
+                    f,
+                    "level {seeds}: check 2 was done on these contents before: "
+                )?;
+                match differing {
+                    0 => write!(f, "pass"),
+                    n => write!(f, "{n} positions differ"),
+                }
+            }
+            Notice::Check2Resumed { seeds, tile, tiles } => {
+                write!(
+                    f,
+                    "level {seeds}: check 2 resuming at tile {tile} of {tiles}"
+                )
+            }
+            Notice::WaitingForChecker { seeds, holder } => {
+                write!(
+                    f,
+                    "level {seeds}: waiting for {holder}, which is checking it"
+                )
+            }
+            Notice::Check3Resumed {
+                seeds,
+                threshold,
+                position,
+            } => write!(
+                f,
+                "level {seeds}: check 3 resuming at threshold {threshold} (position {position})"
+            ),
+            Notice::Check3Afresh { seeds, why } => {
+                write!(f, "level {seeds}: {why}: check 3 starts afresh")
+            }
+            Notice::Check3Checkpoint {
+                seeds,
+                threshold,
+                bytes,
+                seconds,
+            } => write!(
+                f,
+                "level {seeds}: check 3 checkpoint at threshold {threshold} ({:.1} MB in {seconds:.1} s)",
+                mb(bytes)
+            ),
+            Notice::CensusLineRejected { path, line, why } => write!(
+                f,
+                "{} line {line}: {why}; not used (the row is computed again if asked for)",
+                path.display()
+            ),
+            Notice::CensusUnchecksummed { path, lines } => write!(
+                f,
+                "{}: lines {lines:?} have no checksum (an older file); their checks pass, \
+                 they are used and get one when the file is next written",
+                path.display()
+            ),
+            Notice::CensusRowAfresh { path, why } => {
+                write!(f, "{}: {why}; starting the row afresh", path.display())
+            }
+            Notice::CensusRowResumed {
+                seeds,
+                path,
+                from,
+                of,
+            } => write!(
+                f,
+                "census k={seeds}: resuming from {} at configuration {from} of {of}",
+                path.display()
+            ),
+            Notice::CensusCheckpointNotSaved { why } => {
+                write!(f, "checkpoint not saved (the run goes on): {why}")
+            }
+        }
+    }
+}
+
+/// The command line's observer, on standard error: a bar per stage if it is
+/// a terminal, else one line per finished stage with its rate (CI logs,
+/// pipes); a line per notice either way.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Terminal;
+
+impl Observer for Terminal {
+    fn stage(&self, label: &str, total: u64) -> Option<Box<dyn StageSink + '_>> {
+        if !std::io::stderr().is_terminal() {
+            return Some(Box::new(LogLine {
+                label: label.to_string(),
+                total,
+            }));
+        }
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{prefix:>24} [{bar:30}] {human_pos}/{human_len} {per_sec:0} eta {eta}",
+            )
+            .expect("static template")
+            .progress_chars("=> "),
+        );
+        bar.set_prefix(label.to_string());
+        Some(Box::new(Bar(bar)))
+    }
+
+    fn notice(&self, notice: &Notice) {
+        // A progress line that cannot be written is not worth stopping for.
+        let _ = writeln!(std::io::stderr(), "{notice}");
+    }
+}
+
+/// A stage drawn as a bar.
+struct Bar(ProgressBar);
+
+impl StageSink for Bar {
+    fn advance(&self, n: u64) {
+        self.0.inc(n);
+    }
+
+    fn finish(self: Box<Self>, _seconds: f64) {
+        self.0.finish_and_clear();
+    }
+}
+
+/// A stage logged as one line when it ends.
+struct LogLine {
+    label: String,
+    total: u64,
+}
+
+impl StageSink for LogLine {
+    fn advance(&self, _n: u64) {}
+
+    fn finish(self: Box<Self>, seconds: f64) {
+        let rate = if seconds > 0.0 {
+            self.total as f64 / seconds
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            std::io::stderr(),
+            "{:>24}: {} done in {seconds:.2} s ({rate:.0}/s)",
+            self.label,
+            self.total
+        );
     }
 }

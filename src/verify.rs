@@ -74,7 +74,7 @@ use crate::oware::forward::{Mark, NoSaves, OwareLevel, Saves, Targets, solve_lev
 use crate::oware::{
     Board, Encoder, LowerLevels, Rules, Tile, level_size, levels_needed, reads_level,
 };
-use crate::progress::{Progress, Stage};
+use crate::progress::{Notice, Progress, Stage};
 use crate::source::Source;
 use crate::table::{as_bytes, as_bytes_mut};
 
@@ -216,7 +216,7 @@ pub fn verify(
     rules: Rules,
     levels: impl IntoIterator<Item = usize>,
     checks: Checks,
-    progress: Progress,
+    progress: Progress<'_>,
     mut on_level: impl FnMut(&LevelCheck),
 ) -> Result<Vec<LevelCheck>> {
     let levels: Vec<usize> = levels.into_iter().collect();
@@ -289,9 +289,9 @@ fn check3(
     seeds: usize,
     lower: &(impl LowerLevels + ?Sized),
     every: Option<Duration>,
-    progress: Progress,
+    progress: Progress<'_>,
 ) -> Result<Outcome> {
-    let mut saves: Box<dyn Saves> = match source.db() {
+    let mut saves: Box<dyn Saves + '_> = match source.db() {
         Some((db, rules)) => Box::new(Check3Saves::new(db, rules, seeds, every, progress)?),
         None => Box::new(NoSaves),
     };
@@ -544,7 +544,7 @@ fn check2(
     seeds: usize,
     lower: &(impl LowerLevels + ?Sized),
     every: Option<Duration>,
-    progress: Progress,
+    progress: Progress<'_>,
 ) -> Result<Outcome> {
     let mut saves = match source.db() {
         Some((db, rules)) => Some(Check2Saves::new(db, rules, seeds, every)?),
@@ -557,21 +557,19 @@ fn check2(
     };
     let start = saved.filter(|t| t.tiles <= tiles).unwrap_or_default();
     if start.tiles == tiles {
-        let said = match start.count {
-            0 => "pass".to_string(),
-            n => format!("{n} positions differ"),
-        };
-        progress.line(&format!(
-            "level {seeds}: check 2 was done on these contents before: {said}"
-        ));
+        progress.notice(Notice::Check2Recorded {
+            seeds,
+            differing: start.count,
+        });
         return Ok(start.outcome());
     }
     let stage = progress.stage(format!("level {seeds}: consistency"), level_size(seeds));
     if start.tiles > 0 {
-        progress.line(&format!(
-            "level {seeds}: check 2 resuming at tile {} of {tiles}",
-            start.tiles
-        ));
+        progress.notice(Notice::Check2Resumed {
+            seeds,
+            tile: start.tiles,
+            tiles,
+        });
         stage.inc(start.positions);
     }
     // Level `seeds`'s own values are held for check 2 only.
@@ -663,7 +661,12 @@ impl Check2Saves {
 /// first (saying so), then picks up what the first left. `None` where the
 /// lock cannot be written (a read-only directory, where no checkpoint can
 /// be written either).
-fn lock_level(db: &Db, rules: Rules, seeds: usize, progress: Progress) -> Result<Option<DirLock>> {
+fn lock_level(
+    db: &Db,
+    rules: Rules,
+    seeds: usize,
+    progress: Progress<'_>,
+) -> Result<Option<DirLock>> {
     let dir = db.raw_dir(rules);
     let path = dir.join(format!("verify.{seeds}.lock"));
     if std::fs::create_dir_all(&dir).is_err() {
@@ -672,9 +675,10 @@ fn lock_level(db: &Db, rules: Rules, seeds: usize, progress: Progress) -> Result
     match DirLock::acquire_file(&path, false) {
         Ok(lock) => Ok(Some(lock)),
         Err(Error::Locked { holder, .. }) => {
-            progress.line(&format!(
-                "level {seeds}: waiting for {holder}, which is checking it"
-            ));
+            progress.notice(Notice::WaitingForChecker {
+                seeds,
+                holder: holder.to_string(),
+            });
             DirLock::acquire_file(&path, true).map(Some)
         }
         Err(Error::Io { .. }) => Ok(None),
@@ -713,7 +717,7 @@ pub fn rederivation(
 /// around the checkpoints `inner` takes (a [`Saves`] that also counts).
 struct ProgressSaves<'a> {
     inner: &'a mut dyn Saves,
-    stage: &'a Stage,
+    stage: &'a Stage<'a>,
     seeds: usize,
     size: u64,
     /// Positions scanned so far, over every threshold.
@@ -748,7 +752,7 @@ impl Saves for ProgressSaves<'_> {
 
 /// The checkpoints of check 3 of one level of a table directory (see
 /// "Checkpoints" in the module documentation).
-struct Check3Saves {
+struct Check3Saves<'a> {
     path: PathBuf,
     /// What the header starts with: magic, rule set, level, and the content
     /// hashes of the levels it reads.
@@ -756,19 +760,19 @@ struct Check3Saves {
     every: Option<Duration>,
     last: Instant,
     seeds: usize,
-    progress: Progress,
+    progress: Progress<'a>,
 }
 
-impl Check3Saves {
-    const MAGIC: &[u8; 8] = b"MDBCHK31";
+impl<'a> Check3Saves<'a> {
+    const MAGIC: &'static [u8; 8] = b"MDBCHK31";
 
     fn new(
         db: &Db,
         rules: Rules,
         seeds: usize,
         every: Option<Duration>,
-        progress: Progress,
-    ) -> Result<Check3Saves> {
+        progress: Progress<'a>,
+    ) -> Result<Check3Saves<'a>> {
         Ok(Check3Saves {
             path: work_dir(db, rules, seeds).join("check3"),
             identity: identity(Self::MAGIC, db, rules, seeds, false)?,
@@ -787,7 +791,7 @@ impl Check3Saves {
     }
 }
 
-impl Saves for Check3Saves {
+impl Saves for Check3Saves<'_> {
     fn resume(&mut self, bytes: &mut [i8]) -> Result<Option<Mark>> {
         let Some(head) = read_head(&self.path, self.identity.len() + 9)? else {
             return Ok(None);
@@ -804,16 +808,19 @@ impl Saves for Check3Saves {
         let seeds = self.seeds;
         match read_compressed(&self.path, &head, out) {
             Ok(()) => {
-                self.progress.line(&format!(
-                    "level {seeds}: check 3 resuming at threshold {} (position {})",
-                    mark.t, mark.next
-                ));
+                self.progress.notice(Notice::Check3Resumed {
+                    seeds,
+                    threshold: mark.t,
+                    position: mark.next,
+                });
                 Ok(Some(mark))
             }
             // Solving again from the start overwrites every byte.
             Err(e @ Error::Corrupt { .. }) => {
-                self.progress
-                    .line(&format!("level {seeds}: {e}: check 3 starts afresh"));
+                self.progress.notice(Notice::Check3Afresh {
+                    seeds,
+                    why: e.to_string(),
+                });
                 Ok(None)
             }
             Err(e) => Err(e),
@@ -829,13 +836,12 @@ impl Saves for Check3Saves {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let written = write_compressed(&self.path, &self.header(mark), as_bytes(bytes))?;
-        self.progress.line(&format!(
-            "level {}: check 3 checkpoint at threshold {} ({:.1} MB in {:.1} s)",
-            self.seeds,
-            mark.t,
-            written as f64 / 1e6,
-            took.elapsed().as_secs_f64()
-        ));
+        self.progress.notice(Notice::Check3Checkpoint {
+            seeds: self.seeds,
+            threshold: mark.t,
+            bytes: written,
+            seconds: took.elapsed().as_secs_f64(),
+        });
         self.last = Instant::now();
         Ok(())
     }

@@ -14,6 +14,7 @@ integers or a string such as ``"1 1 1 1 1 2 4 2 3 0 0 0"``.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple, Union
@@ -246,8 +247,13 @@ def build(db: Union[str, os.PathLike] = "db", max_seeds: int = 16, rules: str = 
 
     ``progress``: ``None`` (default) shows progress bars on a terminal and a
     ``tqdm`` bar in a notebook (when tqdm is installed); ``True`` always
-    shows the library's bars or log lines on standard error; ``False``
-    nothing. ``on_level(report)`` is called after each level. One writer at
+    shows the command line's bars, or a line per finished stage off a
+    terminal, on standard error; ``False`` nothing. What happens besides
+    (the build starts, a checkpoint is saved or resumed, a damaged table is
+    rebuilt) is logged to the ``mancaladb`` logger, as warnings when work
+    or data is thrown away, as info otherwise; each record carries the
+    notice's fields as a dict in its ``notice`` attribute (``kind``,
+    ``seeds``, ...). ``on_level(report)`` is called after each level. One writer at
     a time: if another process is building in ``db``, this raises
     :class:`MancalaDbError` at once, or with ``wait=True`` waits for it. The GIL is
     released while building; Ctrl-C (or an exception in ``on_level``) stops
@@ -268,10 +274,22 @@ def build(db: Union[str, os.PathLike] = "db", max_seeds: int = 16, rules: str = 
             on_level(report)
 
     try:
-        return json.loads(_native.build(os.fspath(db), max_seeds, rules, bars, wait, level_done))
+        return json.loads(
+            _native.build(os.fspath(db), max_seeds, rules, bars, wait, level_done, _log_notice)
+        )
     finally:
         if bar is not None:
             bar.close()
+
+
+_log = logging.getLogger("mancaladb")
+
+
+def _log_notice(warning: bool, text: str, fields: str) -> None:
+    """One of the library's notices, to the ``mancaladb`` logger."""
+    level = logging.WARNING if warning else logging.INFO
+    if _log.isEnabledFor(level):
+        _log.log(level, "%s", text, extra={"notice": json.loads(fields)})
 
 
 def _stderr_is_terminal() -> bool:

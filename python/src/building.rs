@@ -2,7 +2,9 @@
 //! released. After each level the caller's function gets the level's
 //! report (as JSON text, which the Python layer turns into a dict), and
 //! pending signals are checked: Ctrl-C, or an exception in that function,
-//! stops the build after the level it was on (finished levels stay).
+//! stops the build after the level it was on (finished levels stay). The
+//! library's notices go to another function (the Python layer logs them),
+//! its stages to the command line's bars or lines if asked for.
 //!
 //! Waiting for another writer is done here, not in the library's blocking
 //! lock: a signal would end that wait with `InterruptedError`, or, retried
@@ -19,7 +21,7 @@ use mancaladb::build::build_until;
 use mancaladb::db::Db;
 use mancaladb::exchange::Alone;
 use mancaladb::oware::Rules;
-use mancaladb::progress::Progress;
+use mancaladb::progress::{Notice, Observer, Progress, StageSink, Terminal};
 use pyo3::prelude::*;
 
 use crate::errors::IntoPy;
@@ -27,12 +29,44 @@ use crate::errors::IntoPy;
 /// How often a build that waits for another writer tries the lock again.
 const LOCK_POLL: Duration = Duration::from_millis(100);
 
+/// The build's observer: each notice goes to `on_notice(is_warning, text,
+/// fields as JSON)`; stages to [`Terminal`] when `bars`.
+struct ToPython {
+    bars: bool,
+    on_notice: Py<PyAny>,
+}
+
+impl Observer for ToPython {
+    fn stage(&self, label: &str, total: u64) -> Option<Box<dyn StageSink + '_>> {
+        if self.bars {
+            Terminal.stage(label, total)
+        } else {
+            None
+        }
+    }
+
+    fn notice(&self, notice: &Notice) {
+        let fields = serde_json::to_string(notice).expect("a notice serializes");
+        Python::attach(|py| {
+            let told = self
+                .on_notice
+                .call1(py, (notice.is_warning(), notice.to_string(), fields));
+            // A failing log handler is reported as Python reports errors
+            // it cannot raise; the build goes on.
+            if let Err(e) = told {
+                e.write_unraisable(py, None);
+            }
+        });
+    }
+}
+
 /// Builds levels `0..=max_seeds` of `rules` into `db`; returns the reports
-/// as JSON text. `bars`: the library's progress bars on standard error (a
-/// terminal), else silence. `wait`: wait for another writer of `db` to
-/// finish rather than fail.
+/// as JSON text. `bars`: the command line's progress bars on standard
+/// error (lines off a terminal), else none. `wait`: wait for another
+/// writer of `db` to finish rather than fail.
 #[pyfunction]
-#[pyo3(signature = (db, max_seeds, rules, bars, wait, on_level))]
+#[pyo3(signature = (db, max_seeds, rules, bars, wait, on_level, on_notice))]
+#[allow(clippy::too_many_arguments)] // one per keyword of `mancaladb.build`
 pub fn build(
     py: Python<'_>,
     db: PathBuf,
@@ -41,13 +75,11 @@ pub fn build(
     bars: bool,
     wait: bool,
     on_level: Py<PyAny>,
+    on_notice: Py<PyAny>,
 ) -> PyResult<String> {
     let rules: Rules = rules.parse().py()?;
-    let progress = if bars {
-        Progress::Auto
-    } else {
-        Progress::Quiet
-    };
+    let observer = ToPython { bars, on_notice };
+    let progress = Progress::to(&observer);
     let db = Db::new(db);
     let mut stopped: Option<PyErr> = None;
     let reports = loop {

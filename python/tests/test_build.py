@@ -2,6 +2,7 @@
 resuming, and a build stopped by the caller."""
 
 import hashlib
+import logging
 from pathlib import Path
 
 import pytest
@@ -48,10 +49,10 @@ def test_an_exception_in_on_level_stops_after_that_level(tmp_path):
 
 
 def test_progress_lines_off_a_terminal_and_a_bar_in_a_notebook(tmp_path, capfd, monkeypatch):
-    # progress=True off a terminal: the library's log lines on stderr.
+    # progress=True off a terminal: a line per finished stage on stderr.
     mancaladb.build(tmp_path / "a", 5, progress=True)
     err = capfd.readouterr().err
-    assert f"building awari levels 0..5 in {tmp_path / 'a'}" in err
+    assert f"level 5: values: {mancaladb.level_size(5)} done in" in err, err
     # The default in a notebook: a tqdm bar advanced by each level's positions.
     import sys
     import types
@@ -102,3 +103,37 @@ def test_ctrl_c_stops_after_the_level(tmp_path):
         signal.signal(signal.SIGINT, previous)
     with mancaladb.open(tmp_path) as db:
         assert db.levels() == [0, 1, 2]
+
+
+def test_notices_go_to_the_mancaladb_logger(tmp_path, caplog, capfd):
+    caplog.set_level(logging.INFO, logger="mancaladb")
+    mancaladb.build(tmp_path, 6, progress=False)
+    start = [r for r in caplog.records if r.notice["kind"] == "building"]
+    assert len(start) == 1 and start[0].levelno == logging.INFO
+    fields = start[0].notice
+    assert fields == {
+        "kind": "building",
+        "rules": "awari",
+        "levels": "0..6",
+        "dir": str(tmp_path),
+        "ranks": 1,
+        "threads": fields["threads"],
+    }
+    threads = fields["threads"]
+    assert threads >= 1
+    assert start[0].getMessage() == f"building awari levels 0..6 in {tmp_path} with {threads} threads"
+    # A damaged level is rebuilt: a warning, with the level and the damage.
+    path = tmp_path / "awari-04.mdb"
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x40
+    path.write_bytes(bytes(data))
+    caplog.clear()
+    reports = mancaladb.build(tmp_path, 6, progress=False)
+    rebuilt = [r for r in caplog.records if r.notice["kind"] == "rebuilding"]
+    assert [(r.levelno, r.notice["seeds"]) for r in rebuilt] == [(logging.WARNING, 4)]
+    assert str(path) in rebuilt[0].notice["why"]
+    assert [r["seeds"] for r in reports if not r["skipped"]] == [4]
+    assert reports[4]["replaced"] == rebuilt[0].notice["why"]
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == committed("awari")[4]
+    # progress=False: nothing on stderr; the logger holds the notices.
+    assert capfd.readouterr().err == ""

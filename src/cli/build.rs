@@ -6,7 +6,7 @@ use mancaladb::Error;
 use mancaladb::build::{LevelReport, build};
 use mancaladb::db::Db;
 use mancaladb::exchange::Alone;
-use mancaladb::progress::Progress;
+use mancaladb::progress::{Progress, Terminal};
 use mancaladb::stored::DEFAULT_RAW_CACHE;
 
 use super::args::{self, Where};
@@ -65,7 +65,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         a.at.rules,
         levels,
         &Alone,
-        Progress::Auto,
+        Progress::to(&Terminal),
         a.wait,
         |r| print_level(r, cores),
     )?;
@@ -88,9 +88,9 @@ fn distributed(
     };
     let (rank, ranks) = (mpi.rank(), mpi.ranks());
     let progress = if rank == 0 {
-        Progress::Auto
+        Progress::to(&Terminal)
     } else {
-        Progress::Quiet
+        Progress::QUIET
     };
     let cores = rayon::current_num_threads() * ranks;
     match build(db, rules, levels, &mpi, progress, wait, |r| {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use mancaladb::Error;
 use mancaladb::omweso::census::{self, Options, Row, atlas, store};
-use mancaladb::progress::Progress;
+use mancaladb::progress::{Progress, Terminal};
 
 use super::args;
 use super::output::{diag, human_seconds, out};
@@ -85,7 +85,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
     let opt = Options {
         budget: a.max_laps,
         checkpoint_every: a.checkpoint_secs,
-        progress: Progress::Auto,
+        progress: Progress::to(&Terminal),
     };
     let outcome = census::run_saved(&a.db, a.seeds.clone(), opt)?;
     let rows = &outcome.rows;

@@ -4,7 +4,7 @@ use std::ops::RangeInclusive;
 use std::process::ExitCode;
 
 use mancaladb::Error;
-use mancaladb::progress::Progress;
+use mancaladb::progress::{Progress, Terminal};
 use mancaladb::source::Source;
 use mancaladb::verify::{Checks, LevelCheck, Outcome, verify};
 
@@ -45,21 +45,28 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         (_, Some(2)) => Checks::Consistency,
         _ => Checks::All,
     };
-    let checks = verify(&source, rules, levels, depth, Progress::Auto, |c| {
-        if !json {
-            print(c, &source);
-        }
-        // Recorded at once: an error at a later level keeps it. The
-        // verdict does not depend on being able to record it.
-        if let (Some((db, rules)), Checks::All, true) = (source.db(), depth, c.passed())
-            && let Err(e) = db.record_verified(rules, c.seeds)
-        {
-            output::diag(format_args!(
-                "mancaladb: warning: level {} passed but could not be recorded: {e}",
-                c.seeds
-            ));
-        }
-    })?;
+    let checks = verify(
+        &source,
+        rules,
+        levels,
+        depth,
+        Progress::to(&Terminal),
+        |c| {
+            if !json {
+                print(c, &source);
+            }
+            // Recorded at once: an error at a later level keeps it. The
+            // verdict does not depend on being able to record it.
+            if let (Some((db, rules)), Checks::All, true) = (source.db(), depth, c.passed())
+                && let Err(e) = db.record_verified(rules, c.seeds)
+            {
+                output::diag(format_args!(
+                    "mancaladb: warning: level {} passed but could not be recorded: {e}",
+                    c.seeds
+                ));
+            }
+        },
+    )?;
     if json {
         output::json(&checks)?;
     }

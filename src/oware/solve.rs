@@ -85,7 +85,7 @@ use super::workdir::{Checkpoint, ForwardMark, Record, SeedLists, SeedReader, Wal
 use crate::error::{Corruption, Error, Result};
 use crate::exchange::{Alone, Exchange, Outbox, Owners, newest_held_by_all};
 use crate::memory::{HugeSlice, Pipeline, as_atomic, prefetch};
-use crate::progress::Progress;
+use crate::progress::{Notice, Progress};
 
 /// Best-capture value of a position without captures.
 const NO_CAPTURE: i8 = i8::MIN;
@@ -192,7 +192,7 @@ pub fn solve_level(
     rules: Rules,
     seeds: usize,
     lower: &(impl LowerLevels + ?Sized),
-    progress: Progress,
+    progress: Progress<'_>,
 ) -> HugeSlice<i8> {
     solve_part(rules, seeds, lower, &Alone, progress).values
 }
@@ -219,7 +219,7 @@ pub fn solve_part(
     seeds: usize,
     lower: &(impl LowerLevels + ?Sized),
     ex: &dyn Exchange,
-    progress: Progress,
+    progress: Progress<'_>,
 ) -> Part {
     static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let dir = std::env::temp_dir().join(format!(
@@ -252,7 +252,7 @@ pub fn solve_part_in(
     lower: &(impl LowerLevels + ?Sized),
     ex: &dyn Exchange,
     options: &Options,
-    progress: Progress,
+    progress: Progress<'_>,
 ) -> Result<Part> {
     if let Some(part) = solve_once(rules, seeds, lower, ex, options, progress)? {
         return Ok(part);
@@ -275,7 +275,7 @@ fn solve_once(
     lower: &(impl LowerLevels + ?Sized),
     ex: &dyn Exchange,
     options: &Options,
-    progress: Progress,
+    progress: Progress<'_>,
 ) -> Result<Option<Part>> {
     assert_eq!(lower.levels(), seeds, "every lower level is needed");
     let enc = Encoder::new(seeds);
@@ -315,7 +315,10 @@ fn solve_once(
     if let Some(t) = resumed_at {
         let read = checkpoint.load(dir, t, &mut state);
         if read_by_every_rank(read, ex, seeds, progress)? {
-            progress.line(&format!("level {seeds}: resuming at threshold {t}"));
+            progress.notice(Notice::SolveResumed {
+                seeds,
+                threshold: t,
+            });
         } else {
             state.fill(0);
             resumed_at = None;
@@ -355,12 +358,12 @@ fn solve_once(
             match &mark {
                 Some(mark) => {
                     checkpoint.remove_forward_except(dir, mark)?;
-                    progress.line(&format!(
-                        "level {seeds}: resuming the forward pass after {} part {} of {}",
-                        mark.walk.name(),
-                        mark.done,
-                        mark.parts
-                    ));
+                    progress.notice(Notice::ForwardResumed {
+                        seeds,
+                        walk: mark.walk.name(),
+                        done: mark.done,
+                        parts: mark.parts,
+                    });
                 }
                 None => {
                     if dir.exists() {
@@ -379,11 +382,12 @@ fn solve_once(
         }
         let took = Instant::now();
         let bytes = checkpoint.save(dir, t, state)?;
-        progress.line(&format!(
-            "level {seeds}: checkpoint before threshold {t} ({:.1} MB in {:.1} s)",
-            bytes as f64 / 1e6,
-            took.elapsed().as_secs_f64()
-        ));
+        progress.notice(Notice::SolveCheckpoint {
+            seeds,
+            threshold: t,
+            bytes,
+            seconds: took.elapsed().as_secs_f64(),
+        });
         ex.barrier(); // every rank has state.<t>: older ones may go
         checkpoint.remove_others(dir, t)?;
         clock.reset();
@@ -397,7 +401,7 @@ fn solve_once(
     // up with seeds and fresh positions, then runs a round on it; a
     // threshold ends when no rank has anything left to tell.
     let stage = progress.stage(format!("level {seeds}: values"), size);
-    let (mut sent_bytes, mut rounds) = (0, 0);
+    let (mut sent_bytes, mut rounds, mut told) = (0, 0, 0);
     let pending = Pending::new(n);
     let mut sweep = Sweep::default();
     for t in (1..=next_t).rev() {
@@ -427,12 +431,16 @@ fn solve_once(
                 break;
             }
             stage.inc(decided);
+            told += decided;
             (frontier, outbox) = solver.round(t as i8, &frontier, cap);
         }
         if t > 1 {
             save_if_due(t - 1, &state)?;
         }
     }
+    // The positions no threshold decided (and those decided before a
+    // checkpoint this run resumed from) are done too: the former are worth 0.
+    stage.inc(size.saturating_sub(told));
     stage.finish();
 
     // The state bytes become the values, in place.
@@ -458,7 +466,7 @@ fn read_by_every_rank(
     read: Result<()>,
     ex: &dyn Exchange,
     seeds: usize,
-    progress: Progress,
+    progress: Progress<'_>,
 ) -> Result<bool> {
     let damaged = match read {
         Ok(()) => None,
@@ -471,7 +479,7 @@ fn read_by_every_rank(
     let why = damaged.map_or("another rank's work file is damaged".into(), |e| {
         e.to_string()
     });
-    progress.line(&format!("level {seeds}: {why}: solving the level afresh"));
+    progress.notice(Notice::SolveAfresh { seeds, why });
     Ok(false)
 }
 
@@ -529,7 +537,7 @@ struct ForwardPass<'a, L: LowerLevels + ?Sized> {
     dir: &'a Path,
     checkpoint: &'a Checkpoint,
     ex: &'a dyn Exchange,
-    progress: Progress,
+    progress: Progress<'a>,
 }
 
 /// Where part `k` of `parts` nearly equal parts of `0..len` starts (`len`
@@ -582,14 +590,14 @@ impl<L: LowerLevels + ?Sized> ForwardPass<'_, L> {
             let bytes = self.checkpoint.save_forward(self.dir, &mark, state)?;
             self.ex.barrier(); // every rank has this one: older ones may go
             self.checkpoint.remove_forward_except(self.dir, &mark)?;
-            self.progress.line(&format!(
-                "level {seeds}: checkpoint of the forward pass after {} part {done} of {} \
-                 ({:.1} MB in {:.1} s)",
-                mark.walk.name(),
-                self.parts,
-                bytes as f64 / 1e6,
-                took.elapsed().as_secs_f64()
-            ));
+            self.progress.notice(Notice::ForwardCheckpoint {
+                seeds,
+                walk: mark.walk.name(),
+                done,
+                parts: self.parts,
+                bytes,
+                seconds: took.elapsed().as_secs_f64(),
+            });
             clock.reset();
             Ok(())
         };

@@ -3,11 +3,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use mancaladb::oware::Rules;
 use mancaladb::oware::solve::solve_level;
-use mancaladb::progress::Progress;
+use mancaladb::progress::{Notice, Observer, Progress, StageSink};
 
 /// The command-line binary under test.
 pub fn bin() -> Command {
@@ -126,7 +127,7 @@ pub fn refuses(args: &[&str], want: &str) {
 pub fn built(name: &str, rules: Rules, max: usize) -> PathBuf {
     let dir = scratch(name);
     let db = mancaladb::db::Db::new(&dir);
-    let quiet = Progress::Quiet;
+    let quiet = Progress::QUIET;
     mancaladb::build::build(
         &db,
         rules,
@@ -153,7 +154,7 @@ pub fn solved(rules: Rules) -> &'static [Vec<i8>] {
         let mut levels: Vec<Vec<i8>> = Vec::new();
         for n in 0..=13 {
             let lower: Vec<&[i8]> = levels.iter().map(|v| v.as_slice()).collect();
-            levels.push(solve_level(rules, n, &lower, Progress::Quiet).to_vec());
+            levels.push(solve_level(rules, n, &lower, Progress::QUIET).to_vec());
         }
         levels
     })
@@ -189,4 +190,64 @@ pub fn cut_short(path: &Path, bytes: u64) {
         .unwrap()
         .set_len(len - bytes)
         .unwrap();
+}
+
+/// An observer that keeps what the library tells: its notices, and each
+/// stage as (label, total, units done) when it finishes.
+#[derive(Default)]
+pub struct Recorder {
+    notices: Mutex<Vec<Notice>>,
+    stages: Mutex<Vec<(String, u64, u64)>>,
+}
+
+impl Recorder {
+    pub fn notices(&self) -> Vec<Notice> {
+        self.notices.lock().unwrap().clone()
+    }
+
+    pub fn stages(&self) -> Vec<(String, u64, u64)> {
+        self.stages.lock().unwrap().clone()
+    }
+
+    pub fn clear(&self) {
+        self.notices.lock().unwrap().clear();
+        self.stages.lock().unwrap().clear();
+    }
+}
+
+impl Observer for Recorder {
+    fn stage(&self, label: &str, total: u64) -> Option<Box<dyn StageSink + '_>> {
+        Some(Box::new(RecordedStage {
+            to: self,
+            label: label.to_string(),
+            total,
+            done: AtomicU64::new(0),
+        }))
+    }
+
+    fn notice(&self, notice: &Notice) {
+        self.notices.lock().unwrap().push(notice.clone());
+    }
+}
+
+struct RecordedStage<'a> {
+    to: &'a Recorder,
+    label: String,
+    total: u64,
+    done: AtomicU64,
+}
+
+impl StageSink for RecordedStage<'_> {
+    fn advance(&self, n: u64) {
+        self.done.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn finish(self: Box<Self>, _seconds: f64) {
+        let done = self.done.into_inner();
+        self.to
+            .stages
+            .lock()
+            .unwrap()
+            .push((self.label, self.total, done));
+    }
 }

@@ -106,7 +106,7 @@ fn every_split_gives_the_single_process_values() {
             let lower: Vec<&[i8]> = levels[..seeds].iter().map(|v| v.as_slice()).collect();
             for ranks in 1..=4 {
                 let parts = on_ranks(ranks, |ex| {
-                    let part = solve_part(rules, seeds, &lower, ex, Progress::Quiet);
+                    let part = solve_part(rules, seeds, &lower, ex, Progress::QUIET);
                     (part.range, part.values.to_vec(), part.sent_bytes)
                 });
                 let bounds = split(whole.len() as u64, ranks);
@@ -155,7 +155,7 @@ fn tiny_frontiers_on_every_split_give_the_same_values() {
                         frontier_cap: cap,
                         forward_part: 5_000,
                     };
-                    let part = solve_part_in(rules, seeds, &lower, ex, &options, Progress::Quiet);
+                    let part = solve_part_in(rules, seeds, &lower, ex, &options, Progress::QUIET);
                     let part = part.unwrap();
                     (part.values.to_vec(), part.rounds)
                 });
@@ -220,7 +220,7 @@ fn a_damaged_seed_list_on_one_rank_is_solved_afresh_by_all() {
                     frontier_cap: None,
                     forward_part: 1 << 20,
                 };
-                let part = solve_part_in(rules, seeds, &lower, ex, &options, Progress::Quiet);
+                let part = solve_part_in(rules, seeds, &lower, ex, &options, Progress::QUIET);
                 let part = part.expect("a damaged seed list is dropped");
                 (part.resumed_at, part.values.to_vec())
             })

@@ -74,3 +74,39 @@ fn modules_import_only_lower_layers() {
     // The scan saw the library's imports at all.
     assert!(checked > 50, "only {checked} crate:: paths found");
 }
+
+/// The library answers with data and tells its progress to an observer
+/// (`progress`); nothing else in it writes to the terminal. `progress`'s
+/// `Terminal`, the command line's observer, is the one place that does.
+#[test]
+fn only_the_terminal_observer_prints() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut printing = Vec::new();
+    let mut scanned = 0;
+    for path in files {
+        let rel = path.strip_prefix(&src).unwrap();
+        if rel == Path::new("main.rs") || rel == Path::new("progress.rs") {
+            continue;
+        }
+        scanned += 1;
+        let text = std::fs::read_to_string(&path).unwrap();
+        for what in [
+            "println!",
+            "print!(",
+            "eprint",
+            "stderr()",
+            "stdout()",
+            "indicatif",
+        ] {
+            if text.contains(what) {
+                printing.push(format!("{} uses {what}", rel.display()));
+            }
+        }
+    }
+    assert!(printing.is_empty(), "{}", printing.join("\n"));
+    assert!(scanned > 30, "only {scanned} files scanned");
+    let progress = std::fs::read_to_string(src.join("progress.rs")).unwrap();
+    assert!(progress.contains("impl Observer for Terminal"));
+}

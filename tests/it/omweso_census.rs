@@ -14,7 +14,7 @@ use crate::common::refuses;
 #[test]
 fn known_rows() {
     for k in 2..=13 {
-        let r = census(k, 1_000_000_000, Progress::Quiet);
+        let r = census(k, 1_000_000_000, Progress::QUIET);
         assert_eq!(
             r.configs,
             mancaladb::compose::binomial(k as u64 + 15, 15) as u64
@@ -57,7 +57,7 @@ fn known_rows() {
 #[test]
 fn legal_pairs_by_brute_force() {
     let k = 6;
-    let r = census(k, 1000, Progress::Quiet);
+    let r = census(k, 1000, Progress::QUIET);
     let ranker = mancaladb::compose::Ranker::new(16, k, None);
     let mut x = [0u8; 16];
     ranker.unrank(k, 0, &mut x);
@@ -81,7 +81,7 @@ fn legal_pairs_by_brute_force() {
 #[test]
 fn rows_11_to_15_by_brute_force() {
     for k in 11..=15usize {
-        let row = census(k, 1_000_000_000, Progress::Quiet);
+        let row = census(k, 1_000_000_000, Progress::QUIET);
         // Pit 0 holds s >= 2 seeds; the other 15 pits the rest.
         let (mut loops, mut periods, mut longest) = (0u64, None::<(u64, u64)>, 0u64);
         for s in 2..=k {
@@ -121,7 +121,7 @@ fn rows_11_to_15_by_brute_force() {
 #[test]
 fn rows_14_to_16_as_published() {
     let rows: Vec<_> = (14..=16)
-        .map(|k| census(k, 1_000_000_000, Progress::Quiet))
+        .map(|k| census(k, 1_000_000_000, Progress::QUIET))
         .collect();
     let got: Vec<_> = rows
         .iter()
@@ -153,18 +153,18 @@ fn fresh_dir(name: &str) -> PathBuf {
     dir
 }
 
-fn quiet(budget: u64) -> Options {
+fn quiet(budget: u64) -> Options<'static> {
     Options {
         budget,
         checkpoint_every: Duration::from_secs(60),
-        progress: Progress::Quiet,
+        progress: Progress::QUIET,
     }
 }
 
 /// The JSON of a row keeps the field names of the file format.
 #[test]
 fn row_json_fields() {
-    let r = census(11, 1000, Progress::Quiet);
+    let r = census(11, 1000, Progress::QUIET);
     assert_eq!(
         serde_json::to_string(&r).unwrap(),
         "{\"seeds\":11,\"configs\":7726160,\"legal_pairs\":20920064,\"loop_pairs\":128,\"cfg_any\":128,\
@@ -172,7 +172,7 @@ fn row_json_fields() {
     );
     let back: Row = serde_json::from_str(&r.to_json()).unwrap();
     assert_eq!(back, r);
-    let none = census(5, 1000, Progress::Quiet).to_json();
+    let none = census(5, 1000, Progress::QUIET).to_json();
     assert!(
         none.contains("\"period_min\":null,\"period_max\":null"),
         "{none}"

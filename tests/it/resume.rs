@@ -213,7 +213,7 @@ fn solve_failing(rules: Rules, seeds: usize, options: &Options, reads: i64) -> (
         levels: &solved(rules)[..seeds],
         left: AtomicI64::new(reads),
     };
-    let part = solve_part_in(rules, seeds, &lower, &Alone, options, Progress::Quiet);
+    let part = solve_part_in(rules, seeds, &lower, &Alone, options, Progress::QUIET);
     (reads - lower.left.load(Relaxed).max(0), part)
 }
 

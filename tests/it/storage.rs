@@ -4,14 +4,14 @@
 
 use std::path::Path;
 
-use crate::common::{self, file_sha256, run, scratch};
+use crate::common::{self, Recorder, file_sha256, run, scratch};
 use mancaladb::Error;
 use mancaladb::build::{build, build_until};
 use mancaladb::db::Db;
 use mancaladb::error::Corruption;
 use mancaladb::exchange::Alone;
 use mancaladb::oware::{Board, Rules};
-use mancaladb::progress::Progress;
+use mancaladb::progress::{Notice, Progress};
 use mancaladb::query::analyze;
 use mancaladb::source::Tables;
 use mancaladb::table::{BLOCK_SIZE, Table, TableId, write_table};
@@ -194,7 +194,7 @@ fn a_table_of_the_wrong_level_is_refused() {
         Rules::Awari,
         0..=3,
         &Alone,
-        Progress::Quiet,
+        Progress::QUIET,
         false,
         |_| {},
     )
@@ -221,13 +221,14 @@ fn file_bytes(p: &Path) -> Vec<u8> {
 fn builds_resume_and_repair() {
     let dir = scratch("resume");
     let db = Db::new(&dir);
+    let heard = Recorder::default();
     let build_all = || {
         build(
             &db,
             Rules::Abapa,
             0..=9,
             &Alone,
-            Progress::Quiet,
+            Progress::to(&heard),
             false,
             |_| {},
         )
@@ -263,6 +264,7 @@ fn builds_resume_and_repair() {
     std::fs::write(db.table_path(Rules::Abapa, 7), &bytes).unwrap();
     std::fs::remove_file(db.raw_path(Rules::Abapa, 4)).unwrap();
 
+    heard.clear();
     let second = build_all().unwrap();
     let rebuilt: Vec<usize> = second
         .iter()
@@ -281,6 +283,36 @@ fn builds_resume_and_repair() {
             .iter()
             .enumerate()
             .all(|(n, r)| n == 7 || r.is_none())
+    );
+    // The observer heard the same, as data: the build, the damaged level,
+    // and the stages of the two levels solved, each with its size.
+    let notices = heard.notices();
+    assert!(
+        matches!(&notices[..], [
+            Notice::Building { rules, levels, ranks: 1, .. },
+            Notice::Rebuilding { seeds: 7, why },
+        ] if rules == "abapa" && levels == "0..9" && Some(why.as_str()) == replaced[7]),
+        "{notices:?}"
+    );
+    let size = |n| mancaladb::oware::level_size(n);
+    let stages = heard.stages();
+    for n in [7, 9] {
+        for stage in ["captures", "moves", "values"] {
+            let label = format!("level {n}: {stage}");
+            let (_, total, done) = stages
+                .iter()
+                .find(|(l, _, _)| *l == label)
+                .unwrap_or_else(|| panic!("no stage {label} in {stages:?}"));
+            assert_eq!(done, total, "{label} ends complete");
+            if stage != "captures" {
+                assert_eq!(*total, size(n), "{label} counts positions");
+            }
+        }
+    }
+    assert!(
+        stages
+            .iter()
+            .all(|(l, _, _)| l.starts_with("level 7") || l.starts_with("level 9"))
     );
     assert!(!dir.join("abapa-09.mdb.tmp").exists());
     assert!(dir.join("omweso-census.jsonl.tmp").exists());
@@ -311,7 +343,7 @@ fn a_query_on_a_damaged_table_fails_with_exit_2() {
         Rules::Awari,
         0..=5,
         &Alone,
-        Progress::Quiet,
+        Progress::QUIET,
         false,
         |_| {},
     )
@@ -343,7 +375,7 @@ fn a_build_stopped_after_a_level_keeps_it_and_resumes() {
         Rules::Awari,
         0..=9,
         &Alone,
-        Progress::Quiet,
+        Progress::QUIET,
         false,
         |r| match r.seeds {
             3 => ControlFlow::Break(()),
@@ -359,7 +391,7 @@ fn a_build_stopped_after_a_level_keeps_it_and_resumes() {
         Rules::Awari,
         0..=9,
         &Alone,
-        Progress::Quiet,
+        Progress::QUIET,
         false,
         |_| {},
     )
@@ -454,7 +486,7 @@ fn a_raw_cache_budget_keeps_the_top_levels_and_builds_the_same_tables() {
         Rules::Awari,
         0..=14,
         &Alone,
-        Progress::Quiet,
+        Progress::QUIET,
         false,
         |r| {
             let n = r.seeds;
@@ -478,7 +510,7 @@ fn a_raw_cache_budget_keeps_the_top_levels_and_builds_the_same_tables() {
         Rules::Awari,
         0..=15,
         &Alone,
-        Progress::Quiet,
+        Progress::QUIET,
         false,
         |_| {},
     )
@@ -502,7 +534,7 @@ fn a_level_built_after_the_one_above_it_drops_the_copy_kept_for_that_one() {
             Rules::Awari,
             levels,
             &Alone,
-            Progress::Quiet,
+            Progress::QUIET,
             false,
             |r| check(r.seeds),
         )

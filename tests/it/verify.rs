@@ -1,6 +1,6 @@
 //! `verify`, the VU reading paths, import/export, and why check 3 exists.
 
-use crate::common::{built, export_vu, run};
+use crate::common::{Recorder, built, export_vu, run};
 use mancaladb::db::Db;
 use mancaladb::oware::forward::{Graph, NO_EXIT, NO_MOVE, solve_graph};
 use mancaladb::oware::{Encoder, Rules};
@@ -13,12 +13,13 @@ use mancaladb::verify::{Checks, Outcome, verify};
 fn verify_passes_on_built_levels_of_both_rule_sets() {
     for rules in Rules::ALL {
         let dir = built(&format!("verify-{rules}"), rules, 11);
+        let heard = Recorder::default();
         let checks = verify(
             &Source::tables(&dir, rules),
             rules,
             0..=11,
             Checks::All,
-            Progress::Quiet,
+            Progress::to(&heard),
             |_| {},
         )
         .unwrap();
@@ -27,6 +28,17 @@ fn verify_passes_on_built_levels_of_both_rule_sets() {
             assert!(c.passed(), "{rules} level {}: {c:?}", c.seeds);
             assert_eq!(c.rederivation, Outcome::Pass);
         }
+        // Checks 2 and 3 of every level are stages that end complete.
+        let stages = heard.stages();
+        assert_eq!(stages.len(), 24, "{stages:?}");
+        for (label, total, done) in &stages {
+            assert_eq!(done, total, "{rules} {label}");
+        }
+        assert_eq!(
+            stages[23].0,
+            "level 11: re-derivation (thresholds x positions)"
+        );
+        assert_eq!(stages[23].1, 11 * mancaladb::oware::level_size(11));
     }
 }
 
@@ -391,7 +403,7 @@ fn built_without_raw_copies(name: &str, max: usize) -> std::path::PathBuf {
         Rules::Awari,
         0..=max,
         &mancaladb::exchange::Alone,
-        Progress::Quiet,
+        Progress::QUIET,
         false,
         |_| {},
     )
@@ -417,7 +429,7 @@ fn verify_reads_lower_levels_from_tables_alone() {
         Rules::Awari,
         9..=11,
         Checks::All,
-        Progress::Quiet,
+        Progress::QUIET,
         |_| {},
     )
     .unwrap();
@@ -446,7 +458,7 @@ fn verify_reads_lower_levels_from_tables_alone() {
         Rules::Awari,
         11..=11,
         Checks::All,
-        Progress::Quiet,
+        Progress::QUIET,
         |_| {},
     )
     .unwrap();
@@ -492,7 +504,7 @@ fn a_damaged_lower_block_is_an_error_of_the_run_not_a_verdict() {
         Rules::Awari,
         11..=11,
         Checks::All,
-        Progress::Quiet,
+        Progress::QUIET,
         |c| seen.push(c.clone()),
     );
     match got {
@@ -518,7 +530,7 @@ fn a_damaged_lower_block_is_an_error_of_the_run_not_a_verdict() {
         Rules::Awari,
         9..=9,
         Checks::Integrity,
-        Progress::Quiet,
+        Progress::QUIET,
         |_| {},
     )
     .unwrap();

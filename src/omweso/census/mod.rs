@@ -40,7 +40,7 @@ use super::relay::{Relay, run};
 use super::side::{PITS, Side};
 use crate::compose::{Ranker, binomial};
 use crate::error::{Error, Result};
-use crate::progress::Progress;
+use crate::progress::{Notice, Progress};
 use checkpoint::Checkpoint;
 use store::{Rejected, Store};
 
@@ -203,7 +203,7 @@ pub fn walked(seeds: usize) -> u64 {
 
 /// Counts the configurations of `seeds` seeds, walking at most `budget` laps
 /// per cycle.
-pub fn census(seeds: usize, budget: u64, progress: Progress) -> Row {
+pub fn census(seeds: usize, budget: u64, progress: Progress<'_>) -> Row {
     count(seeds, budget, progress, None, None).0
 }
 
@@ -216,7 +216,7 @@ type Checkpoints<'a> = (Duration, &'a mut dyn FnMut(&Checkpoint));
 fn count(
     seeds: usize,
     budget: u64,
-    progress: Progress,
+    progress: Progress<'_>,
     resume: Option<(Checkpoint, Cycles)>,
     mut checkpoints: Option<Checkpoints>,
 ) -> (Row, Vec<Found>) {
@@ -409,13 +409,13 @@ fn configurations_looping(states: &HashSet<u128>) -> (u64, u64) {
 
 /// How a census run goes.
 #[derive(Clone, Copy, Debug)]
-pub struct Options {
+pub struct Options<'a> {
     /// Most laps to follow per cycle before counting a start undecided.
     pub budget: u64,
     /// Least time between two checkpoints of a row (zero: after every batch).
     pub checkpoint_every: Duration,
     /// Where progress and notes go.
-    pub progress: Progress,
+    pub progress: Progress<'a>,
 }
 
 /// What a census run would cost.
@@ -508,7 +508,7 @@ pub struct Outcome {
 /// ([`atlas`]) and progress inside a row in a
 /// checkpoint ([`checkpoint`]), so that a long run resumes where it stopped.
 /// Fails before computing if `dir` is not writable.
-pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options) -> Result<Outcome> {
+pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> Result<Outcome> {
     let budget = opt.budget;
     if budget == 0 {
         return Err(Error::Invalid("a lap budget must be at least 1".into()));
@@ -524,19 +524,17 @@ pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options) -> Resu
     })?;
     let mut store = Store::open(dir)?;
     for r in &store.rejected {
-        opt.progress.line(&format!(
-            "{} line {}: {}; not used (the row is computed again if asked for)",
-            store.path().display(),
-            r.line,
-            r.why
-        ));
+        opt.progress.notice(Notice::CensusLineRejected {
+            path: store.path().to_path_buf(),
+            line: r.line,
+            why: r.why.clone(),
+        });
     }
     if !store.unchecksummed.is_empty() {
-        opt.progress.line(&format!(
-            "{}: lines {:?} have no checksum (an older file); their checks pass, they are used and get one when the file is next written",
-            store.path().display(),
-            store.unchecksummed
-        ));
+        opt.progress.notice(Notice::CensusUnchecksummed {
+            path: store.path().to_path_buf(),
+            lines: store.unchecksummed.clone(),
+        });
     }
     let mut out = Outcome {
         rows: Vec::new(),
@@ -557,18 +555,21 @@ pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options) -> Resu
         }) {
             Ok(r) => r,
             Err(why) => {
-                opt.progress
-                    .line(&format!("{}: {why}; starting the row afresh", cp.display()));
+                opt.progress.notice(Notice::CensusRowAfresh {
+                    path: cp.clone(),
+                    why: why.to_string(),
+                });
                 None
             }
         };
         if let Some((c, _)) = &resume {
             let from = (c.chunks_done * CHUNK).min(walked(k));
-            opt.progress.line(&format!(
-                "census k={k}: resuming from {} at configuration {from} of {}",
-                cp.display(),
-                walked(k)
-            ));
+            opt.progress.notice(Notice::CensusRowResumed {
+                seeds: k,
+                path: cp.clone(),
+                from,
+                of: walked(k),
+            });
             out.resumed.push(Resumed { seeds: k, from });
         }
         let mut warned = false;
@@ -577,7 +578,7 @@ pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options) -> Resu
                 && !warned
             {
                 opt.progress
-                    .line(&format!("checkpoint not saved (the run goes on): {e}"));
+                    .notice(Notice::CensusCheckpointNotSaved { why: e.to_string() });
                 warned = true;
             }
         };
@@ -607,7 +608,7 @@ pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options) -> Resu
 pub fn atlas_of(
     dir: &Path,
     range: RangeInclusive<usize>,
-    opt: Options,
+    opt: Options<'_>,
 ) -> Result<Vec<atlas::Entry>> {
     let mut entries = Vec::new();
     for k in range {
