@@ -223,6 +223,14 @@ pub enum Notice {
         /// Why the checkpoint is not used.
         why: String,
     },
+    /// A level passed all three checks of `verify` but could not be
+    /// recorded as verified.
+    NotRecorded {
+        /// The level.
+        seeds: usize,
+        /// Why.
+        why: String,
+    },
     /// Check 3 of `verify` saved a checkpoint.
     Check3Checkpoint {
         /// The level.
@@ -286,6 +294,7 @@ impl Notice {
             Notice::Rebuilding { .. }
                 | Notice::SolveAfresh { .. }
                 | Notice::Check3Afresh { .. }
+                | Notice::NotRecorded { .. }
                 | Notice::CensusLineRejected { .. }
                 | Notice::CensusRowAfresh { .. }
                 | Notice::CensusCheckpointNotSaved { .. }
@@ -385,6 +394,9 @@ impl fmt::Display for Notice {
             ),
             Notice::Check3Afresh { seeds, why } => {
                 write!(f, "level {seeds}: {why}: check 3 starts afresh")
+            }
+            Notice::NotRecorded { seeds, why } => {
+                write!(f, "level {seeds} passed but could not be recorded: {why}")
             }
             Notice::Check3Checkpoint {
                 seeds,

@@ -210,7 +210,11 @@ pub enum Checks {
 /// not read it are checked as usual. Every level the run reads must be
 /// present before the first is checked, so that a missing one is
 /// [`Error::Missing`] at once rather than after hours of checks.
-/// `on_level` hears each level's result as soon as it is known.
+/// A level of a table directory that passes all three checks is recorded
+/// in its `verified.tsv` at once (see [`Db::record_verified`]); a record
+/// that cannot be written is a warning ([`Notice::NotRecorded`]), not a
+/// change of the verdict. `on_level` hears each level's result as soon as
+/// it is known.
 pub fn verify(
     source: &Source,
     rules: Rules,
@@ -274,6 +278,15 @@ pub fn verify(
             }
         }
         check.seconds = start.elapsed().as_secs_f64();
+        // Recorded at once: an error at a later level keeps it.
+        if let (Some((db, rules)), Checks::All, true) = (source.db(), checks, check.passed())
+            && let Err(e) = db.record_verified(rules, seeds)
+        {
+            progress.notice(Notice::NotRecorded {
+                seeds,
+                why: e.to_string(),
+            });
+        }
         on_level(&check);
         out.push(check);
     }

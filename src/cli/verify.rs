@@ -55,16 +55,6 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
             if !json {
                 print(c, &source);
             }
-            // Recorded at once: an error at a later level keeps it. The
-            // verdict does not depend on being able to record it.
-            if let (Some((db, rules)), Checks::All, true) = (source.db(), depth, c.passed())
-                && let Err(e) = db.record_verified(rules, c.seeds)
-            {
-                output::diag(format_args!(
-                    "mancaladb: warning: level {} passed but could not be recorded: {e}",
-                    c.seeds
-                ));
-            }
         },
     )?;
     if json {

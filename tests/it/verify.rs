@@ -13,6 +13,9 @@ use mancaladb::verify::{Checks, Outcome, verify};
 fn verify_passes_on_built_levels_of_both_rule_sets() {
     for rules in Rules::ALL {
         let dir = built(&format!("verify-{rules}"), rules, 11);
+        let db = Db::new(&dir);
+        let _ = std::fs::remove_file(db.dir().join("verified.tsv"));
+        assert!(!db.is_verified(rules, 11).unwrap());
         let heard = Recorder::default();
         let checks = verify(
             &Source::tables(&dir, rules),
@@ -28,6 +31,9 @@ fn verify_passes_on_built_levels_of_both_rule_sets() {
             assert!(c.passed(), "{rules} level {}: {c:?}", c.seeds);
             assert_eq!(c.rederivation, Outcome::Pass);
         }
+        // The library records what passed, with no word about it.
+        assert!((0..=11).all(|n| db.is_verified(rules, n).unwrap()));
+        assert_eq!(heard.notices(), []);
         // Checks 2 and 3 of every level are stages that end complete.
         let stages = heard.stages();
         assert_eq!(stages.len(), 24, "{stages:?}");
