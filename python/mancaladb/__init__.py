@@ -136,6 +136,7 @@ class Database:
         filled (like the starting positions) is valued from its moves.
 
         Raises ``ValueError`` for a bad board (the command line's message),
+        ``TypeError`` for counts that are not integers (as :meth:`values`),
         :class:`MissingLevelError` when a level it needs is absent,
         :class:`CorruptTableError` for a damaged table."""
         return self._db.value(pits)
@@ -151,7 +152,8 @@ class Database:
         """The values of many boards at once: a ``(k, 12)`` integer array in,
         a ``(k,)`` ``int8`` array out (the GIL is released while the values
         are read; the rows are checked with it held). A bad row raises
-        ``ValueError`` naming the row."""
+        ``ValueError`` naming the row; counts that are not integers,
+        ``TypeError``."""
         return self._db.values(_board_array(boards))
 
     def moves(self, pits: Pits) -> List[Move]:

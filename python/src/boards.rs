@@ -1,15 +1,17 @@
 //! Boards from Python objects. One board: a string of twelve counts
 //! (`"1 1 1 1 1 2 4 2 3 0 0 0"`, as on the command line) or a sequence of
 //! twelve integers (list, tuple, NumPy row). Many boards: a `(k, 12)`
-//! integer array. Every check and message is the library's
-//! (`Board::parse`, `Board::from_counts`).
+//! integer array. Every check of the counts and its message is the
+//! library's (`Board::parse`, `Board::from_counts`). Counts that are not
+//! integers at all (1.5, "3", None) are a `TypeError`, for one board as for
+//! many, as Python does for a value of the wrong type.
 
 use mancaladb::oware::{Board, PITS};
 use numpy::ndarray::ArrayView2;
 use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyBytes, PyString};
 
 use crate::errors::IntoPy;
 
@@ -21,19 +23,27 @@ pub fn board(obj: &Bound<'_, PyAny>) -> PyResult<Board> {
     if let Ok(counts) = obj.extract::<Vec<i64>>() {
         return Board::from_counts(&counts).py();
     }
-    // Items that are not integers (1.5, "x", 2**64, ...): their text, read
-    // as the command line reads words, so the message is the command
-    // line's; but a row of boards is not one board.
+    // Integers past i64 (2**64): their text, read as the command line
+    // reads words, so the message is the command line's. A row of boards
+    // is not one board; anything else is not a count.
     let words = obj
         .try_iter()?
         .map(|item| {
             let item = item?;
-            if !item.is_instance_of::<PyString>() && item.try_iter().is_ok() {
+            if item.hasattr("__index__")? {
+                return Ok(item.str()?.to_string());
+            }
+            let text = item.is_instance_of::<PyString>() || item.is_instance_of::<PyBytes>();
+            if !text && item.try_iter().is_ok() {
                 return Err(PyValueError::new_err(
                     "a board is twelve counts, got a sequence of sequences (values() takes many boards)",
                 ));
             }
-            Ok(item.str()?.to_string())
+            Err(PyTypeError::new_err(format!(
+                "pit counts must be integers, got {} {}",
+                item.get_type().name()?,
+                item.repr()?
+            )))
         })
         .collect::<PyResult<Vec<String>>>()?;
     Board::parse(&words).py()

@@ -29,10 +29,25 @@ def test_bad_boards_get_the_command_lines_message(db_dir, pits):
     words = pits.split()
     as_numbers = [int(w) if w.lstrip("-").isdigit() else w for w in words]
     with mancaladb.open(db_dir) as db:
-        for form in (pits, as_numbers, tuple(as_numbers)):
+        forms = [pits]
+        if all(isinstance(w, int) for w in as_numbers):
+            forms += [as_numbers, tuple(as_numbers), np.array(as_numbers)]
+        for form in forms:
             with pytest.raises(ValueError) as e:
                 db.value(form)
             assert str(e.value) == want
+
+
+@pytest.mark.parametrize("item", [1.5, "3", None, b"3"])
+def test_counts_that_are_not_integers_are_type_errors_for_one_board_and_many(db_dir, item):
+    with mancaladb.open(db_dir) as db:
+        board = [1] * 11 + [item]
+        with pytest.raises(TypeError, match=f"pit counts must be integers, got {type(item).__name__} "):
+            db.value(board)
+        with pytest.raises(TypeError, match="boards must hold integers"):
+            db.values([board])
+        # NumPy integers are integers.
+        assert db.value([np.int16(1)] * 11 + [np.uint8(1)]) == db.value("1 " * 12)
 
 
 def test_bad_rows_name_the_row(db_dir):
