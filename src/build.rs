@@ -17,7 +17,7 @@ use crate::files::{DirLock, RemoveOnDrop, remove_leftovers};
 pub use crate::memory::memory_total;
 use crate::memory::{AnonPeak, disk_read_bytes, peak_rss, reset_peak_rss};
 use crate::oware::solve::{Options, solve_part_in};
-use crate::oware::{MAX_SEEDS, Rules, level_size, reads_level};
+use crate::oware::{Rules, game_levels, level_size, reads_level};
 use crate::progress::{Notice, Progress};
 use crate::stored::{DEFAULT_RAW_CACHE, Lower, keeps_raw, prepare_raw_cache, raw_window};
 use crate::table;
@@ -165,18 +165,7 @@ pub fn build_until(
     wait: bool,
     mut on_level: impl FnMut(&LevelReport) -> ControlFlow<()>,
 ) -> Result<Vec<LevelReport>> {
-    // Checked as they come, so that a huge range stops at its first level
-    // too many rather than being collected.
-    let mut wanted: Vec<usize> = Vec::new();
-    for n in levels {
-        if n > MAX_SEEDS {
-            return Err(Error::Invalid(format!(
-                "level {n}: an Oware game has {MAX_SEEDS} seeds"
-            )));
-        }
-        wanted.push(n);
-    }
-    let mut levels = wanted;
+    let mut levels = game_levels(levels)?;
     levels.sort_unstable();
     levels.dedup();
     let _lock = match ex.rank() {

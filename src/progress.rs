@@ -12,14 +12,16 @@
 
 use std::fmt;
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
-/// Who hears the library's progress. Implementations must be cheap: a
-/// stage's sink is told about every chunk of work, from any thread.
+/// Who hears the library's progress. Notices are told on the thread that
+/// called the library (the Python package relies on it); a stage's sink is
+/// told about every chunk of work, from any of the library's threads, so
+/// it must be cheap.
 pub trait Observer: Sync {
     /// A stage of `total` units of work (positions, tiles, ...) named
     /// `label` begins; the sink returned hears how it advances and when it
@@ -31,7 +33,7 @@ pub trait Observer: Sync {
 }
 
 /// Hears one stage's advance.
-pub trait StageSink: Sync {
+pub trait StageSink: Send + Sync {
     /// `n` more units are done.
     fn advance(&self, n: u64);
 
@@ -113,13 +115,16 @@ impl Stage<'_> {
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Notice {
+    // Paths are serialized as text, lossily where they are not UTF-8, so
+    // that every notice serializes.
     /// A build begins.
     Building {
         /// The rule set's name.
         rules: String,
-        /// The levels to build, as `0..=5,8`.
+        /// The levels to build, as `0..5,8`.
         levels: String,
         /// The table directory.
+        #[serde(serialize_with = "lossy")]
         dir: PathBuf,
         /// Ranks of a distributed build (1 alone).
         ranks: usize,
@@ -185,7 +190,7 @@ pub enum Notice {
         why: String,
     },
     /// Check 2 of `verify` was done before on these very contents.
-    Check2Recorded {
+    Check2Known {
         /// The level.
         seeds: usize,
         /// Positions that differed then (0: it passed).
@@ -225,7 +230,7 @@ pub enum Notice {
     },
     /// A level passed all three checks of `verify` but could not be
     /// recorded as verified.
-    NotRecorded {
+    VerifiedNotRecorded {
         /// The level.
         seeds: usize,
         /// Why.
@@ -245,6 +250,7 @@ pub enum Notice {
     /// A line of the census file failed its checks and is not used.
     CensusLineRejected {
         /// The census file.
+        #[serde(serialize_with = "lossy")]
         path: PathBuf,
         /// The line's number (from 1).
         line: usize,
@@ -255,6 +261,7 @@ pub enum Notice {
     /// version); their other checks pass, so they are used.
     CensusUnchecksummed {
         /// The census file.
+        #[serde(serialize_with = "lossy")]
         path: PathBuf,
         /// The lines' numbers (from 1).
         lines: Vec<usize>,
@@ -262,6 +269,7 @@ pub enum Notice {
     /// A census row's checkpoint could not be used: the row starts afresh.
     CensusRowAfresh {
         /// The checkpoint file.
+        #[serde(serialize_with = "lossy")]
         path: PathBuf,
         /// Why it is not used.
         why: String,
@@ -271,6 +279,7 @@ pub enum Notice {
         /// The row's seed count.
         seeds: usize,
         /// The checkpoint file.
+        #[serde(serialize_with = "lossy")]
         path: PathBuf,
         /// The configuration it resumes at.
         from: u64,
@@ -285,6 +294,11 @@ pub enum Notice {
     },
 }
 
+/// A path as text, lossily where it is not UTF-8.
+fn lossy<S: serde::Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&path.to_string_lossy())
+}
+
 impl Notice {
     /// Whether the notice means something was wrong: a file or a line is
     /// damaged, or work is thrown away or could not be saved.
@@ -294,7 +308,7 @@ impl Notice {
             Notice::Rebuilding { .. }
                 | Notice::SolveAfresh { .. }
                 | Notice::Check3Afresh { .. }
-                | Notice::NotRecorded { .. }
+                | Notice::VerifiedNotRecorded { .. }
                 | Notice::CensusLineRejected { .. }
                 | Notice::CensusRowAfresh { .. }
                 | Notice::CensusCheckpointNotSaved { .. }
@@ -362,7 +376,7 @@ impl fmt::Display for Notice {
             Notice::SolveAfresh { seeds, why } => {
                 write!(f, "level {seeds}: {why}: solving the level afresh")
             }
-            Notice::Check2Recorded { seeds, differing } => {
+            Notice::Check2Known { seeds, differing } => {
                 write!(
                     f,
                     "level {seeds}: check 2 was done on these contents before: "
@@ -395,7 +409,7 @@ impl fmt::Display for Notice {
             Notice::Check3Afresh { seeds, why } => {
                 write!(f, "level {seeds}: {why}: check 3 starts afresh")
             }
-            Notice::NotRecorded { seeds, why } => {
+            Notice::VerifiedNotRecorded { seeds, why } => {
                 write!(f, "level {seeds} passed but could not be recorded: {why}")
             }
             Notice::Check3Checkpoint {
@@ -441,7 +455,7 @@ impl fmt::Display for Notice {
 
 /// The command line's observer, on standard error: a bar per stage if it is
 /// a terminal, else one line per finished stage with its rate (CI logs,
-/// pipes); a line per notice either way.
+/// pipes); a line per notice either way, warnings marked as such.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Terminal;
 
@@ -466,8 +480,13 @@ impl Observer for Terminal {
     }
 
     fn notice(&self, notice: &Notice) {
+        let warning = if notice.is_warning() {
+            "mancaladb: warning: "
+        } else {
+            ""
+        };
         // A progress line that cannot be written is not worth stopping for.
-        let _ = writeln!(std::io::stderr(), "{notice}");
+        let _ = writeln!(std::io::stderr(), "{warning}{notice}");
     }
 }
 

@@ -60,6 +60,7 @@
 //! 1 runs in full every time: it is what ties the hashes in the headers to
 //! the bytes on disk. The directory goes once check 3 is done.
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -72,7 +73,7 @@ use crate::files::{DirLock, checkpoint_interval, read_compressed, read_head, wri
 use crate::memory::Pipeline;
 use crate::oware::forward::{Mark, NoSaves, OwareLevel, Saves, Targets, solve_level_saving};
 use crate::oware::{
-    Board, Encoder, LowerLevels, Rules, Tile, level_size, levels_needed, reads_level,
+    Board, Encoder, LowerLevels, Rules, Tile, game_levels, level_size, levels_needed, reads_level,
 };
 use crate::progress::{Notice, Progress, Stage};
 use crate::source::Source;
@@ -210,11 +211,11 @@ pub enum Checks {
 /// not read it are checked as usual. Every level the run reads must be
 /// present before the first is checked, so that a missing one is
 /// [`Error::Missing`] at once rather than after hours of checks.
-/// A level of a table directory that passes all three checks is recorded
-/// in its `verified.tsv` at once (see [`Db::record_verified`]); a record
-/// that cannot be written is a warning ([`Notice::NotRecorded`]), not a
-/// change of the verdict. `on_level` hears each level's result as soon as
-/// it is known.
+/// `on_level` hears each level's result as soon as it is known. Then a
+/// level of a table directory that passed all three checks is recorded in
+/// its `verified.tsv` (see [`Db::record_verified`]); a record that cannot
+/// be written (a read-only directory) is a warning,
+/// [`Notice::VerifiedNotRecorded`], not a change of the verdict.
 pub fn verify(
     source: &Source,
     rules: Rules,
@@ -223,7 +224,24 @@ pub fn verify(
     progress: Progress<'_>,
     mut on_level: impl FnMut(&LevelCheck),
 ) -> Result<Vec<LevelCheck>> {
-    let levels: Vec<usize> = levels.into_iter().collect();
+    verify_until(source, rules, levels, checks, progress, |c| {
+        on_level(c);
+        ControlFlow::Continue(())
+    })
+}
+
+/// [`verify`], where `on_level` may stop the run after a level by returning
+/// [`ControlFlow::Break`] (an interrupt, a caller's error): the results of
+/// the levels checked are returned, and recorded as `verify` records them.
+pub fn verify_until(
+    source: &Source,
+    rules: Rules,
+    levels: impl IntoIterator<Item = usize>,
+    checks: Checks,
+    progress: Progress<'_>,
+    mut on_level: impl FnMut(&LevelCheck) -> ControlFlow<()>,
+) -> Result<Vec<LevelCheck>> {
+    let levels = game_levels(levels)?;
     let present = source.levels();
     for &seeds in &levels {
         let reads = match checks {
@@ -278,17 +296,20 @@ pub fn verify(
             }
         }
         check.seconds = start.elapsed().as_secs_f64();
+        let go_on = on_level(&check);
         // Recorded at once: an error at a later level keeps it.
         if let (Some((db, rules)), Checks::All, true) = (source.db(), checks, check.passed())
             && let Err(e) = db.record_verified(rules, seeds)
         {
-            progress.notice(Notice::NotRecorded {
+            progress.notice(Notice::VerifiedNotRecorded {
                 seeds,
                 why: e.to_string(),
             });
         }
-        on_level(&check);
         out.push(check);
+        if go_on.is_break() {
+            break;
+        }
     }
     Ok(out)
 }
@@ -570,7 +591,7 @@ fn check2(
     };
     let start = saved.filter(|t| t.tiles <= tiles).unwrap_or_default();
     if start.tiles == tiles {
-        progress.notice(Notice::Check2Recorded {
+        progress.notice(Notice::Check2Known {
             seeds,
             differing: start.count,
         });

@@ -2,12 +2,28 @@
 
 use std::fmt;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Pits on an Oware board.
 pub const PITS: usize = 12;
 /// Seeds in a full game (4 per pit): the largest level.
 pub const MAX_SEEDS: usize = 48;
+
+/// `levels` collected, each checked to be a level of the game (at most
+/// [`MAX_SEEDS`] seeds) as it comes, so that a huge range stops at its
+/// first level too many.
+pub fn game_levels(levels: impl IntoIterator<Item = usize>) -> Result<Vec<usize>> {
+    let mut out = Vec::new();
+    for n in levels {
+        if n > MAX_SEEDS {
+            return Err(Error::Invalid(format!(
+                "level {n}: an Oware game has {MAX_SEEDS} seeds"
+            )));
+        }
+        out.push(n);
+    }
+    Ok(out)
+}
 
 /// Twelve pits; `0..6` belong to the player to move, from that player's left,
 /// counter-clockwise, and `6..12` to the opponent. Captured seeds have left the

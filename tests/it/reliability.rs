@@ -93,7 +93,7 @@ fn verify_exits_by_its_verdict_when_it_cannot_record_it() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
-        err.contains("level 6 passed but could not be recorded: "),
+        err.contains("mancaladb: warning: level 6 passed but could not be recorded: "),
         "{err}"
     );
     let text = String::from_utf8(out.stdout).unwrap();

@@ -4,7 +4,7 @@ use crate::common::{Recorder, built, export_vu, run};
 use mancaladb::db::Db;
 use mancaladb::oware::forward::{Graph, NO_EXIT, NO_MOVE, solve_graph};
 use mancaladb::oware::{Encoder, Rules};
-use mancaladb::progress::Progress;
+use mancaladb::progress::{Notice, Progress};
 use mancaladb::source::Source;
 use mancaladb::table::{TableId, write_table};
 use mancaladb::verify::{Checks, Outcome, verify};
@@ -14,7 +14,6 @@ fn verify_passes_on_built_levels_of_both_rule_sets() {
     for rules in Rules::ALL {
         let dir = built(&format!("verify-{rules}"), rules, 11);
         let db = Db::new(&dir);
-        let _ = std::fs::remove_file(db.dir().join("verified.tsv"));
         assert!(!db.is_verified(rules, 11).unwrap());
         let heard = Recorder::default();
         let checks = verify(
@@ -46,6 +45,53 @@ fn verify_passes_on_built_levels_of_both_rule_sets() {
         );
         assert_eq!(stages[23].1, 11 * mancaladb::oware::level_size(11));
     }
+}
+
+#[test]
+fn only_all_three_checks_are_recorded_and_a_record_not_written_is_a_warning() {
+    let rules = Rules::Awari;
+    let dir = built("verify-records", rules, 7);
+    let db = Db::new(&dir);
+    let run = |checks, heard: &Recorder| {
+        verify(
+            &Source::tables(&dir, rules),
+            rules,
+            5..=7,
+            checks,
+            Progress::to(heard),
+            |_| {},
+        )
+        .unwrap()
+    };
+    let heard = Recorder::default();
+    let checks = run(Checks::Consistency, &heard);
+    assert!(checks.iter().all(|c| c.passed()));
+    assert!((0..=7).all(|n| !db.is_verified(rules, n).unwrap()));
+    // The record is written through verified.tsv.tmp; a directory there
+    // makes every write fail.
+    std::fs::create_dir(dir.join("verified.tsv.tmp")).unwrap();
+    let checks = run(Checks::All, &heard);
+    assert!(checks.iter().all(|c| c.passed()));
+    let seeds: Vec<usize> = heard
+        .notices()
+        .iter()
+        .filter_map(|n| match n {
+            Notice::VerifiedNotRecorded { seeds, why } if why.contains("verified.tsv") => {
+                assert!(n.is_warning());
+                Some(*seeds)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(seeds, [5, 6, 7], "{:?}", heard.notices());
+    std::fs::remove_dir(dir.join("verified.tsv.tmp")).unwrap();
+    run(Checks::All, &Recorder::default());
+    assert_eq!(
+        (0..=7)
+            .map(|n| db.is_verified(rules, n).unwrap())
+            .collect::<Vec<_>>(),
+        [false, false, false, false, false, true, true, true]
+    );
 }
 
 fn code_and_stdout(args: &[&str]) -> (Option<i32>, String) {
