@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import logging
+import operator
 import os
 import sys
-from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -181,6 +182,41 @@ class Database:
         table is read."""
         return self._db.verified(seeds)
 
+    def verify(self, seeds: Union[None, int, Iterable[int]] = None, checks: int = 3, *,
+               progress: Optional[bool] = None,
+               on_level: Optional[Callable[[dict], Any]] = None) -> List[dict]:
+        """Check levels as ``mancaladb verify`` does: ``seeds`` is a level, an
+        iterable of levels (``range(10, 17)``) or ``None`` for every level
+        present; ``checks`` runs checks 1 (integrity) to 3 (independent
+        re-derivation). Returns one dict per level (``seeds``, ``passed``,
+        ``integrity``, ``consistency``, ``rederivation``, ``seconds``; a
+        check is ``"pass"``, ``None`` when not run, ``{"error": ...}``,
+        ``{"differ": n, "first": [...]}`` or ``{"blocked_by": level}``). A
+        failed check is a result, not an exception: look at ``passed``.
+
+        The levels of a table directory that pass all three checks are
+        recorded as verified (:meth:`verified`). Checks 2 and 3 save
+        checkpoints and resume from them, as on the command line.
+        ``progress``: ``None`` (default) shows bars when standard error is a
+        terminal, ``True`` always (a line per finished stage off a
+        terminal), ``False`` never; notices go to the ``mancaladb`` logger
+        as for :func:`build`. ``on_level(result)`` is called after each
+        level; Ctrl-C, or an exception in ``on_level``, stops the run after
+        the level it is on (a check of a large level takes hours)."""
+        if seeds is None:
+            levels = None
+        elif isinstance(seeds, Iterable):
+            levels = [_level_number(n) for n in seeds]
+        else:
+            levels = [_level_number(seeds)]
+        bars = _stderr_is_terminal() if progress is None else bool(progress)
+
+        def level_done(text: str) -> None:
+            if on_level is not None:
+                on_level(json.loads(text))
+
+        return json.loads(self._db.verify(levels, checks, bars, level_done, _log_notice))
+
     def level(self, seeds: int) -> np.ndarray:
         """All values of level ``seeds`` as a read-only ``int8`` array in index
         order (``level(n)[rank(b)]`` is the value of ``b``), equal byte for
@@ -311,6 +347,15 @@ def _tqdm_bar(total: int, rules: str) -> Any:
     except ImportError:
         return None
     return tqdm(total=total, unit="pos", unit_scale=True, desc=f"{rules} levels")
+
+
+def _level_number(n: Any) -> int:
+    """A level's seed count: an integer (``TypeError`` otherwise), not
+    negative (``ValueError``); the library refuses one past 48."""
+    seeds = operator.index(n)
+    if seeds < 0:
+        raise ValueError(f"level {seeds}: a level is a seed count, 0 or more")
+    return seeds
 
 
 def _board_array(boards: Any) -> np.ndarray:

@@ -30,14 +30,15 @@ pub fn board(obj: &Bound<'_, PyAny>) -> PyResult<Board> {
         .try_iter()?
         .map(|item| {
             let item = item?;
-            if item.hasattr("__index__")? {
-                return Ok(item.str()?.to_string());
-            }
+            // NumPy rows have `__index__` too: they are looked at first.
             let text = item.is_instance_of::<PyString>() || item.is_instance_of::<PyBytes>();
             if !text && item.try_iter().is_ok() {
                 return Err(PyValueError::new_err(
                     "a board is twelve counts, got a sequence of sequences (values() takes many boards)",
                 ));
+            }
+            if item.hasattr("__index__")? {
+                return Ok(item.str()?.to_string());
             }
             Err(PyTypeError::new_err(format!(
                 "pit counts must be integers, got {} {}",

@@ -3,8 +3,7 @@
 //! report (as JSON text, which the Python layer turns into a dict), and
 //! pending signals are checked: Ctrl-C, or an exception in that function,
 //! stops the build after the level it was on (finished levels stay). The
-//! library's notices go to another function (the Python layer logs them),
-//! its stages to the command line's bars or lines if asked for.
+//! library's notices and stages go to a [`ToPython`] observer.
 //!
 //! Waiting for another writer is done here, not in the library's blocking
 //! lock: a signal would end that wait with `InterruptedError`, or, retried
@@ -12,7 +11,6 @@
 //! [`LOCK_POLL`], and signal handlers run in between (PEP 475): one that
 //! returns lets the wait go on, one that raises ends it with its exception.
 
-use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -21,44 +19,14 @@ use mancaladb::build::build_until;
 use mancaladb::db::Db;
 use mancaladb::exchange::Alone;
 use mancaladb::oware::Rules;
-use mancaladb::progress::{Notice, Observer, Progress, StageSink, Terminal};
+use mancaladb::progress::Progress;
 use pyo3::prelude::*;
 
 use crate::errors::IntoPy;
+use crate::observer::ToPython;
 
 /// How often a build that waits for another writer tries the lock again.
 const LOCK_POLL: Duration = Duration::from_millis(100);
-
-/// The build's observer: each notice goes to `on_notice(is_warning, text,
-/// fields as JSON)`; stages to [`Terminal`] when `bars`.
-struct ToPython {
-    bars: bool,
-    on_notice: Py<PyAny>,
-}
-
-impl Observer for ToPython {
-    fn stage(&self, label: &str, total: u64) -> Option<Box<dyn StageSink + '_>> {
-        if self.bars {
-            Terminal.stage(label, total)
-        } else {
-            None
-        }
-    }
-
-    fn notice(&self, notice: &Notice) {
-        let fields = serde_json::to_string(notice).expect("a notice serializes");
-        Python::attach(|py| {
-            let told = self
-                .on_notice
-                .call1(py, (notice.is_warning(), notice.to_string(), fields));
-            // A failing log handler is reported as Python reports errors
-            // it cannot raise; the build goes on.
-            if let Err(e) = told {
-                e.write_unraisable(py, None);
-            }
-        });
-    }
-}
 
 /// Builds levels `0..=max_seeds` of `rules` into `db`; returns the reports
 /// as JSON text. `bars`: the command line's progress bars on standard
@@ -78,25 +46,14 @@ pub fn build(
     on_notice: Py<PyAny>,
 ) -> PyResult<String> {
     let rules: Rules = rules.parse().py()?;
-    let observer = ToPython { bars, on_notice };
+    let observer = ToPython::new(bars, on_notice);
     let progress = Progress::to(&observer);
     let db = Db::new(db);
     let mut stopped: Option<PyErr> = None;
     let reports = loop {
         let tried = py.detach(|| {
             build_until(&db, rules, 0..=max_seeds, &Alone, progress, false, |r| {
-                let report = serde_json::to_string(r).expect("a report serializes");
-                let called = Python::attach(|py| {
-                    py.check_signals()?;
-                    on_level.call1(py, (report,)).map(drop)
-                });
-                match called {
-                    Ok(()) => ControlFlow::Continue(()),
-                    Err(e) => {
-                        stopped = Some(e);
-                        ControlFlow::Break(())
-                    }
-                }
+                observer.tell_level(&on_level, r, &mut stopped)
             })
         });
         match tried {
@@ -107,7 +64,7 @@ pub fn build(
             done => break done.py()?,
         }
     };
-    if let Some(e) = stopped {
+    if let Some(e) = stopped.or_else(|| observer.take_interrupt()) {
         return Err(e);
     }
     Ok(serde_json::to_string(&reports).expect("reports serialize"))

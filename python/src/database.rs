@@ -10,8 +10,10 @@ use std::sync::{Arc, Mutex, Weak};
 use mancaladb::Error;
 use mancaladb::error::Missing;
 use mancaladb::oware::{Board, PITS, Rules};
+use mancaladb::progress::Progress;
 use mancaladb::query::{self, LineEnd};
 use mancaladb::source::{LevelData, Source};
+use mancaladb::verify::{Checks, verify_until};
 use numpy::PyArray1;
 use numpy::ndarray::ArrayView1;
 use pyo3::exceptions::PyValueError;
@@ -19,6 +21,7 @@ use pyo3::prelude::*;
 
 use crate::boards::{Rows, board};
 use crate::errors::IntoPy;
+use crate::observer::ToPython;
 
 /// A move: pit, captures, value for the mover, child board.
 type MoveTuple = (u8, u8, i8, [u8; PITS]);
@@ -199,6 +202,58 @@ impl Database {
     fn verified(&self, py: Python<'_>, seeds: usize) -> PyResult<bool> {
         let source = self.source()?;
         py.detach(|| source.is_verified(seeds)).py()
+    }
+
+    /// Checks `levels` (every level present when `None`) with checks 1 to
+    /// `checks`, as `mancaladb verify` does (recording the levels that pass
+    /// all three); the results as JSON text. The levels' results go to
+    /// `on_level` as they are known and the notices to `on_notice` (see
+    /// [`ToPython`]); Ctrl-C, or an exception in `on_level`, stops the run
+    /// after the level it is on.
+    #[pyo3(signature = (levels, checks, bars, on_level, on_notice))]
+    fn verify(
+        &self,
+        py: Python<'_>,
+        levels: Option<Vec<usize>>,
+        checks: u8,
+        bars: bool,
+        on_level: Py<PyAny>,
+        on_notice: Py<PyAny>,
+    ) -> PyResult<String> {
+        let checks = match checks {
+            1 => Checks::Integrity,
+            2 => Checks::Consistency,
+            3 => Checks::All,
+            n => {
+                return Err(PyValueError::new_err(format!(
+                    "checks is 1 (integrity), 2 (and consistency) or 3 (and re-derivation), got {n}"
+                )));
+            }
+        };
+        let source = self.source()?;
+        let levels = match levels {
+            Some(levels) => levels,
+            None => py.detach(|| source.present()).py()?,
+        };
+        let observer = ToPython::new(bars, on_notice);
+        let mut stopped = None;
+        let rules = self.rules;
+        let results = py
+            .detach(|| {
+                verify_until(
+                    &source,
+                    rules,
+                    levels,
+                    checks,
+                    Progress::to(&observer),
+                    |c| observer.tell_level(&on_level, c, &mut stopped),
+                )
+            })
+            .py()?;
+        if let Some(e) = stopped.or_else(|| observer.take_interrupt()) {
+            return Err(e);
+        }
+        Ok(serde_json::to_string(&results).expect("results serialize"))
     }
 
     /// Level `seeds` as a read-only `int8` array in index order: the raw map

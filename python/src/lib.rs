@@ -9,6 +9,7 @@ mod building;
 mod database;
 mod errors;
 mod index;
+mod observer;
 mod omweso;
 
 use pyo3::prelude::*;

@@ -75,6 +75,8 @@ def test_bad_rows_name_the_row(db_dir):
         # One board wanted, a row of boards given.
         with pytest.raises(ValueError, match="a board is twelve counts"):
             db.value([[1] * 12])
+        with pytest.raises(ValueError, match="a board is twelve counts"):
+            db.value(np.ones((2, 12), dtype=np.int64))
         # No boards, no values.
         assert db.values([]).dtype == np.int8 and db.values([]).shape == (0,)
         assert mancaladb.ranks([]).dtype == np.uint64 and mancaladb.ranks([]).shape == (0,)

@@ -1,0 +1,123 @@
+"""Verifying from Python: the command line's results as dicts, what is
+recorded, a planted wrong value found, bad arguments refused, and a run
+stopped by the caller or by Ctrl-C."""
+
+import json
+import logging
+import os
+import signal
+
+import numpy as np
+import pytest
+
+import mancaladb
+from conftest import cli
+
+
+def small_db(tmp_path, top=9):
+    mancaladb.build(tmp_path, top, progress=False)
+    return tmp_path
+
+
+def test_results_are_the_command_lines_and_all_three_checks_are_recorded(tmp_path):
+    d = small_db(tmp_path)
+    with mancaladb.open(d) as db:
+        partial = db.verify(range(7, 10), checks=2, progress=False)
+        assert [r["seeds"] for r in partial] == [7, 8, 9]
+        assert all(r["passed"] and r["consistency"] == "pass" for r in partial)
+        assert all(r["rederivation"] is None for r in partial)
+        assert not any(db.verified(n) for n in range(10))
+        heard = []
+        results = db.verify(progress=False, on_level=heard.append)
+        assert results == heard
+        assert [r["seeds"] for r in results] == list(range(10))
+        assert all(db.verified(n) for n in range(10))
+    # The same checks as the command line's --json, bar the timings.
+    ours = [{k: v for k, v in r.items() if k != "seconds"} for r in results]
+    cli_out = json.loads(cli("verify", "--db", str(d), "--json").stdout)
+    assert ours == [{k: v for k, v in r.items() if k != "seconds"} for r in cli_out]
+
+
+def test_a_planted_wrong_value_fails_check_2_naming_the_position(tmp_path):
+    d = small_db(tmp_path, 8)
+    with mancaladb.open(d) as db:
+        values = np.array(db.level(8))
+    index = 1234
+    values[index] = values[index] + 1 if values[index] < 8 else 7
+    # A sound file holding one wrong value: the published layout, imported.
+    vu = tmp_path / "vu"
+    cli("export", "--format", "vu", "--db", str(d), "--out", str(vu))
+    (vu / "scores.8").write_bytes(values.astype(np.int8).tobytes())
+    with mancaladb.open(vu=vu) as db:
+        (r,) = db.verify(8, checks=2, progress=False)
+    assert not r["passed"] and r["integrity"] == "pass"
+    differ = r["consistency"]["differ"]
+    first = r["consistency"]["first"]
+    assert 1 <= len(first) <= differ
+    if differ == len(first):
+        assert index in [m["index"] for m in first], first
+    # As the command line finds it.
+    out = cli("verify", "--vu", str(vu), "--seeds", "8", "--checks", "2", "--json", check=False)
+    assert out.returncode == 1
+    (want,) = json.loads(out.stdout)
+    assert {k: v for k, v in r.items() if k != "seconds"} == {
+        k: v for k, v in want.items() if k != "seconds"
+    }
+
+
+def test_bad_arguments_are_python_exceptions(db_dir):
+    with mancaladb.open(db_dir) as db:
+        with pytest.raises(ValueError, match="checks is 1"):
+            db.verify(3, checks=4)
+        with pytest.raises(ValueError, match="level 49: an Oware game has 48 seeds"):
+            db.verify([3, 49])
+        with pytest.raises(ValueError, match="level -1"):
+            db.verify(-1)
+        with pytest.raises(TypeError):
+            db.verify(2.5)
+        with pytest.raises(mancaladb.MissingLevelError):
+            db.verify(17, checks=1)
+
+
+def test_an_exception_in_on_level_stops_after_that_level(tmp_path):
+    d = small_db(tmp_path, 6)
+
+    def stop_at_3(result):
+        if result["seeds"] == 3:
+            raise RuntimeError("enough")
+
+    with mancaladb.open(d) as db:
+        with pytest.raises(RuntimeError, match="enough"):
+            db.verify(progress=False, on_level=stop_at_3)
+        assert [db.verified(n) for n in range(7)] == [True] * 4 + [False] * 3
+
+
+def test_ctrl_c_seen_first_by_a_log_handler_stops_after_the_level(tmp_path):
+    """Python runs a pending SIGINT's handler in the first Python code it
+    runs: here a log handler of the `building` notice. The interrupt must
+    still stop the build, after level 0."""
+
+    class InterruptOnce(logging.Handler):
+        sent = False
+
+        def emit(self, record):
+            if not self.sent:
+                self.sent = True
+                os.kill(os.getpid(), signal.SIGINT)
+
+    log = logging.getLogger("mancaladb")
+    handler = InterruptOnce()
+    log.addHandler(handler)
+    level = log.level
+    log.setLevel(logging.INFO)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            mancaladb.build(tmp_path, 9, progress=False)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        log.removeHandler(handler)
+        log.setLevel(level)
+    assert handler.sent
+    with mancaladb.open(tmp_path) as db:
+        assert db.levels() == [0]
