@@ -198,9 +198,9 @@ class Database:
         recorded as verified (:meth:`verified`). Checks 2 and 3 save
         checkpoints and resume from them, as on the command line.
         ``progress``: ``None`` (default) shows bars when standard error is a
-        terminal, ``True`` always (a line per finished stage off a
-        terminal), ``False`` never; notices go to the ``mancaladb`` logger
-        as for :func:`build`. ``on_level(result)`` is called after each
+        terminal and tqdm bars in a notebook, ``True`` the command line's
+        bars always (a line per finished stage off a terminal), ``False``
+        none; notices go to the ``mancaladb`` logger as for :func:`build`. ``on_level(result)`` is called after each
         level; Ctrl-C, or an exception in ``on_level``, stops the run after
         the level it is on (a check of a large level takes hours)."""
         if seeds is None:
@@ -209,13 +209,13 @@ class Database:
             levels = [_level_number(n) for n in seeds]
         else:
             levels = [_level_number(seeds)]
-        bars = _stderr_is_terminal() if progress is None else bool(progress)
-
         def level_done(text: str) -> None:
             if on_level is not None:
                 on_level(json.loads(text))
 
-        return json.loads(self._db.verify(levels, checks, bars, level_done, _log_notice))
+        return json.loads(
+            self._db.verify(levels, checks, _stages(progress), level_done, _log_notice)
+        )
 
     def level(self, seeds: int) -> np.ndarray:
         """All values of level ``seeds`` as a read-only ``int8`` array in index
@@ -283,8 +283,9 @@ def build(db: Union[str, os.PathLike] = "db", max_seeds: int = 16, rules: str = 
     resumes. Returns one report per level (``seeds``, ``positions``,
     ``skipped``, ``seconds``, ``peak_rss``, ``file_bytes``, ...).
 
-    ``progress``: ``None`` (default) shows progress bars on a terminal and a
-    ``tqdm`` bar in a notebook (when tqdm is installed); ``True`` always
+    ``progress``: ``None`` (default) shows progress bars on a terminal and
+    ``tqdm`` bars in a notebook (when tqdm is installed: one for the whole
+    build, one for each stage of a level); ``True`` always
     shows the command line's bars, or a line per finished stage off a
     terminal, on standard error; ``False`` nothing. What happens besides
     (the build starts, a checkpoint is saved or resumed, a damaged table is
@@ -297,11 +298,9 @@ def build(db: Union[str, os.PathLike] = "db", max_seeds: int = 16, rules: str = 
     released while building; Ctrl-C (or an exception in ``on_level``) stops
     the build after the level it is on, finished levels kept."""
     bar = None
-    bars = bool(progress)
-    if progress is None:
-        bars = _stderr_is_terminal()
-        if not bars and _in_notebook():
-            bar = _tqdm_bar(sum(level_size(n) for n in range(max_seeds + 1)), rules)
+    stages = _stages(progress)
+    if callable(stages):
+        bar = _tqdm_bar(sum(level_size(n) for n in range(max_seeds + 1)), rules)
 
     def level_done(text: str) -> None:
         report = json.loads(text)
@@ -313,7 +312,7 @@ def build(db: Union[str, os.PathLike] = "db", max_seeds: int = 16, rules: str = 
 
     try:
         return json.loads(
-            _native.build(os.fspath(db), max_seeds, rules, bars, wait, level_done, _log_notice)
+            _native.build(os.fspath(db), max_seeds, rules, stages, wait, level_done, _log_notice)
         )
     finally:
         if bar is not None:
@@ -341,12 +340,34 @@ def _in_notebook() -> bool:
     return "ipykernel" in sys.modules
 
 
-def _tqdm_bar(total: int, rules: str) -> Any:
+def _tqdm() -> Any:
     try:
         from tqdm.auto import tqdm  # type: ignore  # optional, untyped
     except ImportError:
         return None
-    return tqdm(total=total, unit="pos", unit_scale=True, desc=f"{rules} levels")
+    return tqdm
+
+
+def _tqdm_bar(total: int, rules: str) -> Any:
+    return _tqdm()(total=total, unit="pos", unit_scale=True, desc=f"{rules} levels")
+
+
+def _tqdm_stage(label: str, total: int) -> Any:
+    """A bar for one stage of a level (positions, or tiles of captures)."""
+    return _tqdm()(total=total, unit_scale=True, desc=label, leave=False)
+
+
+def _stages(progress: Optional[bool]) -> Any:
+    """Where the library's stages are shown, for ``progress``: ``True`` the
+    command line's bars (lines off a terminal), ``False`` nowhere, ``None``
+    the command line's on a terminal, else tqdm bars in a notebook."""
+    if progress is not None:
+        return bool(progress)
+    if _stderr_is_terminal():
+        return True
+    if _in_notebook() and _tqdm() is not None:
+        return _tqdm_stage
+    return False
 
 
 def _level_number(n: Any) -> int:

@@ -27,7 +27,7 @@ class Database:
         self,
         levels: Optional[List[int]],
         checks: int,
-        bars: bool,
+        stages: Union[bool, None, Callable[[str, int], Any]],
         on_level: Callable[[str], Any],
         on_notice: Callable[[bool, str, str], Any],
     ) -> str: ...
@@ -44,7 +44,7 @@ def build(
     db: str,
     max_seeds: int,
     rules: str,
-    bars: bool,
+    stages: Union[bool, None, Callable[[str, int], Any]],
     wait: bool,
     on_level: Callable[[str], Any],
     on_notice: Callable[[bool, str, str], Any],

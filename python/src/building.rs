@@ -23,30 +23,29 @@ use mancaladb::progress::Progress;
 use pyo3::prelude::*;
 
 use crate::errors::IntoPy;
-use crate::observer::ToPython;
+use crate::observer::{Stages, ToPython};
 
 /// How often a build that waits for another writer tries the lock again.
 const LOCK_POLL: Duration = Duration::from_millis(100);
 
 /// Builds levels `0..=max_seeds` of `rules` into `db`; returns the reports
-/// as JSON text. `bars`: the command line's progress bars on standard
-/// error (lines off a terminal), else none. `wait`: wait for another
-/// writer of `db` to finish rather than fail.
+/// as JSON text. `stages`: where stages are shown (see [`Stages::of`]).
+/// `wait`: wait for another writer of `db` to finish rather than fail.
 #[pyfunction]
-#[pyo3(signature = (db, max_seeds, rules, bars, wait, on_level, on_notice))]
+#[pyo3(signature = (db, max_seeds, rules, stages, wait, on_level, on_notice))]
 #[allow(clippy::too_many_arguments)] // one per keyword of `mancaladb.build`
 pub fn build(
     py: Python<'_>,
     db: PathBuf,
     max_seeds: usize,
     rules: &str,
-    bars: bool,
+    stages: &Bound<'_, PyAny>,
     wait: bool,
     on_level: Py<PyAny>,
     on_notice: Py<PyAny>,
 ) -> PyResult<String> {
     let rules: Rules = rules.parse().py()?;
-    let observer = ToPython::new(bars, on_notice);
+    let observer = ToPython::new(Stages::of(stages)?, on_notice);
     let progress = Progress::to(&observer);
     let db = Db::new(db);
     let mut stopped: Option<PyErr> = None;

@@ -21,7 +21,7 @@ use pyo3::prelude::*;
 
 use crate::boards::{Rows, board};
 use crate::errors::IntoPy;
-use crate::observer::ToPython;
+use crate::observer::{Stages, ToPython};
 
 /// A move: pit, captures, value for the mover, child board.
 type MoveTuple = (u8, u8, i8, [u8; PITS]);
@@ -210,13 +210,13 @@ impl Database {
     /// `on_level` as they are known and the notices to `on_notice` (see
     /// [`ToPython`]); Ctrl-C, or an exception in `on_level`, stops the run
     /// after the level it is on.
-    #[pyo3(signature = (levels, checks, bars, on_level, on_notice))]
+    #[pyo3(signature = (levels, checks, stages, on_level, on_notice))]
     fn verify(
         &self,
         py: Python<'_>,
         levels: Option<Vec<usize>>,
         checks: u8,
-        bars: bool,
+        stages: &Bound<'_, PyAny>,
         on_level: Py<PyAny>,
         on_notice: Py<PyAny>,
     ) -> PyResult<String> {
@@ -235,7 +235,7 @@ impl Database {
             Some(levels) => levels,
             None => py.detach(|| source.present()).py()?,
         };
-        let observer = ToPython::new(bars, on_notice);
+        let observer = ToPython::new(Stages::of(stages)?, on_notice);
         let mut stopped = None;
         let rules = self.rules;
         let results = py

@@ -57,20 +57,22 @@ def test_progress_lines_off_a_terminal_and_a_bar_in_a_notebook(tmp_path, capfd, 
     import sys
     import types
 
-    updates = []
+    bars = []
 
     class Bar:
-        def __init__(self, total, **kw):
-            updates.append(("total", total))
+        def __init__(self, total, desc, **kw):
+            self.desc, self.total, self.done, self.closed = desc, total, 0, False
+            bars.append(self)
 
         def update(self, n):
-            updates.append(("update", n))
+            assert not self.closed
+            self.done += n
 
         def set_postfix(self, **kw):
             pass
 
         def close(self):
-            updates.append(("close", None))
+            self.closed = True
 
     tqdm = types.ModuleType("tqdm")
     auto = types.ModuleType("tqdm.auto")
@@ -81,7 +83,16 @@ def test_progress_lines_off_a_terminal_and_a_bar_in_a_notebook(tmp_path, capfd, 
     monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
     mancaladb.build(tmp_path / "b", 5)
     sizes = [mancaladb.level_size(n) for n in range(6)]
-    assert updates == [("total", sum(sizes))] + [("update", s) for s in sizes] + [("close", None)]
+    # One bar for the build, advanced by each level's positions...
+    whole = bars[0]
+    assert (whole.desc, whole.total, whole.done, whole.closed) == ("awari levels", sum(sizes), sum(sizes), True)
+    # ... and one for each stage of each level, filled and closed.
+    stages = [(b.desc, b.total, b.done, b.closed) for b in bars[1:]]
+    for n in range(6):
+        for stage in ["moves", "values"]:
+            assert (f"level {n}: {stage}", sizes[n], sizes[n], True) in stages, stages
+    assert all(done == total and closed for _, total, done, closed in stages)
+    assert len(stages) == 18
     assert capfd.readouterr().err == ""
 
 
@@ -138,3 +149,38 @@ def test_notices_go_to_the_mancaladb_logger(tmp_path, caplog, capfd):
     assert hashlib.sha256(path.read_bytes()).hexdigest() == committed("awari")[4]
     # progress=False: nothing on stderr; the logger holds the notices.
     assert capfd.readouterr().err == ""
+
+
+def test_notebook_stage_bars_move_during_a_long_stage(tmp_path, monkeypatch):
+    """The library's worker threads update a stage's bar while it runs (at
+    most every 250 ms), not only at its end."""
+    import sys
+    import types
+
+    bars = {}
+
+    class Bar:
+        def __init__(self, total, desc, **kw):
+            self.total, self.updates, self.closed = total, [], False
+            bars[desc] = self
+
+        def update(self, n):
+            self.updates.append(n)
+
+        def set_postfix(self, **kw):
+            pass
+
+        def close(self):
+            self.closed = True
+
+    tqdm = types.ModuleType("tqdm")
+    auto = types.ModuleType("tqdm.auto")
+    auto.tqdm = Bar
+    tqdm.auto = auto
+    monkeypatch.setitem(sys.modules, "tqdm", tqdm)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", auto)
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
+    mancaladb.build(tmp_path, 15)
+    values = bars["level 15: values"]
+    assert values.closed and sum(values.updates) == values.total == mancaladb.level_size(15)
+    assert len(values.updates) > 1, values.updates
