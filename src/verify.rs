@@ -203,8 +203,8 @@ pub enum Checks {
     All,
 }
 
-/// Checks levels `levels` of `source` under `rules`, as far as `checks`
-/// says. Levels below each one checked are read as needed (and must be
+/// Checks levels `levels` of `source` under `rules` (in ascending order,
+/// each once), as far as `checks` says. Levels below each one checked are read as needed (and must be
 /// sound: an unreadable one is an error, not a failed check). A level that
 /// fails check 1 is one that higher levels cannot be checked against: their
 /// checks 2 and 3 are [`Outcome::Blocked`] by it, while the levels that do
@@ -241,7 +241,11 @@ pub fn verify_until(
     progress: Progress<'_>,
     mut on_level: impl FnMut(&LevelCheck) -> ControlFlow<()>,
 ) -> Result<Vec<LevelCheck>> {
-    let levels = game_levels(levels)?;
+    // In order, once each: a level's check reads the levels below it, and
+    // `Outcome::Blocked` needs them checked first.
+    let mut levels = game_levels(levels)?;
+    levels.sort_unstable();
+    levels.dedup();
     let present = source.levels();
     for &seeds in &levels {
         let reads = match checks {

@@ -195,27 +195,42 @@ class Database:
         failed check is a result, not an exception: look at ``passed``.
 
         The levels of a table directory that pass all three checks are
-        recorded as verified (:meth:`verified`). Checks 2 and 3 save
-        checkpoints and resume from them, as on the command line.
+        recorded as verified (:meth:`verified`). Checks 2 and 3 of a table
+        directory save checkpoints and resume from them, as on the command
+        line. Levels are checked in ascending order, each once.
+
         ``progress``: ``None`` (default) shows bars when standard error is a
         terminal and tqdm bars in a notebook, ``True`` the command line's
         bars always (a line per finished stage off a terminal), ``False``
-        none; notices go to the ``mancaladb`` logger as for :func:`build`. ``on_level(result)`` is called after each
-        level; Ctrl-C, or an exception in ``on_level``, stops the run after
-        the level it is on (a check of a large level takes hours)."""
+        none; notices go to the ``mancaladb`` logger as for :func:`build`.
+        ``on_level(result)`` is called after each level (before the level
+        is recorded: ``verified(n)`` is still ``False`` there). Ctrl-C, or
+        an exception in ``on_level``, stops the run after the level it is on
+        (a check of a large level takes hours); the exception raised holds
+        the results so far, that level's included, in its ``results``
+        attribute."""
+        if isinstance(checks, bool) or operator.index(checks) not in (1, 2, 3):
+            raise ValueError(f"checks is 1 (integrity), 2 (and consistency) or 3 (and "
+                             f"re-derivation), got {checks!r}")
         if seeds is None:
             levels = None
         elif isinstance(seeds, Iterable):
             levels = [_level_number(n) for n in seeds]
         else:
             levels = [_level_number(seeds)]
+
         def level_done(text: str) -> None:
             if on_level is not None:
                 on_level(json.loads(text))
 
-        return json.loads(
-            self._db.verify(levels, checks, _stages(progress), level_done, _log_notice)
-        )
+        try:
+            text = self._db.verify(levels, checks, _stages(progress), level_done, _log_notice)
+        except BaseException as e:
+            done = getattr(e, "_mancaladb_results", None)
+            if done is not None:
+                e.results = json.loads(done)  # type: ignore[attr-defined]
+            raise
+        return json.loads(text)
 
     def level(self, seeds: int) -> np.ndarray:
         """All values of level ``seeds`` as a read-only ``int8`` array in index
@@ -299,7 +314,7 @@ def build(db: Union[str, os.PathLike] = "db", max_seeds: int = 16, rules: str = 
     the build after the level it is on, finished levels kept."""
     bar = None
     stages = _stages(progress)
-    if callable(stages):
+    if isinstance(stages, tuple):
         bar = _tqdm_bar(sum(level_size(n) for n in range(max_seeds + 1)), rules)
 
     def level_done(text: str) -> None:
@@ -357,25 +372,32 @@ def _tqdm_stage(label: str, total: int) -> Any:
     return _tqdm()(total=total, unit_scale=True, desc=label, leave=False)
 
 
+_BAR_SECONDS = 0.25
+"""Least time between two updates of a stage's tqdm bar."""
+
+
 def _stages(progress: Optional[bool]) -> Any:
     """Where the library's stages are shown, for ``progress``: ``True`` the
     command line's bars (lines off a terminal), ``False`` nowhere, ``None``
-    the command line's on a terminal, else tqdm bars in a notebook."""
+    the command line's on a terminal, else tqdm bars in a notebook (a bar
+    factory and the least time between updates)."""
     if progress is not None:
         return bool(progress)
     if _stderr_is_terminal():
         return True
     if _in_notebook() and _tqdm() is not None:
-        return _tqdm_stage
+        return (_tqdm_stage, _BAR_SECONDS)
     return False
 
 
 def _level_number(n: Any) -> int:
-    """A level's seed count: an integer (``TypeError`` otherwise), not
-    negative (``ValueError``); the library refuses one past 48."""
+    """A level's seed count: an integer (``TypeError`` otherwise) in 0..48
+    (``ValueError``)."""
     seeds = operator.index(n)
     if seeds < 0:
         raise ValueError(f"level {seeds}: a level is a seed count, 0 or more")
+    if seeds > 48:
+        raise ValueError(f"level {seeds}: an Oware game has 48 seeds")
     return seeds
 
 

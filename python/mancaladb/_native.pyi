@@ -27,7 +27,7 @@ class Database:
         self,
         levels: Optional[List[int]],
         checks: int,
-        stages: Union[bool, None, Callable[[str, int], Any]],
+        stages: Union[bool, None, Tuple[Callable[[str, int], Any], float]],
         on_level: Callable[[str], Any],
         on_notice: Callable[[bool, str, str], Any],
     ) -> str: ...
@@ -44,7 +44,7 @@ def build(
     db: str,
     max_seeds: int,
     rules: str,
-    stages: Union[bool, None, Callable[[str, int], Any]],
+    stages: Union[bool, None, Tuple[Callable[[str, int], Any], float]],
     wait: bool,
     on_level: Callable[[str], Any],
     on_notice: Callable[[bool, str, str], Any],

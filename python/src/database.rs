@@ -209,7 +209,8 @@ impl Database {
     /// all three); the results as JSON text. The levels' results go to
     /// `on_level` as they are known and the notices to `on_notice` (see
     /// [`ToPython`]); Ctrl-C, or an exception in `on_level`, stops the run
-    /// after the level it is on.
+    /// after the level it is on, with the results so far as JSON text in
+    /// the exception's `_mancaladb_results`.
     #[pyo3(signature = (levels, checks, stages, on_level, on_notice))]
     fn verify(
         &self,
@@ -250,10 +251,14 @@ impl Database {
                 )
             })
             .py()?;
+        let results = serde_json::to_string(&results).expect("results serialize");
         if let Some(e) = stopped.or_else(|| observer.take_interrupt()) {
+            // The results of the levels checked, the last one included,
+            // ride on the exception: a check 3 can take hours.
+            e.value(py).setattr("_mancaladb_results", results)?;
             return Err(e);
         }
-        Ok(serde_json::to_string(&results).expect("results serialize"))
+        Ok(results)
     }
 
     /// Level `seeds` as a read-only `int8` array in index order: the raw map

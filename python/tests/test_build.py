@@ -3,6 +3,8 @@ resuming, and a build stopped by the caller."""
 
 import hashlib
 import logging
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -49,6 +51,7 @@ def test_an_exception_in_on_level_stops_after_that_level(tmp_path):
 
 
 def test_progress_lines_off_a_terminal_and_a_bar_in_a_notebook(tmp_path, capfd, monkeypatch):
+    monkeypatch.setattr(mancaladb, "_stderr_is_terminal", lambda: False)
     # progress=True off a terminal: a line per finished stage on stderr.
     mancaladb.build(tmp_path / "a", 5, progress=True)
     err = capfd.readouterr().err
@@ -62,10 +65,11 @@ def test_progress_lines_off_a_terminal_and_a_bar_in_a_notebook(tmp_path, capfd, 
     class Bar:
         def __init__(self, total, desc, **kw):
             self.desc, self.total, self.done, self.closed = desc, total, 0, False
+            self.late = False
             bars.append(self)
 
         def update(self, n):
-            assert not self.closed
+            self.late |= self.closed
             self.done += n
 
         def set_postfix(self, **kw):
@@ -92,6 +96,7 @@ def test_progress_lines_off_a_terminal_and_a_bar_in_a_notebook(tmp_path, capfd, 
         for stage in ["moves", "values"]:
             assert (f"level {n}: {stage}", sizes[n], sizes[n], True) in stages, stages
     assert all(done == total and closed for _, total, done, closed in stages)
+    assert not any(b.late for b in bars), "a bar updated after it was closed"
     assert len(stages) == 18
     assert capfd.readouterr().err == ""
 
@@ -151,9 +156,10 @@ def test_notices_go_to_the_mancaladb_logger(tmp_path, caplog, capfd):
     assert capfd.readouterr().err == ""
 
 
-def test_notebook_stage_bars_move_during_a_long_stage(tmp_path, monkeypatch):
-    """The library's worker threads update a stage's bar while it runs (at
-    most every 250 ms), not only at its end."""
+def test_notebook_stage_bars_move_while_a_stage_runs(tmp_path, monkeypatch):
+    """A stage's bar is updated while the stage runs (here at every advance
+    the library reports, the least interval set to 0), not only at its
+    end."""
     import sys
     import types
 
@@ -180,7 +186,46 @@ def test_notebook_stage_bars_move_during_a_long_stage(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "tqdm", tqdm)
     monkeypatch.setitem(sys.modules, "tqdm.auto", auto)
     monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
-    mancaladb.build(tmp_path, 15)
-    values = bars["level 15: values"]
-    assert values.closed and sum(values.updates) == values.total == mancaladb.level_size(15)
+    monkeypatch.setattr(mancaladb, "_stderr_is_terminal", lambda: False)
+    monkeypatch.setattr(mancaladb, "_BAR_SECONDS", 0.0)
+    mancaladb.build(tmp_path, 10)
+    values = bars["level 10: values"]
+    assert values.closed and sum(values.updates) == values.total == mancaladb.level_size(10)
     assert len(values.updates) > 1, values.updates
+    # A verify in a notebook shows its stages the same way.
+    bars.clear()
+    with mancaladb.open(tmp_path) as db:
+        db.verify(10)
+    check3 = bars["level 10: re-derivation (thresholds x positions)"]
+    assert check3.closed and sum(check3.updates) == check3.total == 10 * mancaladb.level_size(10)
+
+
+def test_ctrl_c_seen_first_by_a_log_handler_stops_after_the_level(tmp_path):
+    """Python runs a pending SIGINT's handler in the first Python code it
+    runs: here a log handler of the `building` notice. The interrupt must
+    still stop the build, after level 0."""
+
+    class InterruptOnce(logging.Handler):
+        sent = False
+
+        def emit(self, record):
+            if not self.sent:
+                self.sent = True
+                os.kill(os.getpid(), signal.SIGINT)
+
+    log = logging.getLogger("mancaladb")
+    handler = InterruptOnce()
+    log.addHandler(handler)
+    level = log.level
+    log.setLevel(logging.INFO)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            mancaladb.build(tmp_path, 9, progress=False)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        log.removeHandler(handler)
+        log.setLevel(level)
+    assert handler.sent
+    with mancaladb.open(tmp_path) as db:
+        assert db.levels() == [0]

@@ -3,7 +3,6 @@ recorded, a planted wrong value found, bad arguments refused, and a run
 stopped by the caller or by Ctrl-C."""
 
 import json
-import logging
 import os
 import signal
 
@@ -67,16 +66,20 @@ def test_a_planted_wrong_value_fails_check_2_naming_the_position(tmp_path):
 
 def test_bad_arguments_are_python_exceptions(db_dir):
     with mancaladb.open(db_dir) as db:
-        with pytest.raises(ValueError, match="checks is 1"):
-            db.verify(3, checks=4)
+        for checks in (0, 4, True):
+            with pytest.raises(ValueError, match="checks is 1"):
+                db.verify(3, checks=checks)
+        with pytest.raises(TypeError):
+            db.verify(3, checks=2.0)
         with pytest.raises(ValueError, match="level 49: an Oware game has 48 seeds"):
             db.verify([3, 49])
         with pytest.raises(ValueError, match="level -1"):
             db.verify(-1)
         with pytest.raises(TypeError):
             db.verify(2.5)
+        absent = max(db.levels()) + 1
         with pytest.raises(mancaladb.MissingLevelError):
-            db.verify(17, checks=1)
+            db.verify(absent, checks=1)
 
 
 def test_an_exception_in_on_level_stops_after_that_level(tmp_path):
@@ -92,32 +95,28 @@ def test_an_exception_in_on_level_stops_after_that_level(tmp_path):
         assert [db.verified(n) for n in range(7)] == [True] * 4 + [False] * 3
 
 
-def test_ctrl_c_seen_first_by_a_log_handler_stops_after_the_level(tmp_path):
-    """Python runs a pending SIGINT's handler in the first Python code it
-    runs: here a log handler of the `building` notice. The interrupt must
-    still stop the build, after level 0."""
+def test_levels_are_checked_in_order_once_each(tmp_path):
+    d = small_db(tmp_path, 5)
+    with mancaladb.open(d) as db:
+        results = db.verify([5, 3, 5], checks=1, progress=False)
+    assert [r["seeds"] for r in results] == [3, 5]
 
-    class InterruptOnce(logging.Handler):
-        sent = False
 
-        def emit(self, record):
-            if not self.sent:
-                self.sent = True
-                os.kill(os.getpid(), signal.SIGINT)
+def test_ctrl_c_stops_after_the_level_and_keeps_its_results(tmp_path):
+    d = small_db(tmp_path, 6)
 
-    log = logging.getLogger("mancaladb")
-    handler = InterruptOnce()
-    log.addHandler(handler)
-    level = log.level
-    log.setLevel(logging.INFO)
+    def interrupt_at_2(result):
+        if result["seeds"] == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        with pytest.raises(KeyboardInterrupt):
-            mancaladb.build(tmp_path, 9, progress=False)
+        with mancaladb.open(d) as db:
+            with pytest.raises(KeyboardInterrupt) as e:
+                db.verify(progress=False, on_level=interrupt_at_2)
+            # Level 2 passed: it is recorded, and its result rides on the
+            # exception with those before it.
+            assert [db.verified(n) for n in range(7)] == [True] * 3 + [False] * 4
     finally:
         signal.signal(signal.SIGINT, previous)
-        log.removeHandler(handler)
-        log.setLevel(level)
-    assert handler.sent
-    with mancaladb.open(tmp_path) as db:
-        assert db.levels() == [0]
+    assert [(r["seeds"], r["passed"]) for r in e.value.results] == [(0, True), (1, True), (2, True)]
