@@ -185,6 +185,7 @@ pub fn build_until(
     };
     ex.barrier(); // the directory is ready
     if ex.rank() == 0 {
+        check_memory(db, rules, &levels, ex.ranks(), memory_total())?;
         check_lower_levels(db, rules, &levels)?;
     }
     progress.notice(Notice::Building {
@@ -252,6 +253,46 @@ pub fn build_until(
 /// them, and each table read is opened (its header, size and block index
 /// checked, which catches a truncated or foreign file; the blocks are
 /// checked as they are read).
+/// Refuses, before anything is solved, to build a level whose working
+/// memory ([`WORKING_BYTES_PER_POSITION`], each rank's share of it) is more
+/// than this machine has at all (`total`, `MemTotal`): it could only fail
+/// hours later, after the levels below it. Levels already there count as
+/// built (a damaged one is rebuilt, and would fail then).
+fn check_memory(
+    db: &Db,
+    rules: Rules,
+    levels: &[usize],
+    ranks: usize,
+    total: Option<u64>,
+) -> Result<()> {
+    let Some(total) = total else {
+        return Ok(());
+    };
+    let need = |n: usize| WORKING_BYTES_PER_POSITION * level_size(n) as f64 / ranks as f64;
+    let Some(&top) = levels
+        .iter()
+        .filter(|&&n| !db.table_path(rules, n).exists())
+        .max()
+    else {
+        return Ok(());
+    };
+    if need(top) <= total as f64 {
+        return Ok(());
+    }
+    let per_rank = if ranks > 1 { " on each rank" } else { "" };
+    let here = match (0..top).rev().find(|&n| need(n) <= total as f64) {
+        Some(n) => format!("levels up to {n} fit here; build level {top}"),
+        None => format!("build level {top}"),
+    };
+    Err(Error::Invalid(format!(
+        "level {top} needs about {:.1} GB of working memory{per_rank} \
+         ({WORKING_BYTES_PER_POSITION} bytes per position) and this machine has {:.1} GB: \
+         {here} on a larger machine or over more ranks (`mancaladb known` says what each level needs)",
+        need(top) / 1e9,
+        total as f64 / 1e9
+    )))
+}
+
 fn check_lower_levels(db: &Db, rules: Rules, levels: &[usize]) -> Result<()> {
     let mut absent: Vec<usize> = Vec::new();
     let mut first_reader: Option<usize> = None;
@@ -492,4 +533,38 @@ fn write_slice(path: &Path, positions: u64, start: u64, values: &[i8]) -> Result
         f.sync_all()
     })();
     result.map_err(|e| Error::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_level_larger_than_the_machine_is_refused_before_anything_is_built() {
+        let dir = std::env::temp_dir().join(format!("mancaladb-memory-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = Db::new(&dir);
+        let levels: Vec<usize> = (0..=36).collect();
+        let gb = |g: u64| Some(g * 1_000_000_000);
+        // Level 36 takes 1.25 x 14.26 G bytes = 17.8 GB; level 33 (8.08 GB)
+        // is the largest under 10 GB.
+        let err = check_memory(&db, Rules::Awari, &levels, 1, gb(10))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("level 36 needs about 17.8 GB of working memory (1.25 bytes per position) and this machine has 10.0 GB: levels up to 33 fit here; build level 36 on a larger machine"),
+            "{err}"
+        );
+        // Two ranks hold half each; a machine that says nothing is trusted.
+        assert!(check_memory(&db, Rules::Awari, &levels, 2, gb(10)).is_ok());
+        assert!(check_memory(&db, Rules::Awari, &levels, 1, gb(18)).is_ok());
+        assert!(check_memory(&db, Rules::Awari, &levels, 1, None).is_ok());
+        // A level already there is not built again: the next one down counts.
+        std::fs::write(db.table_path(Rules::Awari, 36), b"").unwrap();
+        let err = check_memory(&db, Rules::Awari, &levels, 1, gb(10))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("level 35 needs about 13.8 GB"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

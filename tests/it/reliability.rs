@@ -529,3 +529,27 @@ fn one_census_at_a_time_writes_the_results_file() {
             .success()
     );
 }
+
+/// `build --max-seeds 48` on a machine without the memory for level 48
+/// stops at once, naming the level, what it needs and what fits; it does
+/// not build levels 0..46 for hours first.
+#[test]
+fn a_build_beyond_the_machines_memory_stops_before_it_starts() {
+    let need = 1.25 * mancaladb::oware::level_size(48) as f64;
+    let total = mancaladb::build::memory_total().expect("Linux says MemTotal");
+    if need <= total as f64 {
+        // The build would start, for hours; a machine this size is not
+        // what this test is about.
+        return;
+    }
+    let dir = scratch("beyond-memory");
+    let out = run(&["build", "--max-seeds", "48", "--db", s(&dir)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("level 48 needs about 254.6 GB of working memory") && err.contains("fit here"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!dir.join("awari-00.mdb").exists(), "nothing was built");
+}
