@@ -9,7 +9,7 @@
 #   setsid nohup sh scripts/awari-run.sh verify DIR BIN FROM TO [CHECKS] > DIR/run.out 2>&1 &
 #   sh scripts/awari-run.sh check DIR
 #   sh scripts/awari-run.sh status DIR
-#   kill -- -"$(cat DIR/run.pid)"       # stops a run and everything it started
+#   kill -- -"$(cat DIR/run.pid)"       # stops a run started with setsid, and all it started
 #
 # all:    the whole run, each top level verified as soon as it is built, since
 #         a machine may be replaced between sessions: build levels 0..31 and
