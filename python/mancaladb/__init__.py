@@ -2,8 +2,9 @@
 
 Probe positions (``open(...).value(pits)``), list move values and principal
 lines, load whole levels as NumPy arrays in the published (Romein & Bal /
-VU) index order, map boards to indices and back, build tables, and decide
-Omweso loops (:mod:`mancaladb.omweso`). Everything is answered by the
+VU) index order, map boards to indices and back, build and verify tables
+(progress as bars, notices to the ``mancaladb`` logger), and decide Omweso
+loops (:mod:`mancaladb.omweso`). Everything is answered by the
 mancaladb Rust library; this package converts and names the results.
 
 A board is twelve pit counts, the player to move's pits 0..5 first (from
