@@ -30,6 +30,14 @@ pub trait Observer: Sync {
 
     /// Something worth telling happened.
     fn notice(&self, notice: &Notice);
+
+    /// Asked now and then while the run waits for another process (which
+    /// holds what it needs): `false` gives the wait up, and the run stops
+    /// with [`crate::Error::Locked`]. Asked on the thread that called the
+    /// library.
+    fn keep_waiting(&self) -> bool {
+        true
+    }
 }
 
 /// Hears one stage's advance.
@@ -76,6 +84,12 @@ impl<'a> Progress<'a> {
             sink: self.observer.and_then(|o| o.stage(&label, total)),
             start: Instant::now(),
         }
+    }
+
+    /// Whether a wait for another process should go on (see
+    /// [`Observer::keep_waiting`]; always, when nobody is told).
+    pub fn keep_waiting(self) -> bool {
+        self.observer.is_none_or(|o| o.keep_waiting())
     }
 
     /// Tells `notice`.

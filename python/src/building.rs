@@ -60,7 +60,7 @@ pub fn build(
                 py.detach(|| std::thread::sleep(LOCK_POLL));
                 py.check_signals()?;
             }
-            done => break done.py()?,
+            done => break observer.ended(done)?,
         }
     };
     if let Some(e) = stopped.or_else(|| observer.take_interrupt()) {

@@ -239,18 +239,17 @@ impl Database {
         let observer = ToPython::new(Stages::of(stages)?, on_notice);
         let mut stopped = None;
         let rules = self.rules;
-        let results = py
-            .detach(|| {
-                verify_until(
-                    &source,
-                    rules,
-                    levels,
-                    checks,
-                    Progress::to(&observer),
-                    |c| observer.tell_level(&on_level, c, &mut stopped),
-                )
-            })
-            .py()?;
+        let results = py.detach(|| {
+            verify_until(
+                &source,
+                rules,
+                levels,
+                checks,
+                Progress::to(&observer),
+                |c| observer.tell_level(&on_level, c, &mut stopped),
+            )
+        });
+        let results = observer.ended(results)?;
         let results = serde_json::to_string(&results).expect("results serialize");
         if let Some(e) = stopped.or_else(|| observer.take_interrupt()) {
             // The results of the levels checked, the last one included,

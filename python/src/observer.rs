@@ -26,6 +26,8 @@ use mancaladb::progress::{Notice, Observer, StageSink, Terminal};
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
+use crate::errors::IntoPy;
+
 /// Where a run's stages are shown.
 pub enum Stages {
     /// Nowhere.
@@ -111,6 +113,13 @@ impl ToPython {
         }
     }
 
+    /// How a run that returned `done` ends for Python: an interrupt kept
+    /// from a notice, a bar or a wait wins over the library's error (the
+    /// error is what the interrupt caused, such as a wait given up).
+    pub fn ended<T>(&self, done: mancaladb::Result<T>) -> PyResult<T> {
+        done.py().map_err(|e| self.take_interrupt().unwrap_or(e))
+    }
+
     /// An interrupt kept from a notice or a bar after the last level's end.
     pub fn take_interrupt(&self) -> Option<PyErr> {
         self.interrupt
@@ -170,6 +179,18 @@ impl Observer for ToPython {
                 }
             }),
         }
+    }
+
+    /// A wait for another process goes on until a signal's handler
+    /// raises (Ctrl-C): that is kept, and the run stops.
+    fn keep_waiting(&self) -> bool {
+        Python::attach(|py| match py.check_signals() {
+            Ok(()) => true,
+            Err(e) => {
+                self.keep(e);
+                false
+            }
+        })
     }
 
     fn notice(&self, notice: &Notice) {

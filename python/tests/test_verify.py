@@ -120,3 +120,33 @@ def test_ctrl_c_stops_after_the_level_and_keeps_its_results(tmp_path):
     finally:
         signal.signal(signal.SIGINT, previous)
     assert [(r["seeds"], r["passed"]) for r in e.value.results] == [(0, True), (1, True), (2, True)]
+
+
+def test_ctrl_c_ends_a_wait_for_another_verify_of_the_level(tmp_path, caplog):
+    """A second verify of a level waits for the first (they would write the
+    same checkpoints); Ctrl-C must end that wait, however long."""
+    import fcntl
+    import logging
+    import threading
+    import time
+
+    d = small_db(tmp_path, 6)
+    caplog.set_level(logging.INFO, logger="mancaladb")
+    with (d / "raw" / "awari" / "verify.6.lock").open("w") as first:
+        fcntl.flock(first, fcntl.LOCK_EX)  # as a first verify holds it
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+        try:
+            with mancaladb.open(d) as db:
+                start = time.monotonic()
+                timer.start()
+                with pytest.raises(KeyboardInterrupt):
+                    db.verify(6, progress=False)
+                assert time.monotonic() - start < 10
+                assert not db.verified(6)
+        finally:
+            timer.cancel()
+            signal.signal(signal.SIGINT, previous)
+    waited = [r for r in caplog.records if r.name == "mancaladb"
+              and r.notice["kind"] == "waiting_for_checker"]
+    assert [r.notice["seeds"] for r in waited] == [6]

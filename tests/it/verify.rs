@@ -278,6 +278,57 @@ fn a_second_verify_of_a_level_waits_for_the_first() {
     assert!(Db::new(&dir).is_verified(Rules::Awari, 14).unwrap());
 }
 
+/// The library's caller may give up waiting for another `verify` of the
+/// level (Python does on Ctrl-C): the run stops with `Error::Locked`.
+#[test]
+fn a_caller_may_give_up_waiting_for_another_verify() {
+    use mancaladb::progress::{Observer, StageSink};
+    use std::sync::Mutex;
+    struct GiveUp {
+        asked: Mutex<usize>,
+        notices: Mutex<Vec<Notice>>,
+    }
+    impl Observer for GiveUp {
+        fn stage(&self, _: &str, _: u64) -> Option<Box<dyn StageSink + '_>> {
+            None
+        }
+        fn notice(&self, notice: &Notice) {
+            self.notices.lock().unwrap().push(notice.clone());
+        }
+        fn keep_waiting(&self) -> bool {
+            let mut asked = self.asked.lock().unwrap();
+            *asked += 1;
+            *asked < 3
+        }
+    }
+    let dir = built("verify-give-up", Rules::Awari, 9);
+    let first = std::fs::File::create(dir.join("raw/awari/verify.9.lock")).unwrap();
+    first.lock().unwrap();
+    let observer = GiveUp {
+        asked: Mutex::new(0),
+        notices: Mutex::new(Vec::new()),
+    };
+    let err = verify(
+        &Source::tables(&dir, Rules::Awari),
+        Rules::Awari,
+        9..=9,
+        Checks::All,
+        Progress::to(&observer),
+        |_| {},
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, mancaladb::Error::Locked { path, .. } if path.ends_with("verify.9.lock")),
+        "{err}"
+    );
+    assert_eq!(*observer.asked.lock().unwrap(), 3);
+    let notices = observer.notices.lock().unwrap();
+    assert!(
+        matches!(&notices[..], [Notice::WaitingForChecker { seeds: 9, .. }]),
+        "{notices:?}"
+    );
+}
+
 /// `query` says which levels a value was read from, which it rests on, and
 /// whether those passed `verify` here: not before `verify`, and after it.
 #[test]
