@@ -204,8 +204,9 @@ pub enum Checks {
 }
 
 /// Checks levels `levels` of `source` under `rules` (in ascending order,
-/// each once), as far as `checks` says. Levels below each one checked are read as needed (and must be
-/// sound: an unreadable one is an error, not a failed check). A level that
+/// each once), as far as `checks` says. Levels below each one checked are
+/// read as needed (and must be sound: an unreadable one is an error, not a
+/// failed check). A level that
 /// fails check 1 is one that higher levels cannot be checked against: their
 /// checks 2 and 3 are [`Outcome::Blocked`] by it, while the levels that do
 /// not read it are checked as usual. Every level the run reads must be
