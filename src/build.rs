@@ -125,8 +125,9 @@ pub struct LevelReport {
 /// 36-seed game's start its value and leave level 35 for later.
 ///
 /// Rank 0 first locks the directory (one writer at a time: with `wait` it
-/// waits for another writer to finish, else it fails at once with
-/// [`Error::Locked`]), which also proves it writable before any solving, and
+/// waits for another writer to finish, saying so, for as long as
+/// `progress` keeps waiting, else it fails at once with [`Error::Locked`]),
+/// which also proves it writable before any solving, and
 /// removes what a killed writer left: `*.mdb.tmp` files in the directory,
 /// `*.part` and `*.tmp` files in `raw/<rules>/`.
 /// An error while writing a level removes that level's partial files.
@@ -170,7 +171,17 @@ pub fn build_until(
     levels.dedup();
     let _lock = match ex.rank() {
         0 => {
-            let lock = DirLock::acquire(db.dir(), wait)?;
+            let lock = if wait {
+                let waiting = |holder: &str| {
+                    progress.notice(Notice::WaitingForWriter {
+                        dir: db.dir().to_path_buf(),
+                        holder: holder.to_string(),
+                    })
+                };
+                DirLock::acquire_waiting(db.dir(), waiting, || progress.keep_waiting())?
+            } else {
+                DirLock::acquire(db.dir())?
+            };
             let raw_dir = db.raw_dir(rules);
             std::fs::create_dir_all(&raw_dir).map_err(|e| Error::io(&raw_dir, e))?;
             // Only the tables' temporaries: a census or a verify may be

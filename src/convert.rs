@@ -23,7 +23,7 @@ pub fn import_vu(db: &Db, rules: Rules, vu: &Path) -> Result<Vec<usize>> {
             dir: vu.to_path_buf(),
         }));
     }
-    let _lock = DirLock::acquire(db.dir(), false)?;
+    let _lock = DirLock::acquire(db.dir())?;
     let raw_dir = db.raw_dir(rules);
     std::fs::create_dir_all(&raw_dir).map_err(|e| Error::io(&raw_dir, e))?;
     for &seeds in &levels {
@@ -48,7 +48,7 @@ pub fn import_vu(db: &Db, rules: Rules, vu: &Path) -> Result<Vec<usize>> {
 pub fn export_vu(db: &Db, rules: Rules, out: &Path) -> Result<Vec<usize>> {
     vu_rules(rules)?;
     let levels = db.present(rules)?;
-    let _lock = DirLock::acquire(out, false)?;
+    let _lock = DirLock::acquire(out)?;
     for &seeds in &levels {
         let t = db.open(rules, seeds)?;
         t.verify()?;

@@ -182,13 +182,54 @@ pub struct DirLock {
     _file: File,
 }
 
+/// How often a writer that waits for another one tries its lock again.
+pub const LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
 impl DirLock {
-    /// Locks `dir` (created if missing), waiting for the holder to finish
-    /// if `wait`, else failing at once with [`Error::Locked`].
-    pub fn acquire(dir: &Path, wait: bool) -> Result<DirLock> {
+    /// Locks `dir` (created if missing), failing at once with
+    /// [`Error::Locked`] if another process holds it.
+    pub fn acquire(dir: &Path) -> Result<DirLock> {
         check_dir(dir)?;
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        DirLock::acquire_file(&dir.join(".lock"), wait)
+        DirLock::acquire_file(&dir.join(".lock"), false)
+    }
+
+    /// [`DirLock::acquire`], but while another process holds `dir`, tells
+    /// `waiting(holder)` once and tries again every [`LOCK_POLL`] for as
+    /// long as `keep_waiting()` says (then [`Error::Locked`]).
+    pub fn acquire_waiting(
+        dir: &Path,
+        waiting: impl FnMut(&str),
+        keep_waiting: impl FnMut() -> bool,
+    ) -> Result<DirLock> {
+        check_dir(dir)?;
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        DirLock::acquire_file_waiting(&dir.join(".lock"), waiting, keep_waiting)
+    }
+
+    /// [`DirLock::acquire_file`] without blocking, waiting as
+    /// [`DirLock::acquire_waiting`] does.
+    pub fn acquire_file_waiting(
+        path: &Path,
+        mut waiting: impl FnMut(&str),
+        mut keep_waiting: impl FnMut() -> bool,
+    ) -> Result<DirLock> {
+        let mut told = false;
+        loop {
+            match DirLock::acquire_file(path, false) {
+                Err(Error::Locked { holder, path }) => {
+                    if !told {
+                        waiting(&holder);
+                        told = true;
+                    }
+                    if !keep_waiting() {
+                        return Err(Error::Locked { holder, path });
+                    }
+                    std::thread::sleep(LOCK_POLL);
+                }
+                done => return done,
+            }
+        }
     }
 
     /// Locks with the lock file `path` (in an existing directory), for a

@@ -145,6 +145,15 @@ pub enum Notice {
         /// Threads per rank.
         threads: usize,
     },
+    /// Another process is writing to the table directory; the build waits
+    /// for it (`build --wait`).
+    WaitingForWriter {
+        /// The table directory.
+        #[serde(serialize_with = "lossy")]
+        dir: PathBuf,
+        /// Who holds its lock.
+        holder: String,
+    },
     /// A stored table is damaged and is built again.
     Rebuilding {
         /// The level.
@@ -351,6 +360,11 @@ impl fmt::Display for Notice {
                 }
                 write!(f, "{threads} threads")
             }
+            Notice::WaitingForWriter { dir, holder } => write!(
+                f,
+                "{}: waiting for {holder}, which is writing to it",
+                dir.display()
+            ),
             Notice::Rebuilding { seeds, why } => write!(f, "{why}; rebuilding level {seeds}"),
             Notice::SolveResumed { seeds, threshold } => {
                 write!(f, "level {seeds}: resuming at threshold {threshold}")

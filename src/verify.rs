@@ -697,8 +697,8 @@ impl Check2Saves {
 
 /// Holds level `seeds` of a table directory for this `verify` alone: two
 /// at once would write the same checkpoints. A second one waits for the
-/// first (saying so, and trying again every [`LOCK_POLL`] while `progress`
-/// says to keep waiting), then picks up what the first left. `None` where
+/// first (saying so, and trying again while `progress` says to keep
+/// waiting), then picks up what the first left. `None` where
 /// the lock cannot be written (a read-only directory, where no checkpoint
 /// can be written either).
 fn lock_level(
@@ -712,31 +712,18 @@ fn lock_level(
     if std::fs::create_dir_all(&dir).is_err() {
         return Ok(None);
     }
-    let mut told = false;
-    loop {
-        match DirLock::acquire_file(&path, false) {
-            Ok(lock) => return Ok(Some(lock)),
-            Err(Error::Locked { holder, path }) => {
-                if !told {
-                    progress.notice(Notice::WaitingForChecker {
-                        seeds,
-                        holder: holder.clone(),
-                    });
-                    told = true;
-                }
-                if !progress.keep_waiting() {
-                    return Err(Error::Locked { holder, path });
-                }
-                std::thread::sleep(LOCK_POLL);
-            }
-            Err(Error::Io { .. }) => return Ok(None),
-            Err(e) => return Err(e),
-        }
+    let waiting = |holder: &str| {
+        progress.notice(Notice::WaitingForChecker {
+            seeds,
+            holder: holder.to_string(),
+        })
+    };
+    match DirLock::acquire_file_waiting(&path, waiting, || progress.keep_waiting()) {
+        Ok(lock) => Ok(Some(lock)),
+        Err(Error::Io { .. }) => Ok(None),
+        Err(e) => Err(e),
     }
 }
-
-/// How often a `verify` waiting for another one tries the level's lock.
-const LOCK_POLL: Duration = Duration::from_millis(100);
 
 /// Where the checkpoints of `verify` of level `seeds` go.
 fn work_dir(db: &Db, rules: Rules, seeds: usize) -> PathBuf {

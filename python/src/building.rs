@@ -5,16 +5,13 @@
 //! stops the build after the level it was on (finished levels stay). The
 //! library's notices and stages go to a [`ToPython`] observer.
 //!
-//! Waiting for another writer is done here, not in the library's blocking
-//! lock: a signal would end that wait with `InterruptedError`, or, retried
-//! there, never let Ctrl-C through. Here the lock is tried every
-//! [`LOCK_POLL`], and signal handlers run in between (PEP 475): one that
-//! returns lets the wait go on, one that raises ends it with its exception.
+//! Waiting for another writer (`wait`) is the library's: it tries the lock
+//! every 100 ms and asks the observer whether to go on, which runs signal
+//! handlers in between (PEP 475): one that returns lets the wait go on, one
+//! that raises ends it with its exception.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
-use mancaladb::Error;
 use mancaladb::build::build_until;
 use mancaladb::db::Db;
 use mancaladb::exchange::Alone;
@@ -24,9 +21,6 @@ use pyo3::prelude::*;
 
 use crate::errors::IntoPy;
 use crate::observer::{Stages, ToPython};
-
-/// How often a build that waits for another writer tries the lock again.
-const LOCK_POLL: Duration = Duration::from_millis(100);
 
 /// Builds levels `0..=max_seeds` of `rules` into `db`; returns the reports
 /// as JSON text. `stages`: where stages are shown (see [`Stages::of`]).
@@ -49,20 +43,12 @@ pub fn build(
     let progress = Progress::to(&observer);
     let db = Db::new(db);
     let mut stopped: Option<PyErr> = None;
-    let reports = loop {
-        let tried = py.detach(|| {
-            build_until(&db, rules, 0..=max_seeds, &Alone, progress, false, |r| {
-                observer.tell_level(&on_level, r, &mut stopped)
-            })
-        });
-        match tried {
-            Err(Error::Locked { .. }) if wait => {
-                py.detach(|| std::thread::sleep(LOCK_POLL));
-                py.check_signals()?;
-            }
-            done => break observer.ended(done)?,
-        }
-    };
+    let reports = py.detach(|| {
+        build_until(&db, rules, 0..=max_seeds, &Alone, progress, wait, |r| {
+            observer.tell_level(&on_level, r, &mut stopped)
+        })
+    });
+    let reports = observer.ended(reports)?;
     if let Some(e) = stopped.or_else(|| observer.take_interrupt()) {
         return Err(e);
     }

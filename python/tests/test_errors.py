@@ -165,10 +165,13 @@ def test_levels_beyond_the_game_are_value_errors(db_dir):
             db.level(49)
 
 
-def test_a_directory_being_written_is_refused_or_waited_for(tmp_path):
+def test_a_directory_being_written_is_refused_or_waited_for(tmp_path, caplog):
     import fcntl
+    import logging
     import threading
     import time
+
+    caplog.set_level(logging.INFO, logger="mancaladb")
 
     d = tmp_path / "db"
     d.mkdir()
@@ -185,6 +188,9 @@ def test_a_directory_being_written_is_refused_or_waited_for(tmp_path):
         fcntl.flock(lock, fcntl.LOCK_UN)
     t.join(60)
     assert [r["seeds"] for r in done[0]] == [0, 1, 2, 3]
+    waited = [r.notice for r in caplog.records if r.name == "mancaladb"
+              and r.notice["kind"] == "waiting_for_writer"]
+    assert len(waited) == 1 and waited[0]["dir"] == str(d), waited
 
 
 def test_signals_while_waiting_for_a_writer_run_their_handlers(tmp_path):
