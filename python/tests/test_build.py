@@ -23,6 +23,51 @@ def committed(rules):
     return out
 
 
+class FakeBar:
+    """A tqdm bar that keeps what it is told."""
+
+    def __init__(self, total, desc, **kw):
+        self.desc, self.total, self.updates, self.closed = desc, total, [], False
+        self.late = False  # updated after it was closed
+
+    @property
+    def done(self):
+        return sum(self.updates)
+
+    def update(self, n):
+        self.late |= self.closed
+        self.updates.append(n)
+
+    def set_postfix(self, **kw):
+        pass
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.fixture
+def notebook(monkeypatch):
+    """A notebook with tqdm, off a terminal: the bars made, in order."""
+    import sys
+    import types
+
+    bars = []
+
+    def make(total, desc, **kw):
+        bars.append(FakeBar(total, desc, **kw))
+        return bars[-1]
+
+    tqdm = types.ModuleType("tqdm")
+    auto = types.ModuleType("tqdm.auto")
+    auto.tqdm = make
+    tqdm.auto = auto
+    monkeypatch.setitem(sys.modules, "tqdm", tqdm)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", auto)
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
+    monkeypatch.setattr(mancaladb, "_stderr_is_terminal", lambda: False)
+    return bars
+
+
 @pytest.mark.parametrize("rules", ["awari", "abapa"])
 def test_built_tables_match_the_committed_checksums(tmp_path, rules):
     seen = []
@@ -50,41 +95,13 @@ def test_an_exception_in_on_level_stops_after_that_level(tmp_path):
     assert [r["skipped"] for r in rest] == [True] * 5 + [False] * 2
 
 
-def test_progress_lines_off_a_terminal_and_a_bar_in_a_notebook(tmp_path, capfd, monkeypatch):
-    monkeypatch.setattr(mancaladb, "_stderr_is_terminal", lambda: False)
+def test_progress_lines_off_a_terminal_and_a_bar_in_a_notebook(tmp_path, capfd, notebook):
     # progress=True off a terminal: a line per finished stage on stderr.
     mancaladb.build(tmp_path / "a", 5, progress=True)
     err = capfd.readouterr().err
     assert f"level 5: values: {mancaladb.level_size(5)} done in" in err, err
     # The default in a notebook: a tqdm bar advanced by each level's positions.
-    import sys
-    import types
-
-    bars = []
-
-    class Bar:
-        def __init__(self, total, desc, **kw):
-            self.desc, self.total, self.done, self.closed = desc, total, 0, False
-            self.late = False
-            bars.append(self)
-
-        def update(self, n):
-            self.late |= self.closed
-            self.done += n
-
-        def set_postfix(self, **kw):
-            pass
-
-        def close(self):
-            self.closed = True
-
-    tqdm = types.ModuleType("tqdm")
-    auto = types.ModuleType("tqdm.auto")
-    auto.tqdm = Bar
-    tqdm.auto = auto
-    monkeypatch.setitem(sys.modules, "tqdm", tqdm)
-    monkeypatch.setitem(sys.modules, "tqdm.auto", auto)
-    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
+    bars = notebook
     mancaladb.build(tmp_path / "b", 5)
     sizes = [mancaladb.level_size(n) for n in range(6)]
     # One bar for the build, advanced by each level's positions...
@@ -156,48 +173,23 @@ def test_notices_go_to_the_mancaladb_logger(tmp_path, caplog, capfd):
     assert capfd.readouterr().err == ""
 
 
-def test_notebook_stage_bars_move_while_a_stage_runs(tmp_path, monkeypatch):
+def test_notebook_stage_bars_move_while_a_stage_runs(tmp_path, monkeypatch, notebook):
     """A stage's bar is updated while the stage runs (here at every advance
     the library reports, the least interval set to 0), not only at its
     end."""
-    import sys
-    import types
-
-    bars = {}
-
-    class Bar:
-        def __init__(self, total, desc, **kw):
-            self.total, self.updates, self.closed = total, [], False
-            bars[desc] = self
-
-        def update(self, n):
-            self.updates.append(n)
-
-        def set_postfix(self, **kw):
-            pass
-
-        def close(self):
-            self.closed = True
-
-    tqdm = types.ModuleType("tqdm")
-    auto = types.ModuleType("tqdm.auto")
-    auto.tqdm = Bar
-    tqdm.auto = auto
-    monkeypatch.setitem(sys.modules, "tqdm", tqdm)
-    monkeypatch.setitem(sys.modules, "tqdm.auto", auto)
-    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
-    monkeypatch.setattr(mancaladb, "_stderr_is_terminal", lambda: False)
     monkeypatch.setattr(mancaladb, "_BAR_SECONDS", 0.0)
     mancaladb.build(tmp_path, 10)
+    bars = {b.desc: b for b in notebook}
     values = bars["level 10: values"]
-    assert values.closed and sum(values.updates) == values.total == mancaladb.level_size(10)
+    assert values.closed and values.done == values.total == mancaladb.level_size(10)
     assert len(values.updates) > 1, values.updates
     # A verify in a notebook shows its stages the same way.
-    bars.clear()
+    notebook.clear()
     with mancaladb.open(tmp_path) as db:
         db.verify(10)
+    bars = {b.desc: b for b in notebook}
     check3 = bars["level 10: re-derivation (thresholds x positions)"]
-    assert check3.closed and sum(check3.updates) == check3.total == 10 * mancaladb.level_size(10)
+    assert check3.closed and check3.done == check3.total == 10 * mancaladb.level_size(10)
 
 
 def test_ctrl_c_seen_first_by_a_log_handler_stops_after_the_level(tmp_path):
