@@ -259,6 +259,22 @@ pub enum Notice {
         /// Why.
         why: String,
     },
+    /// A solver's large working memory was found partly on 4 KiB pages
+    /// and moved onto huge pages ([`crate::memory::settle`]). A warning if
+    /// less than half of it is on huge pages even so: the level then runs
+    /// up to twice as slow until the kernel moves the rest.
+    HugePages {
+        /// The level being built or checked.
+        seeds: usize,
+        /// The process's anonymous memory, in bytes (after the move).
+        anon: u64,
+        /// Of it, on huge pages before the move.
+        huge_before: u64,
+        /// And after.
+        huge_after: u64,
+        /// Seconds the move took.
+        seconds: f64,
+    },
     /// Check 3 of `verify` saved a checkpoint.
     Check3Checkpoint {
         /// The level.
@@ -323,9 +339,28 @@ fn lossy<S: serde::Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
 }
 
 impl Notice {
+    /// [`Notice::HugePages`] of what [`crate::memory::settle`] did at
+    /// level `seeds`.
+    pub(crate) fn huge_pages(seeds: usize, moved: &crate::memory::Settled) -> Notice {
+        Notice::HugePages {
+            seeds,
+            anon: moved.after.anon,
+            huge_before: moved.before.huge,
+            huge_after: moved.after.huge,
+            seconds: moved.seconds,
+        }
+    }
+
     /// Whether the notice means something was wrong: a file or a line is
-    /// damaged, or work is thrown away or could not be saved.
+    /// damaged, or work is thrown away or could not be saved, or the
+    /// working memory is mostly on small pages.
     pub fn is_warning(&self) -> bool {
+        if let Notice::HugePages {
+            anon, huge_after, ..
+        } = self
+        {
+            return huge_after < &(anon / 2);
+        }
         matches!(
             self,
             Notice::Rebuilding { .. }
@@ -440,6 +475,31 @@ impl fmt::Display for Notice {
             Notice::VerifiedNotRecorded { seeds, why } => {
                 write!(f, "level {seeds} passed but could not be recorded: {why}")
             }
+            Notice::HugePages {
+                seeds,
+                anon,
+                huge_before,
+                huge_after,
+                seconds,
+            } => {
+                let share = |huge: &u64| 100.0 * *huge as f64 / (*anon).max(1) as f64;
+                let (before, after, gb) =
+                    (share(huge_before), share(huge_after), *anon as f64 / 1e9);
+                if self.is_warning() {
+                    write!(
+                        f,
+                        "level {seeds}: {after:.0} % of {gb:.1} GB of working memory on huge pages \
+                         ({before:.0} % before moving it for {seconds:.1} s); random access runs up to \
+                         twice as slow until the kernel moves the rest (README: \"Huge pages\")"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "level {seeds}: working memory moved onto huge pages in {seconds:.1} s: \
+                         {before:.0} % to {after:.0} % of {gb:.1} GB"
+                    )
+                }
+            }
             Notice::Check3Checkpoint {
                 seeds,
                 threshold,
@@ -552,5 +612,35 @@ impl StageSink for LogLine {
             self.label,
             self.total
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Notice;
+
+    /// Moving the working memory onto huge pages is news; failing to, so
+    /// that less than half is on them, is a warning that says what to do.
+    #[test]
+    fn huge_pages_warn_only_when_most_memory_stays_on_small_pages() {
+        let gb = 1_000_000_000;
+        let moved = |huge_after| Notice::HugePages {
+            seeds: 34,
+            anon: 9 * gb,
+            huge_before: 4 * gb,
+            huge_after,
+            seconds: 31.0,
+        };
+        assert!(!moved(9 * gb).is_warning());
+        assert_eq!(
+            moved(9 * gb).to_string(),
+            "level 34: working memory moved onto huge pages in 31.0 s: 44 % to 100 % of 9.0 GB"
+        );
+        assert!(moved(4 * gb).is_warning());
+        assert!(moved(4 * gb).to_string().starts_with(
+            "level 34: 44 % of 9.0 GB of working memory on huge pages (44 % before moving it for 31.0 s)"
+        ));
+        let json = serde_json::to_value(moved(9 * gb)).unwrap();
+        assert_eq!(json["kind"], "huge_pages");
     }
 }

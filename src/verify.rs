@@ -70,7 +70,7 @@ use serde::ser::{Serialize, SerializeMap, SerializeStruct, Serializer};
 use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::files::{DirLock, checkpoint_interval, read_compressed, read_head, write_compressed};
-use crate::memory::Pipeline;
+use crate::memory::{Pipeline, settle};
 use crate::oware::forward::{Mark, NoSaves, OwareLevel, Saves, Targets, solve_level_saving};
 use crate::oware::{
     Board, Encoder, LowerLevels, Rules, Tile, game_levels, level_size, levels_needed, reads_level,
@@ -344,9 +344,11 @@ fn check3(
     let mut saves_counted = ProgressSaves {
         inner: &mut *saves,
         stage: &stage,
+        progress,
         seeds,
         size,
         done: 0,
+        settled: false,
     };
     let outcome = rederivation(rules, seeds, lower, &mut saves_counted, |f| {
         source.for_each_chunk(seeds, f)
@@ -753,14 +755,20 @@ pub fn rederivation(
 }
 
 /// Check 3's progress: the batches done, told to its stage as they end,
-/// around the checkpoints `inner` takes (a [`Saves`] that also counts).
+/// around the checkpoints `inner` takes (a [`Saves`] that also counts);
+/// and, after the first batch, the solver's bytes moved onto huge pages
+/// where they are not ([`settle`]), before the random accesses of the
+/// thresholds.
 struct ProgressSaves<'a> {
     inner: &'a mut dyn Saves,
     stage: &'a Stage<'a>,
+    progress: Progress<'a>,
     seeds: usize,
     size: u64,
     /// Positions scanned so far, over every threshold.
     done: u64,
+    /// Whether [`settle`] was called.
+    settled: bool,
 }
 
 impl ProgressSaves<'_> {
@@ -785,6 +793,11 @@ impl Saves for ProgressSaves<'_> {
 
     fn after_batch(&mut self, mark: Mark, bytes: &[i8]) -> Result<()> {
         self.reach(mark);
+        if !std::mem::replace(&mut self.settled, true)
+            && let Some(moved) = settle(as_bytes(bytes))
+        {
+            self.progress.notice(Notice::huge_pages(self.seeds, &moved));
+        }
         self.inner.after_batch(mark, bytes)
     }
 }

@@ -84,7 +84,7 @@ use super::rules::{Rules, captures, quiet_moves};
 use super::workdir::{Checkpoint, ForwardMark, Record, SeedLists, SeedReader, Walk};
 use crate::error::{Corruption, Error, Result};
 use crate::exchange::{Alone, Exchange, Outbox, Owners, newest_held_by_all};
-use crate::memory::{HugeSlice, Pipeline, as_atomic, prefetch};
+use crate::memory::{HugeSlice, Pipeline, as_atomic, prefetch, settle};
 use crate::progress::{Notice, Progress};
 
 /// Best-capture value of a position without captures.
@@ -376,6 +376,11 @@ fn solve_once(
             seeds
         }
     };
+    // Every state byte is written now: onto huge pages with them, before
+    // the random accesses of the thresholds.
+    if let Some(moved) = settle(&state) {
+        progress.notice(Notice::huge_pages(seeds, &moved));
+    }
     let mut save_if_due = |t: usize, state: &[u8]| -> Result<()> {
         if !clock.due(ex) {
             return Ok(());
