@@ -13,14 +13,28 @@
 //! large array, which is why the library's `memory::collapse` moves it in
 //! pieces, each tried again after a pause. Linux 6.1 on, x86-64.
 
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 use std::time::Instant;
 
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+use memmap2::MmapMut;
+
 /// `MADV_COLLAPSE` of `<linux/mman.h>`.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 const MADV_COLLAPSE: libc::c_int = 25;
 /// Updates in flight, as `memory::LAG` in the library.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 const LAG: usize = 16;
 
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+fn main() {
+    eprintln!("huge_pages: Linux on x86-64 only");
+    std::process::exit(2);
+}
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 fn main() {
     let Some(gib) = std::env::args()
         .nth(1)
@@ -31,15 +45,14 @@ fn main() {
         std::process::exit(2);
     };
     let len = gib << 30;
-    let small = written(len, libc::MADV_NOHUGEPAGE, "4 KiB pages");
-    println!("random updates: {:.1} ns each", random_updates(small));
+    let mut small = written(len, libc::MADV_NOHUGEPAGE, "4 KiB pages");
+    println!("random updates: {:.1} ns each", random_updates(&mut small));
+    let took = Instant::now();
     // SAFETY: advice on the map's own range; MADV_COLLAPSE copies pages
     // and keeps every byte.
-    let (whole, took) = unsafe {
-        let map = small.as_mut_ptr().cast();
-        libc::madvise(map, len, libc::MADV_HUGEPAGE);
-        let took = Instant::now();
-        (libc::madvise(map, len, MADV_COLLAPSE) == 0, took)
+    let whole = unsafe {
+        libc::madvise(small.as_mut_ptr().cast(), len, libc::MADV_HUGEPAGE);
+        libc::madvise(small.as_mut_ptr().cast(), len, MADV_COLLAPSE) == 0
     };
     println!(
         "one MADV_COLLAPSE: {} in {:.2} s; {}",
@@ -47,50 +60,33 @@ fn main() {
         took.elapsed().as_secs_f64(),
         shares()
     );
-    println!("random updates: {:.1} ns each", random_updates(small));
-    // SAFETY: the map is `len` bytes from its start, and unused from here.
-    unsafe { libc::munmap(small.as_mut_ptr().cast(), len) };
-    let huge = written(len, libc::MADV_HUGEPAGE, "huge pages asked for");
-    println!("random updates: {:.1} ns each", random_updates(huge));
+    println!("random updates: {:.1} ns each", random_updates(&mut small));
+    drop(small);
+    let mut huge = written(len, libc::MADV_HUGEPAGE, "huge pages asked for");
+    println!("random updates: {:.1} ns each", random_updates(&mut huge));
 }
 
 /// A fresh array of `len` bytes, advised `advice` and then written whole.
-fn written(len: usize, advice: libc::c_int, what: &str) -> &'static mut [u8] {
-    // SAFETY: a fresh private anonymous map, checked below.
-    let map = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if map == libc::MAP_FAILED {
-        eprintln!(
-            "huge_pages: {len} bytes: {}",
-            std::io::Error::last_os_error()
-        );
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn written(len: usize, advice: libc::c_int, what: &str) -> MmapMut {
+    let mut map = MmapMut::map_anon(len).unwrap_or_else(|e| {
+        eprintln!("huge_pages: {len} bytes: {e}");
         std::process::exit(2);
-    }
-    // SAFETY: advice on the map's own range changes no byte of it; the
-    // map is `len` zeroed bytes that only the returned slice touches.
-    let array = unsafe {
-        libc::madvise(map, len, advice);
-        std::slice::from_raw_parts_mut(map.cast::<u8>(), len)
-    };
+    });
+    // SAFETY: advice on the map's own range changes no byte of it.
+    unsafe { libc::madvise(map.as_mut_ptr().cast(), len, advice) };
     let took = Instant::now();
-    array.fill(1);
+    map.fill(1);
     println!(
         "written on {what} in {:.2} s; {}",
         took.elapsed().as_secs_f64(),
         shares()
     );
-    array
+    map
 }
 
 /// The process's anonymous memory and its share on huge pages.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 fn shares() -> String {
     let rollup = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
     let kb = |key: &str| -> f64 {
@@ -108,6 +104,7 @@ fn shares() -> String {
 
 /// Nanoseconds per random compare-and-swap on `bytes` (100 M of them, from
 /// a fixed xorshift sequence).
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 fn random_updates(bytes: &mut [u8]) -> f64 {
     // SAFETY: AtomicU8 has the layout of u8; the unique borrow is this one.
     let cells = unsafe { &*(bytes as *mut [u8] as *const [AtomicU8]) };

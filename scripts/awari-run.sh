@@ -223,7 +223,7 @@ status)
   if [ -e run.lock ] && grep -q ":$(stat -c %i run.lock) " /proc/locks; then
     echo "running:       process group $(cat run.pid 2>/dev/null) holds run.lock"
     # The working memory of its processes, and how much of it is on huge
-    # pages (README, "Huge pages"): a low share makes a level up to twice as slow.
+    # pages (README, "Huge pages"): on small pages a level runs slower.
     for pid in $(pgrep -g "$(cat run.pid 2>/dev/null)" 2>/dev/null); do
       awk -v pid="$pid" '/^Anonymous:/ { a = $2 } /^AnonHugePages:/ { h = $2 }
         END { if (a > 1048576) printf "  pid %s:   %.1f GB working memory, %.0f %% on huge pages\n", pid, a * 1024 / 1e9, 100 * h / a }' \

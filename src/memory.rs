@@ -230,6 +230,18 @@ impl AnonPages {
         AnonPages::parse(&std::fs::read_to_string("/proc/self/smaps_rollup").ok()?)
     }
 
+    /// Whether [`settle`] moves arrays onto huge pages: the working memory
+    /// is large ([`AnonPages::LARGE`]) and less than nine tenths of it is
+    /// on them.
+    pub fn wants_moving(&self) -> bool {
+        self.anon >= AnonPages::LARGE && self.huge < self.anon / 10 * 9
+    }
+
+    /// The share on huge pages, in percent (0 without memory).
+    pub fn huge_percent(&self) -> f64 {
+        100.0 * self.huge as f64 / self.anon.max(1) as f64
+    }
+
     /// The figures of a `smaps_rollup` text (in kB there).
     pub fn parse(smaps_rollup: &str) -> Option<AnonPages> {
         let bytes = |key| number_after(smaps_rollup, key).map(|kb| kb * 1024);
@@ -252,14 +264,15 @@ pub struct Settled {
 }
 
 /// Moves `bytes` onto huge pages ([`collapse`]) if this process's working
-/// memory is large ([`AnonPages::LARGE`]) and less than nine tenths of it
-/// is on them; `None` when there was nothing to do. A solver calls it on
-/// its array once that is written whole, before the random accesses begin.
+/// memory wants it ([`AnonPages::wants_moving`]); `None` when it did not.
+/// A solver calls it on its main array once that is written whole, before
+/// the random accesses begin. Other arrays stay on the pages they got
+/// (check 3's queued bits, a ninth of its memory, touched later).
+///
+/// Moving takes direct reclaim and compaction: it may evict page cache
+/// (lower levels read again from disk later), and takes seconds per GB.
 pub fn settle(bytes: &[u8]) -> Option<Settled> {
-    let before = AnonPages::now()?;
-    if before.anon < AnonPages::LARGE || before.huge >= before.anon / 10 * 9 {
-        return None;
-    }
+    let before = AnonPages::now().filter(AnonPages::wants_moving)?;
     let took = std::time::Instant::now();
     collapse(bytes);
     Some(Settled {
@@ -273,12 +286,12 @@ pub fn settle(bytes: &[u8]) -> Option<Settled> {
 /// that their first touches got as 4 KiB ones (`MADV_COLLAPSE`, Linux 6.1
 /// on; the contents stay as they are). True if it did for every 2 MiB
 /// region inside `bytes`; false where it could not (too little contiguous
-/// memory, an older kernel, not Linux).
+/// memory, a region it does not move, an older kernel, not Linux).
 ///
-/// In pieces of 64 MiB, each tried up to four times 50 ms apart: in one
-/// call over gigabytes the kernel gives up at the first region its
-/// compaction defers, and moved 7 % of a 6 GiB array where pieces moved
-/// 96 to 100 % (BENCHMARKS, "Huge pages").
+/// In pieces of 64 MiB, each tried up to four times 50 ms apart where the
+/// kernel found too little contiguous memory: one call over a whole 6 GiB
+/// array moved 7 % and 66 % of it in two tries, where pieces moved all of
+/// it (BENCHMARKS, "Huge pages").
 pub fn collapse(bytes: &[u8]) -> bool {
     const HUGE: usize = 2 << 20;
     const PIECE: usize = 64 << 20;
@@ -286,6 +299,14 @@ pub fn collapse(bytes: &[u8]) -> bool {
     const PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
     let at = bytes.as_ptr() as usize;
     let (start, end) = (at.next_multiple_of(HUGE), (at + bytes.len()) / HUGE * HUGE);
+    if start >= end {
+        return true; // no whole 2 MiB region inside
+    }
+    // Whether the kernel knows the advice: a call on no bytes fails only
+    // if it does not.
+    if madvise_collapse(start, 0).is_err() {
+        return false;
+    }
     let mut whole = true;
     for piece in (start..end).step_by(PIECE) {
         let len = PIECE.min(end - piece);
@@ -296,14 +317,11 @@ pub fn collapse(bytes: &[u8]) -> bool {
             }
             match madvise_collapse(piece, len) {
                 Ok(()) => moved = true,
-                // Not this kernel's, or not for this memory: no use going on.
-                Err(e)
-                    if e.raw_os_error() == Some(22)
-                        || e.kind() == std::io::ErrorKind::Unsupported =>
-                {
-                    return false;
-                }
-                Err(_) => continue, // too little contiguous memory just now
+                // A region the kernel does not move (EINVAL): trying
+                // again changes nothing.
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {}
+                // Too little contiguous memory just now (ENOMEM, EAGAIN).
+                Err(_) => continue,
             }
             break;
         }
@@ -408,44 +426,66 @@ ShmemPmdMapped:        0 kB
         let pages = AnonPages::parse(ROLLUP).unwrap();
         assert_eq!(pages.anon, 9_352_932 * 1024);
         assert_eq!(pages.huge, 3_872_768 * 1024);
+        assert_eq!(format!("{:.1}", pages.huge_percent()), "41.4");
+        assert!(pages.wants_moving(), "41 % of 8.9 GiB");
+        let moved = AnonPages {
+            huge: pages.anon / 10 * 9,
+            ..pages
+        };
+        assert!(!moved.wants_moving(), "nine tenths are enough");
+        let small = AnonPages {
+            anon: AnonPages::LARGE - 1,
+            huge: 0,
+        };
+        assert!(!small.wants_moving(), "small levels are left alone");
         assert_eq!(AnonPages::parse("Rss: 1 kB\n"), None);
     }
 
     /// A slice whose pages were written on 4 KiB pages keeps every byte
-    /// when it is moved onto huge ones, and is on them afterwards where the
-    /// kernel can (Linux 6.1 on, transparent huge pages not disabled).
+    /// when it is moved onto huge ones, and its own map is on them
+    /// afterwards where the kernel says it moved it (Linux 6.1 on,
+    /// transparent huge pages not disabled).
     #[test]
+    #[cfg(target_os = "linux")]
     fn collapsing_keeps_the_contents() {
-        use super::HugeSlice;
-        let mut slice = HugeSlice::<u8>::zeroed(16 << 20).unwrap();
-        // SAFETY: the slice's own range: first touches on small pages.
-        #[cfg(target_os = "linux")]
-        unsafe {
-            libc::madvise(
-                slice.map.as_mut_ptr().cast(),
-                16 << 20,
-                libc::MADV_NOHUGEPAGE,
-            );
-        }
+        use super::{HugeSlice, collapse};
+        const LEN: usize = 16 << 20;
+        let mut slice = HugeSlice::<u8>::zeroed(LEN).unwrap();
+        let advise = |slice: &mut HugeSlice<u8>, advice| {
+            // SAFETY: advice on the slice's own range changes no byte of it.
+            unsafe { libc::madvise(slice.map.as_mut_ptr().cast(), LEN, advice) }
+        };
+        advise(&mut slice, libc::MADV_NOHUGEPAGE); // first touches on small pages
         for (i, b) in slice.iter_mut().enumerate() {
             *b = (i * 7 % 251) as u8;
         }
-        #[cfg(target_os = "linux")]
-        // SAFETY: as above; huge pages allowed again for the collapse.
-        unsafe {
-            libc::madvise(slice.map.as_mut_ptr().cast(), 16 << 20, libc::MADV_HUGEPAGE);
-        }
-        let collapsed = super::collapse(&slice);
+        advise(&mut slice, libc::MADV_HUGEPAGE);
+        let collapsed = collapse(&slice);
         assert!(
             slice
                 .iter()
                 .enumerate()
                 .all(|(i, &b)| b == (i * 7 % 251) as u8)
         );
-        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled");
-        let kernel_can = thp.is_ok_and(|t| !t.contains("[never]"));
-        if kernel_can && collapsed {
-            let huge = AnonPages::now().unwrap().huge;
+        if collapsed {
+            // The map holding the slice: at least its 7 whole 2 MiB regions.
+            let at = slice.as_ptr() as usize;
+            let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+            let (mut inside, mut huge) = (false, None);
+            for line in smaps.lines() {
+                let first = line.split_whitespace().next().unwrap_or("");
+                if let Some((from, to)) = first.split_once('-')
+                    && let (Ok(from), Ok(to)) = (
+                        usize::from_str_radix(from, 16),
+                        usize::from_str_radix(to, 16),
+                    )
+                {
+                    inside = (from..to).contains(&at); // a map's first line
+                } else if inside && line.starts_with("AnonHugePages:") {
+                    huge = super::number_after(line, "AnonHugePages:").map(|kb| kb * 1024);
+                }
+            }
+            let huge = huge.expect("the slice's map is listed");
             assert!(
                 huge >= 14 << 20,
                 "{huge} bytes on huge pages after collapsing"
@@ -454,6 +494,7 @@ ShmemPmdMapped:        0 kB
     }
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn this_process_has_anonymous_memory() {
         let pages = AnonPages::now().expect("Linux reports smaps_rollup");
         assert!(pages.anon > 0 && pages.huge <= pages.anon);

@@ -124,7 +124,8 @@ impl Stage<'_> {
 
 /// A fact the library reports while it works. `Display` gives the line the
 /// command line prints; [`Notice::is_warning`] says which ones mean that
-/// something was wrong (work or a line thrown away), as opposed to news.
+/// something was wrong (work or a line thrown away, memory mostly on small
+/// pages), as opposed to news.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -259,19 +260,20 @@ pub enum Notice {
         /// Why.
         why: String,
     },
-    /// A solver's large working memory was found partly on 4 KiB pages
-    /// and moved onto huge pages ([`crate::memory::settle`]). A warning if
-    /// less than half of it is on huge pages even so: the level then runs
-    /// up to twice as slow until the kernel moves the rest.
+    /// A solver's large working memory was found partly on 4 KiB pages,
+    /// and its main array was moved onto huge pages where the kernel
+    /// could. A warning if less than half of it is on huge pages even so:
+    /// random access is then slower until the kernel moves the rest
+    /// (README, "Huge pages").
     HugePages {
         /// The level being built or checked.
         seeds: usize,
-        /// The process's anonymous memory, in bytes (after the move).
+        /// The process's anonymous memory after the move, in bytes.
         anon: u64,
-        /// Of it, on huge pages before the move.
-        huge_before: u64,
+        /// The share of it on huge pages before the move, in percent.
+        before_percent: f64,
         /// And after.
-        huge_after: u64,
+        after_percent: f64,
         /// Seconds the move took.
         seconds: f64,
     },
@@ -339,14 +341,14 @@ fn lossy<S: serde::Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
 }
 
 impl Notice {
-    /// [`Notice::HugePages`] of what [`crate::memory::settle`] did at
-    /// level `seeds`.
+    /// [`Notice::HugePages`] of what the move onto huge pages did at level
+    /// `seeds`.
     pub(crate) fn huge_pages(seeds: usize, moved: &crate::memory::Settled) -> Notice {
         Notice::HugePages {
             seeds,
             anon: moved.after.anon,
-            huge_before: moved.before.huge,
-            huge_after: moved.after.huge,
+            before_percent: moved.before.huge_percent(),
+            after_percent: moved.after.huge_percent(),
             seconds: moved.seconds,
         }
     }
@@ -355,11 +357,8 @@ impl Notice {
     /// damaged, or work is thrown away or could not be saved, or the
     /// working memory is mostly on small pages.
     pub fn is_warning(&self) -> bool {
-        if let Notice::HugePages {
-            anon, huge_after, ..
-        } = self
-        {
-            return huge_after < &(anon / 2);
+        if let Notice::HugePages { after_percent, .. } = self {
+            return *after_percent < 50.0;
         }
         matches!(
             self,
@@ -478,25 +477,29 @@ impl fmt::Display for Notice {
             Notice::HugePages {
                 seeds,
                 anon,
-                huge_before,
-                huge_after,
+                before_percent: before,
+                after_percent: after,
                 seconds,
             } => {
-                let share = |huge: &u64| 100.0 * *huge as f64 / (*anon).max(1) as f64;
-                let (before, after, gb) =
-                    (share(huge_before), share(huge_after), *anon as f64 / 1e9);
+                let gb = *anon as f64 / 1e9;
                 if self.is_warning() {
                     write!(
                         f,
                         "level {seeds}: {after:.0} % of {gb:.1} GB of working memory on huge pages \
-                         ({before:.0} % before moving it for {seconds:.1} s); random access runs up to \
-                         twice as slow until the kernel moves the rest (README: \"Huge pages\")"
+                         ({before:.0} % before {seconds:.1} s of moving); random access is slower \
+                         on the rest until the kernel moves it (README: \"Huge pages\")"
                     )
-                } else {
+                } else if after > before {
                     write!(
                         f,
                         "level {seeds}: working memory moved onto huge pages in {seconds:.1} s: \
                          {before:.0} % to {after:.0} % of {gb:.1} GB"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "level {seeds}: {after:.0} % of {gb:.1} GB of working memory on huge pages; \
+                         the kernel moved no more ({seconds:.1} s)"
                     )
                 }
             }
@@ -623,24 +626,28 @@ mod tests {
     /// that less than half is on them, is a warning that says what to do.
     #[test]
     fn huge_pages_warn_only_when_most_memory_stays_on_small_pages() {
-        let gb = 1_000_000_000;
-        let moved = |huge_after| Notice::HugePages {
+        let moved = |before_percent, after_percent| Notice::HugePages {
             seeds: 34,
-            anon: 9 * gb,
-            huge_before: 4 * gb,
-            huge_after,
+            anon: 9_000_000_000,
+            before_percent,
+            after_percent,
             seconds: 31.0,
         };
-        assert!(!moved(9 * gb).is_warning());
+        assert!(!moved(44.0, 99.6).is_warning());
         assert_eq!(
-            moved(9 * gb).to_string(),
+            moved(44.0, 99.6).to_string(),
             "level 34: working memory moved onto huge pages in 31.0 s: 44 % to 100 % of 9.0 GB"
         );
-        assert!(moved(4 * gb).is_warning());
-        assert!(moved(4 * gb).to_string().starts_with(
-            "level 34: 44 % of 9.0 GB of working memory on huge pages (44 % before moving it for 31.0 s)"
+        assert!(!moved(60.0, 60.0).is_warning());
+        assert_eq!(
+            moved(60.0, 60.0).to_string(),
+            "level 34: 60 % of 9.0 GB of working memory on huge pages; the kernel moved no more (31.0 s)"
+        );
+        assert!(moved(44.0, 49.0).is_warning());
+        assert!(moved(44.0, 49.0).to_string().starts_with(
+            "level 34: 49 % of 9.0 GB of working memory on huge pages (44 % before 31.0 s of moving)"
         ));
-        let json = serde_json::to_value(moved(9 * gb)).unwrap();
+        let json = serde_json::to_value(moved(44.0, 99.6)).unwrap();
         assert_eq!(json["kind"], "huge_pages");
     }
 }
