@@ -344,6 +344,9 @@ fn solve_in_batches<G: Game>(
                         if !decided {
                             i = game.index(&node) as usize;
                             prefetch(&cells[i]);
+                            // Its queued bit is cleared first thing: a
+                            // locked update that would wait for the line.
+                            queued.prefetch(i);
                             game.children(&node, |c| {
                                 prefetch(&cells[c as usize]);
                                 children[n] = c;
