@@ -364,6 +364,9 @@ fn solve_once(
                         done: mark.done,
                         parts: mark.parts,
                     });
+                    // Every byte was written by the load: onto huge pages
+                    // for the rest of the pass.
+                    settle_state(&state, seeds, progress);
                 }
                 None => {
                     if dir.exists() {
@@ -378,9 +381,7 @@ fn solve_once(
     };
     // Every state byte is written now: onto huge pages with them, before
     // the random accesses of the thresholds.
-    if let Some(moved) = settle(&state) {
-        progress.notice(Notice::huge_pages(seeds, &moved));
-    }
+    settle_state(&state, seeds, progress);
     let mut save_if_due = |t: usize, state: &[u8]| -> Result<()> {
         if !clock.due(ex) {
             return Ok(());
@@ -459,6 +460,14 @@ fn solve_once(
         rounds,
         resumed_at,
     }))
+}
+
+/// Moves the state bytes of level `seeds`, written whole, onto huge pages
+/// where they are not ([`settle`]), and says what came of it.
+fn settle_state(state: &[u8], seeds: usize, progress: Progress<'_>) {
+    if let Some(moved) = settle(state) {
+        progress.notice(Notice::huge_pages(seeds, &moved));
+    }
 }
 
 /// Whether every rank read the work file they needed (`read`: this rank's
