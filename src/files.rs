@@ -67,21 +67,28 @@ pub fn write_output(
 /// nothing is there or a regular file is, the file a symbolic link there
 /// leads to. Anything else there, or a link that leads to anything else
 /// or nowhere, is an error: renaming a file over `/dev/stdout` or a named
-/// pipe would silently swap a device for a file.
+/// pipe would silently swap a device for a file. So is the file this
+/// process's standard output or error goes to (`/dev/stdout` when the
+/// output is sent to a file): the rename would drop what the shell wrote
+/// there before and what this command prints.
 pub fn output_file(path: &Path) -> Result<PathBuf> {
-    let kind = match std::fs::symlink_metadata(path) {
-        Ok(m) => m.file_type(),
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(path.to_path_buf()),
         Err(e) => return Err(Error::io(path, e)),
     };
+    let kind = meta.file_type();
     if kind.is_file() {
-        return Ok(path.to_path_buf());
+        return not_standard_output(path, &meta).map(|()| path.to_path_buf());
     }
     if !kind.is_symlink() {
         return Err(not_replaced(path, kind));
     }
     match std::fs::metadata(path) {
-        Ok(m) if m.is_file() => std::fs::canonicalize(path).map_err(|e| Error::io(path, e)),
+        Ok(m) if m.is_file() => {
+            not_standard_output(path, &m)?;
+            std::fs::canonicalize(path).map_err(|e| Error::io(path, e))
+        }
         Ok(m) => Err(refused(
             path,
             &format!("a link to {}", describe(m.file_type())),
@@ -91,6 +98,26 @@ pub fn output_file(path: &Path) -> Result<PathBuf> {
         }
         Err(e) => Err(Error::io(path, e)),
     }
+}
+
+/// Refuses the regular file `path` (`meta`: its metadata) if this
+/// process's standard output or error goes to it.
+fn not_standard_output(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    // The files the streams go to, by the links the system keeps for them.
+    let is_it = |stream: &str| {
+        std::fs::metadata(stream).is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino())
+    };
+    if is_it("/dev/stdout") || is_it("/dev/stderr") {
+        return Err(Error::io(
+            path,
+            std::io::Error::new(
+                ErrorKind::InvalidInput,
+                "is where this command's own output goes; name another file",
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The error for a `kind` of file at `path` that a write will not replace.

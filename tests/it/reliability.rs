@@ -68,6 +68,9 @@ fn failed_writes_exit_2_and_diagnostics_never_panic() {
         vec!["stats", "--db", s(&dir)],
         vec!["verify", "--quick", "--db", s(&dir)],
         vec!["known", "--db", s(&dir)],
+        vec!["--help"],
+        vec!["--version"],
+        vec!["query", "--help"],
     ] {
         let out = to_dev_full(&args);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -286,6 +289,25 @@ fn census_lists_replace_only_regular_files_and_never_its_own() {
             .file_type()
             .is_char_device()
     );
+    // Nor the file the command's own output goes to, by a link
+    // (`/dev/stdout`) or by name: the rename would drop what is there.
+    let log = dir.join("census.log");
+    std::fs::write(&log, "earlier lines\n").unwrap();
+    for out in ["/dev/stdout", s(&log)] {
+        let printed = File::options().append(true).open(&log).unwrap();
+        let run = bin()
+            .args(census(&["--out", out]))
+            .stdout(printed)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{out}: {err}");
+        assert!(
+            err.contains("is where this command's own output goes"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "earlier lines\n");
+    }
     // A link to a file is written through: the link stays a link.
     let target = dir.join("target.json");
     std::fs::write(&target, "old").unwrap();
@@ -384,9 +406,24 @@ fn values_out_of_range_are_refused_on_import_and_by_check_1() {
     let mut bytes = vec![0u8; 364];
     bytes[100] = 127;
     std::fs::write(vu.join("scores.3"), &bytes).unwrap();
+    // Level 2, all draws, is fine: it is not imported either, since the
+    // import checks every file before it writes any.
+    let level_2 = Encoder::new(3).level_size(2) as usize;
+    std::fs::write(vu.join("scores.2"), vec![0u8; level_2]).unwrap();
     refuses(
         &["import", "--vu", s(&vu), "--db", s(&dir.join("db"))],
         "value 127 at index 100 is outside -3..=3",
+    );
+    assert!(!dir.join("db").join("awari-02.mdb").exists());
+    refuses(
+        &[
+            "import",
+            "--vu",
+            s(&vu.join("scores.2")),
+            "--db",
+            s(&dir.join("db")),
+        ],
+        "scores.2: is a regular file; expected a directory",
     );
     // Read in place, it is refused too: by a query of that position and by
     // the statistics of its level.
