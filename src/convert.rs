@@ -13,9 +13,11 @@ use crate::table;
 /// Imports every `scores.N` of the directory `vu` (awari values:
 /// [`vu_rules`]) as a table of `rules` in
 /// `db` (and its raw working copy), holding the directory's writer lock.
-/// A value outside `-N..=N` refuses the file. Returns the levels imported.
+/// A file of the wrong size or with a value outside `-N..=N` refuses the
+/// import, before any level is written. Returns the levels imported.
 pub fn import_vu(db: &Db, rules: Rules, vu: &Path) -> Result<Vec<usize>> {
     vu_rules(rules)?;
+    crate::files::check_dir(vu)?;
     let files = VuDir::new(vu);
     let levels = files.levels();
     if levels.is_empty() {
@@ -23,13 +25,16 @@ pub fn import_vu(db: &Db, rules: Rules, vu: &Path) -> Result<Vec<usize>> {
             dir: vu.to_path_buf(),
         }));
     }
+    for &seeds in &levels {
+        let map = files.open(seeds)?;
+        check_values(&files.path(seeds), seeds, 0, table::as_values(&map))?;
+    }
     let _lock = DirLock::acquire(db.dir())?;
     let raw_dir = db.raw_dir(rules);
     std::fs::create_dir_all(&raw_dir).map_err(|e| Error::io(&raw_dir, e))?;
     for &seeds in &levels {
-        let map = files.open(seeds)?;
+        let map = files.open(seeds)?; // mapped once: the bytes checked above
         let values = table::as_values(&map);
-        check_values(&files.path(seeds), seeds, 0, values)?;
         table::write_table(
             &db.table_path(rules, seeds),
             Db::table_id(rules, seeds),
