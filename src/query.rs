@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::error::{Corruption, Error, Result};
-use crate::oware::{Board, Rules, moves};
+use crate::oware::{Board, Rules, levels_needed, moves};
 use crate::source::{Source, Values};
 
 /// What a value means for the player to move.
@@ -78,6 +78,29 @@ pub fn levels_read(rules: Rules, board: &Board) -> Vec<usize> {
     if board.in_domain() {
         levels.push(board.seeds());
     }
+    levels.sort_unstable();
+    levels.dedup();
+    levels
+}
+
+/// The levels a value of `board` under `rules` rests on, increasing: those
+/// [`levels_read`] for it and every level they were built from
+/// ([`levels_needed`]). None for a position without moves: the rules alone
+/// give its value.
+///
+/// ```
+/// use mancaladb::oware::{Board, Rules};
+/// use mancaladb::query::levels_rested_on;
+/// let start = Board([3; 12]);
+/// assert_eq!(levels_rested_on(Rules::Awari, &start), [(0..=34).collect::<Vec<_>>(), vec![36]].concat());
+/// let over = Board([0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]);
+/// assert!(levels_rested_on(Rules::Awari, &over).is_empty());
+/// ```
+pub fn levels_rested_on(rules: Rules, board: &Board) -> Vec<usize> {
+    let mut levels: Vec<usize> = levels_read(rules, board)
+        .into_iter()
+        .flat_map(levels_needed)
+        .collect();
     levels.sort_unstable();
     levels.dedup();
     levels

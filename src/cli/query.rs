@@ -5,9 +5,9 @@ use std::process::ExitCode;
 use serde::Serialize;
 
 use mancaladb::Error;
-use mancaladb::oware::{Board, Rules, levels_needed};
+use mancaladb::oware::{Board, Rules};
 use mancaladb::query::{
-    self, Analysis, Category, Line, LineEnd, analyze, levels_read, principal_line,
+    self, Analysis, Category, Line, LineEnd, analyze, levels_read, levels_rested_on, principal_line,
 };
 use mancaladb::source::Source;
 
@@ -150,7 +150,10 @@ fn provenance(rules: Rules, board: &Board, source: &Source) -> Result<String, Er
         .iter()
         .map(|n| n.to_string())
         .collect();
-    let rests_on = levels_needed(board.seeds());
+    if read.is_empty() {
+        return Ok("levels: none read (no moves: the rules give the value)".to_string());
+    }
+    let rests_on = levels_rested_on(rules, board);
     let checked = match source.all_verified(&rests_on)? {
         true => "all verified here".to_string(),
         false => not_verified(source),

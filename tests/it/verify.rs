@@ -350,6 +350,14 @@ fn query_says_what_a_value_rests_on_and_whether_it_is_verified() {
         text.contains("levels: read 9; rests on 0..7,9, all verified here"),
         "{text}"
     );
+    // The mover has no seeds: no level is read, and the value rests on none.
+    let (code, text) = code_and_stdout(&["query", "--db", d, "0 0 0 0 0 0 1 1 1 1 1 1"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("value:  -6"), "{text}");
+    assert!(
+        text.contains("levels: none read (no moves: the rules give the value)"),
+        "{text}"
+    );
 }
 
 #[test]
