@@ -8,5 +8,8 @@ mod server;
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    cli::run(cli::Cli::parse())
+    match cli::Cli::try_parse() {
+        Ok(cli) => cli::run(cli),
+        Err(e) => cli::not_run(e),
+    }
 }

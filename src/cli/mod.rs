@@ -96,6 +96,21 @@ pub fn run(cli: Cli) -> ExitCode {
     output::finish(code)
 }
 
+/// What a command line that runs no command prints, and its exit code:
+/// `--help` and `--version` on standard output (a failed write is exit 2,
+/// as for any output), a usage error on standard error with exit 2.
+pub fn not_run(e: clap::Error) -> ExitCode {
+    if e.use_stderr() {
+        e.exit()
+    }
+    let text = e.render();
+    match std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        true => output::write(text.ansi().to_string().as_bytes()),
+        false => output::write(text.to_string().as_bytes()),
+    }
+    output::finish(ExitCode::SUCCESS)
+}
+
 /// The error's line, with the command that remedies it where there is one.
 fn explain(e: &Error) -> String {
     let hint = match e {

@@ -37,7 +37,8 @@ pub struct ManArgs {
 pub fn man(a: ManArgs) -> Result<ExitCode, Error> {
     let cli = Cli::command();
     let command = match &a.command {
-        None => cli,
+        // Without `help`, which has no page of its own.
+        None => cli.disable_help_subcommand(true),
         Some(name) => {
             let names: Vec<String> = cli
                 .get_subcommands()

@@ -464,6 +464,9 @@ fn completions_and_man_page_are_generated() {
         page.starts_with(".ie") || page.contains(".TH mancaladb"),
         "{page}"
     );
+    // Every command it lists has a page (`help` has none).
+    assert!(page.contains("mancaladb\\-build(1)"), "{page}");
+    assert!(!page.contains("mancaladb\\-help"), "{page}");
     // Each command's page, with its flags, under the name the main page
     // gives it.
     let out = run(&["man", "build"]);
