@@ -18,22 +18,25 @@ pub fn parse<const N: usize, S: AsRef<str>>(
         .flat_map(|w| w.as_ref().split(|c: char| c == ',' || c.is_whitespace()))
         .filter(|p| !p.is_empty())
         .collect();
-    check_len::<N>(parts.len(), what)?;
-    let mut pits = [0u8; N];
-    for (slot, part) in pits.iter_mut().zip(&parts) {
-        *slot = match part.parse::<i64>() {
-            Ok(v) => pit(v, what, max_seeds)?,
+    // Words that are not numbers first: "got 1 number" would hide them.
+    let counts = parts
+        .iter()
+        .map(|part| match part.parse::<i64>() {
+            Ok(v) => Ok(pit(v, what, max_seeds)),
             // A whole number all the same, past what any count can be.
             Err(e) if *e.kind() == IntErrorKind::PosOverflow => {
-                return Err(too_many(what, part, max_seeds));
+                Ok(Err(too_many(what, part, max_seeds)))
             }
-            Err(e) if *e.kind() == IntErrorKind::NegOverflow => return Err(negative(what, part)),
-            Err(_) => {
-                return Err(Error::Invalid(format!(
-                    "{what}: pit count '{part}' is not a whole number"
-                )));
-            }
-        };
+            Err(e) if *e.kind() == IntErrorKind::NegOverflow => Ok(Err(negative(what, part))),
+            Err(_) => Err(Error::Invalid(format!(
+                "{what}: pit count '{part}' is not a whole number"
+            ))),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    check_len::<N>(counts.len(), what)?;
+    let mut pits = [0u8; N];
+    for (slot, count) in pits.iter_mut().zip(counts) {
+        *slot = count?;
     }
     check_total(&pits, what, max_seeds)
 }
@@ -56,7 +59,8 @@ pub fn from_counts<const N: usize>(
 fn check_len<const N: usize>(len: usize, what: &str) -> Result<()> {
     if len != N {
         return Err(Error::Invalid(format!(
-            "{what} has {N} pits, got {len} numbers"
+            "{what} has {N} pits, got {len} number{}",
+            if len == 1 { "" } else { "s" }
         )));
     }
     Ok(())

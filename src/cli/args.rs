@@ -50,8 +50,11 @@ pub fn range(text: &str, max: usize, what: &str) -> Result<RangeInclusive<usize>
     let (a, b) = text.split_once("..").unwrap_or((text, text));
     let a: usize = a.trim().parse().map_err(|_| bad())?;
     let b: usize = b.trim().parse().map_err(|_| bad())?;
-    if a > b || b > max {
+    if b > max {
         return Err(bad());
+    }
+    if a > b {
+        return Err(format!("{a}..{b} runs backwards: give N..M with N <= M"));
     }
     Ok(a..=b)
 }

@@ -323,7 +323,7 @@ fn bad_loops_and_census_input_is_refused() {
     );
     refuses(
         &["census", "--seeds", "5..3"],
-        "give N or N..M, seed counts 0..=64",
+        "5..3 runs backwards: give N..M with N <= M",
     );
 }
 
