@@ -119,9 +119,18 @@ impl State {
     }
 }
 
+/// The query of a route that takes none: any parameter is a 400, as on
+/// the routes that take some (`?rules=abapa` must not pass unnoticed).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoQuery {}
+
 /// `GET /health`.
-pub async fn health() -> Json<serde_json::Value> {
-    Json(serde_json::json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
+pub async fn health(q: Result<Query<NoQuery>, QueryRejection>) -> Answer<serde_json::Value> {
+    query(q)?;
+    Ok(Json(
+        serde_json::json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}),
+    ))
 }
 
 /// Middleware: every error answer as [`ApiError`] JSON, also those that
@@ -481,7 +490,11 @@ enum LevelEntry {
 }
 
 /// `GET /api/levels`: the levels present, their sizes, whether verified.
-pub async fn levels(Shared(state): Shared<Arc<State>>) -> Answer<Levels> {
+pub async fn levels(
+    Shared(state): Shared<Arc<State>>,
+    q: Result<Query<NoQuery>, QueryRejection>,
+) -> Answer<Levels> {
+    query(q)?;
     blocking(move || {
         let rules = state
             .sources
@@ -516,9 +529,12 @@ pub async fn levels(Shared(state): Shared<Arc<State>>) -> Answer<Levels> {
 pub async fn stats(
     Shared(state): Shared<Arc<State>>,
     Path((rules, seeds)): Path<(String, String)>,
+    q: Result<Query<NoQuery>, QueryRejection>,
 ) -> Answer<LevelStats> {
+    query(q)?;
+    let digits = !seeds.is_empty() && seeds.bytes().all(|b| b.is_ascii_digit());
     let seeds: usize = match seeds.parse() {
-        Ok(n) if n <= MAX_SEEDS => n,
+        Ok(n) if digits && n <= MAX_SEEDS => n,
         _ => {
             return Err(ApiError::bad(format!(
                 "level {seeds}: give 0..={MAX_SEEDS}"

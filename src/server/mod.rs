@@ -10,7 +10,8 @@
 //!   (`missing_level`); only a damaged or unreadable table is a 500.
 //! * Limits: request bodies of 1 MiB (axum's body limit, so that the
 //!   refusal is a JSON 413 like every other error), batches of [`api::MAX_BATCH`] boards,
-//!   Omweso lap budgets of [`api::MAX_LAPS`], 30 s per request (503 after).
+//!   Omweso lap budgets of [`api::MAX_LAPS`], 30 s per request (503 after),
+//!   10 s to send a request's head (the connection is closed after).
 //! * Cross-origin reads are allowed (the data is public and read-only);
 //!   responses are gzip-compressed when the client accepts it.
 //! * One log line per request on standard error: method, path, status,
@@ -48,6 +49,9 @@ use crate::cli::output;
 const MAX_BODY: usize = 1 << 20;
 /// Longest time a request may take.
 const TIMEOUT: Duration = Duration::from_secs(30);
+/// Longest time a client may take to send a request's head (the request
+/// line and headers), after which its connection is closed.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A level's statistics once counted; its lock is held while they are
 /// counted, so that requests arriving meanwhile wait for that count.
@@ -156,11 +160,46 @@ pub fn serve(state: State, addr: SocketAddr, bound: impl FnOnce(SocketAddr)) -> 
                 .local_addr()
                 .map_err(|e| failed("cannot listen on", e))?,
         );
-        axum::serve(listener, router(Arc::new(state)))
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await
-            .map_err(|e| failed("serving on", e))
+        accept(listener, router(Arc::new(state))).await;
+        Ok(())
     })
+}
+
+/// Serves each connection `listener` accepts with `app` until Ctrl-C, then
+/// lets the requests under way finish. (As `axum::serve`, plus a limit on
+/// the time a client may take to send a request's head, which that has
+/// not: a client that opens connections and never finishes a request
+/// would otherwise hold each open for good.)
+async fn accept(listener: tokio::net::TcpListener, app: Router) {
+    use hyper::server::conn::http1;
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::server::graceful::GracefulShutdown;
+    use hyper_util::service::TowerToHyperService;
+
+    let connections = GracefulShutdown::new();
+    let mut stop = std::pin::pin!(tokio::signal::ctrl_c());
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors, or a connection reset before
+                    // it was taken: wait a little rather than spin.
+                    output::diag(format_args!("mancaladb serve: accepting a connection: {e}"));
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = &mut stop => break,
+        };
+        let connection = http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(HEAD_TIMEOUT)
+            .serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+        let connection = connections.watch(connection);
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+    }
+    connections.shutdown().await;
 }

@@ -269,6 +269,15 @@ fn bad_input_is_400_and_missing_levels_404() {
         400,
         "unknown field `laps`",
     );
+    // Also on the routes that take no parameter at all.
+    for path in [
+        "/api/stats/awari/12?rules=abapa",
+        "/api/levels?rules=abapa",
+        "/health?x=1",
+    ] {
+        refused(&s, path, 400, "unknown field");
+    }
+    refused(&s, "/api/stats/awari/+12", 400, "level +12: give 0..=48");
     refused(
         &s,
         "/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0&rules=kalah",
@@ -633,4 +642,23 @@ fn cors_and_the_page() {
             .contains("/api/awari/mainline")
     );
     assert!(!body.is_empty());
+}
+
+/// A client that never finishes a request's head has its connection closed
+/// (10 s), rather than held open for good; the server goes on answering.
+#[test]
+fn an_unfinished_request_head_is_cut_off() {
+    let s = Server::db(awari_db());
+    let mut stalled = TcpStream::connect(&s.addr).unwrap();
+    write!(stalled, "GET /health HTTP/1.1\r\nHost: x\r\n").unwrap();
+    stalled
+        .set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .unwrap();
+    let start = std::time::Instant::now();
+    let mut rest = Vec::new();
+    // Closed by the server: the read ends (no answer), well before 60 s.
+    stalled.read_to_end(&mut rest).unwrap();
+    let waited = start.elapsed().as_secs_f64();
+    assert!((9.0..30.0).contains(&waited), "closed after {waited} s");
+    assert_eq!(s.get("/health").0, 200);
 }
