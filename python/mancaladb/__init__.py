@@ -416,10 +416,13 @@ def _board_array(boards: Any) -> np.ndarray:
         raise ValueError(f"boards must be a (k, 12) array, got shape {a.shape}")
     if a.dtype == np.uint8:
         return a
-    if a.dtype == np.uint64 and a.size and a.max() > np.iinfo(np.int64).max:
+    # As a uint64 scalar: NumPy before 2.0 compares uint64 with a Python int
+    # through float64, which lets 2**63 + 7 pass.
+    past_int64 = np.uint64(np.iinfo(np.int64).max)
+    if a.dtype == np.uint64 and a.size and a.max() > past_int64:
         # Past int64 (where the conversion below would wrap to a negative
         # count): the library's message for a count too large.
-        row = int(np.argmax(a.max(axis=1) > np.iinfo(np.int64).max))
+        row = int(np.argmax(a.max(axis=1) > past_int64))
         raise ValueError(f"row {row}: an Oware board: pit count {a[row].max()} "
                          "exceeds the 48 seeds of a game")
     return a.astype(np.int64, copy=False)

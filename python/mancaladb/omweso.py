@@ -5,6 +5,7 @@ configuration end, loop forever, or can it be made to loop? See
 from __future__ import annotations
 
 import json
+import operator
 from typing import Optional, Sequence, Union
 
 from . import _native
@@ -28,5 +29,12 @@ def loops(side: Side, opponent: Optional[Side] = None, pit: Optional[int] = None
     captures. ``max_laps``: laps followed per start before answering
     ``"undecided"``. ``any_seeds``: allow more than the 64 seeds of a game in
     play, both sides together (each side still holds at most 64).
-    Bad input raises ``ValueError`` with the command line's message."""
+    Bad input raises ``ValueError`` with the command line's message (a
+    negative ``pit`` or ``max_laps`` too); a ``pit`` or ``max_laps`` that is
+    not an integer, ``TypeError``. Once started, the analysis runs to its
+    end (Ctrl-C waits for it): ``max_laps`` bounds its time."""
+    if pit is not None and operator.index(pit) < 0:
+        raise ValueError(f"pit {pit}: pits are numbered 0..15")
+    if operator.index(max_laps) < 0:
+        raise ValueError(f"max_laps {max_laps}: a number of laps, 0 or more")
     return json.loads(_native.loops(side, opponent, pit, first_turn, max_laps, any_seeds))

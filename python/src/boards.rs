@@ -11,7 +11,7 @@ use numpy::ndarray::ArrayView2;
 use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyString};
 
 use crate::errors::IntoPy;
 
@@ -19,6 +19,14 @@ use crate::errors::IntoPy;
 pub fn board(obj: &Bound<'_, PyAny>) -> PyResult<Board> {
     if let Ok(s) = obj.cast::<PyString>() {
         return Board::parse(&[s.to_cow()?]).py();
+    }
+    // Bytes are a sequence of integers to Python, but never a board:
+    // `b"1 1 1 ..."` would be its character codes.
+    if obj.is_instance_of::<PyBytes>() || obj.is_instance_of::<PyByteArray>() {
+        return Err(PyTypeError::new_err(format!(
+            "a board is a string or twelve counts, got {}",
+            obj.get_type().name()?
+        )));
     }
     if let Ok(counts) = obj.extract::<Vec<i64>>() {
         return Board::from_counts(&counts).py();

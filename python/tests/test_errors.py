@@ -62,6 +62,10 @@ def test_bad_rows_name_the_row(db_dir):
             db.values(np.zeros((3, 12), dtype=np.float32))
         with pytest.raises(TypeError):
             db.value(5)
+        # Bytes are no board, not even as their character codes.
+        for text in [b"1 1 1 1 1 2 4 2 3 0 0 0", bytes(12), bytearray(12)]:
+            with pytest.raises(TypeError, match="a board is a string or twelve counts"):
+                db.value(text)
         # Rows of any integer type get the same shape check, uint8 too.
         with pytest.raises(ValueError, match=r"\(k, 12\) array, got shape \(12,\)"):
             db.values(np.zeros(12, dtype=np.uint8))

@@ -46,6 +46,11 @@ def test_bad_sides_get_the_command_lines_message():
         mancaladb.omweso.loops([1] * 16)
     with pytest.raises(ValueError, match="numbered 0..15"):
         mancaladb.omweso.loops([2] * 16, pit=16)
+    # Negative numbers are bad input too, not an unsigned overflow.
+    with pytest.raises(ValueError, match="pit -1: pits are numbered 0..15"):
+        mancaladb.omweso.loops([2] * 16, pit=-1)
+    with pytest.raises(ValueError, match="max_laps -1: a number of laps, 0 or more"):
+        mancaladb.omweso.loops([2] * 16, max_laps=-1)
 
 
 def test_more_seeds_than_a_game_need_any_seeds():
