@@ -75,7 +75,21 @@ def main(url, out):
             assert all(c == "loss" for (_, _, _, c) in m[1:]), m
             assert [p for (p, *_r) in m] == [5, 0, 1, 2, 3, 4], m
             assert "best" in d.find_element(By.ID, "pit-5").get_attribute("class")
+            # The opponent's row on top, from their pit 11 on the left; only
+            # the mover's legal pits take a click; each pit is named.
+            row = lambda r: [e.get_attribute("id") for e in d.find_elements(By.CSS_SELECTOR, f"#row-{r} .pit")]
+            assert row("top") == [f"pit-{p}" for p in range(11, 5, -1)], row("top")
+            assert row("bottom") == [f"pit-{p}" for p in range(6)], row("bottom")
+            enabled = [p for p in range(12) if d.find_element(By.ID, f"pit-{p}").is_enabled()]
+            assert enabled == [0, 1, 2, 3, 4, 5], enabled
+            assert d.find_element(By.ID, "pit-5").get_attribute("aria-label") == "pit 5, 2 seeds, player to move, best move"
+            assert d.find_element(By.ID, "pit-6").get_attribute("aria-label") == "pit 6, 4 seeds, opponent"
+            # The principal line starts with the best move, and says how it
+            # ends.
             wait_for(d, "the principal line", lambda d: d.find_element(By.ID, "line-end").text.startswith("end:"))
+            first_ply = d.find_elements(By.CSS_SELECTOR, "#line li")[0].text
+            assert first_ply.startswith("1 1 1 1 1 2 4 2 3 0 0 0") and "pit 5 takes 3 (+0)" in first_ply, first_ply
+            assert "undefined" not in d.find_element(By.ID, "line-end").text
 
             # Play pit 5: the board turns for the opponent.
             d.find_element(By.ID, "pit-5").click()
@@ -109,6 +123,16 @@ def main(url, out):
             wait_for(d, "the refusal", lambda d: "twelve pit counts" in d.find_element(By.ID, "error").text)
             assert board(d) == [5, 0, 3, 0, 0, 0, 1, 1, 1, 1, 1, 1], board(d)
 
+            # A board typed in the field is set with Enter.
+            text.clear()
+            text.send_keys("[0,0,0,0,0,2,1,1,0,0,0,0]\n")
+            wait_for(d, "the typed board", lambda d: board(d) == [0, 0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0]
+                     and moves(d) and moves(d)[0][:3] == (5, "+4", 4))
+
+            # A level that is not here: the API's 404 is shown, not hidden.
+            d.get(url + "?board=2,2,2,2,2,2,1,1,1,1,1,0")
+            wait_for(d, "the missing level", lambda d: "level 17 (awari) not found" in d.find_element(By.ID, "error").text)
+
             # A shared address with a bad board says so and shows the start.
             d.get(url + "?board=1,1,1")
             wait_for(d, "the notice", lambda d: "is not twelve pit counts" in d.find_element(By.ID, "error").text)
@@ -125,15 +149,25 @@ def main(url, out):
 
             # Levels: the histogram of the largest level (16: 2 * 16 + 1
             # values), one win/draw/loss bar per level 0..16; a level's row
-            # shows its histogram.
+            # shows its histogram, even when clicked while the largest
+            # level's is still on its way (the older answer is dropped).
             d.find_element(By.ID, "nav-levels").click()
             hist = lambda d, n: ("level %d" % n in d.find_element(By.ID, "hist-title").text
                                  and len(d.find_elements(By.CSS_SELECTOR, "#hist-chart rect")) == 2 * n + 1)
-            wait_for(d, "the histogram of level 16", lambda d: hist(d, 16))
+            rows = lambda d: d.find_elements(By.CSS_SELECTOR, "#levels-table tbody tr")
+            wait_for(d, "the levels table", lambda d: len(rows(d)) == 17)
+            rows(d)[12].click()
             wait_for(d, "17 win/draw/loss bars", lambda d: len(d.find_elements(By.CSS_SELECTOR, "#wdl-chart rect")) == 3 * 17,
                      timeout=60)
-            d.find_elements(By.CSS_SELECTOR, "#levels-table tbody tr")[12].click()
             wait_for(d, "the histogram of level 12", lambda d: hist(d, 12))
+            # Shares as text too: won / drawn / lost, summing to 100 %.
+            shares = rows(d)[16].find_elements(By.TAG_NAME, "td")[5].text
+            parts = [float(x.strip().rstrip("%")) for x in shares.split("/")]
+            assert len(parts) == 3 and abs(sum(parts) - 100) < 0.2, shares
+            # Keys act on the board only while it is shown: u here takes
+            # back no move (the last one emptied the board).
+            d.find_element(By.TAG_NAME, "body").send_keys("u")
+            assert "board=0,0,0,0,0,0,0,0,0,0,0,0" in d.current_url, d.current_url
             d.save_screenshot(os.path.join(out, "levels.png"))
 
             # Omweso: the README's looping start.

@@ -9,7 +9,11 @@ const state = {
   rules: "awari",
   history: [],
   analysis: null, // the last answer of /api/awari for state.board
-  request: 0, // the newest request: older answers are dropped
+  // The newest request of each kind: answers to older ones are dropped,
+  // so that a slow answer never overwrites a newer one.
+  request: 0,
+  histRequest: 0,
+  omwesoRequest: 0,
 };
 
 function svg(tag, attrs, text) {
@@ -26,9 +30,10 @@ async function getJSON(url) {
   return body;
 }
 
-// Twelve whole pit counts from text ("1,1,1,..." or "1 1 1 ..."), or null.
+// Twelve whole pit counts from text ("1,1,1,...", "1 1 1 ...", or the
+// API's "[1,1,1,...]"), or null.
 function parseBoard(text) {
-  const words = String(text).trim().split(/[\s,]+/);
+  const words = String(text).trim().replace(/^\[|\]$/g, "").split(/[\s,]+/).filter((w) => w);
   if (words.length !== 12 || !words.every((w) => /^\d+$/.test(w))) return null;
   return words.map(Number);
 }
@@ -48,8 +53,11 @@ function mode() {
 
 // ---- the board ----
 
+// The board's buttons, drawn afresh; the pit that had the keyboard focus
+// keeps it.
 function renderBoard() {
   const top = $("row-top"), bottom = $("row-bottom");
+  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.pit : undefined;
   top.replaceChildren();
   bottom.replaceChildren();
   const legal = new Set((state.analysis ? state.analysis.moves : []).map((m) => m.pit));
@@ -64,19 +72,27 @@ function renderBoard() {
       const label = document.createElement("small");
       label.textContent = p;
       b.appendChild(label);
+      const seeds = state.board[p] === 1 ? "1 seed" : state.board[p] + " seeds";
+      let name = `pit ${p}, ${seeds}, ${p < 6 ? "player to move" : "opponent"}`;
       if (mode() === "play") {
         b.disabled = !(p < 6 && legal.has(p));
-        if (best.has(p) && p < 6) b.classList.add("best");
+        if (best.has(p) && p < 6) {
+          b.classList.add("best");
+          name += ", best move";
+        }
       }
+      b.setAttribute("aria-label", name);
       b.addEventListener("click", (ev) => clickPit(p, ev.shiftKey ? -1 : 1));
+      // Taking a seed away is for edit mode; in play mode the menu stays.
       b.addEventListener("contextmenu", (ev) => {
+        if (mode() !== "edit") return;
         ev.preventDefault();
         clickPit(p, -1);
       });
       row.appendChild(b);
+      if (String(p) === focused && !b.disabled) b.focus();
     }
   }
-  $("board-text").value = state.board.join(",");
 }
 
 function clickPit(p, delta) {
@@ -84,7 +100,7 @@ function clickPit(p, delta) {
     const b = state.board.slice();
     b[p] = Math.max(0, b[p] + delta);
     setBoard(b, false);
-  } else {
+  } else if (delta > 0) {
     play(p);
   }
 }
@@ -103,6 +119,9 @@ function setBoard(board, keepHistory) {
   // Commas unescaped, so that the address reads as it is shared.
   const rules = state.rules === "awari" ? "" : "&rules=" + state.rules;
   history.replaceState(null, "", "?board=" + board.join(",") + rules + location.hash);
+  // The text field follows the board only when the board changes, so that
+  // text being typed survives the redraws of answers.
+  $("board-text").value = board.join(",");
   renderBoard();
   analyze();
 }
@@ -123,13 +142,19 @@ async function analyze() {
     state.analysis = a;
     renderAnalysis(a);
     renderBoard();
+  } catch (e) {
+    if (id !== state.request) return;
+    showError(e.message);
+    renderBoard();
+    return;
+  }
+  try {
     const line = await getJSON("/api/awari/mainline?" + q);
     if (id !== state.request) return;
     renderLine(line);
   } catch (e) {
     if (id !== state.request) return;
-    showError(e.message);
-    renderBoard();
+    showError("principal line: " + e.message);
   }
 }
 
@@ -195,11 +220,17 @@ async function showLevels() {
   $("levels-rules").textContent = state.rules;
   const body = $("levels-table").tBodies[0];
   body.replaceChildren();
+  if (!levels.length) {
+    ++state.histRequest; // an answer still on its way is not shown
+    $("hist-title").textContent = "Values of a level";
+    $("hist").textContent = "No level of " + state.rules + " rules is here.";
+  }
+  const shares = new Map(); // seeds -> the row's won/drawn/lost cell
   for (const l of all) {
     const tr = document.createElement("tr");
     const cells = l.error
       ? [l.seeds, l.error]
-      : [l.seeds, l.positions.toLocaleString(), l.bytes.toLocaleString(), l.verified === null ? "?" : l.verified ? "yes" : "no", l.uncompressed ? "yes" : "no"];
+      : [l.seeds, l.positions.toLocaleString(), l.bytes.toLocaleString(), l.verified === null ? "?" : l.verified ? "yes" : "no", l.uncompressed ? "yes" : "no", "…"];
     for (const c of cells) {
       const td = document.createElement("td");
       td.textContent = c;
@@ -207,8 +238,9 @@ async function showLevels() {
     }
     if (l.error) {
       tr.className = "loss";
-      tr.cells[1].colSpan = 4;
+      tr.cells[1].colSpan = 5;
     } else {
+      shares.set(l.seeds, tr.cells[5]);
       tr.addEventListener("click", () => showHistogram(l.seeds));
     }
     body.appendChild(tr);
@@ -228,8 +260,11 @@ async function showLevels() {
       const t = svg("text", { x: 30 + i * w + w / 2, y: h - 5, "text-anchor": "middle", class: "loss" }, "?");
       t.appendChild(svg("title", {}, `${l.seeds} seeds: ${e.message}`));
       chart.appendChild(t);
+      shares.get(l.seeds).textContent = e.message;
       continue;
     }
+    const pct = (count) => (100 * count / s.positions).toFixed(1) + " %";
+    shares.get(l.seeds).textContent = `${pct(s.wins)} / ${pct(s.draws)} / ${pct(s.losses)}`;
     let y = 5;
     for (const [count, cls] of [[s.wins, "win"], [s.draws, "draw"], [s.losses, "loss"]]) {
       const bh = (h - 5) * count / s.positions;
@@ -243,14 +278,17 @@ async function showLevels() {
 }
 
 async function showHistogram(n) {
+  const id = ++state.histRequest;
   $("hist-title").textContent = "Values of level " + n + " (" + state.rules + ")";
+  $("hist").textContent = "counting…";
   let s;
   try {
     s = await getJSON("/api/stats/" + state.rules + "/" + n);
   } catch (e) {
-    $("hist").textContent = e.message;
+    if (id === state.histRequest) $("hist").textContent = e.message;
     return;
   }
+  if (id !== state.histRequest) return;
   const max = Math.max(...s.histogram), w = Math.max(6, Math.floor(600 / s.histogram.length)), h = 160;
   const chart = svg("svg", { width: s.histogram.length * w + 20, height: h + 30, id: "hist-chart" });
   s.histogram.forEach((c, i) => {
@@ -275,11 +313,13 @@ async function decideOmweso(ev) {
   if ($("om-laps").value.trim()) q.set("max_laps", $("om-laps").value.trim());
   if (words("om-opp")) q.set("opponent", words("om-opp"));
   if ($("om-first").checked) q.set("first_turn", "true");
+  const id = ++state.omwesoRequest;
   const body = $("om-starts").tBodies[0];
   body.replaceChildren();
   $("om-error").hidden = true;
   try {
     const r = await getJSON("/api/omweso/loops?" + q);
+    if (id !== state.omwesoRequest) return;
     for (const s of r.starts) {
       const tr = document.createElement("tr");
       tr.className = s.verdict === "terminates" ? "win" : s.verdict === "undecided" ? "draw" : "loss";
@@ -291,6 +331,7 @@ async function decideOmweso(ev) {
       body.appendChild(tr);
     }
   } catch (e) {
+    if (id !== state.omwesoRequest) return;
     $("om-error").textContent = e.message;
     $("om-error").hidden = false;
   }
@@ -317,23 +358,38 @@ function start() {
     state.rules = $("rules").value;
     setBoard(state.board, true);
   });
-  $("set-board").addEventListener("click", () => {
+  const setTyped = () => {
     const nums = parseBoard($("board-text").value);
     if (nums) setBoard(nums, false);
     else showError("give twelve pit counts, whole numbers separated by commas or spaces");
+  };
+  $("set-board").addEventListener("click", setTyped);
+  $("board-text").addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter") setTyped();
   });
   $("undo").addEventListener("click", undo);
   $("best").addEventListener("click", playBest);
+  // The hint says what clicks do in the mode shown (a reload may restore
+  // either).
+  const hint = () => {
+    $("mode-hint").textContent = mode() === "edit"
+      ? "Click a pit to add a seed; shift-click or right-click to take one away."
+      : "Click one of your pits (bottom row) to sow it; the board turns for the next player. Keys: b best move, u undo.";
+  };
+  hint();
   for (const r of document.querySelectorAll("input[name=mode]")) {
     r.addEventListener("change", () => {
-      $("mode-hint").textContent = mode() === "edit"
-        ? "Click a pit to add a seed; shift-click or right-click to take one away."
-        : "Click one of your pits (bottom row) to sow it; the board turns for the next player. Keys: b best move, u undo.";
+      hint();
       renderBoard();
     });
   }
+  // b and u act on the board when it is shown, unless text is being typed
+  // or the key comes with a modifier (Ctrl+U is the browser's).
   document.addEventListener("keydown", (ev) => {
-    if (ev.target.tagName === "INPUT") return;
+    const t = ev.target;
+    const typing = t.tagName === "SELECT" || t.tagName === "TEXTAREA"
+      || (t.tagName === "INPUT" && !["radio", "checkbox", "button", "submit"].includes(t.type));
+    if (typing || ev.ctrlKey || ev.metaKey || ev.altKey || $("view-board").hidden) return;
     if (ev.key === "b") playBest();
     if (ev.key === "u") undo();
   });
@@ -344,9 +400,10 @@ function start() {
   if (given !== null && !parseBoard(given)) {
     showError("board=" + given + " is not twelve pit counts: showing the start position");
   }
-  // Offer only the rule sets served (a VU directory holds awari values).
+  // Offer only the rule sets with levels here (a VU directory holds awari
+  // values only; a table directory may hold no abapa level).
   getJSON("/api/levels").then((info) => {
-    const served = new Set(info.rules.map((r) => r.rules));
+    const served = new Set(info.rules.filter((r) => r.levels.length).map((r) => r.rules));
     for (const o of $("rules").options) o.disabled = !served.has(o.value);
   }, () => {});
 }
