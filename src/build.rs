@@ -169,6 +169,13 @@ pub fn build_until(
     let mut levels = game_levels(levels)?;
     levels.sort_unstable();
     levels.dedup();
+    // A directory not there yet holds no level: what cannot be built in it
+    // is refused before it is made (with its lock and `raw/`). Otherwise
+    // the checks wait for the lock, under which the levels there stand.
+    if ex.rank() == 0 && !db.dir().exists() {
+        check_memory(db, rules, &levels, ex.ranks(), memory_total())?;
+        check_lower_levels(db, rules, &levels)?;
+    }
     let _lock = match ex.rank() {
         0 => {
             let lock = if wait {
@@ -251,7 +258,12 @@ pub fn build_until(
             reports.push(report);
         }
     }
-    if let Some(last) = reports.last().filter(|_| ex.rank() == 0) {
+    // Readied for the level after the last one built. A call that built
+    // nothing (every level there) leaves the copies as they are: a run that
+    // goes on level by level would otherwise write and remove gigabytes of
+    // copies at each restart.
+    let built = reports.iter().any(|r| !r.skipped);
+    if let Some(last) = reports.last().filter(|_| ex.rank() == 0 && built) {
         prepare_raw_cache(db, rules, last.seeds + 2, budget)?;
     }
     Ok(reports)

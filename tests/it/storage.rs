@@ -517,6 +517,20 @@ fn a_raw_cache_budget_keeps_the_top_levels_and_builds_the_same_tables() {
     .unwrap();
     assert_eq!(raw_levels(&all, Rules::Awari), (0..=15).collect::<Vec<_>>());
     common::assert_committed(&dir, 15);
+    // A build that finds every level there leaves the copies as they are,
+    // even under a budget they exceed: a run restarted step by step would
+    // otherwise write and remove them at each step.
+    build(
+        &db,
+        Rules::Awari,
+        0..=15,
+        &Alone,
+        Progress::QUIET,
+        false,
+        |r| assert!(r.skipped),
+    )
+    .unwrap();
+    assert_eq!(raw_levels(&db, Rules::Awari), (0..=15).collect::<Vec<_>>());
 }
 
 /// With a budget, a level built after the one above it (level 11 after
@@ -611,6 +625,13 @@ fn a_build_may_leave_the_level_below_the_top_for_later() {
         !Path::new(empty).join("awari-00.mdb").exists(),
         "nothing solved"
     );
+    // Into a directory not there yet: refused before it is made.
+    let new = Path::new(empty).join("new");
+    common::refuses(
+        &["build", "--levels", "11", "--db", new.to_str().unwrap()],
+        "level 11 reads level 0, which is neither built",
+    );
+    assert!(!new.exists(), "the directory was made");
     common::refuses(
         &["build", "--levels", "3..x", "--db", empty],
         "e.g. 0..34,36",
