@@ -45,14 +45,25 @@ pub fn import_vu(db: &Db, rules: Rules, vu: &Path) -> Result<Vec<usize>> {
     Ok(levels)
 }
 
-/// Writes `scores.N` into `out` for every level of `rules` (awari:
-/// [`vu_rules`]) present in `db`,
-/// each checked first, holding `out`'s writer lock (two exports into one
-/// directory would share each file's temporary name). Returns the levels
-/// written.
-pub fn export_vu(db: &Db, rules: Rules, out: &Path) -> Result<Vec<usize>> {
+/// Writes `scores.N` into `out` for `levels` of `rules` (awari:
+/// [`vu_rules`]), or every level present in `db` if `None`, each checked
+/// first (a level not built is an error before anything is written),
+/// holding `out`'s writer lock (two exports into one directory would share
+/// each file's temporary name). Returns the levels written.
+pub fn export_vu(
+    db: &Db,
+    rules: Rules,
+    out: &Path,
+    levels: Option<Vec<usize>>,
+) -> Result<Vec<usize>> {
     vu_rules(rules)?;
-    let levels = db.present(rules)?;
+    let levels = match levels {
+        Some(levels) => levels,
+        None => db.present(rules)?,
+    };
+    for &seeds in &levels {
+        db.open(rules, seeds)?;
+    }
     let _lock = DirLock::acquire(out)?;
     for &seeds in &levels {
         let t = db.open(rules, seeds)?;

@@ -1,5 +1,6 @@
 //! `import` and `export`: tables to and from the published VU layout.
 
+use std::ops::RangeInclusive;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -7,7 +8,7 @@ use mancaladb::Error;
 use mancaladb::convert::{export_vu, import_vu};
 use mancaladb::db::Db;
 
-use super::args::Where;
+use super::args::{self, Where};
 use super::output::out;
 
 /// Options of `import`.
@@ -31,6 +32,9 @@ pub struct ExportArgs {
     /// Output directory.
     #[arg(long)]
     out: PathBuf,
+    /// Level N or range N..M (default: every level present).
+    #[arg(long, value_parser = args::oware_levels, allow_negative_numbers = true)]
+    seeds: Option<RangeInclusive<usize>>,
 }
 
 /// Layouts `export` writes.
@@ -51,10 +55,11 @@ pub fn import(a: ImportArgs) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Exports every level present.
+/// Exports the levels asked for, or every level present.
 pub fn export(a: ExportArgs) -> Result<ExitCode, Error> {
     let Format::Vu = a.format;
-    let levels = export_vu(&Db::new(&a.at.db), a.at.rules, &a.out)?;
+    let levels = a.seeds.map(|r| r.collect());
+    let levels = export_vu(&Db::new(&a.at.db), a.at.rules, &a.out, levels)?;
     out!(
         "wrote scores.N for levels {levels:?} to {}",
         a.out.display()

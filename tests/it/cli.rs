@@ -158,6 +158,48 @@ fn exported_vu_files_match_published_hashes_and_sizes() {
             .len();
         assert_eq!(len, mancaladb::oware::level_size(n));
     }
+    // --seeds: those levels only, the same bytes; a level not built is an
+    // error before anything is written.
+    let some = scratch("vu-export-some");
+    let o = run(&[
+        "export",
+        "--format",
+        "vu",
+        "--db",
+        db,
+        "--seeds",
+        "5..6",
+        "--out",
+        some.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut written: Vec<String> = std::fs::read_dir(&some)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("scores."))
+        .collect();
+    written.sort();
+    assert_eq!(written, ["scores.5", "scores.6"]);
+    assert_eq!(
+        file_sha256(&some.join("scores.6")),
+        file_sha256(&out_dir.join("scores.6"))
+    );
+    let none = scratch("vu-export-none").join("out");
+    crate::common::refuses(
+        &[
+            "export",
+            "--format",
+            "vu",
+            "--db",
+            db,
+            "--seeds",
+            "18..19",
+            "--out",
+            none.to_str().unwrap(),
+        ],
+        "level 19",
+    );
+    assert!(!none.join("scores.18").exists());
     // `known` on them: VU files are never recorded as verified, and what
     // is missing is made as tables and exported there.
     let vu = out_dir.to_str().unwrap();
