@@ -18,23 +18,27 @@
 #         36 (level 36 never reads 35) and 35, then verify levels 0..30 here.
 # build:  levels 0..34 and 36 first (level N never reads level N-1), then 35;
 #         finished levels are skipped and the level in progress resumes from its
-#         last checkpoint. Reports go to DIR/log, `time -v` to DIR/stderr.log, and
-#         the directory's and the work files' bytes every minute to DIR/disk.tsv.
+#         last checkpoint. Reports go to DIR/log, `time -v` to DIR/stderr.log.
 # verify: levels FROM..TO whose table, as it is now, is not in DIR/verified.tsv,
 #         one process per level (log in DIR/verify.log, `time -v` in
 #         DIR/verify-N.time); checks 2 and 3 resume from their checkpoints. A
-#         level without a table is a failure. CHECKS 2: checks 1 and 2 only
+#         level without a table is a failure, and so is one that passed but
+#         could not be recorded in verified.tsv. CHECKS 2: checks 1 and 2 only
 #         (`verify --checks 2`, logged to DIR/verify-checks2.log, recorded
 #         nowhere else); 3, the default: all three.
 # check:  each table against db/CHECKSUMS: its file sha256, and if that differs,
-#         its content sha256 (the values), to tell other values from the same
-#         values compressed otherwise.
+#         the content sha256 its header names, to tell other values from the
+#         same values compressed otherwise (the header's claim: `mancaladb
+#         verify --seeds N` reads the values). A table whose level is not in
+#         db/CHECKSUMS is a failure too.
 # status: where the run stands: the levels built and verified here, the
 #         levels under way with their newest work file, whether a run holds
 #         the directory, and the last report line.
 # The first three modes hold DIR/run.lock (a second run in DIR stops at once),
-# write the script's process group to DIR/run.pid and need GNU time
-# (/usr/bin/time, Debian package `time`). Exit status: 0 all done and passed,
+# write the script's process group to DIR/run.pid, log the directory's and the
+# work files' bytes every minute to DIR/disk.tsv while they run, and need GNU
+# time (/usr/bin/time, Debian package `time`) and procps (ps, pgrep, pkill).
+# Exit status: 0 all done and passed,
 # 1 a check failed, 2 an error (a build or a verify that could not run).
 # AUTOGROUP_NICE=N gives the run's scheduling group a lower weight (0..19), so
 # that it yields to interactive work; plain `nice` does not (autogroups).
@@ -63,12 +67,8 @@ if [ "$mode" != check ] && [ "$mode" != status ]; then
   if [ -n "${AUTOGROUP_NICE:-}" ]; then
     echo "$AUTOGROUP_NICE" > /proc/self/autogroup || die "cannot set the autogroup's nice value"
   fi
-fi
-
-# Builds the levels of `build --levels $1` (all of them if $1 is empty),
-# logging the directory's bytes every minute while it runs. Stopping the
-# script alone leaves the build running: stop the process group (above).
-build() {
+  # The disk logger, for as long as this script runs: stopped on its exit,
+  # also by a signal (a background subshell of `sh` ignores Ctrl-C).
   ( while :; do
       printf '%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$(du -sb . | cut -f1)" \
         "$(du -scb raw/*/*.work 2>/dev/null | tail -n 1 | cut -f1)" >> disk.tsv
@@ -76,6 +76,13 @@ build() {
     done ) 9>&- > /dev/null 2>&1 &
   logger=$!
   trap stop_logger EXIT
+  trap 'exit 2' HUP INT TERM
+fi
+
+# Builds the levels of `build --levels $1` (all of them if $1 is empty).
+# Stopping the script alone leaves the build running: stop the process group
+# (above).
+build() {
   # --wait: a process just killed may hold the directory lock while it exits.
   # shellcheck disable=SC2086 # BUILD_FLAGS is a list of words
   if [ -n "$1" ]; then
@@ -83,10 +90,7 @@ build() {
   else
     /usr/bin/time -v "$bin" build --wait ${BUILD_FLAGS:-} --max-seeds 36 --db . >> log 2>> stderr.log
   fi
-  status=$(at_most_2 $?)
-  stop_logger
-  trap - EXIT
-  return "$status"
+  return "$(at_most_2 $?)"
 }
 
 # Stops the disk logger with whatever it is running (its `sleep`): stopped
@@ -152,6 +156,14 @@ verify() {
         >> verify-checks2.log 2>> "verify-checks2-$n.time"
     else
       /usr/bin/time -v "$bin" verify --seeds "$n" --db . >> verify.log 2>> "verify-$n.time"
+      s=$?
+      # A pass not recorded is not done: the next run would check it again.
+      if [ $s = 0 ] && ! verified_here "$n"; then
+        echo "awari-run.sh: level $n passed but is not recorded in verified.tsv (verify.log)" >&2
+        s=2
+      fi
+      keep_worst $s
+      continue
     fi
     keep_worst $?
   done
@@ -187,10 +199,12 @@ check)
     line=$(awk -v n="$n" '$1 == "awari" && $2 == n' "$sums")
     want=$(echo "$line" | awk '{ print $5 }')
     got=$(sha256sum < "$f" | cut -d' ' -f1)
-    if [ -z "$want" ] || [ "$want" = - ]; then echo "level $n: new, $got"
+    if [ -z "$want" ] || [ "$want" = - ]; then
+      echo "level $n: not in db/CHECKSUMS (file sha256 $got)"; status=1
     elif [ "$want" = "$got" ]; then echo "level $n: as db/CHECKSUMS"
-    elif [ "$(echo "$line" | awk '{ print $4 }')" = "$(content_sha "$f")" ]
-    then echo "level $n: same values as db/CHECKSUMS, other file bytes"; status=1
+    elif [ "$(echo "$line" | awk '{ print $4 }')" = "$(content_sha "$f")" ]; then
+      echo "level $n: other file bytes; its header names db/CHECKSUMS's values (check them: mancaladb verify --seeds $n)"
+      status=1
     else echo "level $n: DIFFERS from db/CHECKSUMS"; status=1
     fi
   done

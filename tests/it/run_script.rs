@@ -20,7 +20,10 @@ fn run_script(args: &[&str], env: &[(&str, &str)]) -> Output {
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/awari-run.sh"))
         .args(args);
     for (name, _) in std::env::vars() {
-        if ["BUILD_FLAGS", "AUTOGROUP_NICE"].contains(&name.as_str()) || name.starts_with("FAIL_") {
+        if ["BUILD_FLAGS", "AUTOGROUP_NICE"].contains(&name.as_str())
+            || name.starts_with("FAIL_")
+            || name.starts_with("UNRECORDED_")
+        {
             command.env_remove(name);
         }
     }
@@ -133,7 +136,10 @@ fn check_tells_other_values_from_other_file_bytes() {
     let o = run_script(&["check", d], &[]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        text(&o.stdout).contains("level 4: same values as db/CHECKSUMS, other file bytes"),
+        text(&o.stdout).contains(
+            "level 4: other file bytes; its header names db/CHECKSUMS's values \
+             (check them: mancaladb verify --seeds 4)"
+        ),
         "{}",
         text(&o.stdout)
     );
@@ -148,6 +154,17 @@ fn check_tells_other_values_from_other_file_bytes() {
         text(&o.stdout)
     );
 
+    // A level db/CHECKSUMS does not list is no pass either.
+    fs::copy(dir.join("awari-03.mdb"), dir.join("awari-47.mdb")).unwrap();
+    fs::remove_file(&path).unwrap();
+    let o = run_script(&["check", d], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stdout).contains("level 47: not in db/CHECKSUMS"),
+        "{}",
+        text(&o.stdout)
+    );
+
     let empty = scratch("run-script-check-empty");
     let o = run_script(&["check", empty.to_str().unwrap()], &[]);
     assert_eq!(o.status.code(), Some(2));
@@ -157,7 +174,8 @@ fn check_tells_other_values_from_other_file_bytes() {
 /// A stand-in for the binary: logs its arguments to `calls`; `build`
 /// writes 100 zero bytes as the table of each level asked; `verify --seeds N`
 /// exits with `$FAIL_N` (default 0) and records a pass the way the real one
-/// does (the table's content sha256 from its header).
+/// does (the table's content sha256 from its header), unless
+/// `$UNRECORDED_N` is set (as when verified.tsv cannot be written).
 const STAND_IN: &str = r#"#!/bin/sh
 echo "$*" >> calls
 case $1 in
@@ -172,7 +190,7 @@ build)
 verify)
   n=$(echo "$*" | sed -n 's/.*--seeds \([0-9]*\).*/\1/p')
   status=$(eval echo "\${FAIL_$n:-0}")
-  if [ "$status" = 0 ]; then
+  if [ "$status" = 0 ] && [ -z "$(eval echo "\${UNRECORDED_$n:-}")" ]; then
     printf 'awari\t%s\t%s\n' "$n" \
       "$(od -An -tx1 -j40 -N32 "awari-$(printf %02d "$n").mdb" | tr -d ' \n')" >> verified.tsv
   fi
@@ -289,4 +307,27 @@ fn all_verifies_each_top_level_after_its_build_and_exits_with_the_worst_status()
         ),
         "{status}"
     );
+}
+
+/// A verify that passes but whose pass cannot be recorded (verified.tsv
+/// not writable) is not done: the script says so and exits 2, rather than
+/// 0 with nothing recorded.
+#[test]
+fn a_pass_not_recorded_is_an_error() {
+    let dir = scratch("run-script-unrecorded");
+    let d = dir.to_str().unwrap();
+    let stand_in = dir.join("stand-in");
+    fs::write(&stand_in, STAND_IN).unwrap();
+    fs::set_permissions(&stand_in, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::write(dir.join("awari-05.mdb"), [0u8; 100]).unwrap();
+    let bin = stand_in.to_str().unwrap();
+    let o = run_script(&["verify", d, bin, "5", "5"], &[("UNRECORDED_5", "1")]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("level 5 passed but is not recorded in verified.tsv"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = run_script(&["verify", d, bin, "5", "5"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
