@@ -220,18 +220,27 @@ impl Db {
         DirLock::acquire_file(&self.dir.join(".verified.lock"), true)
     }
 
-    /// Records that level `seeds` of `rules` passed every check of `verify`,
-    /// keeping every other well-formed record.
-    pub fn record_verified(&self, rules: Rules, seeds: usize) -> Result<()> {
+    /// Records `verify`'s verdict on level `seeds` of `rules`: `Some(c)`,
+    /// the table whose content sha256 is `c` passed every check (the
+    /// content checked, whatever the file holds by now); `None`, it was
+    /// found wrong, and any record of the level goes. Every other
+    /// well-formed record is kept.
+    pub fn set_verified(
+        &self,
+        rules: Rules,
+        seeds: usize,
+        content: Option<[u8; 32]>,
+    ) -> Result<()> {
         let _lock = self.lock_verified()?;
-        let sha = table::hex(&self.open(rules, seeds)?.header().content_sha256);
         let path = self.verified_path();
         let mut lines: Vec<String> = self
             .verified_records()?
             .into_iter()
             .filter(|l| !l.starts_with(&format!("{rules}\t{seeds}\t")))
             .collect();
-        lines.push(format!("{rules}\t{seeds}\t{sha}"));
+        if let Some(content) = content {
+            lines.push(format!("{rules}\t{seeds}\t{}", table::hex(&content)));
+        }
         lines.sort();
         crate::files::write_atomically(&path, |f| {
             use std::io::Write;

@@ -252,11 +252,14 @@ pub enum Notice {
         /// Why the checkpoint is not used.
         why: String,
     },
-    /// A level passed all three checks of `verify` but could not be
-    /// recorded as verified.
+    /// `verify`'s verdict on a level could not be recorded: a pass of all
+    /// three checks not written, or a failure whose earlier record of a
+    /// pass could not be removed.
     VerifiedNotRecorded {
         /// The level.
         seeds: usize,
+        /// Whether it passed.
+        passed: bool,
         /// Why.
         why: String,
     },
@@ -471,9 +474,19 @@ impl fmt::Display for Notice {
             Notice::Check3Afresh { seeds, why } => {
                 write!(f, "level {seeds}: {why}: check 3 starts afresh")
             }
-            Notice::VerifiedNotRecorded { seeds, why } => {
-                write!(f, "level {seeds} passed but could not be recorded: {why}")
-            }
+            Notice::VerifiedNotRecorded {
+                seeds,
+                passed: true,
+                why,
+            } => write!(f, "level {seeds} passed but could not be recorded: {why}"),
+            Notice::VerifiedNotRecorded {
+                seeds,
+                passed: false,
+                why,
+            } => write!(
+                f,
+                "level {seeds} failed, but its earlier record of a pass could not be removed: {why}"
+            ),
             Notice::HugePages {
                 seeds,
                 anon,

@@ -507,6 +507,16 @@ impl Source {
         })
     }
 
+    /// The content sha256 of level `seeds` as this source reads it (the
+    /// table it opened, whatever is under its name by now); `None` for VU
+    /// files, which carry none.
+    pub fn content_sha256(&self, seeds: usize) -> Result<Option<[u8; 32]>> {
+        match self {
+            Source::Tables(t) => Ok(Some(t.table(seeds)?.header().content_sha256)),
+            Source::Vu(_) => Ok(None),
+        }
+    }
+
     /// The table directory, when reading tables.
     pub fn db(&self) -> Option<(&Db, Rules)> {
         match self {

@@ -176,19 +176,31 @@ impl<C: Borrow<BlockCache> + Sync> LowerLevels for StoredLevels<C> {
         self.levels.len()
     }
 
+    /// A value outside `-level..=level` (a damaged raw copy or VU file, or
+    /// a table written with one, its checksums all valid) is an error, not
+    /// a value: what is built or checked from it would be wrong.
     #[inline]
     fn value(&self, level: usize, index: u64) -> Result<i8> {
-        match &self.levels[level] {
+        let v = match &self.levels[level] {
             Stored::Mapped(m) => match m.get(index as usize) {
-                Some(&b) => Ok(b as i8),
-                None => Err(Error::Invalid(format!(
-                    "index {index} beyond the {} positions of level {level}",
-                    m.len()
-                ))),
+                Some(&b) => b as i8,
+                None => {
+                    return Err(Error::Invalid(format!(
+                        "index {index} beyond the {} positions of level {level}",
+                        m.len()
+                    )));
+                }
             },
-            Stored::Table(l) => l.value(self.cache.borrow(), index),
-            Stored::Unread => Err(unread(level)),
+            Stored::Table(l) => l.value(self.cache.borrow(), index)?,
+            Stored::Unread => return Err(unread(level)),
+        };
+        if v.unsigned_abs() as usize > level {
+            return Err(Error::Invalid(format!(
+                "level {level}: value {v} at index {index} is outside -{level}..={level}: \
+                 the level is damaged (mancaladb verify --seeds {level})"
+            )));
         }
+        Ok(v)
     }
 
     #[inline]

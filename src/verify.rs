@@ -106,9 +106,9 @@ pub enum Outcome {
     Differs(u64, Vec<Mismatch>),
     /// Not run (not asked for, or an earlier check failed).
     Skipped,
-    /// Not run: the level reads this lower level, which failed check 1 in
-    /// the same run. The level is not vouched for, so this counts as a
-    /// failure.
+    /// Not run: the level reads this lower level, which failed a check in
+    /// the same run (its values would be judged by wrong ones). The level
+    /// is not vouched for, so this counts as a failure.
     Blocked(usize),
 }
 
@@ -171,6 +171,14 @@ impl LevelCheck {
     pub fn passed(&self) -> bool {
         !(self.integrity.failed() || self.consistency.failed() || self.rederivation.failed())
     }
+
+    /// Whether a check found the level itself wrong: its file unsound or
+    /// its values not the right ones (a blocked check says nothing of it).
+    pub fn found_wrong(&self) -> bool {
+        [&self.integrity, &self.consistency, &self.rederivation]
+            .iter()
+            .any(|o| matches!(o, Outcome::Broken(_) | Outcome::Differs(..)))
+    }
 }
 
 /// `{seeds, passed, integrity, consistency, rederivation, seconds}`.
@@ -207,16 +215,18 @@ pub enum Checks {
 /// each once), as far as `checks` says. Levels below each one checked are
 /// read as needed (and must be sound: an unreadable one is an error, not a
 /// failed check). A level that
-/// fails check 1 is one that higher levels cannot be checked against: their
+/// fails a check is one that higher levels cannot be checked against: their
 /// checks 2 and 3 are [`Outcome::Blocked`] by it, while the levels that do
 /// not read it are checked as usual. Every level the run reads must be
 /// present before the first is checked, so that a missing one is
 /// [`Error::Missing`] at once rather than after hours of checks.
 /// `on_level` hears each level's result as soon as it is known. Then a
 /// level of a table directory that passed all three checks is recorded in
-/// its `verified.tsv` (see [`Db::record_verified`]); a record that cannot
-/// be written (a read-only directory) is a warning,
-/// [`Notice::VerifiedNotRecorded`], not a change of the verdict.
+/// its `verified.tsv` under the content checksum of the table checked, and
+/// one that a check found wrong loses any record of an earlier pass (see
+/// [`Db::set_verified`]); a record that cannot be written (a read-only
+/// directory) is a warning, [`Notice::VerifiedNotRecorded`], not a change
+/// of the verdict.
 pub fn verify(
     source: &Source,
     rules: Rules,
@@ -276,10 +286,7 @@ pub fn verify_until(
         match source.integrity(seeds) {
             // A damaged file fails the check; a missing or unreadable one is
             // not a verdict on the table but an error of the run.
-            Err(e @ Error::Corrupt { .. }) => {
-                check.integrity = Outcome::Broken(e.to_string());
-                broken.push(seeds);
-            }
+            Err(e @ Error::Corrupt { .. }) => check.integrity = Outcome::Broken(e.to_string()),
             Err(e) => return Err(e),
             Ok(()) if checks == Checks::Integrity => {}
             Ok(()) if let Some(k) = blocked_by => {
@@ -301,15 +308,31 @@ pub fn verify_until(
             }
         }
         check.seconds = start.elapsed().as_secs_f64();
+        if check.found_wrong() {
+            broken.push(seeds);
+        }
         let go_on = on_level(&check);
-        // Recorded at once: an error at a later level keeps it.
-        if let (Some((db, rules)), Checks::All, true) = (source.db(), checks, check.passed())
-            && let Err(e) = db.record_verified(rules, seeds)
-        {
-            progress.notice(Notice::VerifiedNotRecorded {
-                seeds,
-                why: e.to_string(),
-            });
+        // Recorded at once, so that an error at a later level keeps it: a
+        // pass of all three checks names the content checked; a level
+        // found wrong loses any record of an earlier pass.
+        if let Some((db, rules)) = source.db() {
+            let passed = check.passed();
+            let recorded = if checks == Checks::All && passed {
+                source
+                    .content_sha256(seeds)
+                    .and_then(|content| db.set_verified(rules, seeds, content))
+            } else if check.found_wrong() {
+                db.set_verified(rules, seeds, None)
+            } else {
+                Ok(())
+            };
+            if let Err(e) = recorded {
+                progress.notice(Notice::VerifiedNotRecorded {
+                    seeds,
+                    passed,
+                    why: e.to_string(),
+                });
+            }
         }
         out.push(check);
         if go_on.is_break() {

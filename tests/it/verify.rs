@@ -76,7 +76,11 @@ fn only_all_three_checks_are_recorded_and_a_record_not_written_is_a_warning() {
         .notices()
         .iter()
         .filter_map(|n| match n {
-            Notice::VerifiedNotRecorded { seeds, why } if why.contains("verified.tsv") => {
+            Notice::VerifiedNotRecorded {
+                seeds,
+                passed: true,
+                why,
+            } if why.contains("verified.tsv") => {
                 assert!(n.is_warning());
                 Some(*seeds)
             }
@@ -101,8 +105,11 @@ fn code_and_stdout(args: &[&str]) -> (Option<i32>, String) {
 
 #[test]
 fn a_planted_wrong_value_fails_with_exit_1_naming_the_position() {
-    let dir = built("planted", Rules::Awari, 9);
+    let dir = built("planted", Rules::Awari, 11);
     let db = Db::new(&dir);
+    let (code, _) = code_and_stdout(&["verify", "--db", dir.to_str().unwrap(), "--seeds", "9"]);
+    assert_eq!(code, Some(0));
+    assert!(db.is_verified(Rules::Awari, 9).unwrap());
     let mut values = db.open(Rules::Awari, 9).unwrap().read_all().unwrap();
     let index = 4321usize;
     let board = Encoder::new(9).unrank(9, index as u64);
@@ -119,8 +126,18 @@ fn a_planted_wrong_value_fails_with_exit_1_naming_the_position() {
         &values,
     )
     .unwrap();
-    let (code, text) = code_and_stdout(&["verify", "--db", dir.to_str().unwrap(), "--seeds", "9"]);
+    let (code, text) =
+        code_and_stdout(&["verify", "--db", dir.to_str().unwrap(), "--seeds", "9..11"]);
     assert_eq!(code, Some(1), "{text}");
+    // Found wrong: its record of the earlier pass goes. Level 11 reads it,
+    // so it is not judged by its values; level 10 does not.
+    assert!(!db.is_verified(Rules::Awari, 9).unwrap());
+    assert!(
+        text.contains("check 2 consistency: NOT RUN: it reads level 9, which failed a check"),
+        "{text}"
+    );
+    assert!(db.is_verified(Rules::Awari, 10).unwrap());
+    assert!(!db.is_verified(Rules::Awari, 11).unwrap());
     let line = format!(
         "index {index} board {board}: stored {}, expected {good}",
         values[index]
@@ -405,6 +422,27 @@ fn vu_files_are_read_in_place_and_round_trip() {
     }
 }
 
+/// A lower level holding values no game of its level can have is an error
+/// of the run (exit 2, naming it), not a FAILED verdict on the level that
+/// reads it, whose values may well be right.
+#[test]
+fn out_of_range_lower_values_are_an_error_not_a_verdict() {
+    let dir = built("vu-range-lower", Rules::Awari, 10);
+    let vu = dir.join("vu");
+    export_vu(&dir, &vu);
+    let path = vu.join("scores.8");
+    let mut bytes = std::fs::read(&path).unwrap();
+    for b in bytes.iter_mut().step_by(97) {
+        *b = 100;
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let out = run(&["verify", "--vu", vu.to_str().unwrap(), "--seeds", "10"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("level 8: value 100 at index"), "{err}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("FAILED"));
+}
+
 #[test]
 fn damaged_vu_files_fail_verification() {
     let dir = built("vu-damaged", Rules::Awari, 8);
@@ -470,7 +508,7 @@ fn a_level_failing_check_1_blocks_only_the_levels_that_read_it() {
     assert!(text.contains("ok"), "{text}");
     let (_, text) = code_and_stdout(&["verify", "--db", d, "--seeds", "6..8", "--checks", "2"]);
     assert!(
-        text.contains("check 2 consistency: NOT RUN: it reads level 6, which failed check 1"),
+        text.contains("check 2 consistency: NOT RUN: it reads level 6, which failed a check"),
         "{text}"
     );
 }
@@ -646,6 +684,24 @@ fn a_damaged_lower_block_is_an_error_of_the_run_not_a_verdict() {
     )
     .unwrap();
     assert!(matches!(checks[0].integrity, Outcome::Broken(_)));
+    // In JSON too, the levels checked before the error are reported (level
+    // 10 never reads 9; 11 does).
+    let out = run(&[
+        "verify",
+        "--db",
+        dir.to_str().unwrap(),
+        "--seeds",
+        "10..11",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let done: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let done = done.as_array().unwrap();
+    assert_eq!(done.len(), 1, "{done:?}");
+    assert_eq!(
+        (&done[0]["seeds"], &done[0]["passed"]),
+        (&10.into(), &true.into())
+    );
 }
 
 /// Check 3 streams the stored level: the comparison finds every planted
@@ -727,6 +783,16 @@ fn the_streamed_comparison_finds_planted_differences() {
     assert!(compare(10, &good, failing).is_err());
 }
 
+/// The content sha256 of an awari table of `db`, as `verify` records it.
+fn content(db: &Db, seeds: usize) -> Option<[u8; 32]> {
+    Some(
+        db.open(Rules::Awari, seeds)
+            .unwrap()
+            .header()
+            .content_sha256,
+    )
+}
+
 #[test]
 fn records_of_verify_runs_finishing_together_are_all_kept() {
     let dir = built("verified-together", Rules::Awari, 9);
@@ -736,7 +802,7 @@ fn records_of_verify_runs_finishing_together_are_all_kept() {
         std::thread::scope(|s| {
             for k in 0..=9 {
                 let db = &db;
-                s.spawn(move || db.record_verified(Rules::Awari, k).unwrap());
+                s.spawn(move || db.set_verified(Rules::Awari, k, content(db, k)).unwrap());
             }
         });
         for k in 0..=9 {
@@ -752,7 +818,7 @@ fn records_of_verify_runs_finishing_together_are_all_kept() {
 fn records_that_cannot_be_read_are_not_rewritten_without_them() {
     let dir = built("verified-unreadable", Rules::Awari, 4);
     let db = Db::new(&dir);
-    db.record_verified(Rules::Awari, 3).unwrap();
+    db.set_verified(Rules::Awari, 3, content(&db, 3)).unwrap();
     assert!(db.is_verified(Rules::Awari, 3).unwrap());
     // A file that exists but cannot be read (a link to itself: ELOOP; on a
     // real disk, EIO) holds records nobody can see: recording another level
@@ -761,7 +827,10 @@ fn records_that_cannot_be_read_are_not_rewritten_without_them() {
     let records = dir.join("verified.tsv");
     std::fs::remove_file(&records).unwrap();
     std::os::unix::fs::symlink("verified.tsv", &records).unwrap();
-    let err = db.record_verified(Rules::Awari, 4).unwrap_err().to_string();
+    let err = db
+        .set_verified(Rules::Awari, 4, content(&db, 4))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("verified.tsv"), "{err}");
     assert!(db.is_verified(Rules::Awari, 3).is_err());
     assert!(records.symlink_metadata().unwrap().file_type().is_symlink());
