@@ -65,7 +65,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
     store::check_writable(&a.db)?;
     let lists: Vec<&std::path::Path> = a.out.iter().chain(&a.cycles).map(|p| p.as_path()).collect();
     store::check_list_paths(&lists, &a.db)?;
-    let plan = census::plan(&a.db, a.seeds.clone(), a.max_laps)?;
+    let plan = census::plan(&a.db, a.seeds.clone(), a.max_laps, a.cycles.is_some())?;
     if !plan.rows.is_empty() {
         let text = format!(
             "census: {} start-0 configurations to walk for k = {} (16 times as many pairs), about {} at {:.1} M/s measured here",

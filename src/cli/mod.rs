@@ -134,6 +134,11 @@ fn explain(e: &Error) -> String {
             "removing {} starts the level, or the check, afresh",
             shell_quote(path.parent().unwrap_or(path))
         ),
+        // `build --wait` waits for a table directory's writer; the census
+        // has no such flag.
+        Error::Locked { path, .. } if path.ends_with("omweso-census.lock") => {
+            "wait for it to finish, then run the census again".to_string()
+        }
         Error::Locked { .. } => "wait for it to finish (build --wait waits by itself)".to_string(),
         _ => return e.to_string(),
     };

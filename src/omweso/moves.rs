@@ -240,7 +240,8 @@ pub struct Report {
     /// Laps walked over all lines followed (at most the budget).
     pub walked: u64,
     /// The line shown: for a loop, a looping line with the fewest reverse
-    /// laps (the first found among equals, declining reversals first); for
+    /// laps (the first found among equals; at each option the reversal is
+    /// explored before the lap that declines it); for
     /// `terminates`, an ending line with the fewest (the line declining
     /// every reversal); for `undecided`, the line being followed when the
     /// budget ran out.

@@ -333,7 +333,7 @@ fn huge_census_is_refused_with_an_estimate() {
     let e = estimate(&[64], 1_000_000_000);
     assert_eq!(e.configurations, 3_527_930_788_646_880); // C(77, 15)
     assert!(e.seconds > 24.0 * 3600.0, "{e:?}");
-    assert_eq!(plan(&dir, 39..=40, 1000).unwrap().rows, [39, 40]);
+    assert_eq!(plan(&dir, 39..=40, 1000, false).unwrap().rows, [39, 40]);
     refuses(
         &["census", "--seeds", "64", "--db", dir.to_str().unwrap()],
         "3527930788646880 start-0 configurations to walk for k = 64",
@@ -595,4 +595,42 @@ fn cycles_command_writes_the_atlas() {
         .map(|l| l["pairs"].as_u64().unwrap())
         .sum();
     assert_eq!(pairs_13, 1808);
+
+    // A row saved without its cycles is planned again for --cycles, so the
+    // estimate and the one-day refusal cover it.
+    let kept = dir.join("omweso-cycles.k11.b1000000000.jsonl");
+    let cycles_11 = std::fs::read_to_string(&kept).unwrap();
+    std::fs::remove_file(&kept).unwrap();
+    assert_eq!(
+        plan(&dir, 10..=13, 1_000_000_000, false).unwrap().rows,
+        Vec::<usize>::new()
+    );
+    assert_eq!(plan(&dir, 10..=13, 1_000_000_000, true).unwrap().rows, [11]);
+    // A cycles file that is not its row's is refused, not written out.
+    std::fs::write(&kept, cycles_11.replace("\"period\":128", "\"period\":64")).unwrap();
+    crate::common::refuses(
+        &[
+            "census",
+            "--seeds",
+            "11",
+            "--db",
+            db,
+            "--cycles",
+            file.to_str().unwrap(),
+        ],
+        "its cycles are not those of row k = 11 (cycles: 1, each of 11 seeds)",
+    );
+    std::fs::write(&kept, "").unwrap();
+    crate::common::refuses(
+        &[
+            "census",
+            "--seeds",
+            "11",
+            "--db",
+            db,
+            "--cycles",
+            file.to_str().unwrap(),
+        ],
+        "its cycles are not those of row k = 11",
+    );
 }

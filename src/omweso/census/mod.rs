@@ -74,6 +74,17 @@ pub struct Row {
 }
 
 impl Row {
+    /// Whether `found` can be this row's cycles: as many, each of its
+    /// seeds, with its shortest and longest periods.
+    pub fn kept(&self, found: &[Found]) -> bool {
+        let periods = || found.iter().map(|f| f.period);
+        found.len() as u64 == self.cycles
+            && found
+                .iter()
+                .all(|f| f.side.iter().map(|&s| usize::from(s)).sum::<usize>() == self.seeds)
+            && periods().min().zip(periods().max()) == self.period
+    }
+
     /// The row as one JSON object.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("rows serialize")
@@ -435,10 +446,21 @@ pub struct Estimate {
 /// large seed count cannot spend minutes on one long cycle.
 const SAMPLE_BUDGET: u64 = 1_000_000;
 
-/// What computing the rows of `range` not yet saved in `dir` would cost.
-pub fn plan(dir: &Path, range: RangeInclusive<usize>, budget: u64) -> Result<Estimate> {
+/// What computing the rows of `range` not yet saved in `dir` would cost;
+/// with `cycles`, also the rows whose cycles are not kept there, which
+/// [`atlas_of`] computes again.
+pub fn plan(
+    dir: &Path,
+    range: RangeInclusive<usize>,
+    budget: u64,
+    cycles: bool,
+) -> Result<Estimate> {
     let store = Store::open(dir)?;
-    let todo: Vec<usize> = range.filter(|&k| store.row(k, budget).is_none()).collect();
+    let todo: Vec<usize> = range
+        .filter(|&k| {
+            store.row(k, budget).is_none() || (cycles && !atlas::path(dir, k, budget).exists())
+        })
+        .collect();
     Ok(estimate(&todo, budget))
 }
 
@@ -604,12 +626,16 @@ pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> 
 
 /// The atlas of the cycles of every row of `range` (sorted by seeds, period
 /// and state): from the cycles files the rows left, or, for rows saved
-/// without one, by computing the row again (without replacing it).
+/// without one, by computing the row again (without replacing it; see
+/// [`plan`] for its cost). A cycles file that disagrees with its saved row
+/// (not as many cycles, another seed count, other shortest or longest
+/// periods) is damaged: an error, never an atlas.
 pub fn atlas_of(
     dir: &Path,
     range: RangeInclusive<usize>,
     opt: Options<'_>,
 ) -> Result<Vec<atlas::Entry>> {
+    let store = Store::open(dir)?;
     let mut entries = Vec::new();
     for k in range {
         let path = atlas::path(dir, k, opt.budget);
@@ -621,6 +647,15 @@ pub fn atlas_of(
                 found
             }
         };
+        if let Some(row) = store.row(k, opt.budget)
+            && !row.kept(&found)
+        {
+            return Err(Error::Invalid(format!(
+                "{}: its cycles are not those of row k = {k} (cycles: {}, each of {k} seeds): damaged (remove the file to compute it again)",
+                path.display(),
+                row.cycles
+            )));
+        }
         let mut here = found
             .par_iter()
             .map(|f| {
