@@ -30,11 +30,11 @@ def loops(side: Side, opponent: Optional[Side] = None, pit: Optional[int] = None
     ``"undecided"``. ``any_seeds``: allow more than the 64 seeds of a game in
     play, both sides together (each side still holds at most 64).
     Bad input raises ``ValueError`` with the command line's message (a
-    negative ``pit`` or ``max_laps`` too); a ``pit`` or ``max_laps`` that is
-    not an integer, ``TypeError``. Once started, the analysis runs to its
+    ``pit`` or ``max_laps`` out of range too); counts, a ``pit`` or a
+    ``max_laps`` that are not integers, ``TypeError``. Once started, the analysis runs to its
     end (Ctrl-C waits for it): ``max_laps`` bounds its time."""
-    if pit is not None and operator.index(pit) < 0:
+    if pit is not None and not 0 <= operator.index(pit) <= 15:
         raise ValueError(f"pit {pit}: pits are numbered 0..15")
-    if operator.index(max_laps) < 0:
-        raise ValueError(f"max_laps {max_laps}: a number of laps, 0 or more")
+    if not 1 <= operator.index(max_laps) < 2**64:
+        raise ValueError(f"max_laps {max_laps}: a lap budget must be at least 1 (and below 2**64)")
     return json.loads(_native.loops(side, opponent, pit, first_turn, max_laps, any_seeds))

@@ -20,33 +20,47 @@ pub fn board(obj: &Bound<'_, PyAny>) -> PyResult<Board> {
     if let Ok(s) = obj.cast::<PyString>() {
         return Board::parse(&[s.to_cow()?]).py();
     }
-    // Bytes are a sequence of integers to Python, but never a board:
-    // `b"1 1 1 ..."` would be its character codes.
-    if obj.is_instance_of::<PyBytes>() || obj.is_instance_of::<PyByteArray>() {
-        return Err(PyTypeError::new_err(format!(
-            "a board is a string or twelve counts, got {}",
-            obj.get_type().name()?
-        )));
-    }
-    if let Ok(counts) = obj.extract::<Vec<i64>>() {
+    if let Ok(counts) = obj.extract::<Vec<i64>>()
+        && !is_bytes(obj)
+    {
         return Board::from_counts(&counts).py();
     }
     // Integers past i64 (2**64): their text, read as the command line
-    // reads words, so the message is the command line's. A row of boards
-    // is not one board; anything else is not a count.
-    let words = obj
-        .try_iter()?
+    // reads words, so the message is the command line's.
+    let nested =
+        "a board is twelve counts, got a sequence of sequences (values() takes many boards)";
+    Board::parse(&count_words(
+        obj,
+        "a board is a string or twelve counts",
+        nested,
+    )?)
+    .py()
+}
+
+/// The counts of a sequence of integers (NumPy's and those past i64
+/// included) as the command line's words, so that every check of them and
+/// its message is the library's. Bytes are no such sequence (`b"1 1 ..."`
+/// would be its character codes): a `TypeError` saying `what` a value is;
+/// so is an item that is not an integer; a sequence of sequences is a
+/// `ValueError` saying `nested`.
+pub fn count_words(obj: &Bound<'_, PyAny>, what: &str, nested: &str) -> PyResult<Vec<String>> {
+    if is_bytes(obj) {
+        return Err(PyTypeError::new_err(format!(
+            "{what}, got {}",
+            obj.get_type().name()?
+        )));
+    }
+    obj.try_iter()?
         .map(|item| {
             let item = item?;
             // NumPy rows have `__index__` too: they are looked at first.
-            let text = item.is_instance_of::<PyString>() || item.is_instance_of::<PyBytes>();
+            let text = item.is_instance_of::<PyString>() || is_bytes(&item);
             if !text && item.try_iter().is_ok() {
-                return Err(PyValueError::new_err(
-                    "a board is twelve counts, got a sequence of sequences (values() takes many boards)",
-                ));
+                return Err(PyValueError::new_err(nested.to_string()));
             }
             if item.hasattr("__index__")? {
-                return Ok(item.str()?.to_string());
+                // As the integer it stands for (`True` is 1).
+                return Ok(item.call_method0("__index__")?.str()?.to_string());
             }
             Err(PyTypeError::new_err(format!(
                 "pit counts must be integers, got {} {}",
@@ -54,8 +68,11 @@ pub fn board(obj: &Bound<'_, PyAny>) -> PyResult<Board> {
                 item.repr()?
             )))
         })
-        .collect::<PyResult<Vec<String>>>()?;
-    Board::parse(&words).py()
+        .collect()
+}
+
+fn is_bytes(obj: &Bound<'_, PyAny>) -> bool {
+    obj.is_instance_of::<PyBytes>() || obj.is_instance_of::<PyByteArray>()
 }
 
 /// A `(k, 12)` array of boards: `uint8` as `boards()` gives them, or any

@@ -8,17 +8,20 @@ use mancaladb::omweso::moves::{Position, Variant, analyze};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
+use crate::boards::count_words;
 use crate::errors::IntoPy;
 
-/// A side from a string of 16 counts or a sequence of them, read as the
-/// command line reads words (so its checks and messages).
+/// A side from a string of 16 counts or a sequence of integers, read as
+/// the command line reads words (so its checks and messages); counts that
+/// are not integers are a `TypeError`, as for a board.
 fn side(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Side> {
     let words: Vec<String> = match obj.cast::<PyString>() {
         Ok(s) => vec![s.to_string()],
-        Err(_) => obj
-            .try_iter()?
-            .map(|item| Ok(item?.str()?.to_string()))
-            .collect::<PyResult<_>>()?,
+        Err(_) => count_words(
+            obj,
+            "a side is a string or sixteen counts",
+            "a side is sixteen counts, got a sequence of sequences",
+        )?,
     };
     Side::parse(&words, what).py()
 }

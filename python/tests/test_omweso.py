@@ -49,8 +49,17 @@ def test_bad_sides_get_the_command_lines_message():
     # Negative numbers are bad input too, not an unsigned overflow.
     with pytest.raises(ValueError, match="pit -1: pits are numbered 0..15"):
         mancaladb.omweso.loops([2] * 16, pit=-1)
-    with pytest.raises(ValueError, match="max_laps -1: a number of laps, 0 or more"):
-        mancaladb.omweso.loops([2] * 16, max_laps=-1)
+    with pytest.raises(ValueError, match="pit 18446744073709551616: pits are numbered 0..15"):
+        mancaladb.omweso.loops([2] * 16, pit=2**64)
+    for laps in [-1, 0, 2**64]:
+        with pytest.raises(ValueError, match=f"max_laps {laps}: a lap budget must be at least 1"):
+            mancaladb.omweso.loops([2] * 16, max_laps=laps)
+    # Counts that are not integers are type errors, as for a board.
+    for item in [1.5, None, "3", b"3"]:
+        with pytest.raises(TypeError, match="pit counts must be integers"):
+            mancaladb.omweso.loops([2] * 15 + [item])
+    with pytest.raises(TypeError, match="a side is a string or sixteen counts"):
+        mancaladb.omweso.loops(bytes(16))
 
 
 def test_more_seeds_than_a_game_need_any_seeds():
