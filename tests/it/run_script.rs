@@ -198,14 +198,20 @@ verify)
 esac
 "#;
 
+/// The stand-in, written into `dir` as an executable; its path.
+fn stand_in(dir: &Path) -> String {
+    let path = dir.join("stand-in");
+    fs::write(&path, STAND_IN).unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
 #[test]
 fn all_verifies_each_top_level_after_its_build_and_exits_with_the_worst_status() {
     let dir = scratch("run-script-all");
     let d = dir.to_str().unwrap();
-    let stand_in = dir.join("stand-in");
-    fs::write(&stand_in, STAND_IN).unwrap();
-    fs::set_permissions(&stand_in, fs::Permissions::from_mode(0o755)).unwrap();
-    let bin = stand_in.to_str().unwrap();
+    let bin = stand_in(&dir);
+    let bin = bin.as_str();
 
     // A check that fails is 1; a binary that dies (137: killed) is 2.
     let o = run_script(&["all", d, bin], &[("FAIL_31", "1"), ("FAIL_5", "137")]);
@@ -316,11 +322,9 @@ fn all_verifies_each_top_level_after_its_build_and_exits_with_the_worst_status()
 fn a_pass_not_recorded_is_an_error() {
     let dir = scratch("run-script-unrecorded");
     let d = dir.to_str().unwrap();
-    let stand_in = dir.join("stand-in");
-    fs::write(&stand_in, STAND_IN).unwrap();
-    fs::set_permissions(&stand_in, fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = stand_in(&dir);
+    let bin = bin.as_str();
     fs::write(dir.join("awari-05.mdb"), [0u8; 100]).unwrap();
-    let bin = stand_in.to_str().unwrap();
     let o = run_script(&["verify", d, bin, "5", "5"], &[("UNRECORDED_5", "1")]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
     assert!(
