@@ -7,8 +7,8 @@ use crate::db::{Db, write_raw};
 use crate::error::{Error, Missing, Result};
 use crate::files::DirLock;
 use crate::oware::Rules;
-use crate::source::{VuDir, check_values, vu_rules};
-use crate::table;
+use crate::source::{VuDir, vu_rules};
+use crate::table::{self, check_values};
 
 /// Imports every `scores.N` of the directory `vu` (awari values:
 /// [`vu_rules`]) as a table of `rules` in

@@ -21,7 +21,7 @@ use crate::error::{Corruption, Error, Missing, Result};
 use crate::oware::{Board, Encoder, MAX_SEEDS, Rules, level_size, reads_level};
 use crate::probe::{BlockCache, DEFAULT_CACHE_BYTES, Level};
 use crate::stored::{Stored, StoredLevels};
-use crate::table::{BLOCK_SIZE, Table, as_values};
+use crate::table::{BLOCK_SIZE, Table, as_values, check_values};
 
 /// A source of stored values: anything that can tell the value of a
 /// position of the stored domain.
@@ -244,23 +244,6 @@ impl Values for Tables {
 
     fn origin(&self, board: &Board) -> PathBuf {
         self.db.table_path(self.rules, board.seeds())
-    }
-}
-
-/// The first value of a level of `seeds` seeds outside `-seeds..=seeds`
-/// (index `offset + i` for `values[i]`), as the error to report for `path`.
-pub fn check_values(path: &Path, seeds: usize, offset: u64, values: &[i8]) -> Result<()> {
-    let n = seeds.min(127) as i8;
-    match values.iter().position(|v| !(-n..=n).contains(v)) {
-        None => Ok(()),
-        Some(i) => Err(Error::corrupt(
-            path,
-            Corruption::ValueRange {
-                index: offset + i as u64,
-                value: values[i],
-                seeds,
-            },
-        )),
     }
 }
 

@@ -68,6 +68,23 @@ pub fn sha256(bytes: &[u8]) -> [u8; 32] {
     Sha256::digest(bytes).into()
 }
 
+/// The first value of a level of `seeds` seeds outside `-seeds..=seeds`
+/// (index `offset + i` for `values[i]`), as the error to report for `path`.
+pub fn check_values(path: &Path, seeds: usize, offset: u64, values: &[i8]) -> Result<()> {
+    let n = seeds.min(127) as i8;
+    match values.iter().position(|v| !(-n..=n).contains(v)) {
+        None => Ok(()),
+        Some(i) => Err(Error::corrupt(
+            path,
+            Corruption::ValueRange {
+                index: offset + i as u64,
+                value: values[i],
+                seeds,
+            },
+        )),
+    }
+}
+
 /// Views signed values as the bytes stored on disk.
 pub fn as_bytes(values: &[i8]) -> &[u8] {
     // SAFETY: i8 and u8 have the same size, alignment and validity.
@@ -442,15 +459,23 @@ impl Table {
     /// Writes the level's values as a raw `scores.N` file (the VU layout)
     /// at `path` ([`write_atomically`]), block by block: never the whole
     /// level in memory (level 33 is 6.5 GB). The blocks are checked as
-    /// they are read; a damaged table is its error, and leaves no file.
+    /// they are read, and their values to lie in `-seeds..=seeds` (a table
+    /// written with others, its checksums all valid, would give a file
+    /// that `import` and readers of VU files refuse); a damaged table is
+    /// its error, and leaves no file.
     pub fn write_raw(&self, path: &Path) -> Result<()> {
         // The first failure, of a write or of the table, is the error; the
         // atomic write only hears that there was one, and leaves no file.
         let mut failure = None;
+        let seeds = self.header.id.seeds as usize;
+        let mut offset = 0;
         let written = write_atomically(path, |f| {
             let mut out = std::io::BufWriter::with_capacity(1 << 20, f);
-            let read =
-                self.for_each_block(|v| out.write_all(as_bytes(v)).map_err(|e| Error::io(path, e)));
+            let read = self.for_each_block(|v| {
+                check_values(&self.path, seeds, offset, v)?;
+                offset += v.len() as u64;
+                out.write_all(as_bytes(v)).map_err(|e| Error::io(path, e))
+            });
             match read.and_then(|()| out.flush().map_err(|e| Error::io(path, e))) {
                 Ok(()) => Ok(()),
                 Err(e) => {

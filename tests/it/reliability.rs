@@ -454,6 +454,23 @@ fn values_out_of_range_are_refused_on_import_and_by_check_1() {
         text.contains("value 127 at index 100 is outside -3..=3"),
         "{text}"
     );
+    // Nor is it exported: import would refuse the file.
+    let out_dir = dir.join("exported");
+    refuses(
+        &[
+            "export",
+            "--format",
+            "vu",
+            "--db",
+            s(&db),
+            "--seeds",
+            "3",
+            "--out",
+            s(&out_dir),
+        ],
+        "value 127 at index 100 is outside -3..=3",
+    );
+    assert!(!out_dir.join("scores.3").exists());
 }
 
 #[test]
