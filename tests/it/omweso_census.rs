@@ -606,31 +606,15 @@ fn cycles_command_writes_the_atlas() {
         Vec::<usize>::new()
     );
     assert_eq!(plan(&dir, 10..=13, 1_000_000_000, true).unwrap().rows, [11]);
-    // A cycles file that is not its row's is refused, not written out.
-    std::fs::write(&kept, cycles_11.replace("\"period\":128", "\"period\":64")).unwrap();
-    crate::common::refuses(
-        &[
-            "census",
-            "--seeds",
-            "11",
-            "--db",
-            db,
-            "--cycles",
-            file.to_str().unwrap(),
-        ],
-        "its cycles are not those of row k = 11 (cycles: 1, each of 11 seeds)",
-    );
-    std::fs::write(&kept, "").unwrap();
-    crate::common::refuses(
-        &[
-            "census",
-            "--seeds",
-            "11",
-            "--db",
-            db,
-            "--cycles",
-            file.to_str().unwrap(),
-        ],
-        "its cycles are not those of row k = 11",
-    );
+    // A cycles file that is not its row's (another period, or emptied) is
+    // refused, not written out.
+    let wrong_period = cycles_11.replace("\"period\":128", "\"period\":64");
+    for damaged in [wrong_period.as_str(), ""] {
+        std::fs::write(&kept, damaged).unwrap();
+        let cycles = file.to_str().unwrap();
+        crate::common::refuses(
+            &["census", "--seeds", "11", "--db", db, "--cycles", cycles],
+            "its cycles are not those of row k = 11 (cycles: 1, each of 11 seeds)",
+        );
+    }
 }
