@@ -114,6 +114,13 @@ fn a_principal_line_that_cycles_says_so() {
     );
 }
 
+/// `export --format vu` of levels `seeds` of `db` into `out`.
+fn export_args<'a>(db: &'a str, seeds: &'a str, out: &'a str) -> [&'a str; 9] {
+    [
+        "export", "--format", "vu", "--db", db, "--seeds", seeds, "--out", out,
+    ]
+}
+
 #[test]
 fn exported_vu_files_match_published_hashes_and_sizes() {
     let out_dir = scratch("vu-export");
@@ -161,17 +168,7 @@ fn exported_vu_files_match_published_hashes_and_sizes() {
     // --seeds: those levels only, the same bytes; a level not built is an
     // error before anything is written.
     let some = scratch("vu-export-some");
-    let o = run(&[
-        "export",
-        "--format",
-        "vu",
-        "--db",
-        db,
-        "--seeds",
-        "5..6",
-        "--out",
-        some.to_str().unwrap(),
-    ]);
+    let o = run(&export_args(db, "5..6", some.to_str().unwrap()));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mut written: Vec<String> = std::fs::read_dir(&some)
         .unwrap()
@@ -186,17 +183,7 @@ fn exported_vu_files_match_published_hashes_and_sizes() {
     );
     let none = scratch("vu-export-none").join("out");
     crate::common::refuses(
-        &[
-            "export",
-            "--format",
-            "vu",
-            "--db",
-            db,
-            "--seeds",
-            "18..19",
-            "--out",
-            none.to_str().unwrap(),
-        ],
+        &export_args(db, "18..19", none.to_str().unwrap()),
         "level 19",
     );
     assert!(!none.join("scores.18").exists());
