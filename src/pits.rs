@@ -13,6 +13,21 @@ pub fn parse<const N: usize, S: AsRef<str>>(
     what: &str,
     max_seeds: usize,
 ) -> Result<[u8; N]> {
+    for word in words {
+        let fields: Vec<&str> = word.as_ref().split(',').collect();
+        // "1,,2" is a count left out (or one comma too many), not a
+        // separator: "1," and ",2" (commas beside spaces) are separators.
+        if fields.len() > 2
+            && fields[1..fields.len() - 1]
+                .iter()
+                .any(|f| f.trim().is_empty())
+        {
+            return Err(Error::Invalid(format!(
+                "{what}: two commas with no pit count between them in '{}'",
+                word.as_ref()
+            )));
+        }
+    }
     let parts: Vec<&str> = words
         .iter()
         .flat_map(|w| w.as_ref().split(|c: char| c == ',' || c.is_whitespace()))
@@ -104,6 +119,20 @@ mod tests {
         let pits: [u8; 3] = super::parse(&["1,2", "3"], "a row", 10).unwrap();
         assert_eq!(pits, [1, 2, 3]);
         assert!(super::parse::<3, _>(&["1 2"], "a row", 10).is_err());
+        let spaced: [u8; 3] = super::parse(&["1,", "2,", " 3"], "a row", 10).unwrap();
+        assert_eq!(spaced, [1, 2, 3]);
+    }
+
+    #[test]
+    fn an_empty_count_between_commas_is_refused() {
+        for word in ["1,,2,3", "1, ,2,3"] {
+            assert_eq!(
+                super::parse::<3, _>(&[word], "a row", 10)
+                    .unwrap_err()
+                    .to_string(),
+                format!("a row: two commas with no pit count between them in '{word}'")
+            );
+        }
     }
 
     #[test]
