@@ -4,7 +4,7 @@
 
 use mancaladb::Error;
 use mancaladb::omweso::Side;
-use mancaladb::omweso::moves::{Position, Variant, analyze};
+use mancaladb::omweso::moves::{Position, Variant, analyze_unless};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
@@ -52,6 +52,19 @@ pub fn loops(
             .py()?;
     }
     let variant = Variant { first_turn };
-    let analysis = py.detach(|| analyze(variant, pos, pit, max_laps)).py()?;
-    Ok(serde_json::to_string(&analysis).expect("an analysis serializes"))
+    // Ctrl-C (or another signal's handler raising) stops the analysis
+    // within one question's laps, with the handler's exception.
+    let mut raised = None;
+    let mut stop = || {
+        Python::attach(|py| py.check_signals())
+            .map_err(|e| raised = Some(e))
+            .is_err()
+    };
+    let analysis = py
+        .detach(|| analyze_unless(variant, pos, pit, max_laps, &mut stop))
+        .py()?;
+    match analysis {
+        Some(a) => Ok(serde_json::to_string(&a).expect("an analysis serializes")),
+        None => Err(raised.expect("stopped only by a signal's exception")),
+    }
 }

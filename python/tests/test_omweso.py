@@ -69,3 +69,27 @@ def test_more_seeds_than_a_game_need_any_seeds():
     report = mancaladb.omweso.loops(side, opponent, pit=0, max_laps=1000, any_seeds=True)
     assert report == cli_json("loops", "--json", "--any-seeds", "--pit", "0", "--max-laps", "1000",
                               "--opponent", " ".join(map(str, opponent)), " ".join(map(str, side)))
+
+
+def test_ctrl_c_stops_a_long_analysis():
+    # Pit 0 of this side loops with a period of 4,241,058,608 laps, proven
+    # at lap 265,066,163: most of a second of walking, asked every 4 M laps.
+    import _thread
+    import threading
+    import time
+
+    side = "51 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"
+    start = time.perf_counter()
+    whole = mancaladb.omweso.loops(side, pit=0)
+    full = time.perf_counter() - start
+    assert whole["starts"][0]["verdict"] == "infinite"
+    assert whole["starts"][0]["walked"] == 265_066_163
+
+    timer = threading.Timer(full / 20, _thread.interrupt_main)
+    start = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        mancaladb.omweso.loops(side, pit=0)
+    stopped = time.perf_counter() - start
+    timer.join()
+    assert stopped < full / 3, (stopped, full)

@@ -14,7 +14,7 @@
 
 use serde::Serialize;
 
-use super::relay::{Relay, certificate};
+use super::relay::{ASK_EVERY, Relay, certificate};
 use super::side::{Dir, LEFTMOST, PITS, Side};
 use crate::error::{Error, Result};
 
@@ -146,7 +146,8 @@ pub enum Verdict {
     Terminates,
     /// No choice remains after the start, and the move never ends.
     Infinite,
-    /// Some choice of reverse captures makes the move endless, some does not.
+    /// Some choice of reverse captures makes the move endless (the others
+    /// end, or were not decided within the budget).
     CanLoop,
     /// Choices remain after the start, and every way of taking them is
     /// endless.
@@ -250,10 +251,16 @@ pub struct Report {
 }
 
 /// Follows every way of playing a move, within a lap budget.
-struct Explorer {
+struct Explorer<'a> {
     variant: Variant,
     budget: u64,
     used: u64,
+    /// Asked every [`ASK_EVERY`] laps whether to give up.
+    stop: &'a mut dyn FnMut() -> bool,
+    /// `stop` said so: every line ends as if the budget had run out.
+    stopped: bool,
+    /// Laps used at which `stop` is asked next.
+    next_ask: u64,
     /// Best witnesses found so far.
     ends: Option<Line>,
     loops: Option<Line>,
@@ -261,7 +268,16 @@ struct Explorer {
     choice_points: u32,
 }
 
-impl Explorer {
+impl Explorer<'_> {
+    /// Whether the budget is spent or the caller asked to stop.
+    fn spent(&mut self) -> bool {
+        if self.used >= self.next_ask {
+            self.next_ask = self.used + ASK_EVERY;
+            self.stopped = self.stopped || (self.stop)();
+        }
+        self.stopped || self.used >= self.budget
+    }
+
     fn keep(slot: &mut Option<Line>, line: Line) {
         if slot
             .as_ref()
@@ -279,7 +295,7 @@ impl Explorer {
         let mut anchor: Option<(LapStart, u64, u64)> = None;
         let mut offer = !first_fixed;
         loop {
-            if self.used >= self.budget {
+            if self.spent() {
                 self.undecided.get_or_insert(line);
                 return;
             }
@@ -297,7 +313,7 @@ impl Explorer {
                 let mut alt = line.clone();
                 alt.reversed.push(alt.laps + 1);
                 self.step(st, Dir::Cw, alt);
-                if self.used >= self.budget {
+                if self.spent() {
                     // The branch used up the budget before this lap.
                     self.undecided.get_or_insert(line);
                     return;
@@ -341,7 +357,12 @@ impl Explorer {
     /// anchor (fact 2), within the budget left.
     fn relay(&mut self, st: LapStart, mut line: Line) {
         let opp = st.pos.opp;
-        match super::relay::run(st.pos.me, st.pit, self.budget - self.used) {
+        let left = self.budget - self.used;
+        let walk = super::relay::run_unless(st.pos.me, st.pit, left, || {
+            self.stopped = (self.stop)();
+            self.stopped
+        });
+        match walk {
             Relay::Ends { laps, sown, side } => {
                 (self.used, line.laps, line.sown) =
                     (self.used + laps, line.laps + laps, line.sown + sown);
@@ -373,7 +394,7 @@ impl Explorer {
     /// Plays one lap of `st` in `dir` (a capture, for clockwise laps) and
     /// follows what comes after.
     fn step(&mut self, st: LapStart, dir: Dir, mut line: Line) {
-        if self.used >= self.budget {
+        if self.spent() {
             self.undecided.get_or_insert(line);
             return;
         }
@@ -406,6 +427,20 @@ pub fn analyze_start(
     direction: Dir,
     budget: u64,
 ) -> Report {
+    analyze_start_unless(variant, pos, pit, direction, budget, &mut || false)
+        .expect("never asked to stop")
+}
+
+/// [`analyze_start`], asking `stop` every [`ASK_EVERY`] laps whether to
+/// give up (`None` if it said so).
+fn analyze_start_unless(
+    variant: Variant,
+    pos: Position,
+    pit: usize,
+    direction: Dir,
+    budget: u64,
+    stop: &mut dyn FnMut() -> bool,
+) -> Option<Report> {
     let start = LapStart {
         pos,
         pit,
@@ -415,6 +450,9 @@ pub fn analyze_start(
         variant,
         budget,
         used: 0,
+        stop,
+        stopped: false,
+        next_ask: ASK_EVERY,
         ends: None,
         loops: None,
         undecided: None,
@@ -433,6 +471,9 @@ pub fn analyze_start(
                 ..Line::default()
             },
         );
+    }
+    if ex.stopped {
+        return None;
     }
     // The choice of the first lap's direction is the start itself: only
     // the choices that remain after it make a loop `must-loop`.
@@ -467,7 +508,7 @@ pub fn analyze_start(
         Verdict::Undecided => ex.undecided,
     }
     .expect("the verdict was drawn from this line");
-    Report {
+    Some(Report {
         pit,
         direction,
         verdict,
@@ -475,7 +516,7 @@ pub fn analyze_start(
         choice_points: ex.choice_points,
         walked: ex.used,
         line,
-    }
+    })
 }
 
 /// Every start of the player to move: each pit holding 2 or more seeds
@@ -517,6 +558,20 @@ pub fn analyze(
     pit: Option<usize>,
     budget: u64,
 ) -> Result<Analysis> {
+    analyze_unless(variant, pos, pit, budget, &mut || false)
+        .map(|a| a.expect("never asked to stop"))
+}
+
+/// [`analyze`], asking `stop` every [`ASK_EVERY`] laps (about 10 to 40 ms)
+/// whether to give up: `Ok(None)` if it said so. `stop` is called on the
+/// calling thread (a Python caller checks its signals there).
+pub fn analyze_unless(
+    variant: Variant,
+    pos: Position,
+    pit: Option<usize>,
+    budget: u64,
+    stop: &mut dyn FnMut() -> bool,
+) -> Result<Option<Analysis>> {
     if budget == 0 {
         return Err(Error::Invalid("a lap budget must be at least 1".into()));
     }
@@ -538,10 +593,9 @@ pub fn analyze(
             "no pit holds 2 or more seeds: the player has no move".into(),
         ));
     }
-    Ok(Analysis {
-        starts: starts
-            .iter()
-            .map(|&(pit, dir)| analyze_start(variant, pos, pit, dir, budget))
-            .collect(),
-    })
+    Ok(starts
+        .iter()
+        .map(|&(pit, dir)| analyze_start_unless(variant, pos, pit, dir, budget, stop))
+        .collect::<Option<_>>()
+        .map(|starts| Analysis { starts }))
 }

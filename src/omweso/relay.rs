@@ -134,10 +134,26 @@ pub enum Relay {
 /// with the start as it is, counting the pits it has turned by.
 #[inline]
 pub fn run(side: Side, pit: usize, budget: u64) -> Relay {
+    run_unless(side, pit, budget, || false)
+}
+
+/// Laps between two questions of [`run_unless`] (about 10 ms of walking).
+pub const ASK_EVERY: u64 = 1 << 22;
+
+/// [`run`], asking `stop` every [`ASK_EVERY`] laps whether to give up: if
+/// it says so, the walk ends as [`Relay::Undecided`] with the laps walked.
+#[inline]
+pub fn run_unless(side: Side, pit: usize, budget: u64, mut stop: impl FnMut() -> bool) -> Relay {
     let start = side.rotated_to(pit);
     let (mut s, mut turned) = (start, 0usize);
     let mut sown = 0u64;
     for laps in 1..=budget {
+        if laps % ASK_EVERY == 0 && stop() {
+            return Relay::Undecided {
+                laps: laps - 1,
+                sown,
+            };
+        }
         sown += u64::from(s.get(0));
         turned = (turned + s.lap_from_zero()) % PITS;
         if s.get(0) == 1 {

@@ -5,8 +5,10 @@ use std::collections::HashSet;
 
 use crate::common::{refuses, run};
 use mancaladb::compose::Ranker;
-use mancaladb::omweso::moves::{Position, Variant, Verdict, analyze_start, starts};
-use mancaladb::omweso::relay::{Relay, certificate, lap, run as relay, unlap};
+use mancaladb::omweso::moves::{
+    Position, Variant, Verdict, analyze, analyze_start, analyze_unless, starts,
+};
+use mancaladb::omweso::relay::{ASK_EVERY, Relay, certificate, lap, run as relay, unlap};
 use mancaladb::omweso::{Dir, Side};
 
 fn side(pits: &[(usize, u8)]) -> Side {
@@ -18,6 +20,35 @@ fn side(pits: &[(usize, u8)]) -> Side {
 }
 
 const PLAY: Variant = Variant { first_turn: false };
+
+#[test]
+fn a_long_analysis_asks_whether_to_stop_and_stops_when_told() {
+    // Pit 0 of `51 1 0 1 … 1` loops, proven at lap 265,066,163 (a pure
+    // relay: the tight walk asks every ASK_EVERY laps).
+    let me = Side::parse(&["51 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"], "a side").unwrap();
+    let pos = Position {
+        me,
+        opp: Side::EMPTY,
+    };
+    let mut asked = 0u64;
+    let whole = analyze_unless(PLAY, pos, Some(0), u64::MAX, &mut || {
+        asked += 1;
+        false
+    })
+    .unwrap()
+    .unwrap();
+    assert_eq!(whole, analyze(PLAY, pos, Some(0), u64::MAX).unwrap());
+    assert_eq!(whole.starts[0].walked, 265_066_163);
+    assert_eq!(asked, 265_066_163 / ASK_EVERY);
+    // Told to stop at the third question: no answer.
+    let mut asked = 0;
+    let stopped = analyze_unless(PLAY, pos, Some(0), u64::MAX, &mut || {
+        asked += 1;
+        asked == 3
+    });
+    assert_eq!(stopped.unwrap(), None);
+    assert_eq!(asked, 3);
+}
 
 #[test]
 fn relay_lifts_an_occupied_landing_pit_and_ends_in_an_empty_one() {
