@@ -269,13 +269,6 @@ pub fn build_until(
     Ok(reports)
 }
 
-/// Fails, before anything is solved, unless every level that one of
-/// `levels` without a table yet reads is among them or has a sound table
-/// in `db` (a level whose table is there but damaged is found so, and
-/// rebuilt, only when the build reaches it): the absent ones are named together with the `--levels` that adds
-/// them, and each table read is opened (its header, size and block index
-/// checked, which catches a truncated or foreign file; the blocks are
-/// checked as they are read).
 /// Refuses, before anything is solved, to build a level whose working
 /// memory ([`WORKING_BYTES_PER_POSITION`], each rank's share of it) is more
 /// than this machine has at all (`total`, `MemTotal`): it could only fail
@@ -316,6 +309,13 @@ fn check_memory(
     )))
 }
 
+/// Fails, before anything is solved, unless every level that one of
+/// `levels` without a table yet reads is among them or has a sound table
+/// in `db` (a level whose table is there but damaged is found so, and
+/// rebuilt, only when the build reaches it): the absent ones are named together
+/// with the `--levels` that adds them, and each table read is opened (its header, size and block index
+/// checked, which catches a truncated or foreign file; the blocks are
+/// checked as they are read).
 fn check_lower_levels(db: &Db, rules: Rules, levels: &[usize]) -> Result<()> {
     let mut absent: Vec<usize> = Vec::new();
     let mut first_reader: Option<usize> = None;
@@ -351,12 +351,7 @@ fn check_lower_levels(db: &Db, rules: Rules, levels: &[usize]) -> Result<()> {
 }
 
 /// Sorted `levels` as runs of consecutive levels: `[0..=34, 36..=36]`.
-///
-/// ```
-/// use mancaladb::build::level_runs;
-/// assert_eq!(level_runs(&[0, 1, 2, 4]), [0..=2, 4..=4]);
-/// ```
-pub fn level_runs(levels: &[usize]) -> Vec<RangeInclusive<usize>> {
+fn level_runs(levels: &[usize]) -> Vec<RangeInclusive<usize>> {
     let mut runs: Vec<RangeInclusive<usize>> = Vec::new();
     for &n in levels {
         match runs.last_mut() {

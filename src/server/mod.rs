@@ -43,8 +43,6 @@ use mancaladb::oware::Rules;
 use mancaladb::source::{Source, Tables};
 use mancaladb::stats::LevelStats;
 
-use crate::cli::output;
-
 /// Largest request body.
 const MAX_BODY: usize = 1 << 20;
 /// Longest time a request may take.
@@ -130,12 +128,19 @@ fn router(state: Arc<State>) -> Router {
         .with_state(state)
 }
 
+/// One line on standard error (a log line that cannot be written is
+/// dropped: the server goes on).
+fn log_line(args: std::fmt::Arguments) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{args}");
+}
+
 /// One line per request on standard error.
 async fn log(req: Request, next: Next) -> Response {
     let start = Instant::now();
     let line = format!("{} {}", req.method(), req.uri());
     let resp = next.run(req).await;
-    output::diag(format_args!(
+    log_line(format_args!(
         "{line} {} {:.1} ms",
         resp.status().as_u16(),
         start.elapsed().as_secs_f64() * 1e3
@@ -185,7 +190,7 @@ async fn accept(listener: tokio::net::TcpListener, app: Router) {
                 Err(e) => {
                     // Out of file descriptors, or a connection reset before
                     // it was taken: wait a little rather than spin.
-                    output::diag(format_args!("mancaladb serve: accepting a connection: {e}"));
+                    log_line(format_args!("mancaladb serve: accepting a connection: {e}"));
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     continue;
                 }

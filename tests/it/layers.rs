@@ -75,6 +75,27 @@ fn modules_import_only_lower_layers() {
     assert!(checked > 50, "only {checked} crate:: paths found");
 }
 
+/// The two front ends stand side by side: the command line starts the
+/// server (`cli/serve.rs`), and the server never uses the command line.
+#[test]
+fn the_server_does_not_use_the_command_line() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/server");
+    let mut scanned = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "rs") {
+            scanned += 1;
+            let text = std::fs::read_to_string(&p).unwrap();
+            assert!(
+                !text.contains("crate::cli"),
+                "{} uses crate::cli",
+                p.display()
+            );
+        }
+    }
+    assert!(scanned >= 2, "only {scanned} files in src/server");
+}
+
 /// The library answers with data and tells its progress to an observer
 /// (`progress`); nothing else in it writes to the terminal. `progress`'s
 /// `Terminal`, the command line's observer, is the one place that does.
