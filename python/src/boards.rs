@@ -115,16 +115,23 @@ impl<'py> Rows<'py> {
         py: Python<'_>,
         mut f: impl FnMut(usize, &Board) -> mancaladb::Result<()> + Send,
     ) -> mancaladb::Result<()> {
-        let boards = match self {
-            Rows::Bytes(a) => boards_of(a.as_array())?,
-            Rows::Wide(a) => boards_of(a.as_array())?,
-        };
+        let boards = self.boards()?;
         py.detach(|| {
             boards
                 .iter()
                 .enumerate()
                 .try_for_each(|(i, b)| f(i, b).map_err(|e| in_row(i, e)))
         })
+    }
+
+    /// The boards, checked (a bad row is an error naming it). Copied out
+    /// while the GIL is held: another Python thread may write the array
+    /// once it is released.
+    pub fn boards(&self) -> mancaladb::Result<Vec<Board>> {
+        match self {
+            Rows::Bytes(a) => boards_of(a.as_array()),
+            Rows::Wide(a) => boards_of(a.as_array()),
+        }
     }
 
     /// Number of rows.
@@ -158,7 +165,7 @@ fn boards_of<T: Copy + Into<i64>>(rows: ArrayView2<'_, T>) -> mancaladb::Result<
 }
 
 /// A usage error about row `i`, saying so.
-fn in_row(i: usize, e: mancaladb::Error) -> mancaladb::Error {
+pub fn in_row(i: usize, e: mancaladb::Error) -> mancaladb::Error {
     match e {
         mancaladb::Error::Invalid(m) => mancaladb::Error::Invalid(format!("row {i}: {m}")),
         e => e,

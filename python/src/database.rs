@@ -19,7 +19,7 @@ use numpy::ndarray::ArrayView1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::boards::{Rows, board};
+use crate::boards::{Rows, board, in_row};
 use crate::errors::IntoPy;
 use crate::observer::{Stages, ToPython};
 
@@ -120,15 +120,13 @@ impl Database {
         py: Python<'py>,
         boards: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<i8>>> {
-        let rows = Rows::of(boards)?;
+        let boards = Rows::of(boards)?.boards().py()?;
         let source = self.source()?;
         let rules = self.rules;
-        let mut out = vec![0i8; rows.len()];
-        rows.for_each(py, |i, b| {
-            out[i] = query::value(rules, &*source, b)?;
-            Ok(())
-        })
-        .py()?;
+        let mut out = Vec::new();
+        py.detach(|| query::values(rules, &source, &boards, &mut out))
+            .map_err(|e| in_row(out.len(), e))
+            .py()?;
         Ok(PyArray1::from_vec(py, out))
     }
 

@@ -145,3 +145,39 @@ fn a_board_that_is_not_stored_is_refused_by_a_probe_not_misread() {
         assert!(tables.values(&[board], &mut out).is_err());
     }
 }
+
+/// `query::values` answers as `query::value` one board at a time: runs of
+/// stored boards, starting positions between them (valued from their
+/// moves), and, for the first board of a level not built, the error of that
+/// board with the values before it.
+#[test]
+fn many_values_at_once_equal_one_at_a_time() {
+    use mancaladb::oware::Board;
+    use mancaladb::query;
+    use mancaladb::source::Source;
+    let source = Source::tables(awari_db(), Rules::Awari);
+    let e = Encoder::new(MAX_SEEDS);
+    let mut boards: Vec<Board> = Vec::new();
+    for (seeds, count) in [(16, 40), (9, 1), (17, 300), (12, 2)] {
+        boards.extend((0..count).map(|k| e.unrank(seeds, k * 7919 % level_size(seeds))));
+        // A starting position (every pit filled): not stored, valued from
+        // its moves.
+        boards.push(Board([1; 12]));
+    }
+    let mut out = Vec::new();
+    query::values(Rules::Awari, &source, &boards, &mut out).unwrap();
+    let one_by_one: Vec<i8> = boards
+        .iter()
+        .map(|b| query::value(Rules::Awari, &source, b).unwrap())
+        .collect();
+    assert_eq!(out, one_by_one);
+    assert!(out.iter().any(|&v| v != 0), "all draws: a weak test");
+
+    // Level 20 is not built: its board fails, the values before it stay.
+    let mut with_missing = boards[..50].to_vec();
+    with_missing.push(e.unrank(20, 5));
+    with_missing.extend_from_slice(&boards[50..60]);
+    let err = query::values(Rules::Awari, &source, &with_missing, &mut out).unwrap_err();
+    assert!(err.to_string().contains("20"), "{err}");
+    assert_eq!(out, one_by_one[..50]);
+}
