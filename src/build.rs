@@ -48,11 +48,13 @@ pub struct Needs {
     /// Working memory of the largest, in bytes.
     pub memory: u64,
     /// Disk at the fullest moment of building them in increasing order, in
-    /// bytes: the tables already written, the work directory of the level
-    /// being solved, the raw copies it reads within the default budget
-    /// ([`crate::stored::DEFAULT_RAW_CACHE`]) and the copy of the level just
-    /// below it, kept for the next; or all the tables and the copies kept
-    /// at the end.
+    /// bytes, by one process: while a level's table is written, the tables
+    /// already written, the work directory of the level being solved (it
+    /// goes once the table is in place), the raw copies it reads within the
+    /// default budget ([`crate::stored::DEFAULT_RAW_CACHE`]), the copy of
+    /// the level just below it, kept for the next, the level's own
+    /// `scores.N.part` (one byte per position) when its raw copy is kept,
+    /// and its new table; or all the tables and the copies kept at the end.
     pub disk: u64,
 }
 
@@ -68,10 +70,17 @@ impl Needs {
             let kept = n >= 1 && levels.contains(&(n - 1)) && keeps_raw(n - 1, budget);
             raw_window(n, budget).map(size).sum::<f64>() + if kept { size(n - 1) } else { 0.0 }
         };
+        // The raw file the level's values meet in, when its copy is kept.
+        let part = |n: usize| match keeps_raw(n, Some(DEFAULT_RAW_CACHE)) {
+            true => size(n),
+            false => 0.0,
+        };
         let (mut tables, mut disk) = (0.0, 0.0f64);
         for &n in levels {
-            disk = disk.max(tables + WORK_BYTES_PER_POSITION * size(n) + raw(n));
-            tables += TABLE_BYTES_PER_POSITION * size(n);
+            let table = TABLE_BYTES_PER_POSITION * size(n);
+            let writing = WORK_BYTES_PER_POSITION * size(n) + raw(n) + part(n) + table;
+            disk = disk.max(tables + writing);
+            tables += table;
         }
         Needs {
             largest_level,
@@ -556,6 +565,36 @@ fn write_slice(path: &Path, positions: u64, start: u64, values: &[i8]) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// While level `n`'s table is written, the disk holds the tables
+    /// below it, its work directory, the raw copies it reads, its own
+    /// `.part` when its copy is kept, and the new table: the need counts
+    /// them all.
+    #[test]
+    fn the_disk_need_counts_the_new_table_and_the_part_file() {
+        let budget = Some(DEFAULT_RAW_CACHE);
+        let mut kept = 0;
+        for n in [10, 20, 24, 30] {
+            let levels: Vec<usize> = (0..=n).collect();
+            let size = |k: usize| level_size(k) as f64;
+            let below: f64 = (0..n).map(|k| TABLE_BYTES_PER_POSITION * size(k)).sum();
+            let kept_below = if keeps_raw(n - 1, budget) {
+                size(n - 1)
+            } else {
+                0.0
+            };
+            let reads: f64 = raw_window(n, budget).map(size).sum::<f64>() + kept_below;
+            let part = if keeps_raw(n, budget) { size(n) } else { 0.0 };
+            kept += usize::from(part > 0.0);
+            let at_least = below
+                + (WORK_BYTES_PER_POSITION + TABLE_BYTES_PER_POSITION) * size(n)
+                + reads
+                + part;
+            let disk = Needs::of(&levels).disk as f64;
+            assert!(disk >= at_least.floor(), "level {n}: {disk} < {at_least}");
+        }
+        assert!(kept > 0, "no level here keeps its raw copy");
+    }
 
     #[test]
     fn a_level_larger_than_the_machine_is_refused_before_anything_is_built() {

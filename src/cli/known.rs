@@ -92,7 +92,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
 fn cost(n: Needs, positions: u64, rate: Option<f64>) -> String {
     let gb = |b: u64| b as f64 / 1e9;
     let mut text = format!(
-        "; level {} needs {:.1} GB of working memory ({WORKING_BYTES_PER_POSITION} bytes/position), building them in this order takes {:.0} GB of disk at most (the tables, the work files of the level being solved, raw copies up to {} GiB)",
+        "; level {} needs {:.1} GB of working memory ({WORKING_BYTES_PER_POSITION} bytes/position), building them in this order takes {:.0} GB of disk at most (the tables, the work files, raw file and new table of the level being solved, raw copies up to {} GiB)",
         n.largest_level,
         gb(n.memory),
         gb(n.disk),

@@ -52,14 +52,20 @@
 //!
 //! **Checkpoints.** Between thresholds no position is fresh and the state
 //! bytes are the whole solver state. Every [`Options::checkpoint_every`]
-//! they are saved, with the threshold reached, to the work directory; a
-//! solve given a directory that holds a checkpoint of the same slice
-//! continues from it (the seed lists are still there) and produces the same
-//! values. The forward pass (an hour of level 36) is checkpointed the same
-//! way between the parts it is cut into ([`ForwardPass`]), with the lengths
-//! of the seed lists written so far. A checkpoint that does not read back
-//! whole (its checksum fails) is dropped and the level solved afresh; so is
-//! the whole work directory when a seed list's record fails its check.
+//! they are saved, with the threshold reached and the final length of every
+//! seed list, to the work directory; a solve given a directory that holds a
+//! checkpoint of the same slice continues from it (the seed lists are still
+//! there) and produces the same values. The forward pass (an hour of level
+//! 36) is checkpointed the same way between the parts it is cut into
+//! ([`ForwardPass`]), with the lengths of the seed lists written so far, and
+//! is resumed with the parts its checkpoint was cut into. A checkpoint that
+//! does not read back whole (its checksum fails) is dropped and the level
+//! solved afresh; so is the whole work directory when a seed list is
+//! missing, is not the length its checkpoint recorded, or a record of it
+//! fails its check. A resumed checkpoint takes with it what killed writes
+//! left (`.tmp` files), and a work directory is wiped checkpoints first, so
+//! that a wipe stopped part-way never leaves a checkpoint without its
+//! lists.
 //!
 //! The level may be split among several ranks (processes, see
 //! [`crate::exchange`]), each holding the working state of its own index
@@ -81,7 +87,10 @@ use super::index::{Encoder, Tile};
 use super::lower::LowerLevels;
 use super::retro::for_each_predecessor;
 use super::rules::{Rules, captures, quiet_moves};
-use super::workdir::{Checkpoint, ForwardMark, Record, SeedLists, SeedReader, Walk};
+use super::workdir::{
+    Checkpoint, ForwardMark, Record, SeedLists, SeedReader, Walk, check_lists, holds_checkpoints,
+    wipe,
+};
 use crate::error::{Corruption, Error, Result};
 use crate::exchange::{Alone, Exchange, Outbox, Owners, newest_held_by_all};
 use crate::memory::{HugeSlice, Pipeline, as_atomic, prefetch, settle};
@@ -133,8 +142,10 @@ pub struct Options {
     /// The work directory of this rank's slice: seed lists and checkpoints.
     /// A checkpoint of the same slice found there is resumed.
     pub dir: PathBuf,
-    /// Least time between checkpoints (taken at threshold boundaries);
-    /// `None`: never. `Some(0)`: after the forward pass and every threshold.
+    /// Least time between checkpoints (taken only between the parts of the
+    /// forward pass and between thresholds); `None`: never. `Some(0)`: after
+    /// every part of the forward pass, after the pass, and after every
+    /// threshold but the last.
     pub checkpoint_every: Option<Duration>,
     /// Most boards in one frontier; `None`: this rank's positions / 160
     /// (0.075 bytes per position of its slice), at least 2^16.
@@ -258,7 +269,7 @@ pub fn solve_part_in(
         return Ok(part);
     }
     let dir = &options.dir;
-    std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    wipe(dir)?;
     solve_once(rules, seeds, lower, ex, options, progress)?.ok_or_else(|| {
         Error::corrupt(
             dir,
@@ -312,73 +323,114 @@ fn solve_once(
         .map(|t| (seeds + 1 - t) as u64)
         .collect();
     let mut resumed_at = newest_held_by_all(&held, ex).map(|p| seeds + 1 - p as usize);
+    // The final length of every seed list: from the checkpoint resumed, or
+    // the forward pass.
+    let mut lists = Vec::new();
+    // Whether a notice said why the work directory's checkpoints are not
+    // used (else one is given before they are thrown away).
+    let mut told_afresh = false;
     if let Some(t) = resumed_at {
-        let read = checkpoint.load(dir, t, &mut state);
-        if read_by_every_rank(read, ex, seeds, progress)? {
-            progress.notice(Notice::SolveResumed {
-                seeds,
-                threshold: t,
-            });
-        } else {
-            state.fill(0);
-            resumed_at = None;
+        // The lists of thresholds `1..=t` are read from here on: each must
+        // be there with the length the checkpoint recorded.
+        let read = checkpoint.load(dir, t, &mut state).and_then(|lists| {
+            check_lists(dir, t, &lists, false)?;
+            Ok(lists)
+        });
+        match read_by_every_rank(read, ex, seeds, progress)? {
+            Some(read) => {
+                lists = read;
+                // What a killed checkpoint write left (a `.tmp` the size of
+                // a checkpoint), older checkpoints and the lists of the
+                // thresholds done go now, not only after the next
+                // checkpoint: a nearly full disk would fail there again.
+                checkpoint.remove_others(dir, t)?;
+                progress.notice(Notice::SolveResumed {
+                    seeds,
+                    threshold: t,
+                });
+            }
+            None => {
+                state.fill(0);
+                resumed_at = None;
+                told_afresh = true;
+            }
         }
     }
     let mut clock = Clock::new(options.checkpoint_every);
-    let parts = u32::try_from(size.div_ceil(options.forward_part).max(1)).map_err(|_| {
-        Error::Invalid(format!(
-            "MANCALADB_FORWARD_PART={}: cuts level {seeds} into more than {} parts",
-            options.forward_part,
-            u32::MAX
-        ))
-    })?;
-    let next_t = match resumed_at {
-        Some(t) => t,
-        None => {
-            let pass = ForwardPass {
-                rules,
-                seeds,
-                enc: &enc,
-                lower,
-                start: range.start,
-                parts,
-                dir,
-                checkpoint: &checkpoint,
-                ex,
-                progress,
-            };
-            let mut mark = pass.agreed_mark()?;
-            if let Some(m) = &mark {
-                let read = checkpoint.load_forward(dir, m, &mut state);
-                if !read_by_every_rank(read, ex, seeds, progress)? {
-                    state.fill(0);
-                    mark = None;
-                }
-            }
-            match &mark {
-                Some(mark) => {
-                    checkpoint.remove_forward_except(dir, mark)?;
-                    progress.notice(Notice::ForwardResumed {
-                        seeds,
-                        walk: mark.walk.name(),
-                        done: mark.done,
-                        parts: mark.parts,
-                    });
-                    // Every byte was written by the load: onto huge pages
-                    // for the rest of the pass.
-                    settle_state(&state, seeds, progress);
-                }
-                None => {
-                    if dir.exists() {
-                        std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let next_t =
+        match resumed_at {
+            Some(t) => t,
+            None => {
+                let mut mark = agreed_mark(&checkpoint, dir, ex)?;
+                if let Some(m) = &mark {
+                    // The lists must hold at least what the mark says (they are
+                    // cut back to it).
+                    let read = checkpoint
+                        .load_forward(dir, m, &mut state)
+                        .and_then(|()| check_lists(dir, seeds, &m.lists, true));
+                    if read_by_every_rank(read, ex, seeds, progress)?.is_none() {
+                        state.fill(0);
+                        mark = None;
+                        told_afresh = true;
                     }
-                    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
                 }
+                // A forward checkpoint is resumed with the parts it was cut
+                // into (they fix where each part starts), whatever the parts
+                // asked for now.
+                let parts = match &mark {
+                Some(m) => m.parts,
+                None => u32::try_from(size.div_ceil(options.forward_part).max(1)).map_err(|_| {
+                    Error::Invalid(format!(
+                        "MANCALADB_FORWARD_PART={}: cuts level {seeds} into more than {} parts",
+                        options.forward_part,
+                        u32::MAX
+                    ))
+                })?,
+            };
+                match &mark {
+                    Some(mark) => {
+                        checkpoint.remove_forward_except(dir, mark)?;
+                        progress.notice(Notice::ForwardResumed {
+                            seeds,
+                            walk: mark.walk.name(),
+                            done: mark.done,
+                            parts: mark.parts,
+                        });
+                        // Every byte was written by the load: onto huge pages
+                        // for the rest of the pass.
+                        settle_state(&state, seeds, progress);
+                    }
+                    None => {
+                        if !told_afresh && holds_checkpoints(dir)? {
+                            progress.notice(Notice::SolveAfresh {
+                                seeds,
+                                why: format!(
+                                    "the checkpoints in {} are of another solve (another slice, \
+                                 lower levels or file version) or not held by every rank",
+                                    dir.display()
+                                ),
+                            });
+                        }
+                        wipe(dir)?;
+                        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                    }
+                }
+                let pass = ForwardPass {
+                    rules,
+                    seeds,
+                    enc: &enc,
+                    lower,
+                    start: range.start,
+                    parts,
+                    dir,
+                    checkpoint: &checkpoint,
+                    ex,
+                    progress,
+                };
+                lists = pass.run(&mut state, mark, &mut clock)?;
+                seeds
             }
-            pass.run(&mut state, mark, &mut clock)?;
-            seeds
-        }
-    };
+        };
     // Every state byte is written now: onto huge pages with them, before
     // the random accesses of the thresholds.
     settle_state(&state, seeds, progress);
@@ -387,7 +439,7 @@ fn solve_once(
             return Ok(());
         }
         let took = Instant::now();
-        let bytes = checkpoint.save(dir, t, state)?;
+        let bytes = checkpoint.save(dir, t, &lists, state)?;
         progress.notice(Notice::SolveCheckpoint {
             seeds,
             threshold: t,
@@ -420,7 +472,12 @@ fn solve_once(
             state: as_atomic(&mut state),
             pending: &pending,
         };
-        let mut lists = Seeds::open(dir, t, n)?;
+        // A list missing or of another length than recorded: the level is
+        // solved afresh, on every rank.
+        let opened = Seeds::open(dir, t, &lists, n);
+        let Some(mut to_read) = read_by_every_rank(opened, ex, seeds, progress)? else {
+            return Ok(None);
+        };
         let mut frontier = Vec::new();
         let mut outbox = Outbox::empty(ex.ranks());
         loop {
@@ -428,8 +485,8 @@ fn solve_once(
             let inbox = ex.all_to_all(&outbox);
             rounds += 1;
             solver.receive(t as i8, &inbox, &mut frontier, cap);
-            let topped = solver.top_up(t as i8, &mut lists, &mut sweep, &mut frontier, fill);
-            if !read_by_every_rank(topped, ex, seeds, progress)? {
+            let topped = solver.top_up(t as i8, &mut to_read, &mut sweep, &mut frontier, fill);
+            if read_by_every_rank(topped, ex, seeds, progress)?.is_none() {
                 return Ok(None);
             }
             let decided = ex.sum(total(&frontier) as u64);
@@ -470,31 +527,52 @@ fn settle_state(state: &[u8], seeds: usize, progress: Progress<'_>) {
     }
 }
 
-/// Whether every rank read the work file they needed (`read`: this rank's
-/// reading): the checkpoint they agreed to resume from, or the records of
-/// a seed list. A damaged one, on any rank, is reported and dropped by
-/// them all: the level is then solved afresh (its work directory emptied),
-/// rather than stopping every rerun on the same file. Any other error
-/// stops the solve.
-fn read_by_every_rank(
-    read: Result<()>,
+/// What this rank read (`read`) if every rank read the work files they
+/// needed: the checkpoint they agreed to resume from (with its seed lists
+/// there at the lengths it recorded), or a seed list (there, at its
+/// recorded length, its records whole). A damaged or missing one, on any
+/// rank, is reported and dropped by them all (`None`): the level is then
+/// solved afresh (its work directory emptied), rather than stopping every
+/// rerun on the same file. Any other error stops the solve.
+fn read_by_every_rank<T>(
+    read: Result<T>,
     ex: &dyn Exchange,
     seeds: usize,
     progress: Progress<'_>,
-) -> Result<bool> {
-    let damaged = match read {
-        Ok(()) => None,
-        Err(e @ Error::Corrupt { .. }) => Some(e),
+) -> Result<Option<T>> {
+    let (read, damaged) = match read {
+        Ok(read) => (Some(read), None),
+        Err(e @ Error::Corrupt { .. }) => (None, Some(e)),
         Err(e) => return Err(e),
     };
     if ex.sum(u64::from(damaged.is_some())) == 0 {
-        return Ok(true);
+        return Ok(read);
     }
     let why = damaged.map_or("another rank's work file is damaged".into(), |e| {
         e.to_string()
     });
     progress.notice(Notice::SolveAfresh { seeds, why });
-    Ok(false)
+    Ok(None)
+}
+
+/// The newest forward checkpoint every rank holds, if any (the same
+/// answer on every rank), cut into the same parts on every rank; a work
+/// file this rank cannot read is an error.
+fn agreed_mark(
+    checkpoint: &Checkpoint,
+    dir: &Path,
+    ex: &dyn Exchange,
+) -> Result<Option<ForwardMark>> {
+    let mut marks = checkpoint.forward_saved(dir)?;
+    marks.retain(|m| m.parts > 0 && m.done <= m.parts);
+    let held: Vec<u64> = marks.iter().map(ForwardMark::progress).collect();
+    let mark = newest_held_by_all(&held, ex)
+        .and_then(|agreed| marks.into_iter().find(|m| m.progress() == agreed));
+    // Ranks write their marks together, with the same parts; marks that
+    // differ in them (never, but for files copied in) are not resumed.
+    let parts = mark.as_ref().map_or(0, |m| u64::from(m.parts));
+    let same = ex.sum(u64::from(parts != ex.max(parts))) == 0;
+    Ok(mark.filter(|_| same))
 }
 
 /// When checkpoints fall due: every `every` (none if `None`), decided by
@@ -566,21 +644,15 @@ fn part(k: u32, parts: u32, len: usize) -> Range<usize> {
 }
 
 impl<L: LowerLevels + ?Sized> ForwardPass<'_, L> {
-    /// The newest forward checkpoint every rank holds, if any (the same
-    /// answer on every rank); a work file this rank cannot read is an
-    /// error.
-    fn agreed_mark(&self) -> Result<Option<ForwardMark>> {
-        let mut marks = self.checkpoint.forward_saved(self.dir)?;
-        marks.retain(|m| m.parts == self.parts && m.done <= self.parts);
-        let held: Vec<u64> = marks.iter().map(ForwardMark::progress).collect();
-        Ok(newest_held_by_all(&held, self.ex)
-            .and_then(|agreed| marks.into_iter().find(|m| m.progress() == agreed)))
-    }
-
     /// Runs the pass on `state` (zeroed, or as the forward checkpoint
     /// `from` left it), taking a checkpoint after a part whenever `clock`
-    /// says one is due.
-    fn run(&self, state: &mut [u8], from: Option<ForwardMark>, clock: &mut Clock) -> Result<()> {
+    /// says one is due. Returns the final length of every seed list.
+    fn run(
+        &self,
+        state: &mut [u8],
+        from: Option<ForwardMark>,
+        clock: &mut Clock,
+    ) -> Result<Vec<u64>> {
         let seeds = self.seeds;
         let (lists, walk, done) = match from {
             None => (SeedLists::create(self.dir, seeds)?, Walk::Captures, 0),
@@ -845,11 +917,12 @@ struct Seeds {
 
 impl Seeds {
     /// The lists of threshold `t` in `dir`, of a slice of `positions`
-    /// positions: best capture `-t`, then `t`.
-    fn open(dir: &Path, t: usize, positions: usize) -> Result<Seeds> {
+    /// positions: best capture `-t`, then `t`; `lengths` are every list's
+    /// recorded length.
+    fn open(dir: &Path, t: usize, lengths: &[u64], positions: usize) -> Result<Seeds> {
         let mut lists = Vec::with_capacity(2);
         for win in [false, true] {
-            let reader = SeedReader::open(dir, t, win, positions as u64, CHUNK as u64)?;
+            let reader = SeedReader::open(dir, t, win, lengths, positions as u64, CHUNK as u64)?;
             lists.push((win, reader));
         }
         Ok(Seeds {

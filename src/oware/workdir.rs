@@ -15,12 +15,20 @@
 //!   `bytes` bytes of the increasing offsets (chunks hold at most 2^16
 //!   positions) as differences from the last (the first from 0), each in
 //!   LEB128: most take one byte. `check` is the start of the SHA-256 of the
-//!   record's other bytes, so that a damaged record is found, not read as
-//!   other seeds (a changed delta byte still decodes). Records appear in
-//!   any order; each position is in at most one list.
+//!   list's threshold and side (`t: u32 LE`, `win: u8`) and the record's
+//!   other bytes, so that a damaged record is found, not read as other
+//!   seeds (a changed delta byte still decodes), and a record is read only
+//!   from its own list. Records appear in any order; each position is in
+//!   at most one list. A record check cannot tell a list that ends early
+//!   (cut between records) from a shorter one: the length of every list is
+//!   therefore recorded when the forward pass ends (in every `state.<t>`
+//!   header) and at each forward checkpoint, and a list is read only if it
+//!   has exactly that length and its records end exactly there
+//!   ([`check_lists`], [`SeedReader`]). No seed is ever dropped.
 //! * **Checkpoints.** `state.<t>` holds the state byte of every position of
 //!   the slice after every threshold above `t` is done, behind a header that
-//!   names the level, the rule set, the rank's slice and `t`
+//!   names the level, the rule set, the rank's slice, `t` and the length of
+//!   every seed list, and ends with the first 8 bytes of its own SHA-256
 //!   ([`Checkpoint`]), zstd-compressed with its content checksum (a state
 //!   is mostly runs of a few values: a quarter of the bytes or less). It is
 //!   written to a temporary name, synced and renamed,
@@ -89,16 +97,11 @@ impl SeedLists {
     pub fn reopen(dir: &Path, seeds: usize, lengths: &[u64]) -> Result<SeedLists> {
         assert_eq!(lengths.len(), 2 * seeds, "one length per list");
         let mut files = Vec::with_capacity(2 * seeds);
+        check_lists(dir, seeds, lengths, true)?;
         for (k, &len) in lengths.iter().enumerate() {
             let path = list_path(dir, k / 2 + 1, k % 2 == 1);
             let io = |e| Error::io(&path, e);
             let mut f = File::options().write(true).open(&path).map_err(io)?;
-            if f.metadata().map_err(io)?.len() < len {
-                return Err(Error::corrupt(
-                    &path,
-                    Corruption::Checkpoint("a seed list is shorter than its checkpoint says"),
-                ));
-            }
             f.set_len(len).map_err(io)?;
             f.seek(SeekFrom::End(0)).map_err(io)?;
             files.push(Mutex::new(BufWriter::with_capacity(1 << 16, f)));
@@ -147,7 +150,7 @@ impl SeedLists {
         }
         let len = (bytes.len() - HEAD) as u32;
         bytes[8..12].copy_from_slice(&len.to_le_bytes());
-        let check = record_check(&bytes[..12], &bytes[HEAD..]);
+        let check = record_check(t, win, &bytes[..12], &bytes[HEAD..]);
         bytes[12..HEAD].copy_from_slice(&check);
         let mut f = self.files[2 * (t - 1) + usize::from(win)]
             .lock()
@@ -156,24 +159,79 @@ impl SeedLists {
             .map_err(|e| Error::io(list_path(&self.dir, t, win), e))
     }
 
-    /// Flushes and syncs every list.
-    pub fn finish(self) -> Result<()> {
+    /// Flushes and syncs every list; returns their final lengths in bytes,
+    /// in the order [`SeedLists::reopen`] takes them (what [`check_lists`]
+    /// and [`SeedReader::open`] hold the lists to).
+    pub fn finish(self) -> Result<Vec<u64>> {
+        let mut lengths = Vec::with_capacity(self.files.len());
         for (k, f) in self.files.into_iter().enumerate() {
             let path = list_path(&self.dir, k / 2 + 1, k % 2 == 1);
             let f = f.into_inner().expect("a seed list writer panicked");
-            f.into_inner()
+            let len = f
+                .into_inner()
                 .map_err(|e| e.into_error())
-                .and_then(|f| f.sync_all())
-                .map_err(|e| Error::io(&path, e))?;
+                .and_then(|f| f.sync_all().and_then(|()| f.metadata()))
+                .map_err(|e| Error::io(&path, e))?
+                .len();
+            lengths.push(len);
         }
-        Ok(())
+        Ok(lengths)
     }
+}
+
+/// The length of the seed list at `path`; a list that is not there is a
+/// damaged work directory (a wipe or a removal stopped part-way), not an
+/// error that would stop every rerun.
+fn list_len(path: &Path) -> Result<u64> {
+    match std::fs::metadata(path) {
+        Ok(m) => Ok(m.len()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(missing(path)),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// A seed list that should be there and is not (a damaged work directory).
+fn missing(path: &Path) -> Error {
+    Error::corrupt(
+        path,
+        Corruption::Checkpoint("a seed list its checkpoint needs is missing"),
+    )
+}
+
+/// Checks that the seed lists of thresholds `1..=thresholds` in `dir` are
+/// there with the lengths `lengths` gives them (as [`SeedLists::finish`]
+/// or [`SeedLists::sync`] returned them): exactly, or with `at_least` at
+/// least (a forward checkpoint's lists, cut back to it when reopened). A
+/// list missing or of another length is a damaged work directory.
+pub fn check_lists(dir: &Path, thresholds: usize, lengths: &[u64], at_least: bool) -> Result<()> {
+    for (k, &len) in lengths.iter().enumerate().take(2 * thresholds) {
+        let path = list_path(dir, k / 2 + 1, k % 2 == 1);
+        let found = list_len(&path)?;
+        if found < len {
+            return Err(Error::corrupt(
+                &path,
+                Corruption::Checkpoint("a seed list is shorter than its checkpoint says"),
+            ));
+        }
+        if found > len && !at_least {
+            return Err(Error::corrupt(
+                &path,
+                Corruption::Checkpoint("a seed list is longer than its checkpoint says"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A seed list being read, record by record, as the solver has room for
 /// its positions.
 pub struct SeedReader {
     path: PathBuf,
+    t: usize,
+    win: bool,
+    /// The list's length, as recorded, and the bytes read so far.
+    len: u64,
+    read: u64,
     file: BufReader<File>,
     payload: Vec<u8>,
     /// Positions in the slice, and in each of its chunks.
@@ -184,19 +242,37 @@ pub struct SeedReader {
 impl SeedReader {
     /// Opens the list of threshold `t` (`win`: best capture `t`, else `-t`)
     /// of a slice of `positions` positions cut into chunks of `chunk_len`
-    /// (at most 2^16).
+    /// (at most 2^16). `lengths` are every list's recorded length
+    /// ([`SeedLists::finish`]): a list missing or of another length is a
+    /// damaged work directory.
     pub fn open(
         dir: &Path,
         t: usize,
         win: bool,
+        lengths: &[u64],
         positions: u64,
         chunk_len: u64,
     ) -> Result<SeedReader> {
         debug_assert!(chunk_len <= 1 << 16, "offsets are u16");
+        let len = lengths[2 * (t - 1) + usize::from(win)];
         let path = list_path(dir, t, win);
-        let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
+        let file = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing(&path)),
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        if file.metadata().map_err(|e| Error::io(&path, e))?.len() != len {
+            return Err(Error::corrupt(
+                &path,
+                Corruption::Checkpoint("a seed list's length is not the one recorded for it"),
+            ));
+        }
         Ok(SeedReader {
             path,
+            t,
+            win,
+            len,
+            read: 0,
             file: BufReader::with_capacity(1 << 16, file),
             payload: Vec::new(),
             positions,
@@ -206,16 +282,17 @@ impl SeedReader {
 
     /// Replaces `records` with the next records of the list, as many as
     /// hold `batch` offsets or more (at least one record); empty at the end.
-    /// A record cut short, changed (its check fails), or naming a position
-    /// outside the slice, is a damaged work directory: no seed is ever
-    /// dropped or made up.
+    /// A record cut short, changed (its check fails), from another list,
+    /// or naming a position outside the slice, is a damaged work directory,
+    /// and so is a list whose records do not end exactly at its recorded
+    /// length: no seed is ever dropped or made up.
     pub fn read(&mut self, batch: usize, records: &mut Vec<Record>) -> Result<()> {
         records.clear();
         let mut held = 0;
         let mut head = [0u8; HEAD];
         while held < batch.max(1) {
             match read_up_to(&mut self.file, &mut head).map_err(|e| Error::io(&self.path, e))? {
-                0 => break, // the end of the list
+                0 if self.read == self.len => break, // the end of the list
                 HEAD => {}
                 _ => return Err(damaged(&self.path)),
             }
@@ -232,9 +309,10 @@ impl SeedReader {
             {
                 return Err(damaged(&self.path));
             }
-            if record_check(&head[..12], &self.payload) != head[12..] {
+            if record_check(self.t, self.win, &head[..12], &self.payload) != head[12..] {
                 return Err(damaged(&self.path));
             }
+            self.read += (HEAD + len) as u64;
             let offsets =
                 decode_offsets(&self.payload, count).ok_or_else(|| damaged(&self.path))?;
             if let Some(&last) = offsets.last() {
@@ -270,10 +348,14 @@ fn read_up_to(file: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 /// Bytes of a seed list record's head.
 const HEAD: usize = 16;
 
-/// The check of a seed list record: the first four bytes of the SHA-256
-/// of its head's other twelve bytes and its payload.
-fn record_check(head: &[u8], payload: &[u8]) -> [u8; 4] {
+/// The check of a record of the seed list of threshold `t` (`win`: best
+/// capture `t`, else `-t`): the first four bytes of the SHA-256 of `t`
+/// (u32 LE), `win` (one byte), its head's other twelve bytes and its
+/// payload.
+fn record_check(t: usize, win: bool, head: &[u8], payload: &[u8]) -> [u8; 4] {
     let sum = Sha256::new()
+        .chain_update((t as u32).to_le_bytes())
+        .chain_update([u8::from(win)])
         .chain_update(head)
         .chain_update(payload)
         .finalize();
@@ -321,6 +403,34 @@ fn remove_unfinished(dir: &Path) -> Result<()> {
     crate::files::remove_leftovers(dir, |name| name.ends_with(".tmp"))
 }
 
+/// Removes the work directory `dir` with all it holds (nothing if it is not
+/// there), its checkpoints first: a wipe stopped part-way (a kill) leaves
+/// seed lists without a checkpoint, which are never read (the level starts
+/// afresh), never a checkpoint whose lists are gone.
+pub fn wipe(dir: &Path) -> Result<()> {
+    for e in entries(dir)? {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("state.") || name.starts_with("forward.") {
+            crate::files::remove_if_present(&e.path())?;
+        }
+    }
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(dir, e)),
+        _ => Ok(()),
+    }
+}
+
+/// Whether `dir` holds checkpoint files (complete ones, of any slice or
+/// version): a directory about to be wiped then throws work away.
+pub fn holds_checkpoints(dir: &Path) -> Result<bool> {
+    Ok(entries(dir)?.iter().any(|e| {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        (name.starts_with("state.") || name.starts_with("forward.")) && !name.ends_with(".tmp")
+    }))
+}
+
 /// The entries of directory `dir`, none if it does not exist; any other
 /// failure to list it is an error.
 fn entries(dir: &Path) -> Result<Vec<DirEntry>> {
@@ -344,13 +454,16 @@ pub struct Checkpoint {
     pub end: u64,
 }
 
-/// Version 2: compressed states, varint seed lists. A work directory of
-/// another version holds no checkpoint of this one, so it is started afresh.
-const MAGIC: &[u8; 8] = b"MDBSOLV3";
+/// Version 4: compressed states, varint seed lists whose record checks
+/// cover their list, the length of every list in the header, which ends
+/// with the first 8 bytes of its own SHA-256. A work directory of another
+/// version holds no checkpoint of this one, so it is started afresh.
+const MAGIC: &[u8; 8] = b"MDBSOLV4";
 /// The forward checkpoint's own header (same body format).
-/// Version 2: the header ends with the first 8 bytes of its own sha256,
-/// since the seed lists are cut back to the lengths it holds.
-const FORWARD_MAGIC: &[u8; 8] = b"MDBFWD03";
+/// Version 4: the header ends with the first 8 bytes of its own SHA-256,
+/// since the seed lists are cut back to the lengths it holds; the lists'
+/// records are those of version 4 of [`MAGIC`].
+const FORWARD_MAGIC: &[u8; 8] = b"MDBFWD04";
 
 fn state_path(dir: &Path, t: usize) -> PathBuf {
     dir.join(format!("state.{t}"))
@@ -414,10 +527,30 @@ impl Checkpoint {
         h
     }
 
-    fn header(&self, t: usize) -> Vec<u8> {
+    /// The header of `state.<t>`, with the seed lists' lengths `lists`.
+    fn header(&self, t: usize, lists: &[u64]) -> Vec<u8> {
         let mut h = self.identity(MAGIC);
         h.extend_from_slice(&(t as u32).to_le_bytes());
+        for len in lists {
+            h.extend_from_slice(&len.to_le_bytes());
+        }
+        let sum = Sha256::digest(&h);
+        h.extend_from_slice(&sum[..8]);
         h
+    }
+
+    /// The seed lists' lengths in the header of `state.<t>` at `path`, if
+    /// it is a checkpoint of this slice with its header whole.
+    fn state_lists(&self, path: &Path, t: usize) -> Result<Option<Vec<u64>>> {
+        let at = self.identity(MAGIC).len() + 4;
+        let Some(head) = read_head(path, at + 16 * self.seeds as usize + 8)? else {
+            return Ok(None);
+        };
+        let lists: Vec<u64> = head[at..head.len() - 8]
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .collect();
+        Ok((head == self.header(t, &lists)).then_some(lists))
     }
 
     fn forward_header(&self, mark: &ForwardMark) -> Vec<u8> {
@@ -434,9 +567,11 @@ impl Checkpoint {
     }
 
     /// Writes `state`, the slice after every threshold above `t`, as
-    /// `state.<t>` in `dir` (atomically); returns the file's bytes.
-    pub fn save(&self, dir: &Path, t: usize, state: &[u8]) -> Result<u64> {
-        write_compressed(&state_path(dir, t), &self.header(t), state)
+    /// `state.<t>` in `dir` (atomically), with `lists`, the final lengths
+    /// of the seed lists ([`SeedLists::finish`]); returns the file's bytes.
+    pub fn save(&self, dir: &Path, t: usize, lists: &[u64], state: &[u8]) -> Result<u64> {
+        assert_eq!(lists.len(), 2 * self.seeds as usize, "one length per list");
+        write_compressed(&state_path(dir, t), &self.header(t, lists), state)
     }
 
     /// Writes `state`, the slice part-way through the forward pass as
@@ -461,8 +596,7 @@ impl Checkpoint {
             else {
                 continue;
             };
-            let header = self.header(t);
-            if read_head(&e.path(), header.len())? == Some(header) {
+            if self.state_lists(&e.path(), t)?.is_some() {
                 found.push(t);
             }
         }
@@ -516,9 +650,18 @@ impl Checkpoint {
         Ok((head == self.forward_header(&mark)).then_some(mark))
     }
 
-    /// Reads checkpoint `state.<t>` of `dir` into `state`.
-    pub fn load(&self, dir: &Path, t: usize, state: &mut [u8]) -> Result<()> {
-        read_compressed(&state_path(dir, t), &self.header(t), state)
+    /// Reads checkpoint `state.<t>` of `dir` into `state`; returns the seed
+    /// lists' lengths it recorded.
+    pub fn load(&self, dir: &Path, t: usize, state: &mut [u8]) -> Result<Vec<u64>> {
+        let path = state_path(dir, t);
+        let lists = self.state_lists(&path, t)?.ok_or_else(|| {
+            Error::corrupt(
+                &path,
+                Corruption::Checkpoint("not a checkpoint of this level"),
+            )
+        })?;
+        read_compressed(&path, &self.header(t, &lists), state)?;
+        Ok(lists)
     }
 
     /// Reads the forward checkpoint of `dir` taken at `mark` into `state`.
@@ -589,10 +732,13 @@ mod tests {
         for (chunk, offsets) in &records {
             lists.append(2, true, *chunk, offsets).unwrap();
         }
-        lists.finish().unwrap();
+        let lengths = lists.finish().unwrap();
+        let path = list_path(&dir, 2, true);
+        assert_eq!(lengths[3], std::fs::metadata(&path).unwrap().len());
+        assert_eq!(lengths.iter().filter(|&&l| l > 0).count(), 1);
         // Read in batches of at least 5 offsets: records 1 and 2 together.
         let (mut back, mut batches, mut rs) = (Vec::new(), 0, Vec::new());
-        let mut reader = SeedReader::open(&dir, 2, true, 1 << 20, 1 << 16).unwrap();
+        let mut reader = SeedReader::open(&dir, 2, true, &lengths, 1 << 20, 1 << 16).unwrap();
         loop {
             reader.read(5, &mut rs).unwrap();
             if rs.is_empty() {
@@ -604,11 +750,10 @@ mod tests {
         assert_eq!(back, records);
         assert_eq!(batches, 2);
         // Mostly one byte per offset (the u16 layout took two).
-        let len = std::fs::metadata(list_path(&dir, 2, true)).unwrap().len();
+        let len = lengths[3];
         assert!(len < 16 * 3 + 9 * 3 + 5000 * 2 - 2000, "{len} bytes");
         // A bit changed anywhere in a record, even one that leaves a delta
         // that decodes (a last byte below 0x80), is found by its check.
-        let path = list_path(&dir, 2, true);
         let whole = std::fs::read(&path).unwrap();
         for (at, bit) in [
             (0, 1),
@@ -622,11 +767,25 @@ mod tests {
             let mut bytes = whole.clone();
             bytes[at] ^= bit;
             std::fs::write(&path, &bytes).unwrap();
-            let mut reader = SeedReader::open(&dir, 2, true, 1 << 20, 1 << 16).unwrap();
+            let mut reader = SeedReader::open(&dir, 2, true, &lengths, 1 << 20, 1 << 16).unwrap();
             let err = reader.read(1, &mut rs).unwrap_err();
             assert!(
                 matches!(err, Error::Corrupt { .. }),
                 "bit {bit} of byte {at}: {err}"
+            );
+        }
+        // The list of another threshold or side, whole and of the length
+        // recorded for it, is not read as this one: the check covers both.
+        std::fs::write(&path, &whole).unwrap();
+        for (t, win) in [(1, true), (2, false)] {
+            std::fs::copy(&path, list_path(&dir, t, win)).unwrap();
+            let mut moved = lengths.clone();
+            moved[2 * (t - 1) + usize::from(win)] = len;
+            let mut reader = SeedReader::open(&dir, t, win, &moved, 1 << 20, 1 << 16).unwrap();
+            let err = reader.read(1, &mut rs).unwrap_err();
+            assert!(
+                matches!(err, Error::Corrupt { .. }),
+                "list {t} {win}: {err}"
             );
         }
         let _ = std::fs::remove_dir_all(&dir);
@@ -638,11 +797,11 @@ mod tests {
         let lists = SeedLists::create(&dir, 1).unwrap();
         lists.append(1, true, 2, &[5, 9]).unwrap();
         lists.append(1, true, 3, &[1]).unwrap();
-        lists.finish().unwrap();
+        let lengths = lists.finish().unwrap();
         let path = list_path(&dir, 1, true);
         let whole = std::fs::read(&path).unwrap();
-        let read_all = |positions: u64| -> Result<usize> {
-            let mut reader = SeedReader::open(&dir, 1, true, positions, 16)?;
+        let read_as = |lengths: &[u64], positions: u64| -> Result<usize> {
+            let mut reader = SeedReader::open(&dir, 1, true, lengths, positions, 16)?;
             let (mut seeds, mut rs) = (0, Vec::new());
             loop {
                 reader.read(1, &mut rs)?;
@@ -652,19 +811,45 @@ mod tests {
                 seeds += rs.iter().map(|r| r.offsets.len()).sum::<usize>();
             }
         };
+        let read_all = |positions: u64| read_as(&lengths, positions);
         assert_eq!(read_all(64).unwrap(), 3);
         // Chunk 3 of 16 positions ends at 63: a slice of 49 holds 3 * 16 + 1.
         assert!(matches!(read_all(49), Err(Error::Corrupt { .. })));
-        // Cut anywhere inside the second record (its head or its payload),
-        // the list is damaged; cut between records, it is shorter.
+        // Cut anywhere, inside the second record or between records (where
+        // every record left is whole), the list is damaged: it is not the
+        // length recorded for it.
+        let first = HEAD + 2; // head, then deltas 5 and 4
         for len in 0..whole.len() {
             std::fs::write(&path, &whole[..len]).unwrap();
-            let first = HEAD + 2; // head, then deltas 5 and 4
-            match read_all(64) {
-                Ok(seeds) => assert!(len == 0 || len == first, "cut at {len}: {seeds} seeds"),
-                Err(e) => assert!(matches!(e, Error::Corrupt { .. }), "cut at {len}: {e}"),
+            let err = read_all(64).unwrap_err();
+            assert!(matches!(err, Error::Corrupt { .. }), "cut at {len}: {err}");
+            // Its whole records are all read, and only then is it found
+            // short: by the recorded length, not by the records.
+            if len == first {
+                let mut short = lengths.clone();
+                short[1] = len as u64;
+                assert_eq!(read_as(&short, 64).unwrap(), 2);
             }
         }
+        // Missing, it is damaged too (not an I/O error that would stop
+        // every rerun), and so is one longer than recorded.
+        std::fs::remove_file(&path).unwrap();
+        assert!(matches!(read_all(64), Err(Error::Corrupt { .. })));
+        assert!(matches!(
+            check_lists(&dir, 1, &lengths, true),
+            Err(Error::Corrupt { .. })
+        ));
+        let mut longer = whole.clone();
+        longer.extend_from_slice(&whole[..first]);
+        std::fs::write(&path, &longer).unwrap();
+        assert!(matches!(read_all(64), Err(Error::Corrupt { .. })));
+        assert!(matches!(
+            check_lists(&dir, 1, &lengths, false),
+            Err(Error::Corrupt { .. })
+        ));
+        assert!(check_lists(&dir, 1, &lengths, true).is_ok());
+        std::fs::write(&path, &whole).unwrap();
+        assert!(check_lists(&dir, 1, &lengths, false).is_ok());
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -680,13 +865,24 @@ mod tests {
             end: 100_000,
         };
         let state: Vec<u8> = (0..100_000u32).map(|k| (k / 1000 % 7) as u8).collect();
-        cp.save(&dir, 5, &state).unwrap();
+        let lists: Vec<u64> = (0..40).map(|k| k * 1000 + 7).collect();
+        cp.save(&dir, 5, &lists, &state).unwrap();
         assert_eq!(cp.saved(&dir).unwrap(), vec![5]);
         let len = std::fs::metadata(dir.join("state.5")).unwrap().len();
         assert!(len < 10_000, "{len} bytes for 100,000 states");
         let mut back = vec![0u8; state.len()];
-        cp.load(&dir, 5, &mut back).unwrap();
+        assert_eq!(cp.load(&dir, 5, &mut back).unwrap(), lists);
         assert_eq!(back, state);
+        // A header damaged where it holds a list's length is refused.
+        let path = dir.join("state.5");
+        let whole = std::fs::read(&path).unwrap();
+        let mut bytes = whole.clone();
+        bytes[cp.identity(MAGIC).len() + 4 + 8 * 3] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(cp.saved(&dir).unwrap().is_empty());
+        let err = cp.load(&dir, 5, &mut back).unwrap_err();
+        assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+        std::fs::write(&path, &whole).unwrap();
         // Another slice's checkpoint is not this one's.
         let other = Checkpoint { end: 99_999, ..cp };
         assert!(other.saved(&dir).unwrap().is_empty());
@@ -727,10 +923,10 @@ mod tests {
         lists.finish().unwrap();
         let lists = SeedLists::reopen(&dir, 1, &lengths).unwrap();
         lists.append(1, true, 2, &[6, 7]).unwrap();
-        lists.finish().unwrap();
+        let finished = lists.finish().unwrap();
         let read_all = |win| {
             let (mut reader, mut rs) = (
-                SeedReader::open(&dir, 1, win, 1 << 20, 1 << 16).unwrap(),
+                SeedReader::open(&dir, 1, win, &finished, 1 << 20, 1 << 16).unwrap(),
                 Vec::new(),
             );
             reader.read(usize::MAX, &mut rs).unwrap();
@@ -842,12 +1038,17 @@ mod tests {
         // A threshold's checkpoint supersedes them, and takes with it what
         // a process killed while writing one left behind.
         std::fs::write(dir.join("state.7.tmp"), b"cut short").unwrap();
-        cp.save(&dir, 3, &state).unwrap();
+        cp.save(&dir, 3, &mark.lists, &state).unwrap();
         cp.remove_others(&dir, 3).unwrap();
         assert_eq!(cp.forward_saved(&dir).unwrap(), vec![]);
         assert!(!dir.join("state.7.tmp").exists());
         assert!(dir.join("state.3").exists());
         assert_eq!(cp.saved(&dir).unwrap(), vec![3]);
-        let _ = std::fs::remove_dir_all(&dir);
+        // A wipe takes the checkpoints first, then everything.
+        assert!(holds_checkpoints(&dir).unwrap());
+        wipe(&dir).unwrap();
+        assert!(!dir.exists());
+        assert!(!holds_checkpoints(&dir).unwrap());
+        wipe(&dir).unwrap();
     }
 }

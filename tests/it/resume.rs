@@ -296,3 +296,156 @@ fn a_damaged_checkpoint_is_dropped_and_the_level_solved_afresh() {
     assert!(part.values[..] == levels[seeds][..]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The first seed list of threshold 1 in `dir` that holds records, and
+/// where its first record ends (a record boundary: its head says its
+/// payload's length).
+fn a_list_with_records(dir: &Path) -> (std::path::PathBuf, u64) {
+    for name in ["w.1", "l.1"] {
+        let bytes = std::fs::read(dir.join(name)).unwrap();
+        if bytes.len() >= 16 {
+            let payload = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+            return (dir.join(name), 16 + u64::from(payload));
+        }
+    }
+    panic!("no seed list of threshold 1 holds a record");
+}
+
+/// A seed list cut between two records reads as a list of fewer seeds,
+/// every record whole: only its recorded length tells. Cut so, or missing,
+/// it is a damaged work directory, dropped, and the level solved afresh to
+/// the same values; never resumed with seeds missing. A checkpoint
+/// resumed takes with it the `.tmp` a killed checkpoint write left.
+#[test]
+fn a_seed_list_cut_between_records_or_missing_is_dropped_not_resumed() {
+    let dir = scratch("cut-seed-list");
+    let (rules, seeds) = (Rules::Awari, 12);
+    let levels = solved(rules);
+    let options = checkpoint_always(dir.clone());
+    let solve = || solve_failing(rules, seeds, &options, i64::MAX).1.unwrap();
+    // A finished solve leaves the checkpoint taken before threshold 1, and
+    // the lists of threshold 1.
+    assert!(solve().values[..] == levels[seeds][..]);
+    // Resumed as it is, with what a killed checkpoint write left: the
+    // leftover goes at once.
+    let leftover = dir.join("state.0.tmp");
+    std::fs::write(&leftover, vec![7u8; 100_000]).unwrap();
+    let part = solve();
+    assert_eq!(part.resumed_at, Some(1));
+    assert!(part.values[..] == levels[seeds][..]);
+    assert!(
+        !leftover.exists(),
+        "the leftover of a killed write is still there"
+    );
+    for cut in ["first record", "empty", "missing"] {
+        let (path, first) = a_list_with_records(&dir);
+        match cut {
+            "first record" => {
+                crate::common::cut_short(&path, std::fs::metadata(&path).unwrap().len() - first)
+            }
+            "empty" => std::fs::write(&path, b"").unwrap(),
+            _ => std::fs::remove_file(&path).unwrap(),
+        }
+        let part = solve();
+        assert_eq!(part.resumed_at, None, "{cut}: resumed with a damaged list");
+        assert!(part.values[..] == levels[seeds][..], "{cut}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Builds of level 14 killed just after a checkpoint of some kind appeared
+/// in its work directory, then their work files damaged (or the forward
+/// parts changed) before the rerun: every rerun builds the committed
+/// table, saying when it solves afresh.
+#[test]
+fn killed_builds_with_damaged_work_files_rebuild_the_committed_table() {
+    let db = scratch("damaged-work-files");
+    let out = build(&db, 13).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let work = db.join("raw/awari/scores.14.work/rank-0");
+    let files = |prefix: &str| -> Vec<std::path::PathBuf> {
+        let mut found: Vec<_> = std::fs::read_dir(&work)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                let name = p.file_name().unwrap().to_string_lossy();
+                name.starts_with(prefix) && !name.ends_with(".tmp")
+            })
+            .collect();
+        found.sort();
+        found
+    };
+    let lists = || [files("w."), files("l.")].concat();
+    // (checkpoint to kill after, damage, what the rerun must say)
+    type Damage = fn(&[std::path::PathBuf]);
+    let cases: [(&str, Damage, &str); 4] = [
+        // Cut between records (to none): the reviewer's wrong table.
+        (
+            "state.",
+            |lists| {
+                let w3 = lists.iter().find(|p| p.ends_with("w.3")).unwrap();
+                std::fs::write(w3, b"").unwrap();
+            },
+            "solving the level afresh",
+        ),
+        // Shorter than the forward checkpoint says: once a permanent error.
+        (
+            "forward.2.",
+            |lists| {
+                for l in lists {
+                    std::fs::write(l, b"").unwrap();
+                }
+            },
+            "solving the level afresh",
+        ),
+        // Gone, as a wipe killed part-way leaves it: once a permanent error.
+        (
+            "forward.2.",
+            |lists| {
+                std::fs::remove_file(&lists[0]).unwrap();
+            },
+            "solving the level afresh",
+        ),
+        // No damage; the rerun asks for other forward parts.
+        (
+            "forward.2.",
+            |_| {},
+            "resuming the forward pass after moves part",
+        ),
+    ];
+    for (k, (after, damage, said)) in cases.into_iter().enumerate() {
+        let _ = std::fs::remove_file(db.join("awari-14.mdb"));
+        let mut child = build(&db, 14)
+            .args(["--threads", "1"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while files(after).is_empty() && start.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        assert!(!files(after).is_empty(), "case {k}: no {after} checkpoint");
+        assert!(
+            !db.join("awari-14.mdb").exists(),
+            "case {k}: finished first"
+        );
+        damage(&lists());
+        let out = build(&db, 14)
+            .env("MANCALADB_FORWARD_PART", "300000")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "case {k}: {err}");
+        assert!(err.contains(said), "case {k}: no {said:?} in\n{err}");
+        assert_committed(&db, 14);
+    }
+}
