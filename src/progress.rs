@@ -301,15 +301,6 @@ pub enum Notice {
         /// What is wrong with it.
         why: String,
     },
-    /// Lines of the census file have no checksum (written by an older
-    /// version); their other checks pass, so they are used.
-    CensusUnchecksummed {
-        /// The census file.
-        #[serde(serialize_with = "lossy")]
-        path: PathBuf,
-        /// The lines' numbers (from 1).
-        lines: Vec<usize>,
-    },
     /// A census row's checkpoint could not be used: the row starts afresh.
     CensusRowAfresh {
         /// The checkpoint file.
@@ -529,12 +520,6 @@ impl fmt::Display for Notice {
             Notice::CensusLineRejected { path, line, why } => write!(
                 f,
                 "{} line {line}: {why}; not used (the row is computed again if asked for)",
-                path.display()
-            ),
-            Notice::CensusUnchecksummed { path, lines } => write!(
-                f,
-                "{}: lines {lines:?} have no checksum (an older file); their checks pass, \
-                 they are used and get one when the file is next written",
                 path.display()
             ),
             Notice::CensusRowAfresh { path, why } => {

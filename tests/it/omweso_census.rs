@@ -216,17 +216,55 @@ fn edited_rows_are_recomputed() {
     let truth = run_saved(&dir, 11..=11, quiet(1000)).unwrap().rows;
     let file = dir.join(store::FILE);
     let clean = std::fs::read_to_string(&file).unwrap();
-    for (from, to) in [
-        ("\"configs\":7726160", "\"configs\":7726161"),
-        ("\"loop_pairs\":128", "\"loop_pairs\":144"),
-        ("\"budget\":1000", "\"budget\":1000,\"checksum\":\"0\""),
-    ] {
-        std::fs::write(&file, clean.replace(from, to)).unwrap();
-        let out = run_saved(&dir, 11..=11, quiet(1000)).unwrap();
-        assert_eq!(out.rejected.len(), 1, "{from} -> {to}");
-        assert_eq!((out.rows.clone(), out.computed), (truth.clone(), vec![11]));
+    let sum = clean.find(",\"checksum\"").unwrap();
+    let unsummed = format!("{}}}", &clean[..sum]);
+    assert_eq!(unsummed, serde_json::to_string(&truth[0]).unwrap());
+    let mut edits: Vec<String> = vec![
+        clean.replace("\"configs\":7726160", "\"configs\":7726161"),
+        clean.replace("\"loop_pairs\":128", "\"loop_pairs\":144"),
+        clean.replace("\"budget\":1000", "\"budget\":1000,\"checksum\":\"0\""),
+        // No checksum (as the first day's census wrote), with and without
+        // an edit: never used, whatever the other checks say.
+        unsummed.clone() + "\n",
+        unsummed.replace("\"longest_finite\":23", "\"longest_finite\":24") + "\n",
+        // The checksum's key damaged, a value edited: the row is not an
+        // older file's (issue 17, item 1).
+        clean
+            .replace("\"checksum\"", "\"checksul\"")
+            .replace("\"longest_finite\":23", "\"longest_finite\":24"),
+        // A field it does not know, a field twice, a field missing.
+        clean.replace("\"budget\"", "\"note\":\"x\",\"budget\""),
+        clean.replace("\"budget\"", "\"cycles\":1,\"budget\""),
+        clean.replace("\"undecided\":0,", ""),
+    ];
+    // Every field is covered by the checksum: each one changed, the
+    // checksum kept, is refused.
+    let fields: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&unsummed).unwrap();
+    for (name, value) in &fields {
+        let other = match value {
+            serde_json::Value::Number(n) => format!("{}", n.as_u64().unwrap() + 16),
+            _ => "7".into(),
+        };
+        let (from, to) = (format!("\"{name}\":{value}"), format!("\"{name}\":{other}"));
+        assert!(clean.contains(&from), "{from}");
+        edits.push(clean.replacen(&from, &to, 1));
     }
-    // Rows without a checksum (older files) must pass every other check.
+    assert_eq!(edits.len(), 9 + 12);
+    for (i, edited) in edits.iter().enumerate() {
+        assert_ne!(*edited, clean, "edit {i}");
+        std::fs::write(&file, edited).unwrap();
+        let out = run_saved(&dir, 11..=11, quiet(1000)).unwrap();
+        assert_eq!(out.rejected.len(), 1, "edit {i}: {edited}");
+        assert_eq!(
+            (out.rows.clone(), out.computed),
+            (truth.clone(), vec![11]),
+            "edit {i}"
+        );
+        // The row saved again is the true one, with its checksum.
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), clean, "edit {i}");
+    }
+    // The checks that need no checksum.
     let row = &truth[0];
     assert_eq!(store::check(row), Ok(()));
     let bad = |f: fn(&mut Row)| {
@@ -239,18 +277,10 @@ fn edited_rows_are_recomputed() {
     assert!(bad(|r| r.cfg_any = r.loop_pairs + 16).contains("cfg_any"));
     assert!(bad(|r| r.cfg_all = r.cfg_any + 1).contains("cfg_all"));
     assert!(bad(|r| r.loop_pairs += 1).contains("multiples of 16"));
+    assert!(bad(|r| r.undecided = r.legal_pairs).contains("within legal_pairs"));
     assert!(bad(|r| r.period = None).contains("period"));
-    let unsummed = serde_json::to_string(row).unwrap();
-    std::fs::write(&file, format!("{unsummed}\n")).unwrap();
-    let out = run_saved(&dir, 11..=11, quiet(1000)).unwrap();
-    assert_eq!((out.rows, out.computed), (truth.clone(), vec![]));
-    std::fs::write(
-        &file,
-        unsummed.replace("\"configs\":7726160", "\"configs\":1") + "\n",
-    )
-    .unwrap();
-    let out = run_saved(&dir, 11..=11, quiet(1000)).unwrap();
-    assert_eq!((out.rows, out.computed), (truth, vec![11]));
+    assert!(bad(|r| r.longest_finite = 0).contains("longest_finite"));
+    assert!(bad(|r| r.longest_finite = 1001).contains("longest_finite"));
 }
 
 /// Bad lines (one not UTF-8, one not JSON) are skipped and reported, the

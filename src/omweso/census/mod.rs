@@ -552,12 +552,6 @@ pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> 
             why: r.why.clone(),
         });
     }
-    if !store.unchecksummed.is_empty() {
-        opt.progress.notice(Notice::CensusUnchecksummed {
-            path: store.path().to_path_buf(),
-            lines: store.unchecksummed.clone(),
-        });
-    }
     let mut out = Outcome {
         rows: Vec::new(),
         rejected: store.rejected.clone(),
