@@ -4,8 +4,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mancaladb::omweso::census::store::{self, Store};
+use mancaladb::omweso::Side;
 use mancaladb::omweso::census::{
-    CHUNK, Options, Row, census, checkpoint, estimate, plan, run_saved, walked,
+    CHUNK, Found, Options, Row, census, checkpoint, estimate, plan, run_saved, walked,
 };
 use mancaladb::progress::Progress;
 
@@ -474,10 +475,60 @@ fn atlas_of_rows_11_to_15() {
             assert_eq!((e.period, e.states, e.configurations), (128, 8, 128));
         }
     }
-    // A side that does not loop is no cycle.
-    let mut f = atlas::load(&atlas::path(&dir, 11, 1000)).unwrap().unwrap()[0];
+    // A side that does not loop with its period is no cycle; nor one that
+    // sows other seeds in it, nor one that is not its cycle's least state.
+    let kept = atlas::load(&atlas::path(&dir, 11, 1000)).unwrap().unwrap()[0];
+    let mut f = kept;
     f.period -= 1;
-    assert_eq!(atlas::entry(&f), None);
+    assert!(atlas::entry(&f).unwrap_err().contains("does not loop"));
+    let mut f = kept;
+    f.sown += 1000;
+    assert!(atlas::entry(&f).unwrap_err().contains("sows 272 seeds"));
+    let mut other = Side::from_pits(kept.side);
+    other.lap_from_zero();
+    let f = Found {
+        side: other.pits(),
+        ..kept
+    };
+    assert!(
+        atlas::entry(&f)
+            .unwrap_err()
+            .contains("not its cycle's canonical state")
+    );
+    // Against the row: each of the checks of `entries`.
+    let row_13 = Store::open(&dir).unwrap().row(13, 1000).unwrap().clone();
+    let found_13 = atlas::load(&atlas::path(&dir, 13, 1000)).unwrap().unwrap();
+    assert_eq!(atlas::entries(&row_13, &found_13).unwrap().len(), 7);
+    let mut twice = found_13.clone();
+    twice[1] = twice[0];
+    assert!(
+        atlas::entries(&row_13, &twice)
+            .unwrap_err()
+            .contains("listed twice")
+    );
+    let mut more = row_13.clone();
+    more.loop_pairs += 16;
+    assert!(
+        atlas::entries(&more, &found_13)
+            .unwrap_err()
+            .contains("pairs add up to 1808, not the row's loop_pairs 1824")
+    );
+    assert!(
+        atlas::entries(&row_13, &found_13[1..])
+            .unwrap_err()
+            .contains("6 cycles, not the row's 7")
+    );
+    let of_11 = Store::open(&dir).unwrap().row(11, 1000).unwrap().clone();
+    let of_13_as_11 = Row {
+        cycles: 7,
+        period: row_13.period,
+        ..of_11
+    };
+    assert!(
+        atlas::entries(&of_13_as_11, &found_13)
+            .unwrap_err()
+            .contains("is not a side of 11 seeds")
+    );
 }
 
 /// What a killed write left goes at the next run: a row's checkpoint is
@@ -587,7 +638,9 @@ fn damaged_results_files_never_give_wrong_rows() {
 fn cycles_command_writes_the_atlas() {
     let dir = fresh_dir("atlas-cli");
     let db = dir.to_str().unwrap();
-    let file = dir.join("atlas.jsonl");
+    let lists = fresh_dir("atlas-cli-lists");
+    std::fs::create_dir_all(&lists).unwrap();
+    let file = lists.join("atlas.jsonl");
     let ok = crate::common::run(&["census", "--seeds", "11", "--db", db]);
     assert!(ok.status.success());
     let out = crate::common::run(&[
@@ -639,12 +692,48 @@ fn cycles_command_writes_the_atlas() {
     // A cycles file that is not its row's (another period, or emptied) is
     // refused, not written out.
     let wrong_period = cycles_11.replace("\"period\":128", "\"period\":64");
+    let cycles = file.to_str().unwrap();
     for damaged in [wrong_period.as_str(), ""] {
         std::fs::write(&kept, damaged).unwrap();
-        let cycles = file.to_str().unwrap();
         crate::common::refuses(
             &["census", "--seeds", "11", "--db", db, "--cycles", cycles],
             "its cycles are not those of row k = 11 (cycles: 1, each of 11 seeds)",
+        );
+    }
+    std::fs::write(&kept, &cycles_11).unwrap();
+    // Edits that keep the count and the periods (issue 17, item 2): the
+    // seeds sown of a cycle, a cycle listed twice, a field not a cycle's.
+    let kept_13 = dir.join("omweso-cycles.k13.b1000000000.jsonl");
+    let cycles_13 = std::fs::read_to_string(&kept_13).unwrap();
+    let lines: Vec<&str> = cycles_13.lines().collect();
+    let sown: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    let sown = sown["sown"].as_u64().unwrap();
+    let twice = [lines[0], lines[0]]
+        .into_iter()
+        .chain(lines[2..].iter().copied())
+        .map(|l| format!("{l}\n"))
+        .collect::<String>();
+    let cases = [
+        (
+            cycles_13.replacen(
+                &format!("\"sown\":{sown}}}"),
+                &format!("\"sown\":{}}}", sown + 1000),
+                1,
+            ),
+            format!("sows {sown} seeds in a period, not {}", sown + 1000),
+        ),
+        (twice, "is listed twice".to_string()),
+        (
+            cycles_13.replacen("\"sown\"", "\"note\":1,\"sown\"", 1),
+            "unknown field `note`".to_string(),
+        ),
+    ];
+    for (damaged, why) in cases {
+        assert_ne!(damaged, cycles_13);
+        std::fs::write(&kept_13, &damaged).unwrap();
+        crate::common::refuses(
+            &["census", "--seeds", "13", "--db", db, "--cycles", cycles],
+            &why,
         );
     }
 }

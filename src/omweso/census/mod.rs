@@ -74,17 +74,6 @@ pub struct Row {
 }
 
 impl Row {
-    /// Whether `found` can be this row's cycles: as many, each of its
-    /// seeds, with its shortest and longest periods.
-    pub fn kept(&self, found: &[Found]) -> bool {
-        let periods = || found.iter().map(|f| f.period);
-        found.len() as u64 == self.cycles
-            && found
-                .iter()
-                .all(|f| f.side.iter().map(|&s| usize::from(s)).sum::<usize>() == self.seeds)
-            && periods().min().zip(periods().max()) == self.period
-    }
-
     /// The row as one JSON object.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("rows serialize")
@@ -124,6 +113,7 @@ mod period_fields {
 
 /// One relay cycle, up to rotation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Found {
     /// Its canonical state: of its states brought to start 0 (the pit
     /// lifted moved to pit 0), the least in pit order (pit 0 compared
@@ -621,9 +611,9 @@ pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> 
 /// The atlas of the cycles of every row of `range` (sorted by seeds, period
 /// and state): from the cycles files the rows left, or, for rows saved
 /// without one, by computing the row again (without replacing it; see
-/// [`plan`] for its cost). A cycles file that disagrees with its saved row
-/// (not as many cycles, another seed count, other shortest or longest
-/// periods) is damaged: an error, never an atlas.
+/// [`plan`] for its cost). Every row must be saved. A cycles file that
+/// cannot be all of its row's cycles ([`atlas::entries`]) is damaged: an
+/// error, never an atlas.
 pub fn atlas_of(
     dir: &Path,
     range: RangeInclusive<usize>,
@@ -632,38 +622,36 @@ pub fn atlas_of(
     let store = Store::open(dir)?;
     let mut entries = Vec::new();
     for k in range {
+        let Some(row) = store.row(k, opt.budget) else {
+            return Err(Error::Invalid(format!(
+                "{}: no row k = {k} of budget {}: the census of the row comes first",
+                store.path().display(),
+                opt.budget
+            )));
+        };
         let path = atlas::path(dir, k, opt.budget);
         let found = match atlas::load(&path)? {
             Some(found) => found,
             None => {
-                let (_, found) = count(k, opt.budget, opt.progress, None, None);
+                let (again, found) = count(k, opt.budget, opt.progress, None, None);
+                if again != *row {
+                    return Err(Error::Invalid(format!(
+                        "{}: row k = {k} is not what the census gives again ({}): remove the row to compute it again",
+                        store.path().display(),
+                        again.to_json()
+                    )));
+                }
                 atlas::save(&path, &found)?;
                 found
             }
         };
-        if let Some(row) = store.row(k, opt.budget)
-            && !row.kept(&found)
-        {
-            return Err(Error::Invalid(format!(
-                "{}: its cycles are not those of row k = {k} (cycles: {}, each of {k} seeds): damaged (remove the file to compute it again)",
+        let here = atlas::entries(row, &found).map_err(|why| {
+            Error::Invalid(format!(
+                "{}: its cycles are not those of row k = {k} (cycles: {}, each of {k} seeds): {why}: damaged (remove the file to compute it again)",
                 path.display(),
                 row.cycles
-            )));
-        }
-        let mut here = found
-            .par_iter()
-            .map(|f| {
-                atlas::entry(f).ok_or_else(|| {
-                    Error::Invalid(format!(
-                        "{}: {} from pit 0 does not loop with period {}: damaged (remove the file to compute it again)",
-                        path.display(),
-                        Side::from_pits(f.side),
-                        f.period
-                    ))
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        here.sort_by_key(|e| (e.period, e.side));
+            ))
+        })?;
         entries.extend(here);
     }
     Ok(entries)
