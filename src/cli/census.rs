@@ -24,11 +24,11 @@ pub struct Args {
     /// Print a JSON list.
     #[arg(long)]
     json: bool,
-    /// Also write the JSON list to this file.
+    /// Also write the JSON list to this file (not inside --db).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Write the cycle atlas to this file: every relay cycle of the rows,
-    /// up to rotation, one JSON line each.
+    /// Write the cycle atlas to this file (not inside --db): every relay
+    /// cycle of the rows, up to rotation, one JSON line each.
     #[arg(long)]
     cycles: Option<PathBuf>,
     /// Directory of the resumable results file (omweso-census.jsonl), the

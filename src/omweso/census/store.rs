@@ -214,11 +214,12 @@ pub fn write_list(path: &Path, rows: &[Row]) -> Result<()> {
 /// [`write_list`]; the cycle atlas, [`super::atlas::write`]) can be
 /// written to `paths` beside the census in `dir`: each one's directory
 /// exists and takes new files, nothing but a regular file (or a link to
-/// one) is there, it is none of the census's own files in `dir` (the
-/// results and their rejected lines, the cycles kept for a row, a
-/// checkpoint: `omweso-census.*`, `omweso-cycles.*`), which the list would
-/// replace, and no two lists go to one file.
+/// one) is there, the file (a link followed) is not inside `dir` or a
+/// directory under it, and no two lists go to one file. `dir` holds the
+/// census's own files and, as the default `db/`, the tables, their raw
+/// copies and `verified.tsv`: a list is never written over any of them.
 pub fn check_list_paths(paths: &[&Path], dir: &Path) -> Result<()> {
+    let db = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e))?;
     let mut targets: Vec<PathBuf> = Vec::new();
     for &path in paths {
         let target = crate::files::output_file(path)?;
@@ -229,26 +230,18 @@ pub fn check_list_paths(paths: &[&Path], dir: &Path) -> Result<()> {
                 std::io::Error::new(std::io::ErrorKind::NotFound, "its directory does not exist"),
             ));
         }
-        let ours = target
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("omweso-census.") || n.starts_with("omweso-cycles."));
-        let same_dir = match (std::fs::canonicalize(parent), std::fs::canonicalize(dir)) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => false,
-        };
-        if ours && same_dir {
+        check_writable(parent)?;
+        // Compared where it will be.
+        let at = std::fs::canonicalize(parent)
+            .map_err(|e| Error::io(parent, e))?
+            .join(target.file_name().unwrap_or_default());
+        if at.starts_with(&db) {
             return Err(Error::Invalid(format!(
-                "{}: is one of the census's own files in {}; write the list elsewhere",
+                "{}: is inside the census directory {} (its results and tables live there); write the list elsewhere",
                 path.display(),
                 dir.display()
             )));
         }
-        check_writable(parent)?;
-        // The same file under two names: compared where it will be.
-        let at = std::fs::canonicalize(parent)
-            .map_err(|e| Error::io(parent, e))?
-            .join(target.file_name().unwrap_or_default());
         if targets.contains(&at) {
             return Err(Error::Invalid(format!(
                 "{}: two lists asked for in one file",
