@@ -301,6 +301,15 @@ pub enum Notice {
         /// What is wrong with it.
         why: String,
     },
+    /// More lines of the census file are not used than were reported one
+    /// by one.
+    CensusMoreRejected {
+        /// The census file.
+        #[serde(serialize_with = "lossy")]
+        path: PathBuf,
+        /// Lines not reported.
+        more: usize,
+    },
     /// A census row's checkpoint could not be used: the row starts afresh.
     CensusRowAfresh {
         /// The checkpoint file.
@@ -361,6 +370,7 @@ impl Notice {
                 | Notice::Check3Afresh { .. }
                 | Notice::VerifiedNotRecorded { .. }
                 | Notice::CensusLineRejected { .. }
+                | Notice::CensusMoreRejected { .. }
                 | Notice::CensusRowAfresh { .. }
                 | Notice::CensusCheckpointNotSaved { .. }
         )
@@ -521,6 +531,12 @@ impl fmt::Display for Notice {
                 f,
                 "{} line {line}: {why}; not used (the row is computed again if asked for)",
                 path.display()
+            ),
+            Notice::CensusMoreRejected { path, more } => write!(
+                f,
+                "{}: {more} more lines not used (moved to {}.rejected when the file is next written)",
+                path.display(),
+                path.file_name().unwrap_or_default().to_string_lossy()
             ),
             Notice::CensusRowAfresh { path, why } => {
                 write!(f, "{}: {why}; starting the row afresh", path.display())

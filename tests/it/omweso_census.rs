@@ -388,6 +388,51 @@ fn damaged_checkpoints_are_ignored() {
     assert!(!cp.exists());
 }
 
+/// Another file in the results file's place (no line of it a row) is
+/// refused in one line and left alone; a results file with many bad lines
+/// is reported in a bounded number of lines (issue 17, item 5).
+#[test]
+fn foreign_results_files_are_refused_and_bad_lines_counted() {
+    let dir = fresh_dir("foreign");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(store::FILE);
+    let mut seed = 7u64;
+    let junk: Vec<u8> = (0..1 << 20)
+        .map(|_| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 56) as u8
+        })
+        .collect();
+    assert!(junk.iter().filter(|&&b| b == b'\n').count() > 1000);
+    std::fs::write(&file, &junk).unwrap();
+    let db = dir.to_str().unwrap();
+    refuses(
+        &["census", "--seeds", "5", "--db", db],
+        "omweso-census.jsonl: not a census results file",
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), junk);
+    assert!(!dir.join(format!("{}.rejected", store::FILE)).exists());
+    assert!(Store::open(&dir).is_err());
+
+    // Thirty bad lines among rows: ten reported, the rest counted.
+    std::fs::remove_file(&file).unwrap();
+    run_saved(&dir, 5..=6, quiet(1000)).unwrap();
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    for k in 0..30 {
+        text += &format!("{{\"seeds\":{k}}}\n");
+    }
+    std::fs::write(&file, &text).unwrap();
+    let out = crate::common::run(&["census", "--seeds", "5..7", "--db", db]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let each = err.matches("omweso-census.jsonl line ").count();
+    assert_eq!(each, 10, "{err}");
+    assert!(err.contains("20 more lines not used"), "{err}");
+    assert_eq!(err.matches("warning:").count(), 11, "{err}");
+    let aside = std::fs::read_to_string(dir.join(format!("{}.rejected", store::FILE)));
+    assert_eq!(aside.unwrap().lines().count(), 30);
+}
+
 /// A row killed mid-way (SIGKILL of a real process) resumes from its
 /// checkpoint and comes out identical to the published row (issue 16,
 /// item 2).

@@ -192,6 +192,10 @@ pub const CHUNK: u64 = 1 << 16;
 /// Chunks per batch: a checkpoint can be written between batches.
 const BATCH: u64 = 64;
 
+/// Rejected lines of the results file reported one by one; the others are
+/// counted in one notice.
+const REJECTED_SHOWN: usize = 10;
+
 /// Start-0 configurations the census of `seeds` seeds walks: those with 2 or
 /// more seeds in pit 0, `C(seeds + 13, 15)`.
 pub fn walked(seeds: usize) -> u64 {
@@ -535,11 +539,17 @@ pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> 
         name.starts_with("omweso-") && name.ends_with(".tmp")
     })?;
     let mut store = Store::open(dir)?;
-    for r in &store.rejected {
+    for r in store.rejected.iter().take(REJECTED_SHOWN) {
         opt.progress.notice(Notice::CensusLineRejected {
             path: store.path().to_path_buf(),
             line: r.line,
             why: r.why.clone(),
+        });
+    }
+    if store.rejected.len() > REJECTED_SHOWN {
+        opt.progress.notice(Notice::CensusMoreRejected {
+            path: store.path().to_path_buf(),
+            more: store.rejected.len() - REJECTED_SHOWN,
         });
     }
     let mut out = Outcome {

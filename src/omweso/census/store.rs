@@ -18,7 +18,10 @@
 //! `--max-laps` never replaces a finished row. Lines that fail (not UTF-8,
 //! not JSON, a failed check) are reported with their line number and
 //! recomputed when asked for; when the file is next rewritten they are moved
-//! verbatim to `omweso-census.jsonl.rejected`, never dropped. A line
+//! verbatim to `omweso-census.jsonl.rejected`, never dropped. A file none
+//! of whose lines begins as a row does (`{"seeds":`) is not a results file
+//! at all (another file in its place): an error, and it is left as it is.
+//! A line
 //! without a checksum is one of them: only the first day's census (before
 //! 2026-11-30) wrote such rows, and a checksum given to an unchecked row
 //! would make whatever it says permanent.
@@ -34,6 +37,9 @@ use crate::error::{Error, Result};
 
 /// The results file's name, inside the census directory.
 pub const FILE: &str = "omweso-census.jsonl";
+
+/// How every row of the file begins.
+const ROW_START: &[u8] = b"{\"seeds\":";
 
 /// A line of the file that was not used.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -127,6 +133,20 @@ impl Store {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(Error::io(&path, e)),
         };
+        // Every row ever written begins so (serde writes the fields in
+        // order): a file none of whose lines does is something else in the
+        // results file's place, neither used nor moved aside line by line.
+        let mut lines = bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+            .peekable();
+        if lines.peek().is_some() && !lines.any(|l| l.starts_with(ROW_START)) {
+            return Err(Error::Invalid(format!(
+                "{}: not a census results file (no line begins {}): move it away, the census neither uses nor replaces it",
+                path.display(),
+                String::from_utf8_lossy(ROW_START)
+            )));
+        }
         let mut store = Store {
             path,
             rows: Vec::new(),
