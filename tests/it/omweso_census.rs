@@ -386,6 +386,36 @@ fn damaged_checkpoints_are_ignored() {
     assert!(out.resumed.is_empty());
     assert_eq!(out.rows[0].loop_pairs, 128);
     assert!(!cp.exists());
+    // One left by a run killed between saving the row and removing it
+    // goes at the next run, which uses the saved row.
+    std::fs::write(&cp, b"{\"seeds\":11}").unwrap();
+    let out = run_saved(&dir, 11..=11, quiet(1000)).unwrap();
+    assert_eq!(out.computed, Vec::<usize>::new());
+    assert!(!cp.exists());
+}
+
+/// The census lock covers the atlas, which may compute and write cycles
+/// files (issue 17, item 3): while another census holds the directory,
+/// `atlas_of` stops at once and writes nothing.
+#[test]
+fn the_atlas_takes_the_census_lock() {
+    use mancaladb::omweso::census::{Census, atlas, atlas_of};
+    let dir = fresh_dir("atlas-lock");
+    run_saved(&dir, 11..=11, quiet(1000)).unwrap();
+    let kept = atlas::path(&dir, 11, 1000);
+    std::fs::remove_file(&kept).unwrap();
+    let held = Census::open(&dir).unwrap();
+    let err = atlas_of(&dir, 11..=11, quiet(1000)).unwrap_err();
+    assert!(
+        matches!(err, mancaladb::Error::Locked { .. }),
+        "{err}"
+    );
+    assert!(!kept.exists());
+    // Through the census that holds it, the atlas is made.
+    assert_eq!(held.atlas(11..=11, quiet(1000)).unwrap().len(), 1);
+    assert!(kept.exists());
+    drop(held);
+    assert_eq!(atlas_of(&dir, 11..=11, quiet(1000)).unwrap().len(), 1);
 }
 
 /// Another file in the results file's place (no line of it a row) is

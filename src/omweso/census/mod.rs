@@ -29,7 +29,7 @@ pub mod store;
 
 use std::collections::HashSet;
 use std::ops::{Range, RangeInclusive};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -519,25 +519,76 @@ pub struct Outcome {
     pub save_error: Option<Error>,
 }
 
+/// A census directory held by this process: the census lock
+/// (`omweso-census.lock`) is taken when it is opened and released when it
+/// is dropped, so that everything done through it, the rows
+/// ([`Census::run`]) and the atlas with the cycles files it writes
+/// ([`Census::atlas`]), is done by one census at a time. (A build in the
+/// same directory takes another lock and may go on.)
+#[derive(Debug)]
+pub struct Census {
+    dir: PathBuf,
+    _lock: crate::files::DirLock,
+}
+
+impl Census {
+    /// Takes the census lock of `dir` (failing at once with
+    /// [`Error::Locked`] if another census holds it) after checking that
+    /// `dir` can be written, and removes what killed writes left there.
+    pub fn open(dir: &Path) -> Result<Census> {
+        store::check_writable(dir)?;
+        let lock = crate::files::DirLock::acquire_file(&dir.join("omweso-census.lock"), false)?;
+        // Each row's checkpoint has its own temporary name, which a row
+        // finished later never writes again: what a killed write left goes
+        // now (every census writer holds this lock).
+        crate::files::remove_leftovers(dir, |name| {
+            name.starts_with("omweso-") && name.ends_with(".tmp")
+        })?;
+        Ok(Census {
+            dir: dir.to_path_buf(),
+            _lock: lock,
+        })
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// [`run_saved`] in this directory.
+    pub fn run(&self, range: RangeInclusive<usize>, opt: Options<'_>) -> Result<Outcome> {
+        run_locked(&self.dir, range, opt)
+    }
+
+    /// [`atlas_of`] in this directory.
+    pub fn atlas(
+        &self,
+        range: RangeInclusive<usize>,
+        opt: Options<'_>,
+    ) -> Result<Vec<atlas::Entry>> {
+        atlas_locked(&self.dir, range, opt)
+    }
+}
+
 /// Runs the census for every seed count of `range`, keeping finished rows
 /// in `dir/omweso-census.jsonl` ([`store`]), their cycles beside it
 /// ([`atlas`]) and progress inside a row in a
 /// checkpoint ([`checkpoint`]), so that a long run resumes where it stopped.
-/// Fails before computing if `dir` is not writable.
+/// Fails before computing if `dir` is not writable or another census holds
+/// it ([`Census`]).
 pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> Result<Outcome> {
+    if opt.budget == 0 {
+        return Err(Error::Invalid("a lap budget must be at least 1".into()));
+    }
+    Census::open(dir)?.run(range, opt)
+}
+
+/// [`run_saved`], the caller holding the census lock.
+fn run_locked(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> Result<Outcome> {
     let budget = opt.budget;
     if budget == 0 {
         return Err(Error::Invalid("a lap budget must be at least 1".into()));
     }
-    store::check_writable(dir)?;
-    // One census at a time writes the results file (a build in the same
-    // directory takes another lock and may go on).
-    let _lock = crate::files::DirLock::acquire_file(&dir.join("omweso-census.lock"), false)?;
-    // Each row's checkpoint has its own temporary name, which a row
-    // finished later never writes again: what a killed write left goes now.
-    crate::files::remove_leftovers(dir, |name| {
-        name.starts_with("omweso-") && name.ends_with(".tmp")
-    })?;
     let mut store = Store::open(dir)?;
     for r in store.rejected.iter().take(REJECTED_SHOWN) {
         opt.progress.notice(Notice::CensusLineRejected {
@@ -560,11 +611,14 @@ pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> 
         save_error: None,
     };
     for k in range {
+        let cp = checkpoint::path(dir, k, budget);
         if let Some(r) = store.row(k, budget) {
+            // A run killed after saving the row but before removing its
+            // checkpoint left it.
+            checkpoint::remove(&cp)?;
             out.rows.push(r.clone());
             continue;
         }
-        let cp = checkpoint::path(dir, k, budget);
         let resume = match checkpoint::load(&cp, k, budget, CHUNK)?.and_then(|c| {
             c.map(|c| Cycles::rebuild(&c.cycles, k).map(|cy| (c, cy)))
                 .transpose()
@@ -623,8 +677,18 @@ pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> 
 /// without one, by computing the row again (without replacing it; see
 /// [`plan`] for its cost). Every row must be saved. A cycles file that
 /// cannot be all of its row's cycles ([`atlas::entries`]) is damaged: an
-/// error, never an atlas.
+/// error, never an atlas. Takes the census lock for the cycles files it
+/// writes ([`Census`]).
 pub fn atlas_of(
+    dir: &Path,
+    range: RangeInclusive<usize>,
+    opt: Options<'_>,
+) -> Result<Vec<atlas::Entry>> {
+    Census::open(dir)?.atlas(range, opt)
+}
+
+/// [`atlas_of`], the caller holding the census lock.
+fn atlas_locked(
     dir: &Path,
     range: RangeInclusive<usize>,
     opt: Options<'_>,
