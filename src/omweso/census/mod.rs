@@ -440,6 +440,13 @@ pub struct Estimate {
 /// large seed count cannot spend minutes on one long cycle.
 const SAMPLE_BUDGET: u64 = 1_000_000;
 
+/// An estimate's sample is timed over at least this long, unless it has
+/// done [`SAMPLE_ROUNDS`] rounds by then.
+const SAMPLE_TIME: Duration = Duration::from_millis(200);
+
+/// Most rounds of 16 runs in an estimate's sample.
+const SAMPLE_ROUNDS: u64 = 64;
+
 /// What computing the rows of `range` not yet saved in `dir` would cost;
 /// with `cycles`, also the rows whose cycles are not kept there, which
 /// [`atlas_of`] computes again.
@@ -458,8 +465,10 @@ pub fn plan(
     Ok(estimate(&todo, budget))
 }
 
-/// Times a sample of the largest of `rows` (16 runs of 4096 configurations
-/// spread over its configurations) and extrapolates to all of them.
+/// Times a sample of the largest of `rows` (rounds of 16 runs of 4096
+/// configurations spread over its configurations, for at least
+/// [`SAMPLE_TIME`] or [`SAMPLE_ROUNDS`] rounds) and extrapolates to all of
+/// them.
 pub fn estimate(rows: &[usize], budget: u64) -> Estimate {
     let configurations: u64 = rows.iter().map(|&k| walked(k)).sum();
     let Some(&k) = rows.iter().max().filter(|&&k| k >= 2) else {
@@ -474,17 +483,28 @@ pub fn estimate(rows: &[usize], budget: u64) -> Estimate {
     let ranker = Ranker::new(PITS, rest, None);
     let cycles = Mutex::new(Cycles::default());
     let sample = CHUNK / 16;
+    // The pool's threads start before the clock does, and the sample goes
+    // on, a round of 16 runs further along each time, until it has taken
+    // long enough to be timed: one round of a small row is a millisecond
+    // or two, less than a time slice on a busy machine.
+    rayon::broadcast(|_| ());
     let t = Instant::now();
-    let walked_here: u64 = (0..16u64)
-        .into_par_iter()
-        .map(|i| {
-            let from = starts / 16 * i;
-            let n = sample.min(starts - from);
-            let budget = budget.min(SAMPLE_BUDGET);
-            walk_ranks(&ranker, rest, from..from + n, budget, &cycles);
-            n
-        })
-        .sum();
+    let mut walked_here = 0u64;
+    for round in 0..SAMPLE_ROUNDS {
+        walked_here += (0..16u64)
+            .into_par_iter()
+            .map(|i| {
+                let from = (starts / 16 * i + round * sample) % starts;
+                let n = sample.min(starts - from);
+                let budget = budget.min(SAMPLE_BUDGET);
+                walk_ranks(&ranker, rest, from..from + n, budget, &cycles);
+                n
+            })
+            .sum::<u64>();
+        if t.elapsed() >= SAMPLE_TIME {
+            break;
+        }
+    }
     let rate = walked_here as f64 / t.elapsed().as_secs_f64().max(1e-9);
     Estimate {
         rows: rows.to_vec(),
