@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mancaladb::omweso::census::store::{self, Store};
 use mancaladb::omweso::Side;
+use mancaladb::omweso::census::store::{self, Store};
 use mancaladb::omweso::census::{
     CHUNK, Found, Options, Row, census, checkpoint, estimate, plan, run_saved, walked,
 };
@@ -406,10 +406,7 @@ fn the_atlas_takes_the_census_lock() {
     std::fs::remove_file(&kept).unwrap();
     let held = Census::open(&dir).unwrap();
     let err = atlas_of(&dir, 11..=11, quiet(1000)).unwrap_err();
-    assert!(
-        matches!(err, mancaladb::Error::Locked { .. }),
-        "{err}"
-    );
+    assert!(matches!(err, mancaladb::Error::Locked { .. }), "{err}");
     assert!(!kept.exists());
     // Through the census that holds it, the atlas is made.
     assert_eq!(held.atlas(11..=11, quiet(1000)).unwrap().len(), 1);
@@ -429,7 +426,9 @@ fn foreign_results_files_are_refused_and_bad_lines_counted() {
     let mut seed = 7u64;
     let junk: Vec<u8> = (0..1 << 20)
         .map(|_| {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (seed >> 56) as u8
         })
         .collect();
