@@ -284,6 +284,25 @@ fn edited_rows_are_recomputed() {
     assert!(bad(|r| r.longest_finite = 1001).contains("longest_finite"));
 }
 
+/// A row as the census has written it since rows have checksums (the
+/// line of `db/README.md`, the format of the production census
+/// directories) is still read as it is, not computed again.
+#[test]
+fn rows_written_before_are_read() {
+    let dir = fresh_dir("before");
+    std::fs::create_dir_all(&dir).unwrap();
+    let readme = include_str!("../../db/README.md");
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("{\"seeds\":11,") && l.contains("\"checksum\""))
+        .unwrap();
+    std::fs::write(dir.join(store::FILE), format!("{line}\n")).unwrap();
+    let out = run_saved(&dir, 11..=11, quiet(1_000_000_000)).unwrap();
+    assert_eq!(out.computed, Vec::<usize>::new());
+    assert!(out.rejected.is_empty());
+    assert_eq!(out.rows[0], census(11, 1_000_000_000, Progress::QUIET));
+}
+
 /// Bad lines (one not UTF-8, one not JSON) are skipped and reported, the
 /// good rows around them used, and the bad lines kept aside verbatim
 /// (issue 15, item 12).

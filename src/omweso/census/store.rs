@@ -18,13 +18,12 @@
 //! `--max-laps` never replaces a finished row. Lines that fail (not UTF-8,
 //! not JSON, a failed check) are reported with their line number and
 //! recomputed when asked for; when the file is next rewritten they are moved
-//! verbatim to `omweso-census.jsonl.rejected`, never dropped. A file none
-//! of whose lines begins as a row does (`{"seeds":`) is not a results file
-//! at all (another file in its place): an error, and it is left as it is.
-//! A line
-//! without a checksum is one of them: only the first day's census (before
+//! verbatim to `omweso-census.jsonl.rejected`, never dropped. A line
+//! without a checksum is rejected too: only the first day's census (before
 //! 2026-11-30) wrote such rows, and a checksum given to an unchecked row
-//! would make whatever it says permanent.
+//! would make whatever it says permanent. A file none of whose lines
+//! begins as a row does (`{"seeds":`) is not a results file at all
+//! (another file in its place): an error, and it is left as it is.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
