@@ -301,14 +301,14 @@ pub enum Notice {
         /// What is wrong with it.
         why: String,
     },
-    /// Lines of the census file have no checksum (written by an older
-    /// version); their other checks pass, so they are used.
-    CensusUnchecksummed {
+    /// More lines of the census file are not used than were reported one
+    /// by one.
+    CensusMoreRejected {
         /// The census file.
         #[serde(serialize_with = "lossy")]
         path: PathBuf,
-        /// The lines' numbers (from 1).
-        lines: Vec<usize>,
+        /// Lines not reported.
+        more: usize,
     },
     /// A census row's checkpoint could not be used: the row starts afresh.
     CensusRowAfresh {
@@ -370,6 +370,7 @@ impl Notice {
                 | Notice::Check3Afresh { .. }
                 | Notice::VerifiedNotRecorded { .. }
                 | Notice::CensusLineRejected { .. }
+                | Notice::CensusMoreRejected { .. }
                 | Notice::CensusRowAfresh { .. }
                 | Notice::CensusCheckpointNotSaved { .. }
         )
@@ -531,11 +532,11 @@ impl fmt::Display for Notice {
                 "{} line {line}: {why}; not used (the row is computed again if asked for)",
                 path.display()
             ),
-            Notice::CensusUnchecksummed { path, lines } => write!(
+            Notice::CensusMoreRejected { path, more } => write!(
                 f,
-                "{}: lines {lines:?} have no checksum (an older file); their checks pass, \
-                 they are used and get one when the file is next written",
-                path.display()
+                "{}: {more} more lines not used (moved to {}.rejected when the file is next written)",
+                path.display(),
+                path.file_name().unwrap_or_default().to_string_lossy()
             ),
             Notice::CensusRowAfresh { path, why } => {
                 write!(f, "{}: {why}; starting the row afresh", path.display())

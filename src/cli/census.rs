@@ -24,11 +24,11 @@ pub struct Args {
     /// Print a JSON list.
     #[arg(long)]
     json: bool,
-    /// Also write the JSON list to this file.
+    /// Also write the JSON list to this file (not inside --db).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Write the cycle atlas to this file: every relay cycle of the rows,
-    /// up to rotation, one JSON line each.
+    /// Write the cycle atlas to this file (not inside --db): every relay
+    /// cycle of the rows, up to rotation, one JSON line each.
     #[arg(long)]
     cycles: Option<PathBuf>,
     /// Directory of the resumable results file (omweso-census.jsonl), the
@@ -87,7 +87,10 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         checkpoint_every: a.checkpoint_secs,
         progress: Progress::to(&Terminal),
     };
-    let outcome = census::run_saved(&a.db, a.seeds.clone(), opt)?;
+    // The census lock is held until the atlas, which may compute and
+    // write cycles files, is written too.
+    let held = census::Census::open(&a.db)?;
+    let outcome = held.run(a.seeds.clone(), opt)?;
     let rows = &outcome.rows;
     if a.json {
         out!("{}", store::list(rows));
@@ -115,7 +118,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
     if failed.is_none()
         && let Some(path) = &a.cycles
     {
-        let entries = census::atlas_of(&a.db, a.seeds.clone(), opt)?;
+        let entries = held.atlas(a.seeds.clone(), opt)?;
         atlas::write(path, &entries)?;
         diag(format_args!(
             "wrote {} cycles to {}",

@@ -3,9 +3,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use mancaladb::omweso::Side;
 use mancaladb::omweso::census::store::{self, Store};
 use mancaladb::omweso::census::{
-    CHUNK, Options, Row, census, checkpoint, estimate, plan, run_saved, walked,
+    CHUNK, Found, Options, Row, census, checkpoint, estimate, plan, run_saved, walked,
 };
 use mancaladb::progress::Progress;
 
@@ -216,17 +217,55 @@ fn edited_rows_are_recomputed() {
     let truth = run_saved(&dir, 11..=11, quiet(1000)).unwrap().rows;
     let file = dir.join(store::FILE);
     let clean = std::fs::read_to_string(&file).unwrap();
-    for (from, to) in [
-        ("\"configs\":7726160", "\"configs\":7726161"),
-        ("\"loop_pairs\":128", "\"loop_pairs\":144"),
-        ("\"budget\":1000", "\"budget\":1000,\"checksum\":\"0\""),
-    ] {
-        std::fs::write(&file, clean.replace(from, to)).unwrap();
-        let out = run_saved(&dir, 11..=11, quiet(1000)).unwrap();
-        assert_eq!(out.rejected.len(), 1, "{from} -> {to}");
-        assert_eq!((out.rows.clone(), out.computed), (truth.clone(), vec![11]));
+    let sum = clean.find(",\"checksum\"").unwrap();
+    let unsummed = format!("{}}}", &clean[..sum]);
+    assert_eq!(unsummed, serde_json::to_string(&truth[0]).unwrap());
+    let mut edits: Vec<String> = vec![
+        clean.replace("\"configs\":7726160", "\"configs\":7726161"),
+        clean.replace("\"loop_pairs\":128", "\"loop_pairs\":144"),
+        clean.replace("\"budget\":1000", "\"budget\":1000,\"checksum\":\"0\""),
+        // No checksum (as the first day's census wrote), with and without
+        // an edit: never used, whatever the other checks say.
+        unsummed.clone() + "\n",
+        unsummed.replace("\"longest_finite\":23", "\"longest_finite\":24") + "\n",
+        // The checksum's key damaged, a value edited: the row is not an
+        // older file's (issue 17, item 1).
+        clean
+            .replace("\"checksum\"", "\"checksul\"")
+            .replace("\"longest_finite\":23", "\"longest_finite\":24"),
+        // A field it does not know, a field twice, a field missing.
+        clean.replace("\"budget\"", "\"note\":\"x\",\"budget\""),
+        clean.replace("\"budget\"", "\"cycles\":1,\"budget\""),
+        clean.replace("\"undecided\":0,", ""),
+    ];
+    // Every field is covered by the checksum: each one changed, the
+    // checksum kept, is refused.
+    let fields: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&unsummed).unwrap();
+    for (name, value) in &fields {
+        let other = match value {
+            serde_json::Value::Number(n) => format!("{}", n.as_u64().unwrap() + 16),
+            _ => "7".into(),
+        };
+        let (from, to) = (format!("\"{name}\":{value}"), format!("\"{name}\":{other}"));
+        assert!(clean.contains(&from), "{from}");
+        edits.push(clean.replacen(&from, &to, 1));
     }
-    // Rows without a checksum (older files) must pass every other check.
+    assert_eq!(edits.len(), 9 + 12);
+    for (i, edited) in edits.iter().enumerate() {
+        assert_ne!(*edited, clean, "edit {i}");
+        std::fs::write(&file, edited).unwrap();
+        let out = run_saved(&dir, 11..=11, quiet(1000)).unwrap();
+        assert_eq!(out.rejected.len(), 1, "edit {i}: {edited}");
+        assert_eq!(
+            (out.rows.clone(), out.computed),
+            (truth.clone(), vec![11]),
+            "edit {i}"
+        );
+        // The row saved again is the true one, with its checksum.
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), clean, "edit {i}");
+    }
+    // The checks that need no checksum.
     let row = &truth[0];
     assert_eq!(store::check(row), Ok(()));
     let bad = |f: fn(&mut Row)| {
@@ -239,18 +278,29 @@ fn edited_rows_are_recomputed() {
     assert!(bad(|r| r.cfg_any = r.loop_pairs + 16).contains("cfg_any"));
     assert!(bad(|r| r.cfg_all = r.cfg_any + 1).contains("cfg_all"));
     assert!(bad(|r| r.loop_pairs += 1).contains("multiples of 16"));
+    assert!(bad(|r| r.undecided = r.legal_pairs).contains("within legal_pairs"));
     assert!(bad(|r| r.period = None).contains("period"));
-    let unsummed = serde_json::to_string(row).unwrap();
-    std::fs::write(&file, format!("{unsummed}\n")).unwrap();
-    let out = run_saved(&dir, 11..=11, quiet(1000)).unwrap();
-    assert_eq!((out.rows, out.computed), (truth.clone(), vec![]));
-    std::fs::write(
-        &file,
-        unsummed.replace("\"configs\":7726160", "\"configs\":1") + "\n",
-    )
-    .unwrap();
-    let out = run_saved(&dir, 11..=11, quiet(1000)).unwrap();
-    assert_eq!((out.rows, out.computed), (truth, vec![11]));
+    assert!(bad(|r| r.longest_finite = 0).contains("longest_finite"));
+    assert!(bad(|r| r.longest_finite = 1001).contains("longest_finite"));
+}
+
+/// A row as the census has written it since rows have checksums (the
+/// line of `db/README.md`, the format of the production census
+/// directories) is still read as it is, not computed again.
+#[test]
+fn rows_written_before_are_read() {
+    let dir = fresh_dir("before");
+    std::fs::create_dir_all(&dir).unwrap();
+    let readme = include_str!("../../db/README.md");
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("{\"seeds\":11,") && l.contains("\"checksum\""))
+        .unwrap();
+    std::fs::write(dir.join(store::FILE), format!("{line}\n")).unwrap();
+    let out = run_saved(&dir, 11..=11, quiet(1_000_000_000)).unwrap();
+    assert_eq!(out.computed, Vec::<usize>::new());
+    assert!(out.rejected.is_empty());
+    assert_eq!(out.rows[0], census(11, 1_000_000_000, Progress::QUIET));
 }
 
 /// Bad lines (one not UTF-8, one not JSON) are skipped and reported, the
@@ -355,6 +405,80 @@ fn damaged_checkpoints_are_ignored() {
     assert!(out.resumed.is_empty());
     assert_eq!(out.rows[0].loop_pairs, 128);
     assert!(!cp.exists());
+    // One left by a run killed between saving the row and removing it
+    // goes at the next run, which uses the saved row.
+    std::fs::write(&cp, b"{\"seeds\":11}").unwrap();
+    let out = run_saved(&dir, 11..=11, quiet(1000)).unwrap();
+    assert_eq!(out.computed, Vec::<usize>::new());
+    assert!(!cp.exists());
+}
+
+/// The census lock covers the atlas, which may compute and write cycles
+/// files (issue 17, item 3): while another census holds the directory,
+/// `atlas_of` stops at once and writes nothing.
+#[test]
+fn the_atlas_takes_the_census_lock() {
+    use mancaladb::omweso::census::{Census, atlas, atlas_of};
+    let dir = fresh_dir("atlas-lock");
+    run_saved(&dir, 11..=11, quiet(1000)).unwrap();
+    let kept = atlas::path(&dir, 11, 1000);
+    std::fs::remove_file(&kept).unwrap();
+    let held = Census::open(&dir).unwrap();
+    let err = atlas_of(&dir, 11..=11, quiet(1000)).unwrap_err();
+    assert!(matches!(err, mancaladb::Error::Locked { .. }), "{err}");
+    assert!(!kept.exists());
+    // Through the census that holds it, the atlas is made.
+    assert_eq!(held.atlas(11..=11, quiet(1000)).unwrap().len(), 1);
+    assert!(kept.exists());
+    drop(held);
+    assert_eq!(atlas_of(&dir, 11..=11, quiet(1000)).unwrap().len(), 1);
+}
+
+/// Another file in the results file's place (no line of it a row) is
+/// refused in one line and left alone; a results file with many bad lines
+/// is reported in a bounded number of lines (issue 17, item 5).
+#[test]
+fn foreign_results_files_are_refused_and_bad_lines_counted() {
+    let dir = fresh_dir("foreign");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(store::FILE);
+    let mut seed = 7u64;
+    let junk: Vec<u8> = (0..1 << 20)
+        .map(|_| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 56) as u8
+        })
+        .collect();
+    assert!(junk.iter().filter(|&&b| b == b'\n').count() > 1000);
+    std::fs::write(&file, &junk).unwrap();
+    let db = dir.to_str().unwrap();
+    refuses(
+        &["census", "--seeds", "5", "--db", db],
+        "omweso-census.jsonl: not a census results file",
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), junk);
+    assert!(!dir.join(format!("{}.rejected", store::FILE)).exists());
+    assert!(Store::open(&dir).is_err());
+
+    // Thirty bad lines among rows: ten reported, the rest counted.
+    std::fs::remove_file(&file).unwrap();
+    run_saved(&dir, 5..=6, quiet(1000)).unwrap();
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    for k in 0..30 {
+        text += &format!("{{\"seeds\":{k}}}\n");
+    }
+    std::fs::write(&file, &text).unwrap();
+    let out = crate::common::run(&["census", "--seeds", "5..7", "--db", db]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let each = err.matches("omweso-census.jsonl line ").count();
+    assert_eq!(each, 10, "{err}");
+    assert!(err.contains("20 more lines not used"), "{err}");
+    assert_eq!(err.matches("warning:").count(), 11, "{err}");
+    let aside = std::fs::read_to_string(dir.join(format!("{}.rejected", store::FILE)));
+    assert_eq!(aside.unwrap().lines().count(), 30);
 }
 
 /// A row killed mid-way (SIGKILL of a real process) resumes from its
@@ -444,10 +568,60 @@ fn atlas_of_rows_11_to_15() {
             assert_eq!((e.period, e.states, e.configurations), (128, 8, 128));
         }
     }
-    // A side that does not loop is no cycle.
-    let mut f = atlas::load(&atlas::path(&dir, 11, 1000)).unwrap().unwrap()[0];
+    // A side that does not loop with its period is no cycle; nor one that
+    // sows other seeds in it, nor one that is not its cycle's least state.
+    let kept = atlas::load(&atlas::path(&dir, 11, 1000)).unwrap().unwrap()[0];
+    let mut f = kept;
     f.period -= 1;
-    assert_eq!(atlas::entry(&f), None);
+    assert!(atlas::entry(&f).unwrap_err().contains("does not loop"));
+    let mut f = kept;
+    f.sown += 1000;
+    assert!(atlas::entry(&f).unwrap_err().contains("sows 272 seeds"));
+    let mut other = Side::from_pits(kept.side);
+    other.lap_from_zero();
+    let f = Found {
+        side: other.pits(),
+        ..kept
+    };
+    assert!(
+        atlas::entry(&f)
+            .unwrap_err()
+            .contains("not its cycle's canonical state")
+    );
+    // Against the row: each of the checks of `entries`.
+    let row_13 = Store::open(&dir).unwrap().row(13, 1000).unwrap().clone();
+    let found_13 = atlas::load(&atlas::path(&dir, 13, 1000)).unwrap().unwrap();
+    assert_eq!(atlas::entries(&row_13, &found_13).unwrap().len(), 7);
+    let mut twice = found_13.clone();
+    twice[1] = twice[0];
+    assert!(
+        atlas::entries(&row_13, &twice)
+            .unwrap_err()
+            .contains("listed twice")
+    );
+    let mut more = row_13.clone();
+    more.loop_pairs += 16;
+    assert!(
+        atlas::entries(&more, &found_13)
+            .unwrap_err()
+            .contains("pairs add up to 1808, not the row's loop_pairs 1824")
+    );
+    assert!(
+        atlas::entries(&row_13, &found_13[1..])
+            .unwrap_err()
+            .contains("6 cycles, not the row's 7")
+    );
+    let of_11 = Store::open(&dir).unwrap().row(11, 1000).unwrap().clone();
+    let of_13_as_11 = Row {
+        cycles: 7,
+        period: row_13.period,
+        ..of_11
+    };
+    assert!(
+        atlas::entries(&of_13_as_11, &found_13)
+            .unwrap_err()
+            .contains("is not a side of 11 seeds")
+    );
 }
 
 /// What a killed write left goes at the next run: a row's checkpoint is
@@ -557,7 +731,9 @@ fn damaged_results_files_never_give_wrong_rows() {
 fn cycles_command_writes_the_atlas() {
     let dir = fresh_dir("atlas-cli");
     let db = dir.to_str().unwrap();
-    let file = dir.join("atlas.jsonl");
+    let lists = fresh_dir("atlas-cli-lists");
+    std::fs::create_dir_all(&lists).unwrap();
+    let file = lists.join("atlas.jsonl");
     let ok = crate::common::run(&["census", "--seeds", "11", "--db", db]);
     assert!(ok.status.success());
     let out = crate::common::run(&[
@@ -609,12 +785,48 @@ fn cycles_command_writes_the_atlas() {
     // A cycles file that is not its row's (another period, or emptied) is
     // refused, not written out.
     let wrong_period = cycles_11.replace("\"period\":128", "\"period\":64");
+    let cycles = file.to_str().unwrap();
     for damaged in [wrong_period.as_str(), ""] {
         std::fs::write(&kept, damaged).unwrap();
-        let cycles = file.to_str().unwrap();
         crate::common::refuses(
             &["census", "--seeds", "11", "--db", db, "--cycles", cycles],
             "its cycles are not those of row k = 11 (cycles: 1, each of 11 seeds)",
+        );
+    }
+    std::fs::write(&kept, &cycles_11).unwrap();
+    // Edits that keep the count and the periods (issue 17, item 2): the
+    // seeds sown of a cycle, a cycle listed twice, a field not a cycle's.
+    let kept_13 = dir.join("omweso-cycles.k13.b1000000000.jsonl");
+    let cycles_13 = std::fs::read_to_string(&kept_13).unwrap();
+    let lines: Vec<&str> = cycles_13.lines().collect();
+    let sown: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    let sown = sown["sown"].as_u64().unwrap();
+    let twice = [lines[0], lines[0]]
+        .into_iter()
+        .chain(lines[2..].iter().copied())
+        .map(|l| format!("{l}\n"))
+        .collect::<String>();
+    let cases = [
+        (
+            cycles_13.replacen(
+                &format!("\"sown\":{sown}}}"),
+                &format!("\"sown\":{}}}", sown + 1000),
+                1,
+            ),
+            format!("sows {sown} seeds in a period, not {}", sown + 1000),
+        ),
+        (twice, "is listed twice".to_string()),
+        (
+            cycles_13.replacen("\"sown\"", "\"note\":1,\"sown\"", 1),
+            "unknown field `note`".to_string(),
+        ),
+    ];
+    for (damaged, why) in cases {
+        assert_ne!(damaged, cycles_13);
+        std::fs::write(&kept_13, &damaged).unwrap();
+        crate::common::refuses(
+            &["census", "--seeds", "13", "--db", db, "--cycles", cycles],
+            &why,
         );
     }
 }

@@ -230,7 +230,7 @@ fn a_named_pipe_in_place_of_a_table_is_refused_not_waited_on() {
 }
 
 #[test]
-fn census_lists_replace_only_regular_files_and_never_its_own() {
+fn census_lists_replace_only_regular_files_outside_the_census_directory() {
     let dir = scratch("census-out");
     let db = dir.join("census");
     let census = |lists: &[&str]| -> Vec<String> {
@@ -254,11 +254,28 @@ fn census_lists_replace_only_regular_files_and_never_its_own() {
     // row.
     let other_name = dir.join(".").join("census").join("omweso-census.jsonl");
     let kept = db.join("omweso-cycles.k3.b1000000000.jsonl");
-    let own = "one of the census's own files";
-    refused(&["--out", s(&store)], own);
-    refused(&["--out", s(&other_name)], own);
-    refused(&["--cycles", s(&kept)], own);
+    let inside = "is inside the census directory";
+    refused(&["--out", s(&store)], inside);
+    refused(&["--out", s(&other_name)], inside);
+    refused(&["--cycles", s(&kept)], inside);
     assert_eq!(std::fs::read(&store).unwrap(), saved);
+    // Nor anything else in the directory (issue 17, item 4): a table there
+    // (the default db/ holds them), a file under raw/, a new file, or a
+    // link from outside to a file there.
+    let table = db.join("awari-05.mdb");
+    std::fs::write(&table, b"MDB table bytes").unwrap();
+    std::fs::create_dir_all(db.join("raw")).unwrap();
+    let raw = db.join("raw").join("scores.5");
+    std::fs::write(&raw, b"raw bytes").unwrap();
+    let into = dir.join("into-db.json");
+    std::os::unix::fs::symlink(&table, &into).unwrap();
+    for target in [&table, &raw, &db.join("new.json"), &into] {
+        refused(&["--out", s(target)], inside);
+        refused(&["--cycles", s(target)], inside);
+    }
+    assert_eq!(std::fs::read(&table).unwrap(), b"MDB table bytes");
+    assert_eq!(std::fs::read(&raw).unwrap(), b"raw bytes");
+    assert!(!db.join("new.json").exists());
     // Nor two lists into one file.
     let both = dir.join("both.json");
     refused(

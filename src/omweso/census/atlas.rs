@@ -8,13 +8,19 @@
 //! the side) and its configurations (sides with at least one start on it,
 //! each counted once by the smallest-start rule of the module documentation
 //! of [`super`], applied to the cycle's own states).
+//!
+//! A cycles file is used only if it can be all the cycles of its row
+//! ([`entries`]): every line a cycle, walked again (period, seeds sown,
+//! canonical state), no cycle twice, and as many cycles, periods and pairs
+//! as the row says. Anything else is damage: an error, never an atlas.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use serde::Serialize;
 
-use super::Found;
+use super::{Found, Row};
 use crate::error::{Error, Result};
 use crate::omweso::relay::lap;
 use crate::omweso::side::{Dir, PITS, Side};
@@ -90,25 +96,45 @@ pub struct Entry {
     pub configurations: u64,
 }
 
-/// Walks the cycle of `f` once and counts what lies on it. `None` if `f`
-/// does not loop from pit 0 with its period.
-pub fn entry(f: &Found) -> Option<Entry> {
+/// Walks the cycle of `f` once and counts what lies on it; why not if `f`
+/// is not a cycle as the census keeps it: its side, lifting pit 0, loops
+/// with period `f.period` laps sowing `f.sown` seeds, and the side is the
+/// cycle's canonical state (the least of its states brought to start 0).
+pub fn entry(f: &Found) -> std::result::Result<Entry, String> {
     let start = Side::from_pits(f.side);
-    let mut states = HashSet::with_capacity(f.period as usize);
-    let (mut s, mut p) = (start, 0usize);
+    let no_loop = || format!("{start} from pit 0 does not loop with period {}", f.period);
+    let mut states = HashSet::with_capacity(f.period.min(1 << 24) as usize);
+    let (mut s, mut p, mut sown) = (start, 0usize, 0u64);
     for lap_no in 0..f.period {
         if lap_no > 0 && p == 0 && s == start {
-            return None;
+            return Err(no_loop());
         }
         states.insert(s.rotated_to(p).0);
         let l = lap(s, p, Dir::Ccw);
         if l.ends() {
-            return None;
+            return Err(no_loop());
         }
-        (s, p) = (l.side, l.last);
+        (s, p, sown) = (l.side, l.last, sown + l.sown as u64);
     }
     if (s, p) != (start, 0) {
-        return None;
+        return Err(no_loop());
+    }
+    if sown != f.sown {
+        return Err(format!(
+            "{start} sows {sown} seeds in a period, not {}",
+            f.sown
+        ));
+    }
+    let least = states
+        .iter()
+        .copied()
+        .min_by_key(|s| s.swap_bytes())
+        .expect("a period is at least one lap");
+    if least != start.0 {
+        return Err(format!(
+            "{start} is not its cycle's canonical state ({} is)",
+            Side(least)
+        ));
     }
     let configurations = states
         .iter()
@@ -121,7 +147,7 @@ pub fn entry(f: &Found) -> Option<Entry> {
             (PITS - max_d) as u64
         })
         .sum();
-    Some(Entry {
+    Ok(Entry {
         seeds: start.seeds(),
         side: f.side,
         pit: 0,
@@ -131,4 +157,60 @@ pub fn entry(f: &Found) -> Option<Entry> {
         pairs: PITS as u64 * states.len() as u64,
         configurations,
     })
+}
+
+/// The entries of the cycles `found` kept for `row`, sorted by period and
+/// side; why not if they cannot be all of its cycles. Each must be a cycle
+/// ([`entry`]) of `row.seeds` seeds, no two the same, as many as
+/// `row.cycles`, with its shortest and longest periods, and their pairs
+/// must add up to its `loop_pairs`. Cycles are disjoint, so distinct
+/// cycles holding as many pairs as the row's loops are all of them (for a
+/// row with nothing undecided).
+pub fn entries(row: &Row, found: &[Found]) -> std::result::Result<Vec<Entry>, String> {
+    let k = row.seeds;
+    if found.len() as u64 != row.cycles {
+        return Err(format!(
+            "{} cycles, not the row's {}",
+            found.len(),
+            row.cycles
+        ));
+    }
+    if let Some(f) = found
+        .iter()
+        .find(|f| f.side.iter().map(|&s| usize::from(s)).sum::<usize>() != k)
+    {
+        return Err(format!(
+            "{} is not a side of {k} seeds",
+            Side::from_pits(f.side)
+        ));
+    }
+    let mut here = found
+        .par_iter()
+        .map(entry)
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    here.sort_by_key(|e| (e.period, e.side));
+    let mut sides: Vec<_> = here.iter().map(|e| e.side).collect();
+    sides.sort_unstable();
+    if let Some(w) = sides.windows(2).find(|w| w[0] == w[1]) {
+        return Err(format!(
+            "the cycle of {} is listed twice",
+            Side::from_pits(w[0])
+        ));
+    }
+    let periods = || here.iter().map(|e| e.period);
+    let period = periods().min().zip(periods().max());
+    if period != row.period {
+        return Err(format!(
+            "periods {period:?}, not the row's {:?}",
+            row.period
+        ));
+    }
+    let pairs: u64 = here.iter().map(|e| e.pairs).sum();
+    if pairs != row.loop_pairs {
+        return Err(format!(
+            "their pairs add up to {pairs}, not the row's loop_pairs {}",
+            row.loop_pairs
+        ));
+    }
+    Ok(here)
 }

@@ -29,7 +29,7 @@ pub mod store;
 
 use std::collections::HashSet;
 use std::ops::{Range, RangeInclusive};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -74,17 +74,6 @@ pub struct Row {
 }
 
 impl Row {
-    /// Whether `found` can be this row's cycles: as many, each of its
-    /// seeds, with its shortest and longest periods.
-    pub fn kept(&self, found: &[Found]) -> bool {
-        let periods = || found.iter().map(|f| f.period);
-        found.len() as u64 == self.cycles
-            && found
-                .iter()
-                .all(|f| f.side.iter().map(|&s| usize::from(s)).sum::<usize>() == self.seeds)
-            && periods().min().zip(periods().max()) == self.period
-    }
-
     /// The row as one JSON object.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("rows serialize")
@@ -124,6 +113,7 @@ mod period_fields {
 
 /// One relay cycle, up to rotation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Found {
     /// Its canonical state: of its states brought to start 0 (the pit
     /// lifted moved to pit 0), the least in pit order (pit 0 compared
@@ -201,6 +191,10 @@ pub const CHUNK: u64 = 1 << 16;
 
 /// Chunks per batch: a checkpoint can be written between batches.
 const BATCH: u64 = 64;
+
+/// Rejected lines of the results file reported one by one; the others are
+/// counted in one notice.
+const REJECTED_SHOWN: usize = 10;
 
 /// Start-0 configurations the census of `seeds` seeds walks: those with 2 or
 /// more seeds in pit 0, `C(seeds + 13, 15)`.
@@ -446,6 +440,13 @@ pub struct Estimate {
 /// large seed count cannot spend minutes on one long cycle.
 const SAMPLE_BUDGET: u64 = 1_000_000;
 
+/// An estimate's sample is timed over at least this long, unless it has
+/// done [`SAMPLE_ROUNDS`] rounds by then.
+const SAMPLE_TIME: Duration = Duration::from_millis(200);
+
+/// Most rounds of 16 runs in an estimate's sample.
+const SAMPLE_ROUNDS: u64 = 64;
+
 /// What computing the rows of `range` not yet saved in `dir` would cost;
 /// with `cycles`, also the rows whose cycles are not kept there, which
 /// [`atlas_of`] computes again.
@@ -464,8 +465,10 @@ pub fn plan(
     Ok(estimate(&todo, budget))
 }
 
-/// Times a sample of the largest of `rows` (16 runs of 4096 configurations
-/// spread over its configurations) and extrapolates to all of them.
+/// Times a sample of the largest of `rows` (rounds of 16 runs of 4096
+/// configurations spread over its configurations, for at least
+/// [`SAMPLE_TIME`] or [`SAMPLE_ROUNDS`] rounds) and extrapolates to all of
+/// them.
 pub fn estimate(rows: &[usize], budget: u64) -> Estimate {
     let configurations: u64 = rows.iter().map(|&k| walked(k)).sum();
     let Some(&k) = rows.iter().max().filter(|&&k| k >= 2) else {
@@ -480,17 +483,28 @@ pub fn estimate(rows: &[usize], budget: u64) -> Estimate {
     let ranker = Ranker::new(PITS, rest, None);
     let cycles = Mutex::new(Cycles::default());
     let sample = CHUNK / 16;
+    // The pool's threads start before the clock does, and the sample goes
+    // on, a round of 16 runs further along each time, until it has taken
+    // long enough to be timed: one round of a small row is a millisecond
+    // or two, less than a time slice on a busy machine.
+    rayon::broadcast(|_| ());
     let t = Instant::now();
-    let walked_here: u64 = (0..16u64)
-        .into_par_iter()
-        .map(|i| {
-            let from = starts / 16 * i;
-            let n = sample.min(starts - from);
-            let budget = budget.min(SAMPLE_BUDGET);
-            walk_ranks(&ranker, rest, from..from + n, budget, &cycles);
-            n
-        })
-        .sum();
+    let mut walked_here = 0u64;
+    for round in 0..SAMPLE_ROUNDS {
+        walked_here += (0..16u64)
+            .into_par_iter()
+            .map(|i| {
+                let from = (starts / 16 * i + round * sample) % starts;
+                let n = sample.min(starts - from);
+                let budget = budget.min(SAMPLE_BUDGET);
+                walk_ranks(&ranker, rest, from..from + n, budget, &cycles);
+                n
+            })
+            .sum::<u64>();
+        if t.elapsed() >= SAMPLE_TIME {
+            break;
+        }
+    }
     let rate = walked_here as f64 / t.elapsed().as_secs_f64().max(1e-9);
     Estimate {
         rows: rows.to_vec(),
@@ -525,37 +539,88 @@ pub struct Outcome {
     pub save_error: Option<Error>,
 }
 
+/// A census directory held by this process: the census lock
+/// (`omweso-census.lock`) is taken when it is opened and released when it
+/// is dropped, so that everything done through it, the rows
+/// ([`Census::run`]) and the atlas with the cycles files it writes
+/// ([`Census::atlas`]), is done by one census at a time. (A build in the
+/// same directory takes another lock and may go on.)
+#[derive(Debug)]
+pub struct Census {
+    dir: PathBuf,
+    _lock: crate::files::DirLock,
+}
+
+impl Census {
+    /// Takes the census lock of `dir` (failing at once with
+    /// [`Error::Locked`] if another census holds it) after checking that
+    /// `dir` can be written, and removes what killed writes left there.
+    pub fn open(dir: &Path) -> Result<Census> {
+        store::check_writable(dir)?;
+        let lock = crate::files::DirLock::acquire_file(&dir.join("omweso-census.lock"), false)?;
+        // Each row's checkpoint has its own temporary name, which a row
+        // finished later never writes again: what a killed write left goes
+        // now (every census writer holds this lock).
+        crate::files::remove_leftovers(dir, |name| {
+            name.starts_with("omweso-") && name.ends_with(".tmp")
+        })?;
+        Ok(Census {
+            dir: dir.to_path_buf(),
+            _lock: lock,
+        })
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// [`run_saved`] in this directory.
+    pub fn run(&self, range: RangeInclusive<usize>, opt: Options<'_>) -> Result<Outcome> {
+        run_locked(&self.dir, range, opt)
+    }
+
+    /// [`atlas_of`] in this directory.
+    pub fn atlas(
+        &self,
+        range: RangeInclusive<usize>,
+        opt: Options<'_>,
+    ) -> Result<Vec<atlas::Entry>> {
+        atlas_locked(&self.dir, range, opt)
+    }
+}
+
 /// Runs the census for every seed count of `range`, keeping finished rows
 /// in `dir/omweso-census.jsonl` ([`store`]), their cycles beside it
 /// ([`atlas`]) and progress inside a row in a
 /// checkpoint ([`checkpoint`]), so that a long run resumes where it stopped.
-/// Fails before computing if `dir` is not writable.
+/// Fails before computing if `dir` is not writable or another census holds
+/// it ([`Census`]).
 pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> Result<Outcome> {
+    if opt.budget == 0 {
+        return Err(Error::Invalid("a lap budget must be at least 1".into()));
+    }
+    Census::open(dir)?.run(range, opt)
+}
+
+/// [`run_saved`], the caller holding the census lock.
+fn run_locked(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> Result<Outcome> {
     let budget = opt.budget;
     if budget == 0 {
         return Err(Error::Invalid("a lap budget must be at least 1".into()));
     }
-    store::check_writable(dir)?;
-    // One census at a time writes the results file (a build in the same
-    // directory takes another lock and may go on).
-    let _lock = crate::files::DirLock::acquire_file(&dir.join("omweso-census.lock"), false)?;
-    // Each row's checkpoint has its own temporary name, which a row
-    // finished later never writes again: what a killed write left goes now.
-    crate::files::remove_leftovers(dir, |name| {
-        name.starts_with("omweso-") && name.ends_with(".tmp")
-    })?;
     let mut store = Store::open(dir)?;
-    for r in &store.rejected {
+    for r in store.rejected.iter().take(REJECTED_SHOWN) {
         opt.progress.notice(Notice::CensusLineRejected {
             path: store.path().to_path_buf(),
             line: r.line,
             why: r.why.clone(),
         });
     }
-    if !store.unchecksummed.is_empty() {
-        opt.progress.notice(Notice::CensusUnchecksummed {
+    if store.rejected.len() > REJECTED_SHOWN {
+        opt.progress.notice(Notice::CensusMoreRejected {
             path: store.path().to_path_buf(),
-            lines: store.unchecksummed.clone(),
+            more: store.rejected.len() - REJECTED_SHOWN,
         });
     }
     let mut out = Outcome {
@@ -566,11 +631,14 @@ pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> 
         save_error: None,
     };
     for k in range {
+        let cp = checkpoint::path(dir, k, budget);
         if let Some(r) = store.row(k, budget) {
+            // A run killed after saving the row but before removing its
+            // checkpoint left it.
+            checkpoint::remove(&cp)?;
             out.rows.push(r.clone());
             continue;
         }
-        let cp = checkpoint::path(dir, k, budget);
         let resume = match checkpoint::load(&cp, k, budget, CHUNK)?.and_then(|c| {
             c.map(|c| Cycles::rebuild(&c.cycles, k).map(|cy| (c, cy)))
                 .transpose()
@@ -627,10 +695,20 @@ pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> 
 /// The atlas of the cycles of every row of `range` (sorted by seeds, period
 /// and state): from the cycles files the rows left, or, for rows saved
 /// without one, by computing the row again (without replacing it; see
-/// [`plan`] for its cost). A cycles file that disagrees with its saved row
-/// (not as many cycles, another seed count, other shortest or longest
-/// periods) is damaged: an error, never an atlas.
+/// [`plan`] for its cost). Every row must be saved. A cycles file that
+/// cannot be all of its row's cycles ([`atlas::entries`]) is damaged: an
+/// error, never an atlas. Takes the census lock for the cycles files it
+/// writes ([`Census`]).
 pub fn atlas_of(
+    dir: &Path,
+    range: RangeInclusive<usize>,
+    opt: Options<'_>,
+) -> Result<Vec<atlas::Entry>> {
+    Census::open(dir)?.atlas(range, opt)
+}
+
+/// [`atlas_of`], the caller holding the census lock.
+fn atlas_locked(
     dir: &Path,
     range: RangeInclusive<usize>,
     opt: Options<'_>,
@@ -638,38 +716,36 @@ pub fn atlas_of(
     let store = Store::open(dir)?;
     let mut entries = Vec::new();
     for k in range {
+        let Some(row) = store.row(k, opt.budget) else {
+            return Err(Error::Invalid(format!(
+                "{}: no row k = {k} of budget {}: the census of the row comes first",
+                store.path().display(),
+                opt.budget
+            )));
+        };
         let path = atlas::path(dir, k, opt.budget);
         let found = match atlas::load(&path)? {
             Some(found) => found,
             None => {
-                let (_, found) = count(k, opt.budget, opt.progress, None, None);
+                let (again, found) = count(k, opt.budget, opt.progress, None, None);
+                if again != *row {
+                    return Err(Error::Invalid(format!(
+                        "{}: row k = {k} is not what the census gives again ({}): remove the row to compute it again",
+                        store.path().display(),
+                        again.to_json()
+                    )));
+                }
                 atlas::save(&path, &found)?;
                 found
             }
         };
-        if let Some(row) = store.row(k, opt.budget)
-            && !row.kept(&found)
-        {
-            return Err(Error::Invalid(format!(
-                "{}: its cycles are not those of row k = {k} (cycles: {}, each of {k} seeds): damaged (remove the file to compute it again)",
+        let here = atlas::entries(row, &found).map_err(|why| {
+            Error::Invalid(format!(
+                "{}: its cycles are not those of row k = {k} (cycles: {}, each of {k} seeds): {why}: damaged (remove the file to compute it again)",
                 path.display(),
                 row.cycles
-            )));
-        }
-        let mut here = found
-            .par_iter()
-            .map(|f| {
-                atlas::entry(f).ok_or_else(|| {
-                    Error::Invalid(format!(
-                        "{}: {} from pit 0 does not loop with period {}: damaged (remove the file to compute it again)",
-                        path.display(),
-                        Side::from_pits(f.side),
-                        f.period
-                    ))
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        here.sort_by_key(|e| (e.period, e.side));
+            ))
+        })?;
         entries.extend(here);
     }
     Ok(entries)

@@ -3,21 +3,27 @@
 //!
 //! A row is reused only if it passes every check that does not need the
 //! census itself:
-//! * its `checksum` (the first 16 hex digits of the sha256 of the row's
-//!   JSON without it) matches, so an edited or damaged row is noticed;
+//! * it has exactly the fields of a row, each once, and a `checksum` (the
+//!   first 16 hex digits of the sha256 of the row's JSON without it, so of
+//!   every field) that matches, so an edited or damaged row is noticed;
 //! * `configs = C(k+15, 15)` and `legal_pairs = 16 C(k+13, 15)`, recomputed;
 //! * `cfg_all <= cfg_any <= loop_pairs <= legal_pairs`, `loop_pairs` and
 //!   `undecided` are multiples of 16 (every count is over the 16
-//!   rotations), `cycles` is 0 exactly when there is no period, and
-//!   `period_min <= period_max`.
+//!   rotations) and `loop_pairs + undecided <= legal_pairs`, `cycles` is 0
+//!   exactly when there is no period, `period_min <= period_max`, and
+//!   `longest_finite` is in `1..=budget` exactly when some pair neither
+//!   loops nor is undecided (0 otherwise).
 //!
 //! Rows of different budgets live side by side, so a quick run with a small
 //! `--max-laps` never replaces a finished row. Lines that fail (not UTF-8,
 //! not JSON, a failed check) are reported with their line number and
 //! recomputed when asked for; when the file is next rewritten they are moved
-//! verbatim to `omweso-census.jsonl.rejected`, never dropped. Rows written
-//! before checksums existed (no `checksum` field) are accepted if the other
-//! checks pass, reported, and get a checksum when the file is next written.
+//! verbatim to `omweso-census.jsonl.rejected`, never dropped. A line
+//! without a checksum is rejected too: only the first day's census (before
+//! 2026-11-30) wrote such rows, and a checksum given to an unchecked row
+//! would make whatever it says permanent. A file none of whose lines
+//! begins as a row does (`{"seeds":`) is not a results file at all
+//! (another file in its place): an error, and it is left as it is.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -31,6 +37,9 @@ use crate::error::{Error, Result};
 /// The results file's name, inside the census directory.
 pub const FILE: &str = "omweso-census.jsonl";
 
+/// How every row of the file begins.
+const ROW_START: &[u8] = b"{\"seeds\":";
+
 /// A line of the file that was not used.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Rejected {
@@ -43,13 +52,66 @@ pub struct Rejected {
     pub text: Vec<u8>,
 }
 
-/// A row as stored: the row and its checksum.
+/// A row as stored: every field of [`Row`], each named (no `flatten`, so
+/// that serde refuses a field it does not know, and a field given twice),
+/// then its checksum, which every line must carry.
 #[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Saved {
-    #[serde(flatten)]
-    row: Row,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    checksum: Option<String>,
+    seeds: usize,
+    configs: u64,
+    legal_pairs: u64,
+    loop_pairs: u64,
+    cfg_any: u64,
+    cfg_all: u64,
+    cycles: u64,
+    period_min: Option<u64>,
+    period_max: Option<u64>,
+    longest_finite: u64,
+    undecided: u64,
+    budget: u64,
+    checksum: String,
+}
+
+impl Saved {
+    fn of(r: &Row) -> Saved {
+        Saved {
+            seeds: r.seeds,
+            configs: r.configs,
+            legal_pairs: r.legal_pairs,
+            loop_pairs: r.loop_pairs,
+            cfg_any: r.cfg_any,
+            cfg_all: r.cfg_all,
+            cycles: r.cycles,
+            period_min: r.period.map(|p| p.0),
+            period_max: r.period.map(|p| p.1),
+            longest_finite: r.longest_finite,
+            undecided: r.undecided,
+            budget: r.budget,
+            checksum: checksum(r),
+        }
+    }
+
+    fn row(&self) -> std::result::Result<Row, String> {
+        let period = match (self.period_min, self.period_max) {
+            (Some(a), Some(b)) => Some((a, b)),
+            (None, None) => None,
+            _ => return Err("period_min and period_max must both be given or both null".into()),
+        };
+        Ok(Row {
+            seeds: self.seeds,
+            configs: self.configs,
+            legal_pairs: self.legal_pairs,
+            loop_pairs: self.loop_pairs,
+            cfg_any: self.cfg_any,
+            cfg_all: self.cfg_all,
+            cycles: self.cycles,
+            period,
+            longest_finite: self.longest_finite,
+            undecided: self.undecided,
+            budget: self.budget,
+        })
+    }
 }
 
 /// The rows of one census directory.
@@ -59,8 +121,6 @@ pub struct Store {
     rows: Vec<Row>,
     /// Lines not used, in file order.
     pub rejected: Vec<Rejected>,
-    /// Line numbers of rows accepted without a checksum (older files).
-    pub unchecksummed: Vec<usize>,
 }
 
 impl Store {
@@ -72,21 +132,31 @@ impl Store {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(Error::io(&path, e)),
         };
+        // Every row ever written begins so (serde writes the fields in
+        // order): a file none of whose lines does is something else in the
+        // results file's place, neither used nor moved aside line by line.
+        let mut lines = bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+            .peekable();
+        if lines.peek().is_some() && !lines.any(|l| l.starts_with(ROW_START)) {
+            return Err(Error::Invalid(format!(
+                "{}: not a census results file (no line begins {}): move it away, the census neither uses nor replaces it",
+                path.display(),
+                String::from_utf8_lossy(ROW_START)
+            )));
+        }
         let mut store = Store {
             path,
             rows: Vec::new(),
             rejected: Vec::new(),
-            unchecksummed: Vec::new(),
         };
         for (i, text) in bytes.split(|&b| b == b'\n').enumerate() {
             if text.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
             match parse(text) {
-                Ok((row, sum)) => {
-                    if !sum {
-                        store.unchecksummed.push(i + 1);
-                    }
+                Ok(row) => {
                     // A later line of the same key wins (the file is rewritten whole).
                     store
                         .rows
@@ -140,16 +210,10 @@ impl Store {
         }
         let mut text = String::new();
         for r in &self.rows {
-            let saved = Saved {
-                row: r.clone(),
-                checksum: Some(checksum(r)),
-            };
-            text += &serde_json::to_string(&saved).expect("rows serialize");
+            text += &serde_json::to_string(&Saved::of(r)).expect("rows serialize");
             text.push('\n');
         }
-        crate::files::write_atomically(&self.path, |f| f.write_all(text.as_bytes()))?;
-        self.unchecksummed.clear();
-        Ok(())
+        crate::files::write_atomically(&self.path, |f| f.write_all(text.as_bytes()))
     }
 }
 
@@ -169,11 +233,12 @@ pub fn write_list(path: &Path, rows: &[Row]) -> Result<()> {
 /// [`write_list`]; the cycle atlas, [`super::atlas::write`]) can be
 /// written to `paths` beside the census in `dir`: each one's directory
 /// exists and takes new files, nothing but a regular file (or a link to
-/// one) is there, it is none of the census's own files in `dir` (the
-/// results and their rejected lines, the cycles kept for a row, a
-/// checkpoint: `omweso-census.*`, `omweso-cycles.*`), which the list would
-/// replace, and no two lists go to one file.
+/// one) is there, the file (a link followed) is not inside `dir` or a
+/// directory under it, and no two lists go to one file. `dir` holds the
+/// census's own files and, as the default `db/`, the tables, their raw
+/// copies and `verified.tsv`: a list is never written over any of them.
 pub fn check_list_paths(paths: &[&Path], dir: &Path) -> Result<()> {
+    let db = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e))?;
     let mut targets: Vec<PathBuf> = Vec::new();
     for &path in paths {
         let target = crate::files::output_file(path)?;
@@ -184,26 +249,18 @@ pub fn check_list_paths(paths: &[&Path], dir: &Path) -> Result<()> {
                 std::io::Error::new(std::io::ErrorKind::NotFound, "its directory does not exist"),
             ));
         }
-        let ours = target
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("omweso-census.") || n.starts_with("omweso-cycles."));
-        let same_dir = match (std::fs::canonicalize(parent), std::fs::canonicalize(dir)) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => false,
-        };
-        if ours && same_dir {
+        check_writable(parent)?;
+        // Compared where it will be.
+        let at = std::fs::canonicalize(parent)
+            .map_err(|e| Error::io(parent, e))?
+            .join(target.file_name().unwrap_or_default());
+        if at.starts_with(&db) {
             return Err(Error::Invalid(format!(
-                "{}: is one of the census's own files in {}; write the list elsewhere",
+                "{}: is inside the census directory {} (its results and tables live there); write the list elsewhere",
                 path.display(),
                 dir.display()
             )));
         }
-        check_writable(parent)?;
-        // The same file under two names: compared where it will be.
-        let at = std::fs::canonicalize(parent)
-            .map_err(|e| Error::io(parent, e))?
-            .join(target.file_name().unwrap_or_default());
         if targets.contains(&at) {
             return Err(Error::Invalid(format!(
                 "{}: two lists asked for in one file",
@@ -240,20 +297,20 @@ pub(crate) fn digest(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// A row from one line, and whether it carried a checksum; else why not.
-fn parse(text: &[u8]) -> std::result::Result<(Row, bool), String> {
+/// The row of one line, else why it cannot be used.
+fn parse(text: &[u8]) -> std::result::Result<Row, String> {
     let text = std::str::from_utf8(text).map_err(|e| format!("not UTF-8 ({e})"))?;
     let saved: Saved = serde_json::from_str(text).map_err(|e| format!("not a census row ({e})"))?;
-    if let Some(sum) = &saved.checksum {
-        let want = checksum(&saved.row);
-        if *sum != want {
-            return Err(format!(
-                "checksum {sum} does not match the row (its checksum is {want}): edited or damaged"
-            ));
-        }
+    let row = saved.row()?;
+    let want = checksum(&row);
+    if saved.checksum != want {
+        return Err(format!(
+            "checksum {} does not match the row (its checksum is {want}): edited or damaged",
+            saved.checksum
+        ));
     }
-    check(&saved.row)?;
-    Ok((saved.row, saved.checksum.is_some()))
+    check(&row)?;
+    Ok(row)
 }
 
 /// The checks a row must pass without recomputing the census (see the
@@ -295,9 +352,20 @@ pub fn check(r: &Row) -> std::result::Result<(), String> {
     }
     if !r.loop_pairs.is_multiple_of(16)
         || !r.undecided.is_multiple_of(16)
-        || r.undecided > r.legal_pairs
+        || r.loop_pairs + r.undecided > r.legal_pairs
     {
-        return Err("loop_pairs and undecided must be multiples of 16 within legal_pairs".into());
+        return Err(
+            "loop_pairs and undecided must be multiples of 16, together within legal_pairs".into(),
+        );
+    }
+    // A move that ends takes at least one lap and at most the budget; if
+    // every legal pair loops or is undecided, none ends.
+    let ends = r.loop_pairs + r.undecided < r.legal_pairs;
+    if r.longest_finite > r.budget || ends != (r.longest_finite > 0) {
+        return Err(format!(
+            "longest_finite {} is not within 1..={} laps exactly when some pair ends",
+            r.longest_finite, r.budget
+        ));
     }
     match r.period {
         None if r.cycles == 0 => {}
