@@ -24,10 +24,10 @@ pub struct Args {
     /// Print a JSON list.
     #[arg(long)]
     json: bool,
-    /// Also write the JSON list to this file (not inside --db).
+    /// Also write the JSON list to this file (not one of --db's own).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Write the cycle atlas to this file (not inside --db): every relay
+    /// Write the cycle atlas to this file (not one of --db's own): every relay
     /// cycle of the rows, up to rotation, one JSON line each.
     #[arg(long)]
     cycles: Option<PathBuf>,

@@ -229,7 +229,7 @@ fn edited_rows_are_recomputed() {
         unsummed.clone() + "\n",
         unsummed.replace("\"longest_finite\":23", "\"longest_finite\":24") + "\n",
         // The checksum's key damaged, a value edited: the row is not an
-        // older file's (issue 17, item 1).
+        // older file's.
         clean
             .replace("\"checksum\"", "\"checksul\"")
             .replace("\"longest_finite\":23", "\"longest_finite\":24"),
@@ -414,7 +414,7 @@ fn damaged_checkpoints_are_ignored() {
 }
 
 /// The census lock covers the atlas, which may compute and write cycles
-/// files (issue 17, item 3): while another census holds the directory,
+/// files: while another census holds the directory,
 /// `atlas_of` stops at once and writes nothing.
 #[test]
 fn the_atlas_takes_the_census_lock() {
@@ -436,7 +436,7 @@ fn the_atlas_takes_the_census_lock() {
 
 /// Another file in the results file's place (no line of it a row) is
 /// refused in one line and left alone; a results file with many bad lines
-/// is reported in a bounded number of lines (issue 17, item 5).
+/// is reported in a bounded number of lines.
 #[test]
 fn foreign_results_files_are_refused_and_bad_lines_counted() {
     let dir = fresh_dir("foreign");
@@ -794,7 +794,7 @@ fn cycles_command_writes_the_atlas() {
         );
     }
     std::fs::write(&kept, &cycles_11).unwrap();
-    // Edits that keep the count and the periods (issue 17, item 2): the
+    // Edits that keep the count and the periods: the
     // seeds sown of a cycle, a cycle listed twice, a field not a cycle's.
     let kept_13 = dir.join("omweso-cycles.k13.b1000000000.jsonl");
     let cycles_13 = std::fs::read_to_string(&kept_13).unwrap();

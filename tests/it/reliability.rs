@@ -254,14 +254,14 @@ fn census_lists_replace_only_regular_files_outside_the_census_directory() {
     // row.
     let other_name = dir.join(".").join("census").join("omweso-census.jsonl");
     let kept = db.join("omweso-cycles.k3.b1000000000.jsonl");
-    let inside = "is inside the census directory";
+    let inside = "own files";
     refused(&["--out", s(&store)], inside);
     refused(&["--out", s(&other_name)], inside);
     refused(&["--cycles", s(&kept)], inside);
     assert_eq!(std::fs::read(&store).unwrap(), saved);
-    // Nor anything else in the directory (issue 17, item 4): a table there
-    // (the default db/ holds them), a file under raw/, a new file, or a
-    // link from outside to a file there.
+    // Nor the directory's other files: a table there (the default db/
+    // holds them), a file under raw/, a record, a hidden file, or a link
+    // from outside to a table there.
     let table = db.join("awari-05.mdb");
     std::fs::write(&table, b"MDB table bytes").unwrap();
     std::fs::create_dir_all(db.join("raw")).unwrap();
@@ -269,13 +269,19 @@ fn census_lists_replace_only_regular_files_outside_the_census_directory() {
     std::fs::write(&raw, b"raw bytes").unwrap();
     let into = dir.join("into-db.json");
     std::os::unix::fs::symlink(&table, &into).unwrap();
-    for target in [&table, &raw, &db.join("new.json"), &into] {
+    let records = db.join("verified.tsv");
+    for target in [&table, &raw, &records, &db.join(".lock"), &into] {
         refused(&["--out", s(target)], inside);
         refused(&["--cycles", s(target)], inside);
     }
     assert_eq!(std::fs::read(&table).unwrap(), b"MDB table bytes");
     assert_eq!(std::fs::read(&raw).unwrap(), b"raw bytes");
-    assert!(!db.join("new.json").exists());
+    assert!(!records.exists());
+    // A list of another name at its top is the user's: `--db .
+    // --cycles atlas-3.jsonl` (BENCHMARKS) writes there.
+    let atlas = db.join("atlas-3.jsonl");
+    assert!(run_census(&["--cycles", s(&atlas)]).status.success());
+    assert!(atlas.is_file(), "no atlas (k = 3 has no cycles: an empty one)");
     // Nor two lists into one file.
     let both = dir.join("both.json");
     refused(

@@ -233,10 +233,12 @@ pub fn write_list(path: &Path, rows: &[Row]) -> Result<()> {
 /// [`write_list`]; the cycle atlas, [`super::atlas::write`]) can be
 /// written to `paths` beside the census in `dir`: each one's directory
 /// exists and takes new files, nothing but a regular file (or a link to
-/// one) is there, the file (a link followed) is not inside `dir` or a
-/// directory under it, and no two lists go to one file. `dir` holds the
-/// census's own files and, as the default `db/`, the tables, their raw
-/// copies and `verified.tsv`: a list is never written over any of them.
+/// one) is there, the file (a link followed) is not one of `dir`'s own
+/// ([`owned_by_the_directory`]), and no two lists go to one file. `dir`
+/// holds the census's own files and, as the default `db/`, the tables,
+/// their raw copies and `verified.tsv`: a list is never written over any
+/// of them. A list of another name at its top (`--db . --cycles
+/// atlas-24.jsonl`) is allowed.
 pub fn check_list_paths(paths: &[&Path], dir: &Path) -> Result<()> {
     let db = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e))?;
     let mut targets: Vec<PathBuf> = Vec::new();
@@ -254,9 +256,10 @@ pub fn check_list_paths(paths: &[&Path], dir: &Path) -> Result<()> {
         let at = std::fs::canonicalize(parent)
             .map_err(|e| Error::io(parent, e))?
             .join(target.file_name().unwrap_or_default());
-        if at.starts_with(&db) {
+        if owned_by_the_directory(&at, &db) {
             return Err(Error::Invalid(format!(
-                "{}: is inside the census directory {} (its results and tables live there); write the list elsewhere",
+                "{}: is one of the census directory {}'s own files (its results, tables, raw \
+                 copies and records live there); write the list elsewhere",
                 path.display(),
                 dir.display()
             )));
@@ -270,6 +273,22 @@ pub fn check_list_paths(paths: &[&Path], dir: &Path) -> Result<()> {
         targets.push(at);
     }
     Ok(())
+}
+
+/// Whether `at` (a canonical path) is, or may become, a file of the table
+/// and census directory `db` (canonical): anything in a directory under it
+/// (`raw/`), and at its top tables (`*.mdb`), records (`*.tsv`), the
+/// census's files (`omweso-*`), temporary (`*.tmp`) and hidden files (the
+/// locks).
+fn owned_by_the_directory(at: &Path, db: &Path) -> bool {
+    let Ok(rel) = at.strip_prefix(db) else {
+        return false;
+    };
+    let name = rel.to_string_lossy();
+    rel.components().count() != 1
+        || name.starts_with('.')
+        || name.starts_with("omweso-")
+        || [".mdb", ".tsv", ".tmp"].iter().any(|x| name.ends_with(x))
 }
 
 /// Checks that `dir` exists or can be created and that files can be
