@@ -122,6 +122,15 @@ pub enum Corruption {
         /// Seeds of the level.
         seeds: usize,
     },
+    /// A position's value outside `-seeds..=seeds`, as a source gave it.
+    BoardValueRange {
+        /// The position, as the board's pit counts.
+        board: String,
+        /// The value given.
+        value: i8,
+        /// Seeds on the board.
+        seeds: usize,
+    },
     /// The table is sound but holds another level than the one asked for.
     WrongLevel {
         /// What it holds: game, rule set and level codes.
@@ -204,6 +213,11 @@ impl fmt::Display for Corruption {
                 f,
                 "value {value} at index {index} is outside -{seeds}..={seeds}"
             ),
+            BoardValueRange {
+                board,
+                value,
+                seeds,
+            } => write!(f, "value {value} of {board} is outside -{seeds}..={seeds}"),
             WrongLevel {
                 holds: (game, rules_code, level),
                 rules,

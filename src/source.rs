@@ -378,17 +378,21 @@ impl Source {
         self.for_each_chunk(seeds, |_| ())
     }
 
-    /// All values of level `seeds`.
+    /// All values of level `seeds`, each checked to lie in
+    /// `-seeds..=seeds` ([`Corruption::ValueRange`] otherwise: a table's
+    /// checksums hold whatever values it was written with).
     pub fn load(&self, seeds: usize) -> Result<LevelData> {
         match self {
             Source::Tables(t) => {
                 // The raw copy, when it matches, is mapped rather than the
                 // table decompressed: large levels then cost page cache only.
                 let level = t.level(seeds)?;
-                match level.check_raw() {
-                    true => Ok(LevelData::Mapped(Arc::clone(level.raw().expect("checked")))),
-                    false => Ok(LevelData::Owned(level.table().read_all()?)),
-                }
+                let data = match level.check_raw() {
+                    true => LevelData::Mapped(Arc::clone(level.raw().expect("checked"))),
+                    false => LevelData::Owned(level.table().read_all()?),
+                };
+                check_values(level.table().path(), seeds, 0, &data)?;
+                Ok(data)
             }
             Source::Vu(vu) => {
                 let map = vu.open(seeds)?;

@@ -354,6 +354,11 @@ impl Table {
         })
     }
 
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// The file's header.
     pub fn header(&self) -> &Header {
         &self.header
