@@ -543,12 +543,14 @@ fn log_build(db: &Db, rules: Rules, r: &LevelReport) -> Result<()> {
 /// Writes `values`, the slice of a level starting at index `start`, into
 /// the raw file `path` of `positions` bytes, beside the other ranks' slices.
 fn write_slice(path: &Path, positions: u64, start: u64, values: &[i8]) -> Result<()> {
-    use std::os::unix::fs::FileExt;
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
     let result = (|| {
+        // Not through a link: it would carry the level to another file.
         let f = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(path)?;
         // Every rank sets the same length, so none cuts another's slice.
         f.set_len(positions)?;

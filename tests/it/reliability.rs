@@ -674,3 +674,51 @@ fn a_table_holding_values_out_of_range_is_refused_by_probes_and_loads() {
         "is outside -5..=5",
     );
 }
+
+#[test]
+fn links_in_place_of_temporary_and_lock_files_carry_no_write_elsewhere() {
+    use std::os::unix::fs::symlink;
+    let dir = scratch("tmp-links");
+    let victim = dir.join("victim");
+    std::fs::write(&victim, b"precious").unwrap();
+    // The reviewer's: a link where export writes scores.3 first.
+    let out = dir.join("out");
+    std::fs::create_dir(&out).unwrap();
+    symlink("../victim", out.join("scores.3.tmp")).unwrap();
+    let o = run(&[
+        "export",
+        "--format",
+        "vu",
+        "--db",
+        s(awari_db()),
+        "--seeds",
+        "3",
+        "--out",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    assert_eq!(std::fs::read(out.join("scores.3")).unwrap().len(), 364);
+    assert!(std::fs::symlink_metadata(out.join("scores.3.tmp")).is_err());
+    // A link as the directory's lock: refused, before anything is built.
+    let db = dir.join("db");
+    std::fs::create_dir(&db).unwrap();
+    symlink("../victim", db.join(".lock")).unwrap();
+    refuses(
+        &["build", "--max-seeds", "2", "--db", s(&db)],
+        ".lock: is a symbolic link; a lock file must be a regular file (remove it)",
+    );
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    assert!(!db.join("awari-00.mdb").exists());
+}
+
+#[test]
+fn a_directory_where_a_table_is_written_first_stops_a_build_before_it_solves() {
+    let db = scratch("tmp-dir");
+    std::fs::create_dir(db.join("awari-03.mdb.tmp")).unwrap();
+    refuses(
+        &["build", "--max-seeds", "3", "--db", s(&db)],
+        "awari-03.mdb.tmp: is a directory, where a temporary file is to be written; remove it",
+    );
+    assert!(!db.join("awari-00.mdb").exists());
+}
