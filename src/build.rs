@@ -292,11 +292,13 @@ fn check_memory(
         return Ok(());
     };
     let need = |n: usize| WORKING_BYTES_PER_POSITION * level_size(n) as f64 / ranks as f64;
-    let Some(&top) = levels
-        .iter()
-        .filter(|&&n| !db.table_path(rules, n).exists())
-        .max()
-    else {
+    let mut to_build = Vec::new();
+    for &n in levels {
+        if !db.has_table(rules, n)? {
+            to_build.push(n);
+        }
+    }
+    let Some(&top) = to_build.iter().max() else {
         return Ok(());
     };
     if need(top) <= total as f64 {
@@ -321,11 +323,11 @@ fn check_lower_levels(db: &Db, rules: Rules, levels: &[usize]) -> Result<()> {
     let mut first_reader: Option<usize> = None;
     let mut opened: Vec<usize> = Vec::new();
     for &n in levels {
-        if db.table_path(rules, n).exists() {
+        if db.has_table(rules, n)? {
             continue;
         }
         for k in (0..n).filter(|&k| reads_level(n, k) && !levels.contains(&k)) {
-            if !db.table_path(rules, k).exists() {
+            if !db.has_table(rules, k)? {
                 first_reader.get_or_insert(n);
                 absent.push(k);
             } else if !opened.contains(&k) {
@@ -482,7 +484,7 @@ enum Standing {
 /// be written either. (Its raw copy is the raw cache's business:
 /// [`prepare_raw_cache`].)
 fn existing(db: &Db, rules: Rules, seeds: usize, progress: Progress<'_>) -> Result<Standing> {
-    if !db.table_path(rules, seeds).exists() {
+    if !db.has_table(rules, seeds)? {
         return Ok(Standing::Absent);
     }
     let table = match db.open(rules, seeds).and_then(|t| t.verify().map(|_| t)) {

@@ -141,16 +141,23 @@ impl Db {
             .filter(|m| table::sha256(m) == table.header().content_sha256)
     }
 
-    /// Levels of `rules` present in the directory, in order.
-    pub fn levels(&self, rules: Rules) -> Vec<usize> {
-        (0..=MAX_SEEDS)
-            .filter(|&n| self.table_path(rules, n).exists())
-            .collect()
+    /// Whether the table of `rules`, level `seeds`, is there; one that
+    /// cannot be looked at is an error naming it.
+    pub fn has_table(&self, rules: Rules, seeds: usize) -> Result<bool> {
+        let path = self.table_path(rules, seeds);
+        path.try_exists().map_err(|e| Error::io(&path, e))
+    }
+
+    /// Levels of `rules` present in the directory, in order. A table that
+    /// cannot be looked at (a loop of links, a directory that cannot be
+    /// searched) is an error naming it, never a level left out.
+    pub fn levels(&self, rules: Rules) -> Result<Vec<usize>> {
+        present_files((0..=MAX_SEEDS).map(|n| (n, self.table_path(rules, n))))
     }
 
     /// Levels of `rules` present, or [`Missing::Levels`] when there are none.
     pub fn present(&self, rules: Rules) -> Result<Vec<usize>> {
-        let levels = self.levels(rules);
+        let levels = self.levels(rules)?;
         if levels.is_empty() {
             return Err(Error::Missing(Missing::Levels {
                 dir: self.dir.clone(),
@@ -262,6 +269,20 @@ impl Db {
         );
         Ok(self.verified_records()?.contains(&want))
     }
+}
+
+/// The levels of `files` (level, path) whose path is there: a path that
+/// cannot be looked at is an error naming it.
+pub(crate) fn present_files(
+    files: impl IntoIterator<Item = (usize, PathBuf)>,
+) -> Result<Vec<usize>> {
+    let mut levels = Vec::new();
+    for (n, path) in files {
+        if path.try_exists().map_err(|e| Error::io(&path, e))? {
+            levels.push(n);
+        }
+    }
+    Ok(levels)
 }
 
 /// Writes a level's values as a raw `scores.N` file (the VU layout).

@@ -63,9 +63,9 @@ impl VuDir {
         self.dir.join(format!("scores.{seeds}"))
     }
 
-    /// Levels present.
-    pub fn levels(&self) -> Vec<usize> {
-        (0..=MAX_SEEDS).filter(|&n| self.path(n).exists()).collect()
+    /// Levels present; a file that cannot be looked at is an error.
+    pub fn levels(&self) -> Result<Vec<usize>> {
+        crate::db::present_files((0..=MAX_SEEDS).map(|n| (n, self.path(n))))
     }
 
     /// Maps level `seeds`, checking its size: `C(N+11,11) - C(N+5,11)` bytes.
@@ -330,8 +330,9 @@ impl Source {
         }
     }
 
-    /// Levels present.
-    pub fn levels(&self) -> Vec<usize> {
+    /// Levels present; a file that cannot be looked at is an error
+    /// naming it, never a level left out.
+    pub fn levels(&self) -> Result<Vec<usize>> {
         match self {
             Source::Tables(t) => t.db.levels(t.rules),
             Source::Vu(vu) => vu.levels(),
@@ -342,7 +343,7 @@ impl Source {
     pub fn present(&self) -> Result<Vec<usize>> {
         match self {
             Source::Tables(t) => t.db.present(t.rules),
-            Source::Vu(vu) => match vu.levels() {
+            Source::Vu(vu) => match vu.levels()? {
                 l if l.is_empty() => Err(Error::Missing(Missing::VuLevels {
                     dir: vu.dir.clone(),
                 })),

@@ -722,3 +722,20 @@ fn a_directory_where_a_table_is_written_first_stops_a_build_before_it_solves() {
     );
     assert!(!db.join("awari-00.mdb").exists());
 }
+
+#[test]
+fn a_table_that_cannot_be_looked_at_is_an_error_not_a_level_left_out() {
+    // A link to itself in level 3's place: looking at it fails (ELOOP).
+    // verify, stats and known skipped the level and exited 0.
+    let db = built("unstatable-db", Rules::Awari, 4);
+    let table = db.join("awari-03.mdb");
+    std::fs::remove_file(&table).unwrap();
+    std::os::unix::fs::symlink("awari-03.mdb", &table).unwrap();
+    let want = "awari-03.mdb: Too many levels of symbolic links";
+    refuses(&["verify", "--quick", "--db", s(&db)], want);
+    refuses(&["stats", "--db", s(&db)], want);
+    refuses(&["known", "--db", s(&db)], want);
+    refuses(&["build", "--max-seeds", "4", "--db", s(&db)], want);
+    let e = Db::new(&db).levels(Rules::Awari).unwrap_err().to_string();
+    assert!(e.contains(want), "{e}");
+}
