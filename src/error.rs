@@ -61,6 +61,8 @@ pub enum Corruption {
     },
     /// A value encoding this build does not know.
     Encoding(u8),
+    /// A block size other than the format's.
+    BlockSize(u32),
     /// The block count does not follow from positions and block size.
     BlockCount,
     /// A block index entry is out of order or out of bounds.
@@ -184,6 +186,11 @@ impl fmt::Display for Corruption {
                 )
             }
             Encoding(e) => write!(f, "unknown value encoding {e}"),
+            BlockSize(found) => write!(
+                f,
+                "block size {found}; tables have blocks of {} positions",
+                crate::table::BLOCK_SIZE
+            ),
             BlockCount => write!(f, "block count does not match positions and block size"),
             IndexEntry(k) => write!(f, "block index entry {k} out of order or out of bounds"),
             HeaderChecksum => write!(f, "header checksum mismatch"),
@@ -222,10 +229,19 @@ impl fmt::Display for Corruption {
                 holds: (game, rules_code, level),
                 rules,
                 seeds,
-            } => write!(
-                f,
-                "holds game {game} rules {rules_code} level {level}, not {rules} level {seeds}"
-            ),
+            } => {
+                use crate::oware::Rules;
+                let named = Rules::ALL
+                    .into_iter()
+                    .find(|r| *game == crate::db::GAME_OWARE && r.code() == *rules_code);
+                match named {
+                    Some(r) => write!(f, "holds {r} level {level}, not {rules} level {seeds}"),
+                    None => write!(
+                        f,
+                        "holds game {game} rule set {rules_code} (not an Oware rule set this build knows) level {level}, not {rules} level {seeds}"
+                    ),
+                }
+            }
             Positions { found, seeds, want } => {
                 write!(f, "{found} positions, level {seeds} has {want}")
             }
