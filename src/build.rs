@@ -521,11 +521,10 @@ fn existing(db: &Db, rules: Rules, seeds: usize, progress: Progress<'_>) -> Resu
 fn log_build(db: &Db, rules: Rules, r: &LevelReport) -> Result<()> {
     use std::io::Write;
     let path = db.log_path();
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| Error::io(&path, e))?;
+    let mut f = crate::files::open_record_file(
+        std::fs::OpenOptions::new().create(true).append(true),
+        &path,
+    )?;
     writeln!(
         f,
         "{rules}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{}\t{}\t{}",

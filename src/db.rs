@@ -23,6 +23,11 @@ use crate::files::DirLock;
 use crate::oware::{MAX_SEEDS, Rules, level_size};
 use crate::table::{self, Table, TableId};
 
+/// Most bytes of `verified.tsv` read (a record is about 80 bytes).
+const VERIFIED_CAP: u64 = 16 << 20;
+/// Most bytes of `build-log.tsv` read (a line is about 60 bytes a level).
+const LOG_CAP: u64 = 64 << 20;
+
 /// Game code of Oware tables.
 pub const GAME_OWARE: u8 = 1;
 
@@ -182,8 +187,11 @@ impl Db {
     /// Positions per second of the largest level built here (any rule
     /// set), from the build log; `None` before any build.
     pub fn measured_rate(&self) -> Option<f64> {
-        let text = std::fs::read_to_string(self.log_path()).ok()?;
-        text.lines()
+        let bytes = crate::files::read_record_file(&self.log_path(), LOG_CAP)
+            .ok()
+            .flatten()?;
+        String::from_utf8_lossy(&bytes)
+            .lines()
             .filter_map(|l| {
                 let f: Vec<&str> = l.split('\t').collect();
                 let positions: f64 = f.get(2)?.parse().ok()?;
@@ -199,12 +207,8 @@ impl Db {
     /// No file is no records; a file that cannot be read is an error (it
     /// would otherwise be rewritten without them).
     fn verified_records(&self) -> Result<Vec<String>> {
-        let path = self.verified_path();
-        let bytes = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(Error::io(path, e)),
-        };
+        let bytes = crate::files::read_record_file(&self.verified_path(), VERIFIED_CAP)?
+            .unwrap_or_default();
         Ok(bytes
             .split(|&b| b == b'\n')
             .filter_map(|line| std::str::from_utf8(line).ok())

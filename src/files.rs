@@ -427,6 +427,63 @@ pub fn open_regular(path: &Path) -> Result<File> {
     }
 }
 
+/// The bytes of the small record file at `path` (`verified.tsv`,
+/// `build-log.tsv`); `None` if there is none. Anything but a regular file
+/// there (a named pipe, whose reading would wait for a writer; a device)
+/// is an error saying what it is, and so is a file of more than `cap`
+/// bytes (not one this program wrote), rather than a read without end.
+pub fn read_record_file(path: &Path, cap: u64) -> Result<Option<Vec<u8>>> {
+    let f = match open_record_file(File::options().read(true), path) {
+        Err(Error::Io { source, .. }) if source.kind() == ErrorKind::NotFound => return Ok(None),
+        f => f?,
+    };
+    let mut bytes = Vec::new();
+    f.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 > cap {
+        return Err(Error::io(
+            path,
+            std::io::Error::new(
+                ErrorKind::InvalidData,
+                format!("more than {cap} bytes; not a record file this program wrote"),
+            ),
+        ));
+    }
+    Ok(Some(bytes))
+}
+
+/// Opens the record file `path` with `options`, without waiting (a named
+/// pipe there opens at once) and refusing anything but a regular file.
+pub fn open_record_file(options: &mut std::fs::OpenOptions, path: &Path) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let refuse = |kind: std::fs::FileType| {
+        Err(Error::io(
+            path,
+            std::io::Error::new(
+                ErrorKind::InvalidInput,
+                format!("is {}; expected a regular file", describe(kind)),
+            ),
+        ))
+    };
+    // Looked at first (a pipe with no reader does not even open for
+    // writing), and again once open.
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => return refuse(m.file_type()),
+        Err(e) if e.kind() != ErrorKind::NotFound => return Err(Error::io(path, e)),
+        _ => {}
+    }
+    let f = options
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    let kind = f.metadata().map_err(|e| Error::io(path, e))?.file_type();
+    match kind.is_file() {
+        true => Ok(f),
+        false => refuse(kind),
+    }
+}
+
 /// The first `len` bytes of the file at `path`; `None` if there is no
 /// such file or it is shorter. Any other failure to read it (a read
 /// error, no permission) is an error: a checkpoint that cannot be read is

@@ -739,3 +739,84 @@ fn a_table_that_cannot_be_looked_at_is_an_error_not_a_level_left_out() {
     let e = Db::new(&db).levels(Rules::Awari).unwrap_err().to_string();
     assert!(e.contains(want), "{e}");
 }
+
+#[test]
+fn record_files_that_are_not_regular_files_are_refused_not_waited_on() {
+    // A named pipe as verified.tsv or build-log.tsv: known, query and
+    // build used to wait for a writer for ever.
+    let db = built("record-pipes", Rules::Awari, 3);
+    let pipe = |name: &str| {
+        let path = db.join(name);
+        let _ = std::fs::remove_file(&path);
+        assert!(
+            Command::new("mkfifo")
+                .arg(&path)
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    pipe("verified.tsv");
+    pipe("build-log.tsv");
+    let (done, finished) = std::sync::mpsc::channel();
+    let dir = s(&db).to_string();
+    std::thread::spawn(move || {
+        let known = run(&["known", "--db", &dir]);
+        let query = run(&["query", "--db", &dir, "1 1 1 0 0 0 0 0 0 0 0 0"]);
+        let _ = done.send((known, query));
+    });
+    let (known, query) = finished
+        .recv_timeout(Duration::from_secs(60))
+        .expect("a reader waited on the pipe");
+    // known reads the log for its time estimates only (which it then
+    // leaves out); query needs the records, and says why it cannot read
+    // them.
+    let err = String::from_utf8_lossy(&known.stderr);
+    assert_eq!(known.status.code(), Some(0), "{err}");
+    assert!(String::from_utf8_lossy(&known.stdout).contains("build them"));
+    let err = String::from_utf8_lossy(&query.stderr);
+    assert_eq!(query.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "mancaladb: {}: is a named pipe; expected a regular file",
+            db.join("verified.tsv").display()
+        )
+    );
+    // A build, which appends to the log, says so too, and does not wait.
+    std::fs::remove_file(db.join("verified.tsv")).unwrap();
+    std::fs::remove_file(db.join("awari-03.mdb")).unwrap();
+    let (done, finished) = std::sync::mpsc::channel();
+    let dir = s(&db).to_string();
+    std::thread::spawn(move || {
+        let _ = done.send(run(&["build", "--max-seeds", "3", "--db", &dir]));
+    });
+    let out = finished
+        .recv_timeout(Duration::from_secs(60))
+        .expect("build waited on the pipe");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("build-log.tsv: is a named pipe; expected a regular file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn export_from_a_file_given_as_the_directory_names_it_as_such() {
+    let dir = scratch("export-file-db");
+    let file = dir.join("not-a-dir");
+    std::fs::write(&file, b"x").unwrap();
+    refuses(
+        &[
+            "export",
+            "--format",
+            "vu",
+            "--db",
+            s(&file),
+            "--out",
+            s(&dir.join("out")),
+        ],
+        "not-a-dir: is a regular file; expected a directory",
+    );
+}
