@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::db::{Db, map_raw};
 use crate::error::{Error, Result};
 use crate::exchange::Exchange;
-use crate::files::{DirLock, RemoveOnDrop, remove_leftovers};
+use crate::files::{DirLock, RemoveOnDrop, remove_leftovers_strictly};
 /// This machine's memory, to weigh [`Needs`] against.
 pub use crate::memory::memory_total;
 use crate::memory::{AnonPeak, disk_read_bytes, peak_rss, reset_peak_rss};
@@ -193,8 +193,10 @@ pub fn build_until(
             std::fs::create_dir_all(&raw_dir).map_err(|e| Error::io(&raw_dir, e))?;
             // Only the tables' temporaries: a census or a verify may be
             // writing its own files in the directory meanwhile.
-            remove_leftovers(db.dir(), |name| name.ends_with(".mdb.tmp"))?;
-            remove_leftovers(&raw_dir, |name| {
+            // A directory under such a name is an error now, not after the
+            // level is solved.
+            remove_leftovers_strictly(db.dir(), |name| name.ends_with(".mdb.tmp"))?;
+            remove_leftovers_strictly(&raw_dir, |name| {
                 name.ends_with(".part") || name.ends_with(".tmp")
             })?;
             Some(lock)

@@ -212,11 +212,23 @@ fn describe(kind: std::fs::FileType) -> &'static str {
 }
 
 /// Removes the files of `dir` whose names `left` picks: what writers
-/// killed mid-file left (never read, since files appear by rename). The
-/// caller holds the lock of whatever writes them. Anything but a file or a
-/// link under such a name (a directory) is an error naming it, so that a
-/// build stops before it solves a level it could not write.
+/// killed mid-file left (never read, since files appear by rename), and
+/// links (the links themselves). The caller holds the lock of whatever
+/// writes them. Anything else under such a name (a directory) is left, for
+/// the write that needs the name to report ([`write_atomically`] names
+/// it).
 pub fn remove_leftovers(dir: &Path, left: impl Fn(&str) -> bool) -> Result<()> {
+    leftovers(dir, left, false)
+}
+
+/// [`remove_leftovers`], where anything else under such a name is an error
+/// naming it now: for a writer that would otherwise find it only after its
+/// work (a build, before it solves a level it could not write).
+pub fn remove_leftovers_strictly(dir: &Path, left: impl Fn(&str) -> bool) -> Result<()> {
+    leftovers(dir, left, true)
+}
+
+fn leftovers(dir: &Path, left: impl Fn(&str) -> bool, strictly: bool) -> Result<()> {
     let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
     for e in entries {
         let e = e.map_err(|e| Error::io(dir, e))?;
@@ -224,14 +236,12 @@ pub fn remove_leftovers(dir: &Path, left: impl Fn(&str) -> bool) -> Result<()> {
         if !e.file_name().to_str().is_some_and(&left) {
             continue;
         }
-        // A file or a link (the link itself); anything else under such a
-        // name would stop the write that needs the name, after its work:
-        // it is an error now.
         let kind = e.file_type().map_err(|e| Error::io(&path, e))?;
-        if !kind.is_file() && !kind.is_symlink() {
+        if kind.is_file() || kind.is_symlink() {
+            remove_if_present(&path)?;
+        } else if strictly {
             return Err(in_tmp_place(&path, kind));
         }
-        remove_if_present(&path)?;
     }
     Ok(())
 }
