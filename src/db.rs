@@ -120,6 +120,10 @@ impl Db {
                 &path,
                 Corruption::WrongLevel {
                     holds: (h.id.game, h.id.rules, h.id.seeds),
+                    holds_rules: Rules::ALL
+                        .into_iter()
+                        .find(|r| h.id.game == GAME_OWARE && r.code() == h.id.rules)
+                        .map(Rules::name),
                     rules: rules.name(),
                     seeds,
                 },

@@ -62,7 +62,12 @@ pub enum Corruption {
     /// A value encoding this build does not know.
     Encoding(u8),
     /// A block size other than the format's.
-    BlockSize(u32),
+    BlockSize {
+        /// The block size found.
+        found: u32,
+        /// The format's.
+        want: u32,
+    },
     /// The block count does not follow from positions and block size.
     BlockCount,
     /// A block index entry is out of order or out of bounds.
@@ -137,6 +142,9 @@ pub enum Corruption {
     WrongLevel {
         /// What it holds: game, rule set and level codes.
         holds: (u8, u8, u32),
+        /// The name of the rule set it holds, when it is one this build
+        /// knows.
+        holds_rules: Option<&'static str>,
         /// The rule set asked for.
         rules: &'static str,
         /// The level asked for.
@@ -186,11 +194,12 @@ impl fmt::Display for Corruption {
                 )
             }
             Encoding(e) => write!(f, "unknown value encoding {e}"),
-            BlockSize(found) => write!(
-                f,
-                "block size {found}; tables have blocks of {} positions",
-                crate::table::BLOCK_SIZE
-            ),
+            BlockSize { found, want } => {
+                write!(
+                    f,
+                    "block size {found}; tables have blocks of {want} positions"
+                )
+            }
             BlockCount => write!(f, "block count does not match positions and block size"),
             IndexEntry(k) => write!(f, "block index entry {k} out of order or out of bounds"),
             HeaderChecksum => write!(f, "header checksum mismatch"),
@@ -227,21 +236,16 @@ impl fmt::Display for Corruption {
             } => write!(f, "value {value} of {board} is outside -{seeds}..={seeds}"),
             WrongLevel {
                 holds: (game, rules_code, level),
+                holds_rules,
                 rules,
                 seeds,
-            } => {
-                use crate::oware::Rules;
-                let named = Rules::ALL
-                    .into_iter()
-                    .find(|r| *game == crate::db::GAME_OWARE && r.code() == *rules_code);
-                match named {
-                    Some(r) => write!(f, "holds {r} level {level}, not {rules} level {seeds}"),
-                    None => write!(
-                        f,
-                        "holds game {game} rule set {rules_code} (not an Oware rule set this build knows) level {level}, not {rules} level {seeds}"
-                    ),
-                }
-            }
+            } => match holds_rules {
+                Some(r) => write!(f, "holds {r} level {level}, not {rules} level {seeds}"),
+                None => write!(
+                    f,
+                    "holds game {game} rule set {rules_code} (not an Oware rule set this build knows) level {level}, not {rules} level {seeds}"
+                ),
+            },
             Positions { found, seeds, want } => {
                 write!(f, "{found} positions, level {seeds} has {want}")
             }

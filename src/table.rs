@@ -309,7 +309,10 @@ impl Table {
         // block's values (up to 4 GiB for a size field of 2^32 - 1), and
         // the readers' cache budgets count blocks of this size.
         if header.block_size != BLOCK_SIZE {
-            return Err(bad(Corruption::BlockSize(header.block_size)));
+            return Err(bad(Corruption::BlockSize {
+                found: header.block_size,
+                want: BLOCK_SIZE,
+            }));
         }
         let bs = u64::from(header.block_size);
         if header.blocks != header.positions.div_ceil(bs) {

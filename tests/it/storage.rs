@@ -132,7 +132,13 @@ fn damage_is_an_error_naming_the_file() {
     // Block size 65536 becomes 0.
     assert_eq!(
         caught("block-size", |b| b[22] ^= 1),
-        (Caught::Open, C::BlockSize(0))
+        (
+            Caught::Open,
+            C::BlockSize {
+                found: 0,
+                want: BLOCK_SIZE
+            }
+        )
     );
     // Fields the header checksum covers: refused as the table opens.
     assert_eq!(
@@ -678,7 +684,10 @@ fn a_table_of_another_block_size_is_refused_as_it_opens() {
         matches!(
             e,
             Error::Corrupt {
-                kind: Corruption::BlockSize(0x10_0000),
+                kind: Corruption::BlockSize {
+                    found: 0x10_0000,
+                    want: BLOCK_SIZE
+                },
                 ..
             }
         ),
