@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::db::{Db, map_raw};
 use crate::error::{Error, Result};
 use crate::exchange::Exchange;
-use crate::files::{DirLock, RemoveOnDrop, remove_leftovers};
+use crate::files::{DirLock, RemoveOnDrop, remove_leftovers_strictly};
 /// This machine's memory, to weigh [`Needs`] against.
 pub use crate::memory::memory_total;
 use crate::memory::{AnonPeak, disk_read_bytes, peak_rss, reset_peak_rss};
@@ -202,8 +202,10 @@ pub fn build_until(
             std::fs::create_dir_all(&raw_dir).map_err(|e| Error::io(&raw_dir, e))?;
             // Only the tables' temporaries: a census or a verify may be
             // writing its own files in the directory meanwhile.
-            remove_leftovers(db.dir(), |name| name.ends_with(".mdb.tmp"))?;
-            remove_leftovers(&raw_dir, |name| {
+            // A directory under such a name is an error now, not after the
+            // level is solved.
+            remove_leftovers_strictly(db.dir(), |name| name.ends_with(".mdb.tmp"))?;
+            remove_leftovers_strictly(&raw_dir, |name| {
                 name.ends_with(".part") || name.ends_with(".tmp")
             })?;
             Some(lock)
@@ -294,11 +296,13 @@ fn check_memory(
         return Ok(());
     };
     let need = |n: usize| WORKING_BYTES_PER_POSITION * level_size(n) as f64 / ranks as f64;
-    let Some(&top) = levels
-        .iter()
-        .filter(|&&n| !db.table_path(rules, n).exists())
-        .max()
-    else {
+    let mut to_build = Vec::new();
+    for &n in levels {
+        if !db.has_table(rules, n)? {
+            to_build.push(n);
+        }
+    }
+    let Some(&top) = to_build.iter().max() else {
         return Ok(());
     };
     if need(top) <= total as f64 {
@@ -330,11 +334,11 @@ fn check_lower_levels(db: &Db, rules: Rules, levels: &[usize]) -> Result<()> {
     let mut first_reader: Option<usize> = None;
     let mut opened: Vec<usize> = Vec::new();
     for &n in levels {
-        if db.table_path(rules, n).exists() {
+        if db.has_table(rules, n)? {
             continue;
         }
         for k in (0..n).filter(|&k| reads_level(n, k) && !levels.contains(&k)) {
-            if !db.table_path(rules, k).exists() {
+            if !db.has_table(rules, k)? {
                 first_reader.get_or_insert(n);
                 absent.push(k);
             } else if !opened.contains(&k) {
@@ -486,7 +490,7 @@ enum Standing {
 /// be written either. (Its raw copy is the raw cache's business:
 /// [`prepare_raw_cache`].)
 fn existing(db: &Db, rules: Rules, seeds: usize, progress: Progress<'_>) -> Result<Standing> {
-    if !db.table_path(rules, seeds).exists() {
+    if !db.has_table(rules, seeds)? {
         return Ok(Standing::Absent);
     }
     let table = match db.open(rules, seeds).and_then(|t| t.verify().map(|_| t)) {
@@ -523,11 +527,10 @@ fn existing(db: &Db, rules: Rules, seeds: usize, progress: Progress<'_>) -> Resu
 fn log_build(db: &Db, rules: Rules, r: &LevelReport) -> Result<()> {
     use std::io::Write;
     let path = db.log_path();
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| Error::io(&path, e))?;
+    let mut f = crate::files::open_record_file(
+        std::fs::OpenOptions::new().create(true).append(true),
+        &path,
+    )?;
     writeln!(
         f,
         "{rules}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{}\t{}\t{}",
@@ -547,12 +550,14 @@ fn log_build(db: &Db, rules: Rules, r: &LevelReport) -> Result<()> {
 /// Writes `values`, the slice of a level starting at index `start`, into
 /// the raw file `path` of `positions` bytes, beside the other ranks' slices.
 fn write_slice(path: &Path, positions: u64, start: u64, values: &[i8]) -> Result<()> {
-    use std::os::unix::fs::FileExt;
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
     let result = (|| {
+        // Not through a link: it would carry the level to another file.
         let f = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(path)?;
         // Every rank sets the same length, so none cuts another's slice.
         f.set_len(positions)?;

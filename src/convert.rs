@@ -19,7 +19,7 @@ pub fn import_vu(db: &Db, rules: Rules, vu: &Path) -> Result<Vec<usize>> {
     vu_rules(rules)?;
     crate::files::check_dir(vu)?;
     let files = VuDir::new(vu);
-    let levels = files.levels();
+    let levels = files.levels()?;
     if levels.is_empty() {
         return Err(Error::Missing(Missing::VuLevels {
             dir: vu.to_path_buf(),
@@ -57,6 +57,7 @@ pub fn export_vu(
     levels: Option<Vec<usize>>,
 ) -> Result<Vec<usize>> {
     vu_rules(rules)?;
+    crate::files::check_dir(db.dir())?;
     let levels = match levels {
         Some(levels) => levels,
         None => db.present(rules)?,

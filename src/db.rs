@@ -23,6 +23,11 @@ use crate::files::DirLock;
 use crate::oware::{MAX_SEEDS, Rules, level_size};
 use crate::table::{self, Table, TableId};
 
+/// Most bytes of `verified.tsv` read (a record is about 80 bytes).
+const VERIFIED_CAP: u64 = 16 << 20;
+/// Most bytes of `build-log.tsv` read (a line is about 60 bytes a level).
+const LOG_CAP: u64 = 64 << 20;
+
 /// Game code of Oware tables.
 pub const GAME_OWARE: u8 = 1;
 
@@ -115,6 +120,10 @@ impl Db {
                 &path,
                 Corruption::WrongLevel {
                     holds: (h.id.game, h.id.rules, h.id.seeds),
+                    holds_rules: Rules::ALL
+                        .into_iter()
+                        .find(|r| h.id.game == GAME_OWARE && r.code() == h.id.rules)
+                        .map(Rules::name),
                     rules: rules.name(),
                     seeds,
                 },
@@ -141,16 +150,23 @@ impl Db {
             .filter(|m| table::sha256(m) == table.header().content_sha256)
     }
 
-    /// Levels of `rules` present in the directory, in order.
-    pub fn levels(&self, rules: Rules) -> Vec<usize> {
-        (0..=MAX_SEEDS)
-            .filter(|&n| self.table_path(rules, n).exists())
-            .collect()
+    /// Whether the table of `rules`, level `seeds`, is there; one that
+    /// cannot be looked at is an error naming it.
+    pub fn has_table(&self, rules: Rules, seeds: usize) -> Result<bool> {
+        let path = self.table_path(rules, seeds);
+        path.try_exists().map_err(|e| Error::io(&path, e))
+    }
+
+    /// Levels of `rules` present in the directory, in order. A table that
+    /// cannot be looked at (a loop of links, a directory that cannot be
+    /// searched) is an error naming it, never a level left out.
+    pub fn levels(&self, rules: Rules) -> Result<Vec<usize>> {
+        present_files((0..=MAX_SEEDS).map(|n| (n, self.table_path(rules, n))))
     }
 
     /// Levels of `rules` present, or [`Missing::Levels`] when there are none.
     pub fn present(&self, rules: Rules) -> Result<Vec<usize>> {
-        let levels = self.levels(rules);
+        let levels = self.levels(rules)?;
         if levels.is_empty() {
             return Err(Error::Missing(Missing::Levels {
                 dir: self.dir.clone(),
@@ -175,8 +191,11 @@ impl Db {
     /// Positions per second of the largest level built here (any rule
     /// set), from the build log; `None` before any build.
     pub fn measured_rate(&self) -> Option<f64> {
-        let text = std::fs::read_to_string(self.log_path()).ok()?;
-        text.lines()
+        let bytes = crate::files::read_record_file(&self.log_path(), LOG_CAP)
+            .ok()
+            .flatten()?;
+        String::from_utf8_lossy(&bytes)
+            .lines()
             .filter_map(|l| {
                 let f: Vec<&str> = l.split('\t').collect();
                 let positions: f64 = f.get(2)?.parse().ok()?;
@@ -192,12 +211,8 @@ impl Db {
     /// No file is no records; a file that cannot be read is an error (it
     /// would otherwise be rewritten without them).
     fn verified_records(&self) -> Result<Vec<String>> {
-        let path = self.verified_path();
-        let bytes = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(Error::io(path, e)),
-        };
+        let bytes = crate::files::read_record_file(&self.verified_path(), VERIFIED_CAP)?
+            .unwrap_or_default();
         Ok(bytes
             .split(|&b| b == b'\n')
             .filter_map(|line| std::str::from_utf8(line).ok())
@@ -262,6 +277,20 @@ impl Db {
         );
         Ok(self.verified_records()?.contains(&want))
     }
+}
+
+/// The levels of `files` (level, path) whose path is there: a path that
+/// cannot be looked at is an error naming it.
+pub(crate) fn present_files(
+    files: impl IntoIterator<Item = (usize, PathBuf)>,
+) -> Result<Vec<usize>> {
+    let mut levels = Vec::new();
+    for (n, path) in files {
+        if path.try_exists().map_err(|e| Error::io(&path, e))? {
+            levels.push(n);
+        }
+    }
+    Ok(levels)
 }
 
 /// Writes a level's values as a raw `scores.N` file (the VU layout).

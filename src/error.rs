@@ -61,6 +61,13 @@ pub enum Corruption {
     },
     /// A value encoding this build does not know.
     Encoding(u8),
+    /// A block size other than the format's.
+    BlockSize {
+        /// The block size found.
+        found: u32,
+        /// The format's.
+        want: u32,
+    },
     /// The block count does not follow from positions and block size.
     BlockCount,
     /// A block index entry is out of order or out of bounds.
@@ -122,10 +129,22 @@ pub enum Corruption {
         /// Seeds of the level.
         seeds: usize,
     },
+    /// A position's value outside `-seeds..=seeds`, as a source gave it.
+    BoardValueRange {
+        /// The position, as the board's pit counts.
+        board: String,
+        /// The value given.
+        value: i8,
+        /// Seeds on the board.
+        seeds: usize,
+    },
     /// The table is sound but holds another level than the one asked for.
     WrongLevel {
         /// What it holds: game, rule set and level codes.
         holds: (u8, u8, u32),
+        /// The name of the rule set it holds, when it is one this build
+        /// knows.
+        holds_rules: Option<&'static str>,
         /// The rule set asked for.
         rules: &'static str,
         /// The level asked for.
@@ -175,6 +194,12 @@ impl fmt::Display for Corruption {
                 )
             }
             Encoding(e) => write!(f, "unknown value encoding {e}"),
+            BlockSize { found, want } => {
+                write!(
+                    f,
+                    "block size {found}; tables have blocks of {want} positions"
+                )
+            }
             BlockCount => write!(f, "block count does not match positions and block size"),
             IndexEntry(k) => write!(f, "block index entry {k} out of order or out of bounds"),
             HeaderChecksum => write!(f, "header checksum mismatch"),
@@ -204,14 +229,23 @@ impl fmt::Display for Corruption {
                 f,
                 "value {value} at index {index} is outside -{seeds}..={seeds}"
             ),
+            BoardValueRange {
+                board,
+                value,
+                seeds,
+            } => write!(f, "value {value} of {board} is outside -{seeds}..={seeds}"),
             WrongLevel {
                 holds: (game, rules_code, level),
+                holds_rules,
                 rules,
                 seeds,
-            } => write!(
-                f,
-                "holds game {game} rules {rules_code} level {level}, not {rules} level {seeds}"
-            ),
+            } => match holds_rules {
+                Some(r) => write!(f, "holds {r} level {level}, not {rules} level {seeds}"),
+                None => write!(
+                    f,
+                    "holds game {game} rule set {rules_code} (not an Oware rule set this build knows) level {level}, not {rules} level {seeds}"
+                ),
+            },
             Positions { found, seeds, want } => {
                 write!(f, "{found} positions, level {seeds} has {want}")
             }

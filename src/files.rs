@@ -26,14 +26,8 @@ pub fn write_atomically(
         _ => {}
     }
     let tmp = tmp_path(path);
+    let mut f = create_tmp(&tmp)?;
     let result = (|| {
-        // Readable too, for writers that hash what they wrote.
-        let mut f = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)?;
         write(&mut f)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)?;
@@ -43,6 +37,45 @@ pub fn write_atomically(
         let _ = std::fs::remove_file(&tmp);
         Error::io(path, e)
     })
+}
+
+/// Creates the temporary file `tmp` afresh, readable too (for writers that
+/// hash what they wrote). What a killed writer left under its name goes
+/// first: a file, or a symbolic link (the link itself: a link there must
+/// not carry the write to the file it leads to); then the file is created
+/// exclusively (`O_EXCL`, which follows no link), so that nothing made
+/// there meanwhile is written through either. Anything else under the
+/// name (a directory) is an error naming it, before anything is written.
+fn create_tmp(tmp: &Path) -> Result<File> {
+    match std::fs::symlink_metadata(tmp) {
+        Ok(m) if m.is_file() || m.is_symlink() => remove_if_present(tmp)?,
+        Ok(m) => {
+            return Err(in_tmp_place(tmp, m.file_type()));
+        }
+        Err(e) if e.kind() == ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io(tmp, e)),
+    }
+    File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(tmp)
+        .map_err(|e| Error::io(tmp, e))
+}
+
+/// The error for a `kind` of file (a directory) where a writer is to
+/// create its temporary file.
+fn in_tmp_place(path: &Path, kind: std::fs::FileType) -> Error {
+    Error::io(
+        path,
+        std::io::Error::new(
+            ErrorKind::AlreadyExists,
+            format!(
+                "is {}, where a temporary file is to be written; remove it",
+                describe(kind)
+            ),
+        ),
+    )
 }
 
 /// The directory `path` is in (`.` for a bare name).
@@ -179,15 +212,35 @@ fn describe(kind: std::fs::FileType) -> &'static str {
 }
 
 /// Removes the files of `dir` whose names `left` picks: what writers
-/// killed mid-file left (never read, since files appear by rename). The
-/// caller holds the lock of whatever writes them.
+/// killed mid-file left (never read, since files appear by rename), and
+/// links (the links themselves). The caller holds the lock of whatever
+/// writes them. Anything else under such a name (a directory) is left, for
+/// the write that needs the name to report ([`write_atomically`] names
+/// it).
 pub fn remove_leftovers(dir: &Path, left: impl Fn(&str) -> bool) -> Result<()> {
+    leftovers(dir, left, false)
+}
+
+/// [`remove_leftovers`], where anything else under such a name is an error
+/// naming it now: for a writer that would otherwise find it only after its
+/// work (a build, before it solves a level it could not write).
+pub fn remove_leftovers_strictly(dir: &Path, left: impl Fn(&str) -> bool) -> Result<()> {
+    leftovers(dir, left, true)
+}
+
+fn leftovers(dir: &Path, left: impl Fn(&str) -> bool, strictly: bool) -> Result<()> {
     let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
     for e in entries {
         let e = e.map_err(|e| Error::io(dir, e))?;
         let path = e.path();
-        if e.file_name().to_str().is_some_and(&left) && path.is_file() {
+        if !e.file_name().to_str().is_some_and(&left) {
+            continue;
+        }
+        let kind = e.file_type().map_err(|e| Error::io(&path, e))?;
+        if kind.is_file() || kind.is_symlink() {
             remove_if_present(&path)?;
+        } else if strictly {
+            return Err(in_tmp_place(&path, kind));
         }
     }
     Ok(())
@@ -263,14 +316,38 @@ impl DirLock {
     /// writer of one kind of file that need not exclude the others.
     pub fn acquire_file(path: &Path, wait: bool) -> Result<DirLock> {
         use std::io::{Read, Seek, Write};
+        use std::os::unix::fs::OpenOptionsExt;
         let path = path.to_path_buf();
+        // A symbolic link in the lock's place is not followed (the text
+        // written below would replace its target's), nor is anything but
+        // a regular file locked.
+        let not_a_lock = |what: &str| {
+            Error::io(
+                &path,
+                std::io::Error::new(
+                    ErrorKind::InvalidInput,
+                    format!("is {what}; a lock file must be a regular file (remove it)"),
+                ),
+            )
+        };
         let mut file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::ELOOP) => not_a_lock("a symbolic link"),
+                _ => Error::io(&path, e),
+            })?;
+        let kind = file
+            .metadata()
+            .map_err(|e| Error::io(&path, e))?
+            .file_type();
+        if !kind.is_file() {
+            return Err(not_a_lock(describe(kind)));
+        }
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) if wait => {
@@ -356,6 +433,63 @@ pub fn open_regular(path: &Path) -> Result<File> {
     let kind = file.metadata().map_err(|e| Error::io(path, e))?.file_type();
     match kind.is_file() {
         true => Ok(file),
+        false => refuse(kind),
+    }
+}
+
+/// The bytes of the small record file at `path` (`verified.tsv`,
+/// `build-log.tsv`); `None` if there is none. Anything but a regular file
+/// there (a named pipe, whose reading would wait for a writer; a device)
+/// is an error saying what it is, and so is a file of more than `cap`
+/// bytes (not one this program wrote), rather than a read without end.
+pub fn read_record_file(path: &Path, cap: u64) -> Result<Option<Vec<u8>>> {
+    let f = match open_record_file(File::options().read(true), path) {
+        Err(Error::Io { source, .. }) if source.kind() == ErrorKind::NotFound => return Ok(None),
+        f => f?,
+    };
+    let mut bytes = Vec::new();
+    f.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 > cap {
+        return Err(Error::io(
+            path,
+            std::io::Error::new(
+                ErrorKind::InvalidData,
+                format!("more than {cap} bytes; not a record file this program wrote"),
+            ),
+        ));
+    }
+    Ok(Some(bytes))
+}
+
+/// Opens the record file `path` with `options`, without waiting (a named
+/// pipe there opens at once) and refusing anything but a regular file.
+pub fn open_record_file(options: &mut std::fs::OpenOptions, path: &Path) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let refuse = |kind: std::fs::FileType| {
+        Err(Error::io(
+            path,
+            std::io::Error::new(
+                ErrorKind::InvalidInput,
+                format!("is {}; expected a regular file", describe(kind)),
+            ),
+        ))
+    };
+    // Looked at first (a pipe with no reader does not even open for
+    // writing), and again once open.
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => return refuse(m.file_type()),
+        Err(e) if e.kind() != ErrorKind::NotFound => return Err(Error::io(path, e)),
+        _ => {}
+    }
+    let f = options
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    let kind = f.metadata().map_err(|e| Error::io(path, e))?.file_type();
+    match kind.is_file() {
+        true => Ok(f),
         false => refuse(kind),
     }
 }
@@ -469,6 +603,60 @@ mod tests {
                 ..
             })
         )
+    }
+
+    #[test]
+    fn links_in_the_temporary_or_lock_files_place_are_not_written_through() {
+        use std::os::unix::fs::symlink;
+        let dir = scratch("links");
+        let victim = dir.join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        let out = dir.join("out");
+        std::fs::create_dir(&out).unwrap();
+        // A link where the temporary file goes: the link goes, not the
+        // file it leads to; a dangling one too.
+        symlink("../victim", out.join("a.tmp")).unwrap();
+        symlink("../nowhere", out.join("b.tmp")).unwrap();
+        for name in ["a", "b"] {
+            write_atomically(&out.join(name), |f| f.write_all(b"new")).unwrap();
+            assert_eq!(std::fs::read(out.join(name)).unwrap(), b"new");
+            assert!(!out.join(format!("{name}.tmp")).exists());
+            assert!(std::fs::symlink_metadata(out.join(name)).unwrap().is_file());
+        }
+        assert!(!dir.join("nowhere").exists());
+        // A directory there: an error naming it, nothing written.
+        std::fs::create_dir(out.join("c.tmp")).unwrap();
+        let e = write_atomically(&out.join("c"), |f| f.write_all(b"new")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}: is a directory, where a temporary file is to be written; remove it",
+                out.join("c.tmp").display()
+            )
+        );
+        assert!(!out.join("c").exists());
+        // A link, or a named pipe, as the lock file: refused, not followed.
+        symlink("../victim", out.join(".lock")).unwrap();
+        let e = DirLock::acquire(&out).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}: is a symbolic link; a lock file must be a regular file (remove it)",
+                out.join(".lock").display()
+            )
+        );
+        let fifo = out.join("fifo.lock");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = DirLock::acquire_file(&fifo, false).unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with("is a named pipe; a lock file must be a regular file (remove it)"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

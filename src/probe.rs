@@ -57,7 +57,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use memmap2::Mmap;
 
 use crate::db::{map_raw, read_at_random};
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
 use crate::memory::prefetch;
 use crate::table::{Table, sha256};
 
@@ -215,7 +215,10 @@ impl Level {
         self.raw.get()
     }
 
-    /// The value at `index` of the level.
+    /// The value at `index` of the level. A value outside `-seeds..=seeds`
+    /// is [`Corruption::ValueRange`] of the table: its checksums hold
+    /// whatever it was written with, so this is the one check a probe makes
+    /// of the value itself (one compare; BENCHMARKS, "Random probes").
     #[inline]
     pub fn value(self: &Arc<Self>, cache: &BlockCache, index: u64) -> Result<i8> {
         let h = self.table.header();
@@ -225,16 +228,36 @@ impl Level {
                 h.positions, self.seeds
             )));
         }
-        if let Some(raw) = self.raw.get() {
-            return Ok(raw[index as usize] as i8);
+        let v = match self.raw.get() {
+            Some(raw) => raw[index as usize] as i8,
+            None => {
+                let bs = u64::from(h.block_size);
+                let (block, offset) = (index / bs, (index % bs) as usize);
+                let b = cache.byte(self.seeds, block, offset, |buf| {
+                    self.missed();
+                    self.table.read_block(block, buf)
+                })?;
+                b as i8
+            }
+        };
+        if usize::from(v.unsigned_abs()) > self.seeds {
+            return Err(self.out_of_range(index, v));
         }
-        let bs = u64::from(h.block_size);
-        let (block, offset) = (index / bs, (index % bs) as usize);
-        let b = cache.byte(self.seeds, block, offset, |buf| {
-            self.missed();
-            self.table.read_block(block, buf)
-        })?;
-        Ok(b as i8)
+        Ok(v)
+    }
+
+    /// The error for value `value` at `index`, outside the level's range.
+    #[cold]
+    #[inline(never)]
+    fn out_of_range(&self, index: u64, value: i8) -> Error {
+        Error::corrupt(
+            self.table.path(),
+            Corruption::ValueRange {
+                index,
+                value,
+                seeds: self.seeds,
+            },
+        )
     }
 
     /// Asks the memory system for the raw byte of `index` ahead of a

@@ -118,7 +118,7 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
         let child = values.value(&m.child)?;
         list.push(MoveValue {
             pit: m.pit,
-            value: m.captured as i8 - child,
+            value: move_value(values, m.captured, &m.child, child)?,
             captures: m.captured,
             child: m.child,
         });
@@ -151,6 +151,29 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
         best,
         stored,
     })
+}
+
+/// `captured - child`, the value of a move that takes `captured` seeds and
+/// leaves `board` worth `child` to the opponent. A `child` outside
+/// `-seeds..=seeds` of its board is a corrupt source (the sources of this
+/// crate refuse such values themselves; this guards any other), never a
+/// difference that wraps.
+fn move_value(values: &dyn Values, captured: u8, board: &Board, child: i8) -> Result<i8> {
+    let seeds = board.seeds();
+    match i8::try_from(captured)
+        .ok()
+        .and_then(|c| c.checked_sub(child))
+    {
+        Some(v) if usize::from(child.unsigned_abs()) <= seeds => Ok(v),
+        _ => Err(Error::corrupt(
+            values.origin(board),
+            Corruption::BoardValueRange {
+                board: board.to_string(),
+                value: child,
+                seeds,
+            },
+        )),
+    }
 }
 
 /// Checks that the levels `board` needs first are present in `source`: a
@@ -353,6 +376,51 @@ mod tests {
         fn origin(&self, _: &Board) -> PathBuf {
             PathBuf::from("memory")
         }
+    }
+
+    /// A source that gives one value for every board.
+    struct Constant(i8);
+
+    impl Values for Constant {
+        fn value(&self, _: &Board) -> Result<i8> {
+            Ok(self.0)
+        }
+        fn origin(&self, _: &Board) -> PathBuf {
+            PathBuf::from("constant")
+        }
+    }
+
+    #[test]
+    fn a_child_value_out_of_range_is_corruption_not_a_wrapped_difference() {
+        // Pit 5 sows its seed into pit 6, capturing nothing: the child has
+        // one seed, so only -1..=1 are values of it.
+        let b = Board([0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0]);
+        for v in [-128, -2, 2, 127] {
+            let e = analyze(Rules::Awari, &Constant(v), &b).unwrap_err();
+            assert!(
+                matches!(&e, Error::Corrupt {
+                    kind: Corruption::BoardValueRange { value, seeds: 1, .. },
+                    ..
+                } if *value == v),
+                "{e}"
+            );
+        }
+        // -1 is one: the move is worth 1, which the stored -1 contradicts.
+        let e = analyze(Rules::Awari, &Constant(-1), &b).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Corrupt {
+                    kind: Corruption::Inconsistent {
+                        stored: -1,
+                        best: 1,
+                        ..
+                    },
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 
     #[test]

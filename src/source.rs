@@ -63,9 +63,9 @@ impl VuDir {
         self.dir.join(format!("scores.{seeds}"))
     }
 
-    /// Levels present.
-    pub fn levels(&self) -> Vec<usize> {
-        (0..=MAX_SEEDS).filter(|&n| self.path(n).exists()).collect()
+    /// Levels present; a file that cannot be looked at is an error.
+    pub fn levels(&self) -> Result<Vec<usize>> {
+        crate::db::present_files((0..=MAX_SEEDS).map(|n| (n, self.path(n))))
     }
 
     /// Maps level `seeds`, checking its size: `C(N+11,11) - C(N+5,11)` bytes.
@@ -330,8 +330,9 @@ impl Source {
         }
     }
 
-    /// Levels present.
-    pub fn levels(&self) -> Vec<usize> {
+    /// Levels present; a file that cannot be looked at is an error
+    /// naming it, never a level left out.
+    pub fn levels(&self) -> Result<Vec<usize>> {
         match self {
             Source::Tables(t) => t.db.levels(t.rules),
             Source::Vu(vu) => vu.levels(),
@@ -342,7 +343,7 @@ impl Source {
     pub fn present(&self) -> Result<Vec<usize>> {
         match self {
             Source::Tables(t) => t.db.present(t.rules),
-            Source::Vu(vu) => match vu.levels() {
+            Source::Vu(vu) => match vu.levels()? {
                 l if l.is_empty() => Err(Error::Missing(Missing::VuLevels {
                     dir: vu.dir.clone(),
                 })),
@@ -378,17 +379,21 @@ impl Source {
         self.for_each_chunk(seeds, |_| ())
     }
 
-    /// All values of level `seeds`.
+    /// All values of level `seeds`, each checked to lie in
+    /// `-seeds..=seeds` ([`Corruption::ValueRange`] otherwise: a table's
+    /// checksums hold whatever values it was written with).
     pub fn load(&self, seeds: usize) -> Result<LevelData> {
         match self {
             Source::Tables(t) => {
                 // The raw copy, when it matches, is mapped rather than the
                 // table decompressed: large levels then cost page cache only.
                 let level = t.level(seeds)?;
-                match level.check_raw() {
-                    true => Ok(LevelData::Mapped(Arc::clone(level.raw().expect("checked")))),
-                    false => Ok(LevelData::Owned(level.table().read_all()?)),
-                }
+                let data = match level.check_raw() {
+                    true => LevelData::Mapped(Arc::clone(level.raw().expect("checked"))),
+                    false => LevelData::Owned(level.table().read_all()?),
+                };
+                check_values(level.table().path(), seeds, 0, &data)?;
+                Ok(data)
             }
             Source::Vu(vu) => {
                 let map = vu.open(seeds)?;

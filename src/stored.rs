@@ -81,7 +81,7 @@ pub fn keeps_raw(n: usize, budget: Option<u64>) -> bool {
 /// of a build, `n = max + 2` leaves the copies of the largest levels within
 /// the budget. Run by the one process that writes the directory.
 pub fn prepare_raw_cache(db: &Db, rules: Rules, n: usize, budget: Option<u64>) -> Result<()> {
-    if budget.is_some() && n >= 1 && db.table_path(rules, n + 1).exists() {
+    if budget.is_some() && n >= 1 && db.has_table(rules, n + 1)? {
         remove_if_present(&db.raw_path(rules, n - 1))?;
     }
     let window = raw_window(n, budget);
@@ -91,7 +91,7 @@ pub fn prepare_raw_cache(db: &Db, rules: Rules, n: usize, budget: Option<u64>) -
             remove_if_present(&path)?;
             continue;
         }
-        if !db.table_path(rules, k).exists() {
+        if !db.has_table(rules, k)? {
             continue; // a level left for later: nothing to copy
         }
         let table = db.open(rules, k)?;

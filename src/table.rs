@@ -305,8 +305,17 @@ impl Table {
             blocks: u64_at(&map, 32),
             content_sha256: map[40..72].try_into().expect("32 bytes"),
         };
+        // The format's block size, and no other: a block read reserves a
+        // block's values (up to 4 GiB for a size field of 2^32 - 1), and
+        // the readers' cache budgets count blocks of this size.
+        if header.block_size != BLOCK_SIZE {
+            return Err(bad(Corruption::BlockSize {
+                found: header.block_size,
+                want: BLOCK_SIZE,
+            }));
+        }
         let bs = u64::from(header.block_size);
-        if bs == 0 || header.blocks != header.positions.div_ceil(bs) {
+        if header.blocks != header.positions.div_ceil(bs) {
             return Err(bad(Corruption::BlockCount));
         }
         // Offsets of blocks 0..=b, then (version 2) one tag per block.
@@ -330,10 +339,13 @@ impl Table {
         let offsets_end = HEADER_LEN + 8 * (header.blocks as usize + 1);
         let index = &map[HEADER_LEN..offsets_end];
         let data_len = (map.len() - data_start - TRAILER_LEN) as u64;
+        // Offsets in order; the last, the largest, is where the blocks end,
+        // which past the data is a file cut short (a size mismatch), not a
+        // bad entry.
         let mut prev = 0u64;
         for k in 0..=header.blocks as usize {
             let off = u64_at(index, 8 * k);
-            if (k == 0 && off != 0) || off < prev || off > data_len {
+            if (k == 0 && off != 0) || off < prev {
                 return Err(bad(Corruption::IndexEntry(k as u64)));
             }
             prev = off;
@@ -352,6 +364,11 @@ impl Table {
             tags_start: tagged.then_some(offsets_end),
             cache: Mutex::new(None),
         })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// The file's header.

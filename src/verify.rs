@@ -257,7 +257,7 @@ pub fn verify_until(
     let mut levels = game_levels(levels)?;
     levels.sort_unstable();
     levels.dedup();
-    let present = source.levels();
+    let present = source.levels()?;
     for &seeds in &levels {
         let reads = match checks {
             Checks::Integrity => vec![seeds],

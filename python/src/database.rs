@@ -194,7 +194,7 @@ impl Database {
     }
 
     fn levels(&self) -> PyResult<Vec<usize>> {
-        Ok(self.source()?.levels())
+        self.source()?.levels().py()
     }
 
     fn verified(&self, py: Python<'_>, seeds: usize) -> PyResult<bool> {

@@ -32,7 +32,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
             dir.display()
         )));
     }
-    let present = source.levels();
+    let present = source.levels()?;
     let found = starts(rules, &source, &present, |levels| {
         source.all_verified(levels)
     })?;

@@ -49,7 +49,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         )));
     }
     let state = server::State::new(&a.db, a.vu.as_deref(), cache_bytes);
-    if state.is_empty() {
+    if state.is_empty()? {
         diag(format_args!(
             "mancaladb: {}: no levels there yet; every board is a 404 until they are built",
             dir.display()

@@ -499,21 +499,23 @@ pub async fn levels(
         let rules = state
             .sources
             .iter()
-            .map(|(r, s)| RulesLevels {
-                rules: r.name(),
-                levels: s
-                    .levels()
-                    .into_iter()
-                    .map(|seeds| match s.level_info(seeds) {
-                        Ok(info) => LevelEntry::Read(info),
-                        Err(e) => LevelEntry::Unreadable {
-                            seeds,
-                            error: e.to_string(),
-                        },
-                    })
-                    .collect(),
+            .map(|(r, s)| {
+                Ok(RulesLevels {
+                    rules: r.name(),
+                    levels: s
+                        .levels()?
+                        .into_iter()
+                        .map(|seeds| match s.level_info(seeds) {
+                            Ok(info) => LevelEntry::Read(info),
+                            Err(e) => LevelEntry::Unreadable {
+                                seeds,
+                                error: e.to_string(),
+                            },
+                        })
+                        .collect(),
+                })
             })
-            .collect();
+            .collect::<Result<_, Error>>()?;
         Ok(Json(Levels {
             kind: state.kind,
             rules,

@@ -95,9 +95,15 @@ impl State {
         self.sources[0].1.dir()
     }
 
-    /// Whether no level of any rule set is there.
-    pub fn is_empty(&self) -> bool {
-        self.sources.iter().all(|(_, s)| s.levels().is_empty())
+    /// Whether no level of any rule set is there; an error when a level's
+    /// file cannot be looked at.
+    pub fn is_empty(&self) -> Result<bool, Error> {
+        for (_, s) in &self.sources {
+            if !s.levels()?.is_empty() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 }
 

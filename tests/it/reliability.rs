@@ -630,3 +630,216 @@ fn a_build_beyond_the_machines_memory_stops_before_it_starts() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(!dir.join("awari-00.mdb").exists(), "nothing was built");
 }
+
+#[test]
+fn a_table_holding_values_out_of_range_is_refused_by_probes_and_loads() {
+    use mancaladb::Error;
+    use mancaladb::error::Corruption;
+    use mancaladb::source::{Source, Values};
+    // Level 5 written with -128 everywhere, the table and its raw copy:
+    // every checksum holds, and no 5-seed game has that value.
+    let db = built("range-probe-db", Rules::Awari, 5);
+    let store = Db::new(&db);
+    let bad = vec![-128i8; Encoder::new(5).level_size(5) as usize];
+    write_table(
+        &store.table_path(Rules::Awari, 5),
+        Db::table_id(Rules::Awari, 5),
+        &bad,
+    )
+    .unwrap();
+    std::fs::write(
+        store.raw_path(Rules::Awari, 5),
+        mancaladb::table::as_bytes(&bad),
+    )
+    .unwrap();
+    let out_of_range = |r: mancaladb::error::Result<i8>| match r {
+        Err(Error::Corrupt {
+            path,
+            kind:
+                Corruption::ValueRange {
+                    index: 7,
+                    value: -128,
+                    seeds: 5,
+                },
+        }) => path.ends_with("awari-05.mdb"),
+        _ => false,
+    };
+    let board = Encoder::new(5).board_at(5, 7).unwrap();
+    let source = Source::tables(&db, Rules::Awari);
+    let Source::Tables(tables) = &source else {
+        unreachable!()
+    };
+    // From a decompressed block, then from the raw copy (which matches
+    // the table's content checksum, so probes read it).
+    assert!(tables.level(5).unwrap().raw().is_none());
+    assert!(out_of_range(source.value(&board)));
+    assert!(tables.level(5).unwrap().check_raw());
+    assert!(out_of_range(source.value(&board)));
+    // Many at once, and the whole level (Python's `level()`).
+    let mut out = Vec::new();
+    let e = tables.values(&[board], &mut out).unwrap_err();
+    assert!(out_of_range(Err(e)));
+    let e = source.load(5).err().unwrap().to_string();
+    assert!(
+        e.ends_with("value -128 at index 0 is outside -5..=5"),
+        "{e}"
+    );
+    // A stored board of level 5, and a board valued from its moves (the
+    // reviewer's: -126 came out, its true value is -3): exit 2, never a
+    // value.
+    let pits: Vec<String> = board.0.iter().map(u8::to_string).collect();
+    refuses(
+        &["query", "--db", s(&db), &pits.join(" ")],
+        "value -128 at index 7 is outside -5..=5",
+    );
+    refuses(
+        &["query", "--json", "--db", s(&db), "0 0 0 0 0 1 1 1 1 1 1 1"],
+        "is outside -5..=5",
+    );
+}
+
+#[test]
+fn links_in_place_of_temporary_and_lock_files_carry_no_write_elsewhere() {
+    use std::os::unix::fs::symlink;
+    let dir = scratch("tmp-links");
+    let victim = dir.join("victim");
+    std::fs::write(&victim, b"precious").unwrap();
+    // The reviewer's: a link where export writes scores.3 first.
+    let out = dir.join("out");
+    std::fs::create_dir(&out).unwrap();
+    symlink("../victim", out.join("scores.3.tmp")).unwrap();
+    let o = run(&[
+        "export",
+        "--format",
+        "vu",
+        "--db",
+        s(awari_db()),
+        "--seeds",
+        "3",
+        "--out",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    assert_eq!(std::fs::read(out.join("scores.3")).unwrap().len(), 364);
+    assert!(std::fs::symlink_metadata(out.join("scores.3.tmp")).is_err());
+    // A link as the directory's lock: refused, before anything is built.
+    let db = dir.join("db");
+    std::fs::create_dir(&db).unwrap();
+    symlink("../victim", db.join(".lock")).unwrap();
+    refuses(
+        &["build", "--max-seeds", "2", "--db", s(&db)],
+        ".lock: is a symbolic link; a lock file must be a regular file (remove it)",
+    );
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    assert!(!db.join("awari-00.mdb").exists());
+}
+
+#[test]
+fn a_directory_where_a_table_is_written_first_stops_a_build_before_it_solves() {
+    let db = scratch("tmp-dir");
+    std::fs::create_dir(db.join("awari-03.mdb.tmp")).unwrap();
+    refuses(
+        &["build", "--max-seeds", "3", "--db", s(&db)],
+        "awari-03.mdb.tmp: is a directory, where a temporary file is to be written; remove it",
+    );
+    assert!(!db.join("awari-00.mdb").exists());
+}
+
+#[test]
+fn a_table_that_cannot_be_looked_at_is_an_error_not_a_level_left_out() {
+    // A link to itself in level 3's place: looking at it fails (ELOOP).
+    // verify, stats and known skipped the level and exited 0.
+    let db = built("unstatable-db", Rules::Awari, 4);
+    let table = db.join("awari-03.mdb");
+    std::fs::remove_file(&table).unwrap();
+    std::os::unix::fs::symlink("awari-03.mdb", &table).unwrap();
+    let want = "awari-03.mdb: Too many levels of symbolic links";
+    refuses(&["verify", "--quick", "--db", s(&db)], want);
+    refuses(&["stats", "--db", s(&db)], want);
+    refuses(&["known", "--db", s(&db)], want);
+    refuses(&["build", "--max-seeds", "4", "--db", s(&db)], want);
+    let e = Db::new(&db).levels(Rules::Awari).unwrap_err().to_string();
+    assert!(e.contains(want), "{e}");
+}
+
+#[test]
+fn record_files_that_are_not_regular_files_are_refused_not_waited_on() {
+    // A named pipe as verified.tsv or build-log.tsv: known, query and
+    // build used to wait for a writer for ever.
+    let db = built("record-pipes", Rules::Awari, 3);
+    let pipe = |name: &str| {
+        let path = db.join(name);
+        let _ = std::fs::remove_file(&path);
+        assert!(
+            Command::new("mkfifo")
+                .arg(&path)
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    pipe("verified.tsv");
+    pipe("build-log.tsv");
+    let (done, finished) = std::sync::mpsc::channel();
+    let dir = s(&db).to_string();
+    std::thread::spawn(move || {
+        let known = run(&["known", "--db", &dir]);
+        let query = run(&["query", "--db", &dir, "1 1 1 0 0 0 0 0 0 0 0 0"]);
+        let _ = done.send((known, query));
+    });
+    let (known, query) = finished
+        .recv_timeout(Duration::from_secs(60))
+        .expect("a reader waited on the pipe");
+    // known reads the log for its time estimates only (which it then
+    // leaves out); query needs the records, and says why it cannot read
+    // them.
+    let err = String::from_utf8_lossy(&known.stderr);
+    assert_eq!(known.status.code(), Some(0), "{err}");
+    assert!(String::from_utf8_lossy(&known.stdout).contains("build them"));
+    let err = String::from_utf8_lossy(&query.stderr);
+    assert_eq!(query.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "mancaladb: {}: is a named pipe; expected a regular file",
+            db.join("verified.tsv").display()
+        )
+    );
+    // A build, which appends to the log, says so too, and does not wait.
+    std::fs::remove_file(db.join("verified.tsv")).unwrap();
+    std::fs::remove_file(db.join("awari-03.mdb")).unwrap();
+    let (done, finished) = std::sync::mpsc::channel();
+    let dir = s(&db).to_string();
+    std::thread::spawn(move || {
+        let _ = done.send(run(&["build", "--max-seeds", "3", "--db", &dir]));
+    });
+    let out = finished
+        .recv_timeout(Duration::from_secs(60))
+        .expect("build waited on the pipe");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("build-log.tsv: is a named pipe; expected a regular file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn export_from_a_file_given_as_the_directory_names_it_as_such() {
+    let dir = scratch("export-file-db");
+    let file = dir.join("not-a-dir");
+    std::fs::write(&file, b"x").unwrap();
+    refuses(
+        &[
+            "export",
+            "--format",
+            "vu",
+            "--db",
+            s(&file),
+            "--out",
+            s(&dir.join("out")),
+        ],
+        "not-a-dir: is a regular file; expected a directory",
+    );
+}
