@@ -113,6 +113,10 @@ pub fn levels_rested_on(rules: Rules, board: &Board) -> Vec<usize> {
 /// than an answer.
 pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analysis> {
     let seeds = board.seeds();
+    // A stored board's own value first: when its level is missing, that
+    // level, not one a move reaches, is the one to name (and build).
+    let stored = board.in_domain();
+    let own = stored.then(|| values.value(board)).transpose()?;
     let mut list = Vec::new();
     for m in moves(rules, board).as_slice() {
         let child = values.value(&m.child)?;
@@ -124,9 +128,7 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
         });
     }
     let value = list.iter().map(|m| m.value).max().unwrap_or(-(seeds as i8));
-    let stored = board.in_domain();
-    if stored {
-        let v = values.value(board)?;
+    if let Some(v) = own {
         if v != value {
             return Err(Error::corrupt(
                 values.origin(board),
@@ -173,19 +175,6 @@ fn move_value(values: &dyn Values, captured: u8, board: &Board, child: i8) -> Re
                 seeds,
             },
         )),
-    }
-}
-
-/// Checks that the levels `board` needs first are present in `source`: a
-/// stored board's own level is opened, so that its absence, rather than
-/// that of a level one of its moves reaches, is the error (it names the
-/// level to build). A board outside the stored domain needs only the
-/// levels of its children (with no seeds to sow, none at all), which
-/// [`analyze`] reports as it reads them.
-pub fn require_levels(source: &Source, board: &Board) -> Result<()> {
-    match board.in_domain() {
-        true => source.require(board.seeds()),
-        false => Ok(()),
     }
 }
 

@@ -135,12 +135,7 @@ impl Database {
         let b = board(pits)?;
         let source = self.source()?;
         let rules = self.rules;
-        let analysis = py
-            .detach(|| {
-                query::require_levels(&source, &b)?;
-                query::analyze(rules, &*source, &b)
-            })
-            .py()?;
+        let analysis = py.detach(|| query::analyze(rules, &*source, &b)).py()?;
         Ok(analysis
             .moves
             .iter()
@@ -160,10 +155,7 @@ impl Database {
         let source = self.source()?;
         let rules = self.rules;
         let line = py
-            .detach(|| {
-                query::require_levels(&source, &b)?;
-                query::principal_line(rules, &*source, &b, max_plies)
-            })
+            .detach(|| query::principal_line(rules, &*source, &b, max_plies))
             .py()?;
         let plies = line
             .plies

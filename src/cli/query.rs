@@ -7,7 +7,7 @@ use serde::Serialize;
 use mancaladb::Error;
 use mancaladb::oware::{Board, Rules};
 use mancaladb::query::{
-    self, Analysis, Category, Line, LineEnd, analyze, levels_read, levels_rested_on, principal_line,
+    Analysis, Category, Line, LineEnd, analyze, levels_read, levels_rested_on, principal_line,
 };
 use mancaladb::source::Source;
 
@@ -48,7 +48,6 @@ struct Answer<'a> {
 pub fn run(a: Args) -> Result<ExitCode, Error> {
     let board = Board::parse(&a.pits)?;
     let (rules, source) = a.read.open()?;
-    query::require_levels(&source, &board)?;
     let analysis = analyze(rules, &source, &board)?;
     let line = match a.line {
         true => Some(principal_line(rules, &source, &board, MAX_PLIES)?),

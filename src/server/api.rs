@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use mancaladb::Error;
 use mancaladb::oware::{Board, MAX_SEEDS, Rules};
-use mancaladb::query::{Analysis, Category, Line, analyze, principal_line, require_levels};
+use mancaladb::query::{Analysis, Category, Line, analyze, principal_line};
 use mancaladb::source::{LevelInfo, Source};
 use mancaladb::stats::LevelStats;
 
@@ -313,7 +313,6 @@ fn answer(
     board: &Board,
     taken: Option<(u8, u8)>,
 ) -> Result<Position, ApiError> {
-    require_levels(source, board)?;
     let a = analyze(rules, source, board)?;
     Ok(Position::of(rules, state.kind, &a, taken))
 }

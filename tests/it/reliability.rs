@@ -281,7 +281,10 @@ fn census_lists_replace_only_regular_files_outside_the_census_directory() {
     // --cycles atlas-3.jsonl` (BENCHMARKS) writes there.
     let atlas = db.join("atlas-3.jsonl");
     assert!(run_census(&["--cycles", s(&atlas)]).status.success());
-    assert!(atlas.is_file(), "no atlas (k = 3 has no cycles: an empty one)");
+    assert!(
+        atlas.is_file(),
+        "no atlas (k = 3 has no cycles: an empty one)"
+    );
     // Nor two lists into one file.
     let both = dir.join("both.json");
     refused(
