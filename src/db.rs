@@ -263,10 +263,13 @@ impl Db {
         })
     }
 
-    /// Whether level `seeds` of `rules` passed `verify` as it is now (the
-    /// record names the table's content checksum): never, when its table is
-    /// missing or cannot be opened. An error when the records cannot be
-    /// read.
+    /// Whether the values level `seeds` of `rules` holds passed `verify`:
+    /// the record names a content checksum, compared with the table's
+    /// header. A table damaged since still says so until a read meets the
+    /// damage (every block is checked as it is read, so no damaged value
+    /// is served) or a `verify` finds it and drops the record. Never, when
+    /// its table is missing or cannot be opened. An error when the records
+    /// cannot be read.
     pub fn is_verified(&self, rules: Rules, seeds: usize) -> Result<bool> {
         let Ok(t) = self.open(rules, seeds) else {
             return Ok(false);

@@ -274,7 +274,8 @@ pub struct LevelInfo {
     pub positions: u64,
     /// Size of its file in bytes.
     pub bytes: u64,
-    /// Whether it passed every check of `verify` as it is now; `None` when
+    /// Whether its values passed every check of `verify` (by the content
+    /// checksum of its header: [`crate::db::Db::is_verified`]); `None` when
     /// the records of that (`verified.tsv`) cannot be read, which says
     /// nothing of the level itself.
     pub verified: Option<bool>,
@@ -456,9 +457,9 @@ impl Source {
         }
     }
 
-    /// Whether level `seeds` passed every check of `verify` as it is now
-    /// (never, for VU files: nothing is recorded about them). An error
-    /// when the records cannot be read.
+    /// Whether the values of level `seeds` passed every check of `verify`
+    /// ([`crate::db::Db::is_verified`]; never, for VU files: nothing is
+    /// recorded about them). An error when the records cannot be read.
     pub fn is_verified(&self, seeds: usize) -> Result<bool> {
         match self {
             Source::Tables(t) => t.db.is_verified(t.rules, seeds),
