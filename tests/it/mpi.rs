@@ -17,18 +17,44 @@ use crate::common::{assert_committed, awari_db, export_vu, file_sha256, run, scr
 /// cores, not pinning a rank to one core (each runs worker threads), and
 /// allowed to run as root (CI does).
 fn mpirun(ranks: usize) -> Command {
-    let mut c = Command::new("mpirun");
-    c.args([
-        "--oversubscribe",
-        "--bind-to",
-        "none",
-        "-np",
-        &ranks.to_string(),
-    ])
-    .arg(env!("CARGO_BIN_EXE_mancaladb"))
-    .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-    .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    let mut c = mpirun_alone();
+    c.args(["-np", &ranks.to_string()])
+        .arg(env!("CARGO_BIN_EXE_mancaladb"));
     c
+}
+
+/// `mpirun` with its options, before the programs it runs.
+fn mpirun_alone() -> Command {
+    let mut c = Command::new("mpirun");
+    c.args(["--oversubscribe", "--bind-to", "none"])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    c
+}
+
+/// The output of `job`, or a failure once `secs` have passed (the job
+/// killed then): a hung job must not hang the tests.
+fn within(mut job: Command, secs: u64) -> Output {
+    let child = job
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mpirun (is Open MPI installed?)");
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            // mpirun passes SIGTERM on to its ranks.
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+            let out = rx.recv().unwrap().unwrap();
+            panic!(
+                "the job hung for {secs} s\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
 }
 
 fn build_distributed(ranks: usize, max_seeds: usize, db: &Path) -> Output {
@@ -188,4 +214,46 @@ fn children(parent: u32) -> Vec<u32> {
         .collect();
     out.sort_unstable();
     out
+}
+
+/// A panic on one rank (in a worker thread, while the other rank waits in
+/// a collective call for it) stops every rank at once, with the panic's
+/// message and which rank it was, instead of hanging in `MPI_Finalize`.
+/// The ranks are this test binary's [`panicking_rank`].
+#[test]
+fn a_panic_on_one_rank_stops_every_rank() {
+    let mut job = mpirun_alone();
+    job.args(["-np", "2"])
+        .arg(std::env::current_exe().unwrap())
+        .args(["--exact", "mpi::panicking_rank", "--ignored", "--nocapture"])
+        .env("MANCALADB_TEST_PANICKING_RANK", "1");
+    let out = within(job, 60);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("rank 1's worker panics"), "{err}");
+    assert!(
+        err.contains("mancaladb: rank 1 of 2 panicked; stopping every rank"),
+        "{err}"
+    );
+    assert!(!err.contains("rank 0 of 2 panicked"), "{err}");
+}
+
+/// One rank of [`a_panic_on_one_rank_stops_every_rank`]'s job, run by it
+/// under `mpirun` (and doing nothing otherwise): rank 1 panics in a worker
+/// thread; rank 0 waits for it in a barrier.
+#[test]
+#[ignore = "a rank of a_panic_on_one_rank_stops_every_rank's job"]
+fn panicking_rank() {
+    use mancaladb::exchange::{Exchange, mpi::Mpi};
+    use rayon::prelude::*;
+    if std::env::var_os("MANCALADB_TEST_PANICKING_RANK").is_none() {
+        return;
+    }
+    let mpi = Mpi::init().expect("MPI starts");
+    if mpi.rank() == 1 {
+        (0..64u32).into_par_iter().for_each(|i| {
+            assert!(i != 7, "rank 1's worker panics");
+        });
+    }
+    mpi.barrier();
 }
