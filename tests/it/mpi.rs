@@ -257,3 +257,88 @@ fn panicking_rank() {
     }
     mpi.barrier();
 }
+
+/// `mpirun` running rank 0 with `args` and rank 1 with `args1` (through
+/// `env`, so that it may set variables for rank 1 alone): `build
+/// --distributed` with both.
+fn two_ranks(args: &[&str], args1: &[&str]) -> Command {
+    let bin = env!("CARGO_BIN_EXE_mancaladb");
+    let mut job = mpirun_alone();
+    job.args(["-np", "1", bin, "build", "--distributed"])
+        .args(args)
+        .args([":", "-np", "1", "env"])
+        .args(
+            args1
+                .iter()
+                .filter(|a| a.contains('=') && !a.starts_with('-')),
+        )
+        .args([bin, "build", "--distributed"])
+        .args(
+            args1
+                .iter()
+                .filter(|a| !a.contains('=') || a.starts_with('-')),
+        );
+    job
+}
+
+/// Ranks that differ in what they build or where (here rank 1: its
+/// checkpoint setting, its levels, its `--db`) stop before anything is
+/// solved, with one line from the rank at fault naming itself and what it
+/// differs in; a rank looking elsewhere cannot leave rank 0 a table with
+/// draws in its slice.
+#[test]
+fn ranks_that_disagree_stop_the_job_before_solving() {
+    let db = scratch("mpi-disagree");
+    let other = scratch("mpi-disagree-other");
+    let (d, o) = (db.to_str().unwrap(), other.to_str().unwrap());
+    let cases: [(&[&str], &str, &str); 3] = [
+        (
+            &[
+                "MANCALADB_CHECKPOINT_SECS=off",
+                "--max-seeds",
+                "10",
+                "--db",
+                d,
+            ],
+            "checkpoint interval (MANCALADB_CHECKPOINT_SECS) differs from rank 0's (off here)",
+            "",
+        ),
+        (
+            &["--max-seeds", "9", "--db", d],
+            "levels to build (--max-seeds, --levels) differs from rank 0's (0..9 here)",
+            "",
+        ),
+        (
+            &["--max-seeds", "10", "--db", o],
+            "table directory (--db) differs from rank 0's (",
+            "holds no token from rank 0 here)",
+        ),
+    ];
+    for (args1, what, here) in cases {
+        let out = within(two_ranks(&["--max-seeds", "10", "--db", d], args1), 60);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args1:?}: {err}");
+        let line = format!("mancaladb: rank 1 of 2: its {what}");
+        assert!(
+            err.contains(&line) && err.contains(here),
+            "{args1:?}: {err}"
+        );
+        assert_eq!(
+            err.matches("stopping every rank").count(),
+            1,
+            "{args1:?}: {err}"
+        );
+        assert!(!db.join("awari-00.mdb").exists(), "{args1:?}");
+        assert!(!db.join(".ranks-token").exists(), "{args1:?}");
+    }
+    // Agreeing, they build.
+    let out = within(
+        two_ranks(
+            &["--max-seeds", "10", "--db", d],
+            &["--max-seeds", "10", "--db", d],
+        ),
+        120,
+    );
+    ok(&out);
+    assert_committed(&db, 10);
+}
