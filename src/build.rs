@@ -328,7 +328,10 @@ fn agree(db: &Db, rules: Rules, levels: &[usize], ex: &dyn Exchange) -> Result<(
             .position(|&d| d)
             .map_or(0, |i| ((ranks - rank) as u64) << 8 | (i as u64 + 1)),
     );
-    drop(written); // every rank has read it
+    // Every rank has read it; none goes on (a rank at fault would stop the
+    // job) before it is gone.
+    drop(written);
+    ex.barrier();
     if verdict == 0 {
         return Ok(());
     }
