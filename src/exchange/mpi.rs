@@ -23,14 +23,15 @@ pub struct Mpi {
 impl Mpi {
     /// Initializes MPI; `None` if it was already initialized in this process.
     ///
-    /// From then on a panic in any thread of this process, once its message
-    /// is printed as usual, stops every rank of the job ([`abort_on_panic`]):
-    /// unwinding would drop the [`Universe`], whose `MPI_Finalize` waits for
-    /// ranks that are themselves waiting in a collective call for this one.
-    pub fn init() -> Option<Mpi> {
+    /// From then on a panic in any thread of this process stops every rank
+    /// of the job ([`abort_on_panic`]), once its message is printed as usual
+    /// and `say(rank, ranks)` has said which rank it was: unwinding would
+    /// drop the [`Universe`], whose `MPI_Finalize` waits for ranks that are
+    /// themselves waiting in a collective call for this one.
+    pub fn init(say: fn(usize, usize)) -> Option<Mpi> {
         let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)?;
         let world = universe.world();
-        abort_on_panic(world.rank() as usize, world.size() as usize);
+        abort_on_panic(world.rank() as usize, world.size() as usize, say);
         Some(Mpi {
             world,
             _universe: universe,
@@ -133,11 +134,11 @@ impl Drop for Mpi {
 }
 
 /// Makes a panic stop the whole job: the usual panic message, then
-/// `mancaladb: rank <rank> of <ranks> panicked; stopping every rank`, then
-/// `MPI_Abort` with exit code 101 (a panic's), from whichever thread
+/// `say(rank, ranks)`, then `MPI_Abort` with exit code 101 (a panic's),
+/// from whichever thread
 /// panicked (a solver's worker thread too: Open MPI's abort kills the job
 /// from any thread).
-fn abort_on_panic(rank: usize, ranks: usize) {
+fn abort_on_panic(rank: usize, ranks: usize, say: fn(usize, usize)) {
     LIVE.store(true, Ordering::SeqCst);
     let usual = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -145,7 +146,7 @@ fn abort_on_panic(rank: usize, ranks: usize) {
         if !LIVE.load(Ordering::SeqCst) {
             return; // MPI is finalised: the job has ended
         }
-        eprintln!("mancaladb: rank {rank} of {ranks} panicked; stopping every rank");
+        say(rank, ranks);
         // SAFETY: MPI is initialised (this hook is set after it) and not
         // finalised (the `Universe` that finalises it is only dropped after
         // the build returns); `MPI_Abort` does not return.

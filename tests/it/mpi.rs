@@ -218,7 +218,9 @@ fn children(parent: u32) -> Vec<u32> {
 
 /// A panic on one rank (in a worker thread, while the other rank waits in
 /// a collective call for it) stops every rank at once, with the panic's
-/// message and which rank it was, instead of hanging in `MPI_Finalize`.
+/// message and which rank it was (`build --distributed` says `mancaladb: rank
+/// 1 of 2 panicked; stopping every rank`), instead of hanging in
+/// `MPI_Finalize`.
 /// The ranks are this test binary's [`panicking_rank`].
 #[test]
 fn a_panic_on_one_rank_stops_every_rank() {
@@ -231,10 +233,7 @@ fn a_panic_on_one_rank_stops_every_rank() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
     assert!(err.contains("rank 1's worker panics"), "{err}");
-    assert!(
-        err.contains("mancaladb: rank 1 of 2 panicked; stopping every rank"),
-        "{err}"
-    );
+    assert!(err.contains("hook: rank 1 of 2 panicked"), "{err}");
     assert!(!err.contains("rank 0 of 2 panicked"), "{err}");
 }
 
@@ -249,7 +248,8 @@ fn panicking_rank() {
     if std::env::var_os("MANCALADB_TEST_PANICKING_RANK").is_none() {
         return;
     }
-    let mpi = Mpi::init().expect("MPI starts");
+    let mpi = Mpi::init(|rank, ranks| eprintln!("hook: rank {rank} of {ranks} panicked"))
+        .expect("MPI starts");
     if mpi.rank() == 1 {
         (0..64u32).into_par_iter().for_each(|i| {
             assert!(i != 7, "rank 1's worker panics");
