@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::db::{Db, map_raw};
 use crate::error::{Error, Result};
 use crate::exchange::Exchange;
-use crate::files::{DirLock, RemoveOnDrop, remove_leftovers_strictly};
+use crate::files::{self, DirLock, RemoveOnDrop, remove_leftovers_strictly};
 /// This machine's memory, to weigh [`Needs`] against.
 pub use crate::memory::memory_total;
 use crate::memory::{AnonPeak, disk_read_bytes, peak_rss, reset_peak_rss};
@@ -204,7 +204,9 @@ pub fn build_until(
             // writing its own files in the directory meanwhile.
             // A directory under such a name is an error now, not after the
             // level is solved.
-            remove_leftovers_strictly(db.dir(), |name| name.ends_with(".mdb.tmp"))?;
+            remove_leftovers_strictly(db.dir(), |name| {
+                name.ends_with(".mdb.tmp") || name.starts_with(RANKS_TOKEN)
+            })?;
             remove_leftovers_strictly(&raw_dir, |name| {
                 name.ends_with(".part") || name.ends_with(".tmp")
             })?;
@@ -213,6 +215,7 @@ pub fn build_until(
         _ => None,
     };
     ex.barrier(); // the directory is ready
+    agree(db, rules, &levels, ex)?;
     if ex.rank() == 0 {
         check_memory(db, rules, &levels, ex.ranks(), memory_total())?;
         check_lower_levels(db, rules, &levels)?;
@@ -280,6 +283,176 @@ pub fn build_until(
     Ok(reports)
 }
 
+/// The token file by which the ranks of a distributed build prove that they
+/// see the same table directory ([`agree`]).
+const RANKS_TOKEN: &str = ".ranks-token";
+
+/// Makes sure, before anything is solved, that every rank of `ex` builds
+/// the same thing in the same place; else every rank fails with
+/// [`Error::Disagree`], naming the first rank that differs from rank 0 and
+/// the first thing it differs in (see [`agreed_fields`]). The
+/// directory: rank 0 writes a random token into [`RANKS_TOKEN`] in its
+/// `db` (which it holds the lock of), every rank reads it back through its
+/// own `db`, and rank 0 removes it once all have. Ranks that disagreed
+/// would otherwise fall out of step in their collective calls (a hang, or
+/// reductions of different things), or write their slices where rank 0
+/// never reads them (a table with draws in their place). One process alone
+/// has nothing to agree with.
+fn agree(db: &Db, rules: Rules, levels: &[usize], ex: &dyn Exchange) -> Result<()> {
+    if ex.ranks() == 1 {
+        return Ok(());
+    }
+    let (rank, ranks) = (ex.rank(), ex.ranks());
+    let mut fields = agreed_fields(db, rules, levels)?;
+    let path = db.dir().join(RANKS_TOKEN);
+    let mut written = None;
+    let mine = match rank {
+        0 => {
+            use std::hash::BuildHasher;
+            let token = std::hash::RandomState::new()
+                .hash_one((std::process::id(), std::time::SystemTime::now()))
+                .max(1);
+            files::write_atomically(&path, |f| {
+                use std::io::Write;
+                writeln!(f, "{token:016x}")
+            })?;
+            written = Some(RemoveOnDrop::new(path.clone()));
+            token
+        }
+        _ => 0,
+    };
+    // Rank 0 sends it only once it is in its directory.
+    let token = ex.broadcast(mine);
+    fields.push(("table directory (--db)", read_token(&path, token)));
+    // Every field is broadcast on every rank, whatever differs.
+    let differs: Vec<bool> = fields
+        .iter()
+        .map(|(_, value)| {
+            let d = digest(value);
+            ex.broadcast(d) != d
+        })
+        .collect();
+    // The first rank that differs, and the first field it differs in.
+    let verdict = ex.max(
+        differs
+            .iter()
+            .position(|&d| d)
+            .map_or(0, |i| ((ranks - rank) as u64) << 8 | (i as u64 + 1)),
+    );
+    // Every rank has read it; none goes on (a rank at fault would stop the
+    // job) before it is gone.
+    drop(written);
+    ex.barrier();
+    if verdict == 0 {
+        return Ok(());
+    }
+    let at_fault = ranks - (verdict >> 8) as usize;
+    let (what, here) = fields.swap_remove((verdict & 0xff) as usize - 1);
+    Err(Error::Disagree {
+        rank: at_fault,
+        ranks,
+        what,
+        here: (at_fault == rank).then_some(here),
+    })
+}
+
+/// What every rank of a distributed build must agree on, as it is on this
+/// rank: the program (its version and a hash of its executable), the
+/// rules, the levels to build, the raw cache's budget, and what the
+/// environment sets for the solver but its frontier cap (each rank's own
+/// business): the checkpoint interval (the ranks decide together when one
+/// is due) and the forward parts (every rank walks as many). Threads and
+/// `--wait` are each rank's own.
+fn agreed_fields(db: &Db, rules: Rules, levels: &[usize]) -> Result<Vec<(&'static str, String)>> {
+    let options = Options::from_env(db.dir())?;
+    Ok(vec![
+        ("program", program_identity()),
+        ("rules (--rules)", rules.name().to_string()),
+        (
+            "levels to build (--max-seeds, --levels)",
+            level_set_text(levels),
+        ),
+        (
+            "raw cache (--raw-cache)",
+            db.raw_cache()
+                .map_or("all".into(), |b| format!("{b} bytes")),
+        ),
+        (
+            "checkpoint interval (MANCALADB_CHECKPOINT_SECS)",
+            options
+                .checkpoint_every
+                .map_or("off".into(), |d| format!("{} s", d.as_secs_f64())),
+        ),
+        (
+            "forward part (MANCALADB_FORWARD_PART)",
+            format!("{} positions", options.forward_part),
+        ),
+    ])
+}
+
+/// `mancaladb <version>, <first 16 hex digits of the SHA-256 of this
+/// process's executable>` (or why it could not be read), computed once.
+fn program_identity() -> String {
+    static IDENTITY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    IDENTITY
+        .get_or_init(|| {
+            use sha2::Digest;
+            use std::io::Read;
+            let hashed = (|| -> std::io::Result<String> {
+                let mut f = std::fs::File::open(std::env::current_exe()?)?;
+                let mut hasher = sha2::Sha256::new();
+                let mut buf = vec![0u8; 1 << 20];
+                loop {
+                    match f.read(&mut buf)? {
+                        0 => break,
+                        n => hasher.update(&buf[..n]),
+                    }
+                }
+                let sum = hasher.finalize();
+                Ok(sum[..8].iter().map(|b| format!("{b:02x}")).collect())
+            })();
+            let version = env!("CARGO_PKG_VERSION");
+            match hashed {
+                Ok(h) => format!("mancaladb {version}, executable {h}"),
+                Err(e) => format!("mancaladb {version}, executable unreadable: {e}"),
+            }
+        })
+        .clone()
+}
+
+/// What this rank finds at `path`, rank 0's token file: the token as rank 0
+/// wrote it if it is `token`, else what is there instead. A shared file
+/// system may show a new file late: a while is given for it.
+fn read_token(path: &Path, token: u64) -> String {
+    let want = format!("{token:016x}");
+    let mut tries = 0;
+    loop {
+        let found = match std::fs::read_to_string(path) {
+            Ok(text) if text.trim() == want => return want,
+            Ok(_) => format!("{} holds another build's token", path.display()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                format!(
+                    "{} holds no token from rank 0",
+                    files::parent_dir(path).display()
+                )
+            }
+            Err(e) => format!("{}: {e}", path.display()),
+        };
+        tries += 1;
+        if tries == 20 {
+            return found;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// 64 bits of the SHA-256 of `text`.
+fn digest(text: &str) -> u64 {
+    use sha2::Digest;
+    let sum = sha2::Sha256::digest(text.as_bytes());
+    u64::from_le_bytes(sum[..8].try_into().expect("8 bytes"))
+}
+
 /// Refuses, before anything is solved, to build a level whose working
 /// memory ([`WORKING_BYTES_PER_POSITION`], each rank's share of it) is more
 /// than this machine has at all (`total`, `MemTotal`): it could only fail
@@ -325,10 +498,10 @@ fn check_memory(
 /// Fails, before anything is solved, unless every level that one of
 /// `levels` without a table yet reads is among them or has a sound table
 /// in `db` (a level whose table is there but damaged is found so, and
-/// rebuilt, only when the build reaches it): the absent ones are named together
-/// with the `--levels` that adds them, and each table read is opened (its header, size and block index
-/// checked, which catches a truncated or foreign file; the blocks are
-/// checked as they are read).
+/// rebuilt, only when the build reaches it): the absent ones are named
+/// together with the `--levels` that adds them, and each table read is
+/// opened (its header, size and block index checked, which catches a
+/// truncated or foreign file; the blocks are checked as they are read).
 fn check_lower_levels(db: &Db, rules: Rules, levels: &[usize]) -> Result<()> {
     let mut absent: Vec<usize> = Vec::new();
     let mut first_reader: Option<usize> = None;

@@ -40,6 +40,27 @@ pub enum Error {
         /// Who holds it, as it says of itself.
         holder: String,
     },
+    /// The ranks of a distributed build do not agree on what to build:
+    /// rank `rank` (the first that differs) runs another program, with other
+    /// arguments or settings, or sees another table directory than rank 0.
+    /// Every rank gets this error; `here` (what rank `rank` has) only that
+    /// rank.
+    #[error(
+        "rank {rank} of {ranks}: its {what} differs from rank 0's{}; every rank must run the same \
+         program with the same arguments and MANCALADB_* variables (mpirun -x NAME passes one) \
+         and see the same --db directory",
+        here.as_ref().map_or(String::new(), |h| format!(" ({h} here)"))
+    )]
+    Disagree {
+        /// The first rank that differs.
+        rank: usize,
+        /// Ranks in the job.
+        ranks: usize,
+        /// What it differs in.
+        what: &'static str,
+        /// Its value, on that rank.
+        here: Option<String>,
+    },
 }
 
 /// What is wrong with a corrupt file.

@@ -60,7 +60,9 @@ pub fn to_py(e: Error) -> PyErr {
         Error::Corrupt { ref path, .. } => raise("CorruptTableError", e.to_string(), |exc| {
             exc.setattr("path", path)
         }),
-        Error::Locked { .. } => raise("MancalaDbError", e.to_string(), |_| Ok(())),
+        Error::Locked { .. } | Error::Disagree { .. } => {
+            raise("MancalaDbError", e.to_string(), |_| Ok(()))
+        }
     }
 }
 

@@ -73,8 +73,9 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
 }
 
 /// `build --distributed`: this process is one rank of an MPI job. An error
-/// on any rank stops every rank (the levels already written stay valid);
-/// rank 0 alone prints.
+/// or a panic on any rank stops every rank (the levels already written stay
+/// valid), as do ranks that disagree on what to build or where
+/// ([`Error::Disagree`]); rank 0 alone prints progress.
 #[cfg(feature = "mpi")]
 fn distributed(
     db: &Db,
@@ -83,7 +84,11 @@ fn distributed(
     wait: bool,
 ) -> Result<ExitCode, Error> {
     use mancaladb::exchange::{Exchange, mpi::Mpi};
-    let Some(mpi) = Mpi::init() else {
+    let Some(mpi) = Mpi::init(|rank, ranks| {
+        super::output::diag(format_args!(
+            "mancaladb: rank {rank} of {ranks} panicked; stopping every rank"
+        ))
+    }) else {
         return Err(Error::Invalid("MPI could not be initialised".into()));
     };
     let (rank, ranks) = (mpi.rank(), mpi.ranks());
@@ -97,6 +102,15 @@ fn distributed(
         print_level(r, cores)
     }) {
         Ok(_) => Ok(ExitCode::SUCCESS),
+        // Every rank learns of a disagreement at once: the rank at fault
+        // alone says what it has and stops the job.
+        Err(e @ Error::Disagree { rank: at_fault, .. }) => {
+            if at_fault != rank {
+                std::thread::sleep(std::time::Duration::from_secs(60));
+            }
+            super::output::diag(format_args!("mancaladb: {e}; stopping every rank"));
+            mpi.abort(2)
+        }
         Err(e) => {
             super::output::diag(format_args!(
                 "mancaladb: rank {rank} of {ranks}: {e}; stopping every rank"

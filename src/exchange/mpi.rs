@@ -2,6 +2,8 @@
 //! by `mpirun`. Only the main thread of each rank calls MPI; the solver's
 //! worker threads never do.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use mpi::Count;
 use mpi::collective::SystemOperation;
 use mpi::datatype::{Partition, PartitionMut};
@@ -20,10 +22,18 @@ pub struct Mpi {
 
 impl Mpi {
     /// Initializes MPI; `None` if it was already initialized in this process.
-    pub fn init() -> Option<Mpi> {
+    ///
+    /// From then on a panic in any thread of this process stops every rank
+    /// of the job ([`abort_on_panic`]), once its message is printed as usual
+    /// and `say(rank, ranks)` has said which rank it was: unwinding would
+    /// drop the [`Universe`], whose `MPI_Finalize` waits for ranks that are
+    /// themselves waiting in a collective call for this one.
+    pub fn init(say: fn(usize, usize)) -> Option<Mpi> {
         let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)?;
+        let world = universe.world();
+        abort_on_panic(world.rank() as usize, world.size() as usize, say);
         Some(Mpi {
-            world: universe.world(),
+            world,
             _universe: universe,
         })
     }
@@ -110,6 +120,40 @@ impl Exchange for Mpi {
     fn barrier(&self) {
         self.world.barrier();
     }
+}
+
+/// Whether MPI is initialised and not yet being finalised.
+static LIVE: AtomicBool = AtomicBool::new(false);
+
+impl Drop for Mpi {
+    /// Before the `Universe` finalises MPI: a panic from then on no longer
+    /// aborts.
+    fn drop(&mut self) {
+        LIVE.store(false, Ordering::SeqCst);
+    }
+}
+
+/// Makes a panic stop the whole job: the usual panic message, then
+/// `say(rank, ranks)`, then `MPI_Abort` with exit code 101 (a panic's),
+/// from whichever thread
+/// panicked (a solver's worker thread too: Open MPI's abort kills the job
+/// from any thread).
+fn abort_on_panic(rank: usize, ranks: usize, say: fn(usize, usize)) {
+    LIVE.store(true, Ordering::SeqCst);
+    let usual = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        usual(info);
+        if !LIVE.load(Ordering::SeqCst) {
+            return; // MPI is finalised: the job has ended
+        }
+        say(rank, ranks);
+        // SAFETY: MPI is initialised (this hook is set after it) and not
+        // finalised (the `Universe` that finalises it is only dropped after
+        // the build returns); `MPI_Abort` does not return.
+        unsafe {
+            mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, 101);
+        }
+    }));
 }
 
 /// Offsets of consecutive blocks of `counts` elements.

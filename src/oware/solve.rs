@@ -590,10 +590,12 @@ impl Clock {
         }
     }
 
-    /// Whether some rank's checkpoint is due (the same answer on every rank).
+    /// Whether some rank's checkpoint is due (the same answer on every
+    /// rank). Every rank joins the reduction, with checkpoints or without,
+    /// so the ranks' collective calls stay in step whatever each was told.
     fn due(&self, ex: &dyn Exchange) -> bool {
-        self.every
-            .is_some_and(|every| ex.max(u64::from(self.last.elapsed() >= every)) != 0)
+        let mine = self.every.is_some_and(|every| self.last.elapsed() >= every);
+        ex.max(u64::from(mine)) != 0
     }
 
     fn reset(&mut self) {

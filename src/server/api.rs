@@ -60,9 +60,10 @@ impl From<Error> for ApiError {
         let (status, missing_level) = match &e {
             Error::Invalid(_) => (StatusCode::BAD_REQUEST, None),
             Error::Missing(m) => (StatusCode::NOT_FOUND, m.level()),
-            Error::Io { .. } | Error::Corrupt { .. } | Error::Locked { .. } => {
-                (StatusCode::INTERNAL_SERVER_ERROR, None)
-            }
+            Error::Io { .. }
+            | Error::Corrupt { .. }
+            | Error::Locked { .. }
+            | Error::Disagree { .. } => (StatusCode::INTERNAL_SERVER_ERROR, None),
         };
         ApiError {
             status,

@@ -2,9 +2,10 @@
 //! exchanging through shared mailboxes, must give the single-process values
 //! for every split. The same solver runs under `mpirun` in `tests/mpi.rs`.
 
+use std::path::Path;
 use std::sync::{Arc, Barrier, Mutex};
 
-use crate::common::solved;
+use crate::common::{awari_db, file_sha256, scratch, solved};
 use mancaladb::exchange::{Exchange, Outbox, newest_held_by_all, split};
 use mancaladb::oware::Rules;
 use mancaladb::oware::solve::{Options, solve_part, solve_part_in};
@@ -261,4 +262,124 @@ fn a_damaged_seed_list_on_one_rank_is_solved_afresh_by_all() {
         );
     }
     std::fs::remove_dir_all(&base).unwrap();
+}
+
+/// The ranks of a build agree, before anything is solved, on what they
+/// build and where: ranks that differ in their levels, rules, raw cache or
+/// table directory (one that does not see rank 0's token) all get the same
+/// error, naming the first rank that differs and what in; that rank alone
+/// also hears what it has. Nothing is built and no token is left. Ranks
+/// that agree build the single process's tables.
+#[test]
+fn ranks_that_disagree_on_what_or_where_to_build_stop_before_solving() {
+    use mancaladb::Error;
+    use mancaladb::build::build;
+    use mancaladb::db::Db;
+    let base = scratch("distributed-disagree");
+    let shared = base.join("shared");
+    let elsewhere = base.join("elsewhere");
+    let token = |dir: &Path| dir.join(".ranks-token").exists();
+
+    let built = on_ranks(2, |ex| {
+        build(
+            &Db::new(&shared),
+            Rules::Awari,
+            0..=8,
+            ex,
+            Progress::QUIET,
+            false,
+            |_| {},
+        )
+        .map(|reports| reports.len())
+        .map_err(|e| e.to_string())
+    });
+    assert_eq!(built, [Ok(9), Ok(0)], "rank 0 alone reports");
+    let single = awari_db();
+    for n in 0..=8 {
+        let name = format!("awari-{n:02}.mdb");
+        assert_eq!(
+            file_sha256(&shared.join(&name)),
+            file_sha256(&single.join(&name))
+        );
+    }
+    assert!(!token(&shared));
+
+    // What the rank at fault is given instead of levels 0..=10 of awari
+    // in `shared`, keeping every raw copy (`Db::new`'s default).
+    type Differ = fn(&Path, &Path) -> (Db, Rules, usize);
+    let cases: [(usize, usize, Differ, &str, &str); 5] = [
+        (
+            2,
+            1,
+            |d, _| (Db::new(d), Rules::Awari, 9),
+            "levels to build",
+            "0..9",
+        ),
+        (
+            2,
+            1,
+            |d, _| (Db::new(d), Rules::Abapa, 10),
+            "rules",
+            "abapa",
+        ),
+        (
+            2,
+            1,
+            |d, _| (Db::new(d).with_raw_cache(Some(0)), Rules::Awari, 10),
+            "raw cache",
+            "0 bytes",
+        ),
+        (
+            2,
+            1,
+            |_, e| (Db::new(e), Rules::Awari, 10),
+            "table directory",
+            "holds no token from rank 0",
+        ),
+        // Rank 1 agrees; rank 2, the first to differ, is named.
+        (
+            3,
+            2,
+            |_, e| (Db::new(e), Rules::Awari, 10),
+            "table directory",
+            "holds no token from rank 0",
+        ),
+    ];
+    for (ranks, at_fault, differ, what, here) in cases {
+        let results = on_ranks(ranks, |ex| {
+            let (db, rules, max) = match ex.rank == at_fault {
+                true => differ(&shared, &elsewhere),
+                false => (Db::new(&shared), Rules::Awari, 10),
+            };
+            build(&db, rules, 0..=max, ex, Progress::QUIET, false, |_| {})
+        });
+        for (rank, result) in results.into_iter().enumerate() {
+            match result {
+                Err(Error::Disagree {
+                    rank: named,
+                    ranks: of,
+                    what: said,
+                    here: heard,
+                }) => {
+                    assert_eq!((named, of), (at_fault, ranks), "{what}");
+                    assert!(said.starts_with(what), "{said} for {what}");
+                    match rank == at_fault {
+                        true => assert!(
+                            heard.as_ref().is_some_and(|h| h.contains(here)),
+                            "{what}: {heard:?}"
+                        ),
+                        false => assert_eq!(heard, None, "{what}: rank {rank}"),
+                    }
+                }
+                other => panic!(
+                    "{what}: rank {rank} of {ranks}: {:?}",
+                    other.map(|r| r.len())
+                ),
+            }
+        }
+        // Nothing solved, nothing left behind, nothing made elsewhere.
+        assert!(!shared.join("awari-09.mdb").exists(), "{what}");
+        assert!(!token(&shared), "{what}");
+        assert!(!elsewhere.exists(), "{what}");
+    }
 }

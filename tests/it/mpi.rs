@@ -17,18 +17,44 @@ use crate::common::{assert_committed, awari_db, export_vu, file_sha256, run, scr
 /// cores, not pinning a rank to one core (each runs worker threads), and
 /// allowed to run as root (CI does).
 fn mpirun(ranks: usize) -> Command {
-    let mut c = Command::new("mpirun");
-    c.args([
-        "--oversubscribe",
-        "--bind-to",
-        "none",
-        "-np",
-        &ranks.to_string(),
-    ])
-    .arg(env!("CARGO_BIN_EXE_mancaladb"))
-    .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-    .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    let mut c = mpirun_alone();
+    c.args(["-np", &ranks.to_string()])
+        .arg(env!("CARGO_BIN_EXE_mancaladb"));
     c
+}
+
+/// `mpirun` with its options, before the programs it runs.
+fn mpirun_alone() -> Command {
+    let mut c = Command::new("mpirun");
+    c.args(["--oversubscribe", "--bind-to", "none"])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    c
+}
+
+/// The output of `job`, or a failure once `secs` have passed (the job
+/// killed then): a hung job must not hang the tests.
+fn within(mut job: Command, secs: u64) -> Output {
+    let child = job
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mpirun (is Open MPI installed?)");
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            // mpirun passes SIGTERM on to its ranks.
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+            let out = rx.recv().unwrap().unwrap();
+            panic!(
+                "the job hung for {secs} s\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
 }
 
 fn build_distributed(ranks: usize, max_seeds: usize, db: &Path) -> Output {
@@ -188,4 +214,132 @@ fn children(parent: u32) -> Vec<u32> {
         .collect();
     out.sort_unstable();
     out
+}
+
+/// A panic on one rank (in a worker thread, while the other rank waits in
+/// a collective call for it) stops every rank at once, with the panic's
+/// message and which rank it was (`build --distributed` says `mancaladb: rank
+/// 1 of 2 panicked; stopping every rank`), instead of hanging in
+/// `MPI_Finalize`.
+/// The ranks are this test binary's [`panicking_rank`].
+#[test]
+fn a_panic_on_one_rank_stops_every_rank() {
+    let mut job = mpirun_alone();
+    job.args(["-np", "2"])
+        .arg(std::env::current_exe().unwrap())
+        .args(["--exact", "mpi::panicking_rank", "--ignored", "--nocapture"])
+        .env("MANCALADB_TEST_PANICKING_RANK", "1");
+    let out = within(job, 300);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("rank 1's worker panics"), "{err}");
+    assert!(err.contains("hook: rank 1 of 2 panicked"), "{err}");
+    assert!(!err.contains("rank 0 of 2 panicked"), "{err}");
+}
+
+/// One rank of [`a_panic_on_one_rank_stops_every_rank`]'s job, run by it
+/// under `mpirun` (and doing nothing otherwise): rank 1 panics in a worker
+/// thread; rank 0 waits for it in a barrier.
+#[test]
+#[ignore = "a rank of a_panic_on_one_rank_stops_every_rank's job"]
+fn panicking_rank() {
+    use mancaladb::exchange::{Exchange, mpi::Mpi};
+    use rayon::prelude::*;
+    if std::env::var_os("MANCALADB_TEST_PANICKING_RANK").is_none() {
+        return;
+    }
+    let mpi = Mpi::init(|rank, ranks| eprintln!("hook: rank {rank} of {ranks} panicked"))
+        .expect("MPI starts");
+    if mpi.rank() == 1 {
+        (0..64u32).into_par_iter().for_each(|i| {
+            assert!(i != 7, "rank 1's worker panics");
+        });
+    }
+    mpi.barrier();
+}
+
+/// `mpirun` running rank 0 with `args` and rank 1 with `args1` (through
+/// `env`, so that it may set variables for rank 1 alone): `build
+/// --distributed` with both.
+fn two_ranks(args: &[&str], args1: &[&str]) -> Command {
+    let bin = env!("CARGO_BIN_EXE_mancaladb");
+    let mut job = mpirun_alone();
+    job.args(["-np", "1", bin, "build", "--distributed"])
+        .args(args)
+        .args([":", "-np", "1", "env"])
+        .args(
+            args1
+                .iter()
+                .filter(|a| a.contains('=') && !a.starts_with('-')),
+        )
+        .args([bin, "build", "--distributed"])
+        .args(
+            args1
+                .iter()
+                .filter(|a| !a.contains('=') || a.starts_with('-')),
+        );
+    job
+}
+
+/// Ranks that differ in what they build or where (here rank 1: its
+/// checkpoint setting, its levels, its `--db`) stop before anything is
+/// solved, with one line from the rank at fault naming itself and what it
+/// differs in; a rank looking elsewhere cannot leave rank 0 a table with
+/// draws in its slice.
+#[test]
+fn ranks_that_disagree_stop_the_job_before_solving() {
+    let db = scratch("mpi-disagree");
+    let other = scratch("mpi-disagree-other");
+    let (d, o) = (db.to_str().unwrap(), other.to_str().unwrap());
+    let cases: [(&[&str], &str, &str); 3] = [
+        (
+            &[
+                "MANCALADB_CHECKPOINT_SECS=off",
+                "--max-seeds",
+                "10",
+                "--db",
+                d,
+            ],
+            "checkpoint interval (MANCALADB_CHECKPOINT_SECS) differs from rank 0's (off here)",
+            "",
+        ),
+        (
+            &["--max-seeds", "9", "--db", d],
+            "levels to build (--max-seeds, --levels) differs from rank 0's (0..9 here)",
+            "",
+        ),
+        (
+            &["--max-seeds", "10", "--db", o],
+            "table directory (--db) differs from rank 0's (",
+            "holds no token from rank 0 here)",
+        ),
+    ];
+    for (args1, what, here) in cases {
+        // Generous: the tests' other jobs share this machine's cores.
+        let out = within(two_ranks(&["--max-seeds", "10", "--db", d], args1), 300);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args1:?}: {err}");
+        let line = format!("mancaladb: rank 1 of 2: its {what}");
+        assert!(
+            err.contains(&line) && err.contains(here),
+            "{args1:?}: {err}"
+        );
+        assert_eq!(
+            err.matches("stopping every rank").count(),
+            1,
+            "{args1:?}: {err}"
+        );
+        assert!(!db.join("awari-00.mdb").exists(), "{args1:?}");
+        assert!(!db.join(".ranks-token").exists(), "{args1:?}");
+    }
+    // Agreeing, they build.
+    let out = within(
+        two_ranks(
+            &["--max-seeds", "10", "--db", d],
+            &["--max-seeds", "10", "--db", d],
+        ),
+        300,
+    );
+    ok(&out);
+    assert_committed(&db, 10);
 }
