@@ -128,17 +128,17 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
         });
     }
     let value = list.iter().map(|m| m.value).max().unwrap_or(-(seeds as i8));
-    if let Some(v) = own {
-        if v != value {
-            return Err(Error::corrupt(
-                values.origin(board),
-                Corruption::Inconsistent {
-                    board: board.to_string(),
-                    stored: v,
-                    best: value,
-                },
-            ));
-        }
+    if let Some(v) = own
+        && v != value
+    {
+        return Err(Error::corrupt(
+            values.origin(board),
+            Corruption::Inconsistent {
+                board: board.to_string(),
+                stored: v,
+                best: value,
+            },
+        ));
     }
     let best = list
         .iter()
