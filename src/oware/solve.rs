@@ -278,6 +278,17 @@ pub fn solve_part_in(
     })
 }
 
+/// The parts the forward pass of a level of `size` positions is cut into,
+/// `forward_part` positions each (`MANCALADB_FORWARD_PART`).
+fn forward_parts(seeds: usize, size: u64, forward_part: u64) -> Result<u32> {
+    u32::try_from(size.div_ceil(forward_part).max(1)).map_err(|_| {
+        Error::Invalid(format!(
+            "MANCALADB_FORWARD_PART={forward_part}: cuts level {seeds} into more than {} parts",
+            u32::MAX
+        ))
+    })
+}
+
 /// [`solve_part_in`] without the second try: `None` when a seed list was
 /// damaged on some rank.
 fn solve_once(
@@ -357,80 +368,71 @@ fn solve_once(
         }
     }
     let mut clock = Clock::new(options.checkpoint_every);
-    let next_t =
-        match resumed_at {
-            Some(t) => t,
-            None => {
-                let mut mark = agreed_mark(&checkpoint, dir, ex)?;
-                if let Some(m) = &mark {
-                    // The lists must hold at least what the mark says (they are
-                    // cut back to it).
-                    let read = checkpoint
-                        .load_forward(dir, m, &mut state)
-                        .and_then(|()| check_lists(dir, seeds, &m.lists, true));
-                    if read_by_every_rank(read, ex, seeds, progress)?.is_none() {
-                        state.fill(0);
-                        mark = None;
-                        told_afresh = true;
-                    }
+    let next_t = match resumed_at {
+        Some(t) => t,
+        None => {
+            let mut mark = agreed_mark(&checkpoint, dir, ex)?;
+            if let Some(m) = &mark {
+                // The lists must hold at least what the mark says (they are
+                // cut back to it).
+                let read = checkpoint
+                    .load_forward(dir, m, &mut state)
+                    .and_then(|()| check_lists(dir, seeds, &m.lists, true));
+                if read_by_every_rank(read, ex, seeds, progress)?.is_none() {
+                    state.fill(0);
+                    mark = None;
+                    told_afresh = true;
                 }
-                // A forward checkpoint is resumed with the parts it was cut
-                // into (they fix where each part starts), whatever the parts
-                // asked for now.
-                let parts = match &mark {
-                Some(m) => m.parts,
-                None => u32::try_from(size.div_ceil(options.forward_part).max(1)).map_err(|_| {
-                    Error::Invalid(format!(
-                        "MANCALADB_FORWARD_PART={}: cuts level {seeds} into more than {} parts",
-                        options.forward_part,
-                        u32::MAX
-                    ))
-                })?,
-            };
-                match &mark {
-                    Some(mark) => {
-                        checkpoint.remove_forward_except(dir, mark)?;
-                        progress.notice(Notice::ForwardResumed {
-                            seeds,
-                            walk: mark.walk.name(),
-                            done: mark.done,
-                            parts: mark.parts,
-                        });
-                        // Every byte was written by the load: onto huge pages
-                        // for the rest of the pass.
-                        settle_state(&state, seeds, progress);
-                    }
-                    None => {
-                        if !told_afresh && holds_checkpoints(dir)? {
-                            progress.notice(Notice::SolveAfresh {
-                                seeds,
-                                why: format!(
-                                    "the checkpoints in {} are of another solve (another slice, \
-                                 lower levels or file version) or not held by every rank",
-                                    dir.display()
-                                ),
-                            });
-                        }
-                        wipe(dir)?;
-                        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-                    }
-                }
-                let pass = ForwardPass {
-                    rules,
-                    seeds,
-                    enc: &enc,
-                    lower,
-                    start: range.start,
-                    parts,
-                    dir,
-                    checkpoint: &checkpoint,
-                    ex,
-                    progress,
-                };
-                lists = pass.run(&mut state, mark, &mut clock)?;
-                seeds
             }
-        };
+            // A forward checkpoint is resumed with the parts it was cut
+            // into (they fix where each part starts), whatever the parts
+            // asked for now.
+            let parts = match &mark {
+                Some(m) => m.parts,
+                None => forward_parts(seeds, size, options.forward_part)?,
+            };
+            match &mark {
+                Some(mark) => {
+                    checkpoint.remove_forward_except(dir, mark)?;
+                    progress.notice(Notice::ForwardResumed {
+                        seeds,
+                        walk: mark.walk.name(),
+                        done: mark.done,
+                        parts: mark.parts,
+                    });
+                    // Every byte was written by the load: onto huge pages
+                    // for the rest of the pass.
+                    settle_state(&state, seeds, progress);
+                }
+                None => {
+                    if !told_afresh && holds_checkpoints(dir)? {
+                        let why = format!(
+                            "the checkpoints in {} are of another solve (another slice, lower \
+                                 levels or file version) or not held by every rank",
+                            dir.display()
+                        );
+                        progress.notice(Notice::SolveAfresh { seeds, why });
+                    }
+                    wipe(dir)?;
+                    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                }
+            }
+            let pass = ForwardPass {
+                rules,
+                seeds,
+                enc: &enc,
+                lower,
+                start: range.start,
+                parts,
+                dir,
+                checkpoint: &checkpoint,
+                ex,
+                progress,
+            };
+            lists = pass.run(&mut state, mark, &mut clock)?;
+            seeds
+        }
+    };
     // Every state byte is written now: onto huge pages with them, before
     // the random accesses of the thresholds.
     settle_state(&state, seeds, progress);
