@@ -180,9 +180,11 @@ fn a_killed_rank_stops_the_job_and_a_rerun_resumes() {
 #[test]
 fn an_error_on_one_rank_stops_every_rank_with_its_message() {
     let db = scratch("mpi-error");
-    // Only rank 0 writes tables: a directory where level 5's temporary file
-    // goes makes that write fail there, while rank 1 waits for it.
-    std::fs::create_dir_all(db.join("awari-05.mdb.tmp")).unwrap();
+    // Only rank 0 looks at what stands of a level: a directory where level
+    // 5's table goes fails that look there, while rank 1 waits for its
+    // word. (A directory under a temporary name is refused before any
+    // level is solved.)
+    std::fs::create_dir_all(db.join("awari-05.mdb")).unwrap();
     let out = build_distributed(2, 8, &db);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
@@ -191,9 +193,9 @@ fn an_error_on_one_rank_stops_every_rank_with_its_message() {
         "{err}"
     );
     assert!(err.contains("stopping every rank"), "{err}");
-    assert!(db.join("awari-04.mdb").exists() && !db.join("awari-05.mdb").exists());
+    assert!(db.join("awari-04.mdb").is_file() && !db.join("awari-05.mdb").is_file());
 
-    std::fs::remove_dir(db.join("awari-05.mdb.tmp")).unwrap();
+    std::fs::remove_dir(db.join("awari-05.mdb")).unwrap();
     let text = ok(&build_distributed(2, 8, &db));
     assert_eq!(text.matches("already built").count(), 5, "{text}");
     assert_committed(&db, 8);
