@@ -200,10 +200,10 @@ pub fn build_until(
             };
             let raw_dir = db.raw_dir(rules);
             std::fs::create_dir_all(&raw_dir).map_err(|e| Error::io(&raw_dir, e))?;
-            // Only the tables' temporaries: a census or a verify may be
-            // writing its own files in the directory meanwhile.
-            // A directory under such a name is an error now, not after the
-            // level is solved.
+            // Only the tables' temporaries and a distributed build's token
+            // ([`agree`]): a census or a verify may be writing its own files
+            // in the directory meanwhile. A directory under such a name is
+            // an error now, not after the level is solved.
             remove_leftovers_strictly(db.dir(), |name| {
                 name.ends_with(".mdb.tmp") || name.starts_with(RANKS_TOKEN)
             })?;

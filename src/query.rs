@@ -7,7 +7,7 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::error::{Corruption, Error, Result};
 use crate::oware::{Board, Rules, levels_needed, moves};
-use crate::source::{Source, Values};
+use crate::source::Values;
 
 /// What a value means for the player to move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -190,38 +190,30 @@ pub fn value(rules: Rules, values: &dyn Values, board: &Board) -> Result<i8> {
 }
 
 /// The values of `boards` into `out` (cleared first), each as [`value`]
-/// gives it. Runs of stored boards of tables are probed through
-/// [`crate::source::Tables::values`], whose grouped, prefetched probes are
-/// several times faster on levels larger than the caches (BENCHMARKS,
-/// "Random probes"). On an error, `out` holds the values of the boards
-/// before the one that failed.
-pub fn values(rules: Rules, source: &Source, boards: &[Board], out: &mut Vec<i8>) -> Result<()> {
+/// gives it: runs of stored boards through [`Values::values`], which
+/// tables answer with grouped, prefetched probes, several times faster on
+/// levels larger than the caches (BENCHMARKS, "Random probes"). On an
+/// error, `out` holds the values of the boards before the one that failed.
+pub fn values(
+    rules: Rules,
+    values: &dyn Values,
+    boards: &[Board],
+    out: &mut Vec<i8>,
+) -> Result<()> {
     out.clear();
-    let Source::Tables(tables) = source else {
-        for b in boards {
-            out.push(value(rules, source, b)?);
-        }
-        return Ok(());
-    };
     let mut run = Vec::new();
     let mut rest = boards;
     while let Some(first) = rest.first() {
         let stored = rest.iter().take_while(|b| b.in_domain()).count();
         if stored == 0 {
-            out.push(value(rules, source, first)?);
+            out.push(value(rules, values, first)?);
             rest = &rest[1..];
             continue;
         }
         let (these, after) = rest.split_at(stored);
-        match tables.values(these, &mut run) {
-            Ok(()) => out.extend_from_slice(&run),
-            // One by one, to stop at the board that fails.
-            Err(_) => {
-                for b in these {
-                    out.push(tables.value(b)?);
-                }
-            }
-        }
+        let read = values.values(these, &mut run);
+        out.extend_from_slice(&run);
+        read?;
         rest = after;
     }
     Ok(())

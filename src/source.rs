@@ -33,6 +33,17 @@ pub trait Values {
     fn value(&self, board: &Board) -> Result<i8>;
     /// The file the value of `board` comes from, for error messages.
     fn origin(&self, board: &Board) -> PathBuf;
+    /// The stored values of `boards` into `out` (cleared first), in order,
+    /// as [`Values::value`] gives them one by one; on an error, `out`
+    /// holds the values of the boards before the one that failed. A
+    /// source may probe many at once faster ([`Tables`] does).
+    fn values(&self, boards: &[Board], out: &mut Vec<i8>) -> Result<()> {
+        out.clear();
+        for b in boards {
+            out.push(self.value(b)?);
+        }
+        Ok(())
+    }
 }
 
 /// A directory of `scores.N` files: one signed byte per position, index
@@ -210,10 +221,11 @@ impl Tables {
         })
     }
 
-    /// The values of `boards` into `out`, in order: each group of boards is
-    /// ranked and its raw bytes prefetched before any is read, so that the
-    /// memory loads of random probes overlap (see [`crate::probe`]).
-    pub fn values(&self, boards: &[Board], out: &mut Vec<i8>) -> Result<()> {
+    /// [`Values::values`] by groups: each group of boards is ranked and its
+    /// raw bytes prefetched before any is read, so that the memory loads of
+    /// random probes overlap (see [`crate::probe`]). On an error, `out`
+    /// holds the values of the groups before the one that failed.
+    fn values_grouped(&self, boards: &[Board], out: &mut Vec<i8>) -> Result<()> {
         const GROUP: usize = 16;
         out.clear();
         let mut at: [(usize, u64); GROUP] = [(0, 0); GROUP];
@@ -244,6 +256,17 @@ impl Values for Tables {
 
     fn origin(&self, board: &Board) -> PathBuf {
         self.db.table_path(self.rules, board.seeds())
+    }
+
+    fn values(&self, boards: &[Board], out: &mut Vec<i8>) -> Result<()> {
+        if self.values_grouped(boards, out).is_err() {
+            // One by one from the first value not given, to stop exactly at
+            // the board that fails.
+            for b in &boards[out.len()..] {
+                out.push(self.value(b)?);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -527,6 +550,13 @@ impl Values for Source {
         match self {
             Source::Tables(t) => t.origin(board),
             Source::Vu(vu) => vu.origin(board),
+        }
+    }
+
+    fn values(&self, boards: &[Board], out: &mut Vec<i8>) -> Result<()> {
+        match self {
+            Source::Tables(t) => t.values(boards, out),
+            Source::Vu(vu) => vu.values(boards, out),
         }
     }
 }

@@ -124,7 +124,7 @@ impl Database {
         let source = self.source()?;
         let rules = self.rules;
         let mut out = Vec::new();
-        py.detach(|| query::values(rules, &source, &boards, &mut out))
+        py.detach(|| query::values(rules, &*source, &boards, &mut out))
             .map_err(|e| in_row(out.len(), e))
             .py()?;
         Ok(PyArray1::from_vec(py, out))
