@@ -583,7 +583,10 @@ fn build_level(
     let read_before = disk_read_bytes();
     let start = Instant::now();
     let work = db.work_path(rules, seeds, ex.rank());
-    let options = Options::from_env(&work)?;
+    let options = Options {
+        lower: table::sha256(&db.lower_content(rules, seeds)?.concat()),
+        ..Options::from_env(&work)?
+    };
     let part = solve_part_in(rules, seeds, lower, ex, &options, progress)?;
     let raw = db.raw_path(rules, seeds);
     let partial = raw.with_file_name(format!("scores.{seeds}.part"));

@@ -20,7 +20,7 @@ use memmap2::Mmap;
 
 use crate::error::{Corruption, Error, Missing, Result};
 use crate::files::DirLock;
-use crate::oware::{MAX_SEEDS, Rules, level_size};
+use crate::oware::{MAX_SEEDS, Rules, level_size, reads_level};
 use crate::table::{self, Table, TableId};
 
 /// Most bytes of `verified.tsv` read (a record is about 80 bytes).
@@ -148,6 +148,17 @@ impl Db {
         map_raw(&self.raw_path(rules, seeds))
             .ok()
             .filter(|m| table::sha256(m) == table.header().content_sha256)
+    }
+
+    /// The content sha256 of each level of `rules` that a solver of level
+    /// `seeds` reads ([`reads_level`]), in level order: what its work
+    /// files are tied to, so that they are never resumed over other lower
+    /// levels. A table missing or damaged is an error.
+    pub fn lower_content(&self, rules: Rules, seeds: usize) -> Result<Vec<[u8; 32]>> {
+        (0..seeds)
+            .filter(|&k| reads_level(seeds, k))
+            .map(|k| Ok(self.open(rules, k)?.header().content_sha256))
+            .collect()
     }
 
     /// Whether the table of `rules`, level `seeds`, is there; one that

@@ -73,7 +73,7 @@ use crate::files::{DirLock, checkpoint_interval, read_compressed, read_head, wri
 use crate::memory::{Pipeline, settle};
 use crate::oware::forward::{Mark, NoSaves, OwareLevel, Saves, Targets, solve_level_saving};
 use crate::oware::{
-    Board, Encoder, LowerLevels, Rules, Tile, game_levels, level_size, levels_needed, reads_level,
+    Board, Encoder, LowerLevels, Rules, Tile, game_levels, level_size, levels_needed,
 };
 use crate::progress::{Notice, Progress, Stage};
 use crate::source::Source;
@@ -658,9 +658,11 @@ fn identity(magic: &[u8; 8], db: &Db, rules: Rules, seeds: usize, own: bool) -> 
     let mut identity = magic.to_vec();
     identity.push(rules.code());
     identity.extend_from_slice(&(seeds as u32).to_le_bytes());
-    let read = |k: usize| reads_level(seeds, k) || (own && k == seeds);
-    for k in (0..=seeds).filter(|&k| read(k)) {
-        identity.extend_from_slice(&db.open(rules, k)?.header().content_sha256);
+    for hash in db.lower_content(rules, seeds)? {
+        identity.extend_from_slice(&hash);
+    }
+    if own {
+        identity.extend_from_slice(&db.open(rules, seeds)?.header().content_sha256);
     }
     Ok(identity)
 }

@@ -153,6 +153,10 @@ pub struct Options {
     /// Positions per part of each forward walk (a checkpoint may be taken
     /// after any part): [`FORWARD_PART`] unless tests force small parts.
     pub forward_part: u64,
+    /// What the level is solved from ([`Checkpoint::lower`]): a build sets
+    /// the hash of its lower levels' content hashes; zeros where the lower
+    /// levels live and die with the process.
+    pub lower: [u8; 32],
 }
 
 /// Positions per part of a forward walk, by default: about 10 s of a walk
@@ -192,6 +196,7 @@ impl Options {
             checkpoint_every,
             frontier_cap,
             forward_part,
+            lower: [0; 32],
         })
     }
 }
@@ -320,6 +325,7 @@ fn solve_once(
         rank: ex.rank() as u32,
         start: range.start,
         end: range.end,
+        lower: options.lower,
     };
     let mut state = HugeSlice::<u8>::zeroed(n).map_err(|e| Error::io("(memory)", e))?;
 

@@ -27,7 +27,8 @@
 //!   ([`check_lists`], [`SeedReader`]). No seed is ever dropped.
 //! * **Checkpoints.** `state.<t>` holds the state byte of every position of
 //!   the slice after every threshold above `t` is done, behind a header that
-//!   names the level, the rule set, the rank's slice, `t` and the length of
+//!   names the level, the rule set, the rank's slice, the lower levels it is
+//!   solved from (a hash of their content hashes), `t` and the length of
 //!   every seed list, and ends with the first 8 bytes of its own SHA-256
 //!   ([`Checkpoint`]), zstd-compressed with its content checksum (a state
 //!   is mostly runs of a few values: a quarter of the bytes or less). It is
@@ -452,18 +453,26 @@ pub struct Checkpoint {
     pub rank: u32,
     pub start: u64,
     pub end: u64,
+    /// What the level is solved from: for a build, the SHA-256 of the
+    /// content hashes of the lower levels it reads
+    /// ([`crate::db::Db::lower_content`]), so that a checkpoint is never
+    /// resumed over other lower levels (one rebuilt or replaced meanwhile).
+    pub lower: [u8; 32],
 }
 
-/// Version 4: compressed states, varint seed lists whose record checks
+/// Version 5: compressed states, varint seed lists whose record checks
 /// cover their list, the length of every list in the header, which ends
-/// with the first 8 bytes of its own SHA-256. A work directory of another
-/// version holds no checkpoint of this one, so it is started afresh.
-const MAGIC: &[u8; 8] = b"MDBSOLV4";
+/// with the first 8 bytes of its own SHA-256; since version 5 the header
+/// names the lower levels ([`Checkpoint::lower`]). A work directory of
+/// another version holds no checkpoint of this one, so it is started
+/// afresh.
+const MAGIC: &[u8; 8] = b"MDBSOLV5";
 /// The forward checkpoint's own header (same body format).
-/// Version 4: the header ends with the first 8 bytes of its own SHA-256,
-/// since the seed lists are cut back to the lengths it holds; the lists'
-/// records are those of version 4 of [`MAGIC`].
-const FORWARD_MAGIC: &[u8; 8] = b"MDBFWD04";
+/// Version 5: the header ends with the first 8 bytes of its own SHA-256,
+/// since the seed lists are cut back to the lengths it holds, and names
+/// the lower levels; the lists' records are those of version 5 of
+/// [`MAGIC`].
+const FORWARD_MAGIC: &[u8; 8] = b"MDBFWD05";
 
 fn state_path(dir: &Path, t: usize) -> PathBuf {
     dir.join(format!("state.{t}"))
@@ -524,6 +533,7 @@ impl Checkpoint {
         for x in [self.start, self.end] {
             h.extend_from_slice(&x.to_le_bytes());
         }
+        h.extend_from_slice(&self.lower);
         h
     }
 
@@ -863,6 +873,7 @@ mod tests {
             rank: 0,
             start: 0,
             end: 100_000,
+            lower: [7; 32],
         };
         let state: Vec<u8> = (0..100_000u32).map(|k| (k / 1000 % 7) as u8).collect();
         let lists: Vec<u64> = (0..40).map(|k| k * 1000 + 7).collect();
@@ -886,6 +897,12 @@ mod tests {
         // Another slice's checkpoint is not this one's.
         let other = Checkpoint { end: 99_999, ..cp };
         assert!(other.saved(&dir).unwrap().is_empty());
+        // Nor one of the same slice over other lower levels.
+        let over_others = Checkpoint {
+            lower: [8; 32],
+            ..cp
+        };
+        assert!(over_others.saved(&dir).unwrap().is_empty());
         // One that is there but cannot be read is an error, not absent (a
         // directory in its place stands for a read error here: root reads
         // files whatever their permissions).
@@ -953,6 +970,7 @@ mod tests {
             rank: 1,
             start: 500,
             end: 1000,
+            lower: [0; 32],
         };
         let mark = ForwardMark {
             walk: Walk::Moves,

@@ -155,6 +155,7 @@ fn tiny_frontiers_on_every_split_give_the_same_values() {
                         checkpoint_every: Some(std::time::Duration::ZERO),
                         frontier_cap: cap,
                         forward_part: 5_000,
+                        lower: [0; 32],
                     };
                     let part = solve_part_in(rules, seeds, &lower, ex, &options, Progress::QUIET);
                     let part = part.unwrap();
@@ -220,6 +221,7 @@ fn a_damaged_seed_list_on_one_rank_is_solved_afresh_by_all() {
                     checkpoint_every: Some(std::time::Duration::ZERO),
                     frontier_cap: None,
                     forward_part: 1 << 20,
+                    lower: [0; 32],
                 };
                 let part = solve_part_in(rules, seeds, &lower, ex, &options, Progress::QUIET);
                 let part = part.expect("a damaged seed list is dropped");

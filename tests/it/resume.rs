@@ -203,6 +203,7 @@ fn checkpoint_always(dir: std::path::PathBuf) -> Options {
         checkpoint_every: Some(Duration::ZERO),
         frontier_cap: None,
         forward_part: 50_000,
+        lower: [0; 32],
     }
 }
 
@@ -258,6 +259,39 @@ fn a_forward_pass_stopped_part_way_resumes_to_the_same_values() {
             );
         }
     }
+}
+
+/// Checkpoints are tied to the lower levels they were solved from
+/// (`Options::lower`, which a build sets to its lower levels' content
+/// hashes): solved again over other lower levels, a level starts afresh,
+/// from a threshold's checkpoint or the forward pass's alike.
+#[test]
+fn checkpoints_over_other_lower_levels_are_not_resumed() {
+    let dir = scratch("other-lower-levels");
+    let (rules, seeds) = (Rules::Awari, 12);
+    let levels = solved(rules);
+    let first = checkpoint_always(dir.clone());
+    let other = Options {
+        lower: [1; 32],
+        ..checkpoint_always(dir.clone())
+    };
+    let (all, fresh) = solve_failing(rules, seeds, &first, i64::MAX);
+    assert!(fresh.unwrap().values[..] == levels[seeds][..]);
+    // The same lower levels resume before threshold 1, reading none of them.
+    let (reads, resumed) = solve_failing(rules, seeds, &first, i64::MAX);
+    assert_eq!((reads, resumed.unwrap().resumed_at), (0, Some(1)));
+    let (reads, afresh) = solve_failing(rules, seeds, &other, i64::MAX);
+    let afresh = afresh.unwrap();
+    assert_eq!((reads, afresh.resumed_at), (all, None));
+    assert!(afresh.values[..] == levels[seeds][..]);
+    // A forward pass stopped part-way, then solved over other lower levels.
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(solve_failing(rules, seeds, &first, all / 2).1.is_err());
+    assert_eq!(forward_checkpoints(&dir).len(), 1, "no forward checkpoint");
+    let (reads, afresh) = solve_failing(rules, seeds, &other, i64::MAX);
+    assert_eq!(reads, all, "the forward pass was not done afresh");
+    assert!(afresh.unwrap().values[..] == levels[seeds][..]);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A checkpoint damaged on disk (a threshold's, or the forward pass's) is
