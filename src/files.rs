@@ -206,6 +206,8 @@ fn describe(kind: std::fs::FileType) -> &'static str {
         "a device"
     } else if kind.is_socket() {
         "a socket"
+    } else if kind.is_symlink() {
+        "a symbolic link"
     } else {
         "not a regular file"
     }
@@ -316,38 +318,20 @@ impl DirLock {
     /// writer of one kind of file that need not exclude the others.
     pub fn acquire_file(path: &Path, wait: bool) -> Result<DirLock> {
         use std::io::{Read, Seek, Write};
-        use std::os::unix::fs::OpenOptionsExt;
         let path = path.to_path_buf();
         // A symbolic link in the lock's place is not followed (the text
         // written below would replace its target's), nor is anything but
         // a regular file locked.
-        let not_a_lock = |what: &str| {
-            Error::io(
-                &path,
-                std::io::Error::new(
-                    ErrorKind::InvalidInput,
-                    format!("is {what}; a lock file must be a regular file (remove it)"),
-                ),
-            )
-        };
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(&path)
-            .map_err(|e| match e.raw_os_error() {
-                Some(libc::ELOOP) => not_a_lock("a symbolic link"),
-                _ => Error::io(&path, e),
-            })?;
-        let kind = file
-            .metadata()
-            .map_err(|e| Error::io(&path, e))?
-            .file_type();
-        if !kind.is_file() {
-            return Err(not_a_lock(describe(kind)));
-        }
+        let mut file = open_checked(
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false),
+            &path,
+            Links::Refused,
+            "a lock file must be a regular file (remove it)",
+        )?;
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) if wait => {
@@ -412,6 +396,37 @@ pub fn remove_if_present(path: &Path) -> Result<()> {
 /// that says what the path is. The type is looked at before the file is
 /// opened, since opening a named pipe waits for a writer, and again after.
 pub fn open_regular(path: &Path) -> Result<File> {
+    open_checked(
+        File::options().read(true),
+        path,
+        Links::Followed,
+        "expected a level's file",
+    )
+}
+
+/// Whether [`open_checked`] follows a symbolic link at the path.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Links {
+    /// Opens what the link points to (a table linked from elsewhere).
+    Followed,
+    /// Refuses it: a file this program writes in place (a lock, a record
+    /// file) must not carry its bytes to another file through a link.
+    Refused,
+}
+
+/// Opens `path` with `options`, refusing anything but a regular file (a
+/// directory, a device, a named pipe, and a symbolic link unless `links`
+/// follows them) with an error that says what the path is, then `want`.
+/// The type is looked at before the file is opened (opening a named pipe
+/// would wait for a writer, or fail for writing without a reader), and
+/// again once it is open, without waiting (`O_NONBLOCK`).
+fn open_checked(
+    options: &mut std::fs::OpenOptions,
+    path: &Path,
+    links: Links,
+    want: &str,
+) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
     let refuse = |kind: std::fs::FileType| {
         let error_kind = match kind.is_dir() {
             true => ErrorKind::IsADirectory,
@@ -419,17 +434,26 @@ pub fn open_regular(path: &Path) -> Result<File> {
         };
         Err(Error::io(
             path,
-            std::io::Error::new(
-                error_kind,
-                format!("is {}; expected a level's file", describe(kind)),
-            ),
+            std::io::Error::new(error_kind, format!("is {}; {want}", describe(kind))),
         ))
     };
-    let before = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-    if !before.is_file() {
-        return refuse(before.file_type());
+    let before = match links {
+        Links::Followed => std::fs::metadata(path),
+        Links::Refused => std::fs::symlink_metadata(path),
+    };
+    match before {
+        Ok(m) if !m.is_file() => return refuse(m.file_type()),
+        Err(e) if e.kind() != ErrorKind::NotFound => return Err(Error::io(path, e)),
+        _ => {}
     }
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let flags = match links {
+        Links::Followed => libc::O_NONBLOCK,
+        Links::Refused => libc::O_NONBLOCK | libc::O_NOFOLLOW,
+    };
+    let file = options
+        .custom_flags(flags)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
     let kind = file.metadata().map_err(|e| Error::io(path, e))?.file_type();
     match kind.is_file() {
         true => Ok(file),
@@ -443,7 +467,13 @@ pub fn open_regular(path: &Path) -> Result<File> {
 /// is an error saying what it is, and so is a file of more than `cap`
 /// bytes (not one this program wrote), rather than a read without end.
 pub fn read_record_file(path: &Path, cap: u64) -> Result<Option<Vec<u8>>> {
-    let f = match open_record_file(File::options().read(true), path) {
+    let mut read = File::options();
+    let f = match open_checked(
+        read.read(true),
+        path,
+        Links::Followed,
+        "expected a regular file",
+    ) {
         Err(Error::Io { source, .. }) if source.kind() == ErrorKind::NotFound => return Ok(None),
         f => f?,
     };
@@ -463,35 +493,12 @@ pub fn read_record_file(path: &Path, cap: u64) -> Result<Option<Vec<u8>>> {
     Ok(Some(bytes))
 }
 
-/// Opens the record file `path` with `options`, without waiting (a named
-/// pipe there opens at once) and refusing anything but a regular file.
+/// Opens the record file `path` with `options` to write it in place (to
+/// append), without waiting (a named pipe there opens at once) and refusing
+/// anything but a regular file, a symbolic link included (what is written
+/// would go to its target).
 pub fn open_record_file(options: &mut std::fs::OpenOptions, path: &Path) -> Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let refuse = |kind: std::fs::FileType| {
-        Err(Error::io(
-            path,
-            std::io::Error::new(
-                ErrorKind::InvalidInput,
-                format!("is {}; expected a regular file", describe(kind)),
-            ),
-        ))
-    };
-    // Looked at first (a pipe with no reader does not even open for
-    // writing), and again once open.
-    match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => return refuse(m.file_type()),
-        Err(e) if e.kind() != ErrorKind::NotFound => return Err(Error::io(path, e)),
-        _ => {}
-    }
-    let f = options
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| Error::io(path, e))?;
-    let kind = f.metadata().map_err(|e| Error::io(path, e))?.file_type();
-    match kind.is_file() {
-        true => Ok(f),
-        false => refuse(kind),
-    }
+    open_checked(options, path, Links::Refused, "expected a regular file")
 }
 
 /// The first `len` bytes of the file at `path`; `None` if there is no

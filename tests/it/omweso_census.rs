@@ -334,6 +334,32 @@ fn bad_lines_are_skipped_and_kept_aside() {
     assert!((5..=7).all(|k| store.row(k, 1000).is_some()));
 }
 
+/// The file bad lines are set aside in is written in place: as a link
+/// (its target would get them), it is refused before any row is computed,
+/// and the link's target is left alone.
+#[test]
+fn bad_lines_are_not_set_aside_through_a_link() {
+    let dir = fresh_dir("aside-link");
+    run_saved(&dir, 5..=5, quiet(1000)).unwrap();
+    let file = dir.join(store::FILE);
+    let mut text = std::fs::read(&file).unwrap();
+    text.extend_from_slice(b"not a row\n");
+    std::fs::write(&file, &text).unwrap();
+    let victim = dir.join("victim");
+    std::fs::write(&victim, b"precious").unwrap();
+    std::os::unix::fs::symlink("victim", dir.join(format!("{}.rejected", store::FILE))).unwrap();
+    let err = run_saved(&dir, 5..=6, quiet(1000)).unwrap_err().to_string();
+    assert!(
+        err.contains("is a symbolic link; expected a regular file"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    assert!(
+        Store::open(&dir).unwrap().row(6, 1000).is_none(),
+        "computed first"
+    );
+}
+
 /// A directory that cannot be written is refused before anything is
 /// computed (issue 15, item 13): k = 40 would take days.
 #[test]

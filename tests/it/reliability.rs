@@ -829,6 +829,25 @@ fn record_files_that_are_not_regular_files_are_refused_not_waited_on() {
 }
 
 #[test]
+fn record_files_are_not_appended_to_through_links() {
+    // build-log.tsv as a link: the build's report line went to the link's
+    // target. Refused now, the target untouched; read through a link, as
+    // verified.tsv is by query, it is only read.
+    let dir = scratch("record-links");
+    let db = dir.join("db");
+    std::fs::create_dir(&db).unwrap();
+    let victim = dir.join("victim");
+    std::fs::write(&victim, b"precious").unwrap();
+    std::os::unix::fs::symlink("../victim", db.join("build-log.tsv")).unwrap();
+    refuses(
+        &["build", "--max-seeds", "2", "--db", s(&db)],
+        "build-log.tsv: is a symbolic link; expected a regular file",
+    );
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    assert!(!db.join("awari-00.mdb").exists(), "refused after solving");
+}
+
+#[test]
 fn export_from_a_file_given_as_the_directory_names_it_as_such() {
     let dir = scratch("export-file-db");
     let file = dir.join("not-a-dir");

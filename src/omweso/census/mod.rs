@@ -607,6 +607,7 @@ fn run_locked(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> Res
         return Err(Error::Invalid("a lap budget must be at least 1".into()));
     }
     let mut store = Store::open(dir)?;
+    store.check_aside()?;
     for r in store.rejected.iter().take(REJECTED_SHOWN) {
         opt.progress.notice(Notice::CensusLineRejected {
             path: store.path().to_path_buf(),

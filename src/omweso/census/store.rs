@@ -185,6 +185,27 @@ impl Store {
             .find(|r| r.seeds == seeds && r.budget == budget)
     }
 
+    /// Where the rejected lines are set aside: `omweso-census.jsonl.rejected`.
+    fn aside_path(&self) -> PathBuf {
+        self.path.with_extension("jsonl.rejected")
+    }
+
+    /// Fails now, before any row is computed, if there are rejected lines
+    /// and the file they go to ([`Store::save`]) is there but cannot take
+    /// them (a symbolic link, whose target would get them; a named pipe).
+    pub fn check_aside(&self) -> Result<()> {
+        if self.rejected.is_empty() {
+            return Ok(());
+        }
+        let mut append = std::fs::OpenOptions::new();
+        match crate::files::open_record_file(append.append(true), &self.aside_path()) {
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                Ok(())
+            }
+            opened => opened.map(drop),
+        }
+    }
+
     /// Adds `row` (replacing the row of the same seeds and budget) and
     /// rewrites the file atomically, every row with its checksum. Rejected
     /// lines are first appended to `omweso-census.jsonl.rejected`.
@@ -194,12 +215,11 @@ impl Store {
         self.rows.push(row);
         self.rows.sort_by_key(|r| (r.seeds, r.budget));
         if !self.rejected.is_empty() {
-            let aside = self.path.with_extension("jsonl.rejected");
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&aside)
-                .map_err(|e| Error::io(&aside, e))?;
+            let aside = self.aside_path();
+            let mut f = crate::files::open_record_file(
+                std::fs::OpenOptions::new().create(true).append(true),
+                &aside,
+            )?;
             for r in &self.rejected {
                 f.write_all(&r.text)
                     .and_then(|()| f.write_all(b"\n"))
