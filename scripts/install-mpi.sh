@@ -4,7 +4,7 @@
 # libclang (the mpi crate generates its bindings with bindgen).
 set -euo pipefail
 if command -v mpirun >/dev/null && command -v mpicc >/dev/null \
-    && ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1; then
+    && ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1; then
     echo "Open MPI and libclang are installed"
     exit 0
 fi

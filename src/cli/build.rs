@@ -98,9 +98,12 @@ fn distributed(
         Progress::QUIET
     };
     let cores = rayon::current_num_threads() * ranks;
-    match build(db, rules, levels, &mpi, progress, wait, |r| {
-        print_level(r, cores)
-    }) {
+    let built = mpi.stop_on_panic(|| {
+        build(db, rules, levels, &mpi, progress, wait, |r| {
+            print_level(r, cores)
+        })
+    });
+    match built {
         Ok(_) => Ok(ExitCode::SUCCESS),
         // Every rank learns of a disagreement at once: the rank at fault
         // alone says what it has and stops the job.

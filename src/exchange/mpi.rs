@@ -1,6 +1,10 @@
 //! [`Exchange`] over MPI (the `mpi` feature): one rank per process, started
-//! by `mpirun`. Only the main thread of each rank calls MPI; the solver's
-//! worker threads never do.
+//! by `mpirun`. Only the main thread of each rank exchanges; the solver's
+//! worker threads never do. A panic stops the whole job with `MPI_Abort`
+//! ([`Mpi::init`]): from the thread that panicked where MPI allows calls
+//! from any thread (`MPI_THREAD_MULTIPLE`, which it is asked for), else
+//! from the main thread, which rayon hands every worker's panic to
+//! ([`Mpi::stop_on_panic`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -13,9 +17,13 @@ use mpi::traits::*;
 
 use super::{Exchange, Outbox};
 
+/// How far MPI lets threads call it ([`Mpi::init_asking`]).
+pub use mpi::Threading;
+
 /// The ranks of the MPI job this process belongs to.
 pub struct Mpi {
     world: SimpleCommunicator,
+    say: fn(usize, usize),
     // Finalizes MPI when dropped, so it must outlive `world`'s use.
     _universe: Universe,
 }
@@ -23,19 +31,44 @@ pub struct Mpi {
 impl Mpi {
     /// Initializes MPI; `None` if it was already initialized in this process.
     ///
-    /// From then on a panic in any thread of this process stops every rank
-    /// of the job ([`abort_on_panic`]), once its message is printed as usual
-    /// and `say(rank, ranks)` has said which rank it was: unwinding would
-    /// drop the [`Universe`], whose `MPI_Finalize` waits for ranks that are
-    /// themselves waiting in a collective call for this one.
+    /// From then on a panic stops every rank of the job, once its message
+    /// is printed as usual and `say(rank, ranks)` has said which rank it
+    /// was: unwinding would drop the [`Universe`], whose `MPI_Finalize`
+    /// waits for ranks that are themselves waiting in a collective call for
+    /// this one. A panic of the main thread stops it at once
+    /// ([`abort_on_panic`]), and so does a worker's where MPI provides
+    /// `MPI_THREAD_MULTIPLE`; elsewhere a worker's panic stops it when it
+    /// reaches the main thread, in [`Mpi::stop_on_panic`].
     pub fn init(say: fn(usize, usize)) -> Option<Mpi> {
-        let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)?;
+        Mpi::init_asking(Threading::Multiple, say)
+    }
+
+    /// [`Mpi::init`] asking MPI for `threading` instead of
+    /// `MPI_THREAD_MULTIPLE` (at least `Funneled`): tests ask for less, to
+    /// stop a job from the main thread alone.
+    pub fn init_asking(threading: Threading, say: fn(usize, usize)) -> Option<Mpi> {
+        let (universe, threading) = mpi::initialize_with_threading(threading)?;
         let world = universe.world();
-        abort_on_panic(world.rank() as usize, world.size() as usize, say);
+        let (rank, ranks) = (world.rank() as usize, world.size() as usize);
+        abort_on_panic(rank, ranks, say, threading == Threading::Multiple);
         Some(Mpi {
             world,
+            say,
             _universe: universe,
         })
+    }
+
+    /// Runs `f` on this (the main) thread; a panic that reaches it from
+    /// `f`, a rayon worker's included, stops every rank of the job as a
+    /// panic of the main thread does ([`Mpi::init`]).
+    pub fn stop_on_panic<T>(&self, f: impl FnOnce() -> T) -> T {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+            Ok(value) => value,
+            Err(_) => {
+                (self.say)(self.rank(), self.ranks());
+                self.abort(101)
+            }
+        }
     }
 
     /// Stops every rank of the job with exit code `code`.
@@ -134,22 +167,27 @@ impl Drop for Mpi {
 }
 
 /// Makes a panic stop the whole job: the usual panic message, then
-/// `say(rank, ranks)`, then `MPI_Abort` with exit code 101 (a panic's),
-/// from whichever thread
-/// panicked (a solver's worker thread too: Open MPI's abort kills the job
-/// from any thread).
-fn abort_on_panic(rank: usize, ranks: usize, say: fn(usize, usize)) {
+/// `say(rank, ranks)`, then `MPI_Abort` with exit code 101 (a panic's), from
+/// the thread that panicked if it is the main thread (the one calling this)
+/// or `any_thread` (MPI provides `MPI_THREAD_MULTIPLE`). A worker's panic
+/// otherwise unwinds as usual, to the main thread ([`Mpi::stop_on_panic`]).
+fn abort_on_panic(rank: usize, ranks: usize, say: fn(usize, usize), any_thread: bool) {
     LIVE.store(true, Ordering::SeqCst);
+    let main = std::thread::current().id();
     let usual = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         usual(info);
         if !LIVE.load(Ordering::SeqCst) {
             return; // MPI is finalised: the job has ended
         }
+        if !any_thread && std::thread::current().id() != main {
+            return; // MPI may be called from the main thread only
+        }
         say(rank, ranks);
         // SAFETY: MPI is initialised (this hook is set after it) and not
         // finalised (the `Universe` that finalises it is only dropped after
-        // the build returns); `MPI_Abort` does not return.
+        // the build returns), and this thread may call it; `MPI_Abort` does
+        // not return.
         unsafe {
             mpi::ffi::MPI_Abort(mpi::ffi::RSMPI_COMM_WORLD, 101);
         }

@@ -224,19 +224,26 @@ fn children(parent: u32) -> Vec<u32> {
 /// 1 of 2 panicked; stopping every rank`), instead of hanging in
 /// `MPI_Finalize`.
 /// The ranks are this test binary's [`panicking_rank`].
+/// Asking MPI for `MPI_THREAD_MULTIPLE` (the worker stops the job), and for
+/// `Funneled` (the panic reaches the main thread, which stops it).
 #[test]
 fn a_panic_on_one_rank_stops_every_rank() {
-    let mut job = mpirun_alone();
-    job.args(["-np", "2"])
-        .arg(std::env::current_exe().unwrap())
-        .args(["--exact", "mpi::panicking_rank", "--ignored", "--nocapture"])
-        .env("MANCALADB_TEST_PANICKING_RANK", "1");
-    let out = within(job, 300);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{err}");
-    assert!(err.contains("rank 1's worker panics"), "{err}");
-    assert!(err.contains("hook: rank 1 of 2 panicked"), "{err}");
-    assert!(!err.contains("rank 0 of 2 panicked"), "{err}");
+    for threading in ["multiple", "funneled"] {
+        let mut job = mpirun_alone();
+        job.args(["-np", "2"])
+            .arg(std::env::current_exe().unwrap())
+            .args(["--exact", "mpi::panicking_rank", "--ignored", "--nocapture"])
+            .env("MANCALADB_TEST_PANICKING_RANK", threading);
+        let out = within(job, 300);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{threading}: {err}");
+        assert!(err.contains("rank 1's worker panics"), "{threading}: {err}");
+        assert!(
+            err.contains("hook: rank 1 of 2 panicked"),
+            "{threading}: {err}"
+        );
+        assert!(!err.contains("rank 0 of 2 panicked"), "{threading}: {err}");
+    }
 }
 
 /// One rank of [`a_panic_on_one_rank_stops_every_rank`]'s job, run by it
@@ -245,18 +252,23 @@ fn a_panic_on_one_rank_stops_every_rank() {
 #[test]
 #[ignore = "a rank of a_panic_on_one_rank_stops_every_rank's job"]
 fn panicking_rank() {
-    use mancaladb::exchange::{Exchange, mpi::Mpi};
+    use mancaladb::exchange::Exchange;
+    use mancaladb::exchange::mpi::{Mpi, Threading};
     use rayon::prelude::*;
-    if std::env::var_os("MANCALADB_TEST_PANICKING_RANK").is_none() {
-        return;
-    }
-    let mpi = Mpi::init(|rank, ranks| eprintln!("hook: rank {rank} of {ranks} panicked"))
-        .expect("MPI starts");
-    if mpi.rank() == 1 {
-        (0..64u32).into_par_iter().for_each(|i| {
-            assert!(i != 7, "rank 1's worker panics");
-        });
-    }
+    let threading = match std::env::var("MANCALADB_TEST_PANICKING_RANK").as_deref() {
+        Ok("multiple") => Threading::Multiple,
+        Ok("funneled") => Threading::Funneled,
+        _ => return,
+    };
+    let say = |rank, ranks| eprintln!("hook: rank {rank} of {ranks} panicked");
+    let mpi = Mpi::init_asking(threading, say).expect("MPI starts");
+    mpi.stop_on_panic(|| {
+        if mpi.rank() == 1 {
+            (0..64u32).into_par_iter().for_each(|i| {
+                assert!(i != 7, "rank 1's worker panics");
+            });
+        }
+    });
     mpi.barrier();
 }
 
