@@ -403,21 +403,10 @@ fn program_identity() -> String {
     static IDENTITY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     IDENTITY
         .get_or_init(|| {
-            use sha2::Digest;
-            use std::io::Read;
-            let hashed = (|| -> std::io::Result<String> {
-                let mut f = std::fs::File::open(std::env::current_exe()?)?;
-                let mut hasher = sha2::Sha256::new();
-                let mut buf = vec![0u8; 1 << 20];
-                loop {
-                    match f.read(&mut buf)? {
-                        0 => break,
-                        n => hasher.update(&buf[..n]),
-                    }
-                }
-                let sum = hasher.finalize();
-                Ok(sum[..8].iter().map(|b| format!("{b:02x}")).collect())
-            })();
+            let hashed = std::env::current_exe()
+                .and_then(std::fs::File::open)
+                .and_then(|mut f| table::sha256_of_reader(&mut f))
+                .map(|sum| table::hex(&sum[..8]));
             let version = env!("CARGO_PKG_VERSION");
             match hashed {
                 Ok(h) => format!("mancaladb {version}, executable {h}"),

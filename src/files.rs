@@ -168,6 +168,20 @@ fn refused(path: &Path, what: &str) -> Error {
     )
 }
 
+/// Refuses a `dir` that is not there ("no such directory": more likely a
+/// typo than a wish for an empty answer) or is not a directory
+/// ([`check_dir`]): for readers that would otherwise answer nothing.
+pub fn existing_dir(dir: &Path) -> Result<()> {
+    check_dir(dir)?;
+    match dir.try_exists().map_err(|e| Error::io(dir, e))? {
+        true => Ok(()),
+        false => Err(Error::Invalid(format!(
+            "{}: no such directory",
+            dir.display()
+        ))),
+    }
+}
+
 /// Refuses a `dir` that is there but is not a directory (a file given as
 /// `--db`), saying what it is; one that is not there is the caller's
 /// matter (a reader reports the levels missing, a writer creates it).
@@ -587,6 +601,38 @@ pub fn checkpoint_interval() -> Result<Option<Duration>> {
                 "{NAME}={v}: expected seconds between checkpoints, or 'off'"
             ))),
         },
+    }
+}
+
+/// When a solver's next checkpoint is due: [`checkpoint_interval`] after
+/// the last one (or the start); never without an interval.
+pub struct CheckpointClock {
+    every: Option<Duration>,
+    last: std::time::Instant,
+}
+
+impl CheckpointClock {
+    /// A clock started now; `None`: checkpoints are off.
+    pub fn new(every: Option<Duration>) -> CheckpointClock {
+        CheckpointClock {
+            every,
+            last: std::time::Instant::now(),
+        }
+    }
+
+    /// Whether checkpoints are taken at all.
+    pub fn on(&self) -> bool {
+        self.every.is_some()
+    }
+
+    /// Whether the interval has passed since the last checkpoint.
+    pub fn due(&self) -> bool {
+        self.every.is_some_and(|every| self.last.elapsed() >= every)
+    }
+
+    /// A checkpoint was just taken: the next is due an interval from now.
+    pub fn reset(&mut self) {
+        self.last = std::time::Instant::now();
     }
 }
 

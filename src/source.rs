@@ -354,6 +354,13 @@ impl Source {
         }
     }
 
+    /// Fails with "no such directory" if the directory read is not there
+    /// (more likely a typo than a wish for empty answers), or with what it
+    /// is if it is not a directory.
+    pub fn require_dir(&self) -> Result<()> {
+        crate::files::existing_dir(self.dir())
+    }
+
     /// Levels present; a file that cannot be looked at is an error
     /// naming it, never a level left out.
     pub fn levels(&self) -> Result<Vec<usize>> {

@@ -68,6 +68,18 @@ pub fn sha256(bytes: &[u8]) -> [u8; 32] {
     Sha256::digest(bytes).into()
 }
 
+/// sha256 of what `r` reads, to its end, a MiB at a time.
+pub fn sha256_of_reader(r: &mut impl Read) -> std::io::Result<[u8; 32]> {
+    let mut hash = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match r.read(&mut buf)? {
+            0 => return Ok(hash.finalize().into()),
+            n => hash.update(&buf[..n]),
+        }
+    }
+}
+
 /// The first value of a level of `seeds` seeds outside `-seeds..=seeds`
 /// (index `offset + i` for `values[i]`), as the error to report for `path`.
 pub fn check_values(path: &Path, seeds: usize, offset: u64, values: &[i8]) -> Result<()> {
@@ -145,15 +157,7 @@ pub fn write_table(path: &Path, id: TableId, values: &[i8]) -> Result<[u8; 32]> 
         f.write_all(&head)?;
         f.write_all(&index)?;
         f.seek(SeekFrom::Start(0))?;
-        let mut hash = Sha256::new();
-        let mut buf = vec![0u8; 1 << 20];
-        loop {
-            match f.read(&mut buf)? {
-                0 => break,
-                n => hash.update(&buf[..n]),
-            }
-        }
-        file_sha256 = hash.finalize().into();
+        file_sha256 = sha256_of_reader(f)?;
         f.write_all(&file_sha256)
     })?;
     Ok(file_sha256)

@@ -69,7 +69,9 @@ use serde::ser::{Serialize, SerializeMap, SerializeStruct, Serializer};
 
 use crate::db::Db;
 use crate::error::{Error, Result};
-use crate::files::{DirLock, checkpoint_interval, read_compressed, read_head, write_compressed};
+use crate::files::{
+    CheckpointClock, DirLock, checkpoint_interval, read_compressed, read_head, write_compressed,
+};
 use crate::memory::{Pipeline, settle};
 use crate::oware::forward::{Mark, NoSaves, OwareLevel, Saves, Targets, solve_level_saving};
 use crate::oware::{
@@ -673,8 +675,7 @@ struct Check2Saves {
     path: PathBuf,
     identity: Vec<u8>,
     seeds: usize,
-    every: Option<Duration>,
-    last: Instant,
+    clock: CheckpointClock,
 }
 
 impl Check2Saves {
@@ -685,8 +686,7 @@ impl Check2Saves {
             path: work_dir(db, rules, seeds).join("check2"),
             identity: identity(Self::MAGIC, db, rules, seeds, true)?,
             seeds,
-            every,
-            last: Instant::now(),
+            clock: CheckpointClock::new(every),
         })
     }
 
@@ -710,14 +710,13 @@ impl Check2Saves {
     /// Saves `tally` if a checkpoint is due or the check is `complete`
     /// (unless checkpoints are off).
     fn after_part(&mut self, tally: &Tally, complete: bool) -> Result<()> {
-        match self.every {
-            Some(every) if complete || self.last.elapsed() >= every => {}
-            _ => return Ok(()),
+        if !(self.clock.on() && (complete || self.clock.due())) {
+            return Ok(());
         }
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         write_compressed(&self.path, &self.identity, &tally.to_bytes())?;
-        self.last = Instant::now();
+        self.clock.reset();
         Ok(())
     }
 }
@@ -834,8 +833,7 @@ struct Check3Saves<'a> {
     /// What the header starts with: magic, rule set, level, and the content
     /// hashes of the levels it reads.
     identity: Vec<u8>,
-    every: Option<Duration>,
-    last: Instant,
+    clock: CheckpointClock,
     seeds: usize,
     progress: Progress<'a>,
 }
@@ -853,8 +851,7 @@ impl<'a> Check3Saves<'a> {
         Ok(Check3Saves {
             path: work_dir(db, rules, seeds).join("check3"),
             identity: identity(Self::MAGIC, db, rules, seeds, false)?,
-            every,
-            last: Instant::now(),
+            clock: CheckpointClock::new(every),
             seeds,
             progress,
         })
@@ -905,9 +902,8 @@ impl Saves for Check3Saves<'_> {
     }
 
     fn after_batch(&mut self, mark: Mark, bytes: &[i8]) -> Result<()> {
-        match self.every {
-            Some(every) if self.last.elapsed() >= every => {}
-            _ => return Ok(()),
+        if !self.clock.due() {
+            return Ok(());
         }
         let took = Instant::now();
         let dir = self.path.parent().unwrap_or(Path::new("."));
@@ -919,7 +915,7 @@ impl Saves for Check3Saves<'_> {
             bytes: written,
             seconds: took.elapsed().as_secs_f64(),
         });
-        self.last = Instant::now();
+        self.clock.reset();
         Ok(())
     }
 }

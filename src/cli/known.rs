@@ -25,13 +25,8 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
     let (rules, source) = a.read.open()?;
     // An empty directory shows what building would take; a missing one is
     // more likely a typo.
+    source.require_dir()?;
     let dir = source.dir();
-    if !dir.is_dir() {
-        return Err(Error::Invalid(format!(
-            "{}: no such directory",
-            dir.display()
-        )));
-    }
     let present = source.levels()?;
     let found = starts(rules, &source, &present, |levels| {
         source.all_verified(levels)

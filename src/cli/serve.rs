@@ -40,14 +40,8 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         .ok_or_else(|| Error::Invalid(format!("--cache-mib {}: too large", a.cache_mib)))?;
     // A directory that is not there is more likely a typo than a wish to
     // answer every board with a 404; a file there is said as such.
-    Source::open(&a.db, Rules::Awari, a.vu.clone())?;
+    Source::open(&a.db, Rules::Awari, a.vu.clone())?.require_dir()?;
     let dir = a.vu.as_deref().unwrap_or(&a.db);
-    if !dir.try_exists().map_err(|e| Error::io(dir, e))? {
-        return Err(Error::Invalid(format!(
-            "{}: no such directory",
-            dir.display()
-        )));
-    }
     let state = server::State::new(&a.db, a.vu.as_deref(), cache_bytes);
     if state.is_empty()? {
         diag(format_args!(

@@ -93,6 +93,7 @@ use super::workdir::{
 };
 use crate::error::{Corruption, Error, Result};
 use crate::exchange::{Alone, Exchange, Outbox, Owners, newest_held_by_all};
+use crate::files::CheckpointClock;
 use crate::memory::{HugeSlice, Pipeline, as_atomic, prefetch, settle};
 use crate::progress::{Notice, Progress};
 
@@ -583,31 +584,24 @@ fn agreed_mark(
     Ok(mark.filter(|_| same))
 }
 
-/// When checkpoints fall due: every `every` (none if `None`), decided by
-/// all ranks together.
-struct Clock {
-    every: Option<Duration>,
-    last: Instant,
-}
+/// The checkpoint clock of one rank: when a checkpoint is due, decided by
+/// every rank together.
+struct Clock(CheckpointClock);
 
 impl Clock {
     fn new(every: Option<Duration>) -> Clock {
-        Clock {
-            every,
-            last: Instant::now(),
-        }
+        Clock(CheckpointClock::new(every))
     }
 
     /// Whether some rank's checkpoint is due (the same answer on every
     /// rank). Every rank joins the reduction, with checkpoints or without,
     /// so the ranks' collective calls stay in step whatever each was told.
     fn due(&self, ex: &dyn Exchange) -> bool {
-        let mine = self.every.is_some_and(|every| self.last.elapsed() >= every);
-        ex.max(u64::from(mine)) != 0
+        ex.max(u64::from(self.0.due())) != 0
     }
 
     fn reset(&mut self) {
-        self.last = Instant::now();
+        self.0.reset();
     }
 }
 

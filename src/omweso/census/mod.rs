@@ -40,6 +40,7 @@ use super::relay::{Relay, run};
 use super::side::{PITS, Side};
 use crate::compose::{Ranker, binomial};
 use crate::error::{Error, Result};
+use crate::files::CheckpointClock;
 use crate::progress::{Notice, Progress};
 use checkpoint::Checkpoint;
 use store::{Rejected, Store};
@@ -236,7 +237,7 @@ fn count(
     };
     let cycles = Mutex::new(cycles);
     let stage = progress.stage(format!("census k={seeds}"), starts);
-    let mut last = Instant::now();
+    let mut clock = CheckpointClock::new(checkpoints.as_ref().map(|(every, _)| *every));
     stage.inc((done * CHUNK).min(starts));
     while done < chunks {
         let batch = done..(done + BATCH).min(chunks);
@@ -252,9 +253,9 @@ fn count(
             })
             .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1 + b.1));
         (done, longest, undecided) = (batch.end, longest.max(l), undecided + u);
-        if let Some((every, save)) = checkpoints.as_mut()
+        if let Some((_, save)) = checkpoints.as_mut()
             && done < chunks
-            && last.elapsed() >= *every
+            && clock.due()
         {
             let found = cycles.lock().expect("no panics while held").found.clone();
             save(&Checkpoint {
@@ -266,7 +267,7 @@ fn count(
                 undecided,
                 cycles: found,
             });
-            last = Instant::now();
+            clock.reset();
         }
     }
     stage.finish();

@@ -329,11 +329,7 @@ pub fn checksum(row: &Row) -> String {
 
 /// The first 16 hex digits of the sha256 of `bytes`.
 pub(crate) fn digest(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::table::hex(&crate::table::sha256(bytes)[..8])
 }
 
 /// The row of one line, else why it cannot be used.
