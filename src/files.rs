@@ -6,6 +6,8 @@ use std::io::{BufReader, BufWriter, ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use sha2::{Digest, Sha256};
+
 use crate::error::{Corruption, Error, Result};
 
 /// Writes `bytes` to `path` through a temporary file renamed when complete,
@@ -601,6 +603,28 @@ pub fn checkpoint_interval() -> Result<Option<Duration>> {
                 "{NAME}={v}: expected seconds between checkpoints, or 'off'"
             ))),
         },
+    }
+}
+
+/// sha256 as lowercase hex.
+pub fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// sha256 of a byte slice.
+pub fn sha256(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+/// sha256 of what `r` reads, to its end, a MiB at a time.
+pub fn sha256_of_reader(r: &mut impl Read) -> std::io::Result<[u8; 32]> {
+    let mut hash = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match r.read(&mut buf)? {
+            0 => return Ok(hash.finalize().into()),
+            n => hash.update(&buf[..n]),
+        }
     }
 }
 

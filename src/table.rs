@@ -7,7 +7,7 @@
 //! [`Table::verify`] checks the whole-file sha256. Anything that does not
 //! add up is an [`Error::Corrupt`] naming the file and the [`Corruption`].
 
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -58,27 +58,7 @@ pub struct Header {
     pub content_sha256: [u8; 32],
 }
 
-/// sha256 as lowercase hex.
-pub fn hex(digest: &[u8]) -> String {
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// sha256 of a byte slice.
-pub fn sha256(bytes: &[u8]) -> [u8; 32] {
-    Sha256::digest(bytes).into()
-}
-
-/// sha256 of what `r` reads, to its end, a MiB at a time.
-pub fn sha256_of_reader(r: &mut impl Read) -> std::io::Result<[u8; 32]> {
-    let mut hash = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        match r.read(&mut buf)? {
-            0 => return Ok(hash.finalize().into()),
-            n => hash.update(&buf[..n]),
-        }
-    }
-}
+pub use crate::files::{hex, sha256, sha256_of_reader};
 
 /// The first value of a level of `seeds` seeds outside `-seeds..=seeds`
 /// (index `offset + i` for `values[i]`), as the error to report for `path`.

@@ -454,8 +454,8 @@ pub struct Checkpoint {
     pub start: u64,
     pub end: u64,
     /// What the level is solved from: for a build, the SHA-256 of the
-    /// content hashes of the lower levels it reads
-    /// ([`crate::db::Db::lower_content`]), so that a checkpoint is never
+    /// content hashes of the lower levels it reads (`Db::lower_content`),
+    /// so that a checkpoint is never
     /// resumed over other lower levels (one rebuilt or replaced meanwhile).
     pub lower: [u8; 32],
 }

@@ -329,7 +329,7 @@ pub fn checksum(row: &Row) -> String {
 
 /// The first 16 hex digits of the sha256 of `bytes`.
 pub(crate) fn digest(bytes: &[u8]) -> String {
-    crate::table::hex(&crate::table::sha256(bytes)[..8])
+    crate::files::hex(&crate::files::sha256(bytes)[..8])
 }
 
 /// The row of one line, else why it cannot be used.
