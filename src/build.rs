@@ -444,8 +444,7 @@ fn read_token(path: &Path, token: u64) -> String {
 
 /// 64 bits of the SHA-256 of `text`.
 fn digest(text: &str) -> u64 {
-    use sha2::Digest;
-    let sum = sha2::Sha256::digest(text.as_bytes());
+    let sum = table::sha256(text.as_bytes());
     u64::from_le_bytes(sum[..8].try_into().expect("8 bytes"))
 }
 

@@ -466,10 +466,17 @@ fn open_checked(
         Links::Followed => libc::O_NONBLOCK,
         Links::Refused => libc::O_NONBLOCK | libc::O_NOFOLLOW,
     };
-    let file = options
-        .custom_flags(flags)
-        .open(path)
-        .map_err(|e| Error::io(path, e))?;
+    let file = options.custom_flags(flags).open(path).map_err(|e| {
+        // A link put there since it was looked at.
+        let e = match (links, e.raw_os_error()) {
+            (Links::Refused, Some(libc::ELOOP)) => std::io::Error::new(
+                ErrorKind::InvalidInput,
+                format!("is a symbolic link; {want}"),
+            ),
+            _ => e,
+        };
+        Error::io(path, e)
+    })?;
     let kind = file.metadata().map_err(|e| Error::io(path, e))?.file_type();
     match kind.is_file() {
         true => Ok(file),

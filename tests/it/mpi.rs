@@ -224,31 +224,33 @@ fn children(parent: u32) -> Vec<u32> {
 /// 1 of 2 panicked; stopping every rank`), instead of hanging in
 /// `MPI_Finalize`.
 /// The ranks are this test binary's [`panicking_rank`].
-/// Asking MPI for `MPI_THREAD_MULTIPLE` (the worker stops the job), and for
-/// `Funneled` (the panic reaches the main thread, which stops it).
+/// Asking MPI for `MPI_THREAD_MULTIPLE`, the worker that panicked stops
+/// the job itself; asking for `Funneled`, the panic reaches the main thread
+/// (rayon hands it over), which stops it in `Mpi::stop_on_panic`.
 #[test]
 fn a_panic_on_one_rank_stops_every_rank() {
-    for threading in ["multiple", "funneled"] {
+    for (threading, stopped_by) in [("multiple", "on worker-"), ("funneled", "on main")] {
         let mut job = mpirun_alone();
         job.args(["-np", "2"])
             .arg(std::env::current_exe().unwrap())
             .args(["--exact", "mpi::panicking_rank", "--ignored", "--nocapture"])
+            .args(["--test-threads", "1"])
             .env("MANCALADB_TEST_PANICKING_RANK", threading);
         let out = within(job, 300);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{threading}: {err}");
         assert!(err.contains("rank 1's worker panics"), "{threading}: {err}");
-        assert!(
-            err.contains("hook: rank 1 of 2 panicked"),
-            "{threading}: {err}"
-        );
+        let said = format!("hook: rank 1 of 2 panicked {stopped_by}");
+        assert!(err.contains(&said), "{threading}: no {said:?} in {err}");
         assert!(!err.contains("rank 0 of 2 panicked"), "{threading}: {err}");
     }
 }
 
 /// One rank of [`a_panic_on_one_rank_stops_every_rank`]'s job, run by it
 /// under `mpirun` (and doing nothing otherwise): rank 1 panics in a worker
-/// thread; rank 0 waits for it in a barrier.
+/// thread (named `worker-N`); rank 0 waits for it in a barrier. With
+/// `MPI_THREAD_MULTIPLE` nothing catches the panic on the main thread, so
+/// only the worker's own abort can stop the job.
 #[test]
 #[ignore = "a rank of a_panic_on_one_rank_stops_every_rank's job"]
 fn panicking_rank() {
@@ -260,15 +262,35 @@ fn panicking_rank() {
         Ok("funneled") => Threading::Funneled,
         _ => return,
     };
-    let say = |rank, ranks| eprintln!("hook: rank {rank} of {ranks} panicked");
+    rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("worker-{i}"))
+        .build_global()
+        .expect("the first pool of this process");
+    std::thread::current()
+        .name()
+        .filter(|n| !n.starts_with("worker-"))
+        .expect("the test runs on a named thread");
+    let say = |rank, ranks| {
+        let name = std::thread::current().name().unwrap_or("?").to_string();
+        let on = if name.starts_with("worker-") {
+            name
+        } else {
+            "main".to_string()
+        };
+        eprintln!("hook: rank {rank} of {ranks} panicked on {on}")
+    };
     let mpi = Mpi::init_asking(threading, say).expect("MPI starts");
-    mpi.stop_on_panic(|| {
+    let work = || {
         if mpi.rank() == 1 {
             (0..64u32).into_par_iter().for_each(|i| {
                 assert!(i != 7, "rank 1's worker panics");
             });
         }
-    });
+    };
+    match threading {
+        Threading::Multiple => work(),
+        _ => mpi.stop_on_panic(work),
+    }
     mpi.barrier();
 }
 

@@ -294,6 +294,58 @@ fn checkpoints_over_other_lower_levels_are_not_resumed() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A build of level 14 killed after a threshold's checkpoint, then rerun
+/// after level 12 (which 14 reads) was replaced by a sound table of other
+/// values, solves level 14 afresh: the build ties its checkpoints to the
+/// lower levels' content hashes (`Db::lower_content`).
+#[test]
+fn a_build_over_a_replaced_lower_level_solves_the_level_afresh() {
+    let db = scratch("replaced-lower-level");
+    let out = build(&db, 13).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let work = db.join("raw/awari/scores.14.work/rank-0");
+    let saved = || {
+        std::fs::read_dir(&work)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                let name = e.file_name().to_string_lossy().to_string();
+                name.starts_with("state.") && !name.ends_with(".tmp")
+            })
+    };
+    let mut child = build(&db, 14)
+        .args(["--threads", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !saved() && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(saved(), "no threshold checkpoint");
+    assert!(!db.join("awari-14.mdb").exists(), "finished first");
+    let mut values = solved(Rules::Awari)[12].clone();
+    let k = values.iter().position(|&v| v != 0).unwrap();
+    values[k] = -values[k];
+    let id = mancaladb::db::Db::table_id(Rules::Awari, 12);
+    mancaladb::table::write_table(&db.join("awari-12.mdb"), id, &values).unwrap();
+    let out = build(&db, 14).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("are of another solve") && err.contains("solving the level afresh"),
+        "{err}"
+    );
+}
+
 /// A checkpoint damaged on disk (a threshold's, or the forward pass's) is
 /// dropped and the level solved afresh, to the same values: a rerun never
 /// stops for good on the same bad file.
