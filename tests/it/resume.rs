@@ -294,44 +294,68 @@ fn checkpoints_over_other_lower_levels_are_not_resumed() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A build of level 14 killed after a threshold's checkpoint, then rerun
-/// after level 12 (which 14 reads) was replaced by a sound table of other
-/// values, solves level 14 afresh: the build ties its checkpoints to the
-/// lower levels' content hashes (`Db::lower_content`).
-#[test]
-fn a_build_over_a_replaced_lower_level_solves_the_level_afresh() {
-    let db = scratch("replaced-lower-level");
+/// Levels 0..13 built through the binary in a fresh directory `name`.
+fn built_to_13(name: &str) -> std::path::PathBuf {
+    let db = scratch(name);
     let out = build(&db, 13).output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    db
+}
+
+/// The finished files (no `.tmp`) of level 14's work directory under `db`
+/// whose names start with `prefix`, sorted.
+fn level_14_files(db: &Path, prefix: &str) -> Vec<std::path::PathBuf> {
     let work = db.join("raw/awari/scores.14.work/rank-0");
-    let saved = || {
-        std::fs::read_dir(&work)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .any(|e| {
-                let name = e.file_name().to_string_lossy().to_string();
-                name.starts_with("state.") && !name.ends_with(".tmp")
-            })
-    };
-    let mut child = build(&db, 14)
+    let mut found: Vec<_> = std::fs::read_dir(work)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with(prefix) && !name.ends_with(".tmp")
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// Builds level 14 in `db` with one thread and kills it (SIGKILL) as soon
+/// as a work file named `after...` is there: the level must not have
+/// finished first.
+fn kill_level_14_after(db: &Path, after: &str) {
+    let _ = std::fs::remove_file(db.join("awari-14.mdb"));
+    let mut child = build(db, 14)
         .args(["--threads", "1"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let start = Instant::now();
-    while !saved() && start.elapsed() < Duration::from_secs(60) {
+    while level_14_files(db, after).is_empty() && start.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(1));
     }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    assert!(saved(), "no threshold checkpoint");
+    assert!(
+        !level_14_files(db, after).is_empty(),
+        "no {after} checkpoint"
+    );
     assert!(!db.join("awari-14.mdb").exists(), "finished first");
+}
+
+/// A build of level 14 killed after a threshold's checkpoint, then rerun
+/// after level 12 (which 14 reads) was replaced by a sound table of other
+/// values, solves level 14 afresh: the build ties its checkpoints to the
+/// lower levels' content hashes (`Db::lower_content`).
+#[test]
+fn a_build_over_a_replaced_lower_level_solves_the_level_afresh() {
+    let db = built_to_13("replaced-lower-level");
+    kill_level_14_after(&db, "state.");
     let mut values = solved(Rules::Awari)[12].clone();
     let k = values.iter().position(|&v| v != 0).unwrap();
     values[k] = -values[k];
@@ -445,29 +469,8 @@ fn a_seed_list_cut_between_records_or_missing_is_dropped_not_resumed() {
 /// table, saying when it solves afresh.
 #[test]
 fn killed_builds_with_damaged_work_files_rebuild_the_committed_table() {
-    let db = scratch("damaged-work-files");
-    let out = build(&db, 13).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let work = db.join("raw/awari/scores.14.work/rank-0");
-    let files = |prefix: &str| -> Vec<std::path::PathBuf> {
-        let mut found: Vec<_> = std::fs::read_dir(&work)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| {
-                let name = p.file_name().unwrap().to_string_lossy();
-                name.starts_with(prefix) && !name.ends_with(".tmp")
-            })
-            .collect();
-        found.sort();
-        found
-    };
-    let lists = || [files("w."), files("l.")].concat();
+    let db = built_to_13("damaged-work-files");
+    let lists = || [level_14_files(&db, "w."), level_14_files(&db, "l.")].concat();
     // (checkpoint to kill after, damage, what the rerun must say)
     type Damage = fn(&[std::path::PathBuf]);
     let cases: [(&str, Damage, &str); 4] = [
@@ -506,24 +509,8 @@ fn killed_builds_with_damaged_work_files_rebuild_the_committed_table() {
         ),
     ];
     for (k, (after, damage, said)) in cases.into_iter().enumerate() {
-        let _ = std::fs::remove_file(db.join("awari-14.mdb"));
-        let mut child = build(&db, 14)
-            .args(["--threads", "1"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let start = Instant::now();
-        while files(after).is_empty() && start.elapsed() < Duration::from_secs(60) {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
-        assert!(!files(after).is_empty(), "case {k}: no {after} checkpoint");
-        assert!(
-            !db.join("awari-14.mdb").exists(),
-            "case {k}: finished first"
-        );
+        eprintln!("case {k}: killed after {after}");
+        kill_level_14_after(&db, after);
         damage(&lists());
         let out = build(&db, 14)
             .env("MANCALADB_FORWARD_PART", "300000")
