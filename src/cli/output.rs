@@ -55,9 +55,12 @@ pub fn json(value: &impl Serialize) -> Result<(), Error> {
     Ok(())
 }
 
-/// Writes one line to standard error, dropping it if that fails.
+/// Writes one line to standard error, dropping it if that fails. The line
+/// goes in one write: in pieces, other output could come between them
+/// (`mpirun` relays each rank's writes as they come, and once put its
+/// abort notice inside a rank's last line).
 pub fn diag(args: fmt::Arguments) {
-    let _ = writeln!(io::stderr(), "{args}");
+    let _ = io::stderr().write_all(format!("{args}\n").as_bytes());
 }
 
 /// The exit code once the command is done: `code`, unless standard output
