@@ -212,11 +212,7 @@ pub fn build_until(
             })?;
             // Each level's report is appended to the build log: a log that
             // cannot take it (a link, a named pipe) is an error now too.
-            let mut append = std::fs::OpenOptions::new();
-            match files::open_record_file(append.append(true), &db.log_path()) {
-                Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
-                opened => drop(opened?),
-            }
+            files::check_appendable(&db.log_path())?;
             Some(lock)
         }
         _ => None,

@@ -524,6 +524,17 @@ pub fn open_record_file(options: &mut std::fs::OpenOptions, path: &Path) -> Resu
     open_checked(options, path, Links::Refused, "expected a regular file")
 }
 
+/// Fails now, before the work whose record is appended later, if the
+/// record file `path` is there but cannot take it ([`open_record_file`]: a
+/// symbolic link, a named pipe); one not there yet is fine.
+pub fn check_appendable(path: &Path) -> Result<()> {
+    let mut append = std::fs::OpenOptions::new();
+    match open_record_file(append.append(true), path) {
+        Err(Error::Io { source, .. }) if source.kind() == ErrorKind::NotFound => Ok(()),
+        opened => opened.map(drop),
+    }
+}
+
 /// The first `len` bytes of the file at `path`; `None` if there is no
 /// such file or it is shorter. Any other failure to read it (a read
 /// error, no permission) is an error: a checkpoint that cannot be read is

@@ -197,13 +197,7 @@ impl Store {
         if self.rejected.is_empty() {
             return Ok(());
         }
-        let mut append = std::fs::OpenOptions::new();
-        match crate::files::open_record_file(append.append(true), &self.aside_path()) {
-            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-                Ok(())
-            }
-            opened => opened.map(drop),
-        }
+        crate::files::check_appendable(&self.aside_path())
     }
 
     /// Adds `row` (replacing the row of the same seeds and budget) and
