@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 
 use crate::error::{Corruption, Error, Missing, Result};
-use crate::files::DirLock;
+use crate::files::{self, DirLock};
 use crate::oware::{MAX_SEEDS, Rules, level_size, reads_level};
 use crate::table::{self, Table, TableId};
 
@@ -106,7 +106,7 @@ impl Db {
     /// (no permission) is an I/O error, not a level to build.
     pub fn open(&self, rules: Rules, seeds: usize) -> Result<Table> {
         let path = self.table_path(rules, seeds);
-        if !path.try_exists().map_err(|e| Error::io(&path, e))? {
+        if !files::exists(&path)? {
             return Err(Error::Missing(Missing::Level {
                 dir: self.dir.clone(),
                 rules: rules.name(),
@@ -165,7 +165,7 @@ impl Db {
     /// cannot be looked at is an error naming it.
     pub fn has_table(&self, rules: Rules, seeds: usize) -> Result<bool> {
         let path = self.table_path(rules, seeds);
-        path.try_exists().map_err(|e| Error::io(&path, e))
+        files::exists(&path)
     }
 
     /// Levels of `rules` present in the directory, in order. A table that
@@ -202,7 +202,7 @@ impl Db {
     /// Positions per second of the largest level built here (any rule
     /// set), from the build log; `None` before any build.
     pub fn measured_rate(&self) -> Option<f64> {
-        let bytes = crate::files::read_record_file(&self.log_path(), LOG_CAP)
+        let bytes = files::read_record_file(&self.log_path(), LOG_CAP)
             .ok()
             .flatten()?;
         String::from_utf8_lossy(&bytes)
@@ -222,8 +222,8 @@ impl Db {
     /// No file is no records; a file that cannot be read is an error (it
     /// would otherwise be rewritten without them).
     fn verified_records(&self) -> Result<Vec<String>> {
-        let bytes = crate::files::read_record_file(&self.verified_path(), VERIFIED_CAP)?
-            .unwrap_or_default();
+        let bytes =
+            files::read_record_file(&self.verified_path(), VERIFIED_CAP)?.unwrap_or_default();
         Ok(bytes
             .split(|&b| b == b'\n')
             .filter_map(|line| std::str::from_utf8(line).ok())
@@ -268,7 +268,7 @@ impl Db {
             lines.push(format!("{rules}\t{seeds}\t{}", table::hex(&content)));
         }
         lines.sort();
-        crate::files::write_atomically(&path, |f| {
+        files::write_atomically(&path, |f| {
             use std::io::Write;
             f.write_all((lines.join("\n") + "\n").as_bytes())
         })
@@ -300,7 +300,7 @@ pub(crate) fn present_files(
 ) -> Result<Vec<usize>> {
     let mut levels = Vec::new();
     for (n, path) in files {
-        if path.try_exists().map_err(|e| Error::io(&path, e))? {
+        if files::exists(&path)? {
             levels.push(n);
         }
     }
@@ -310,12 +310,12 @@ pub(crate) fn present_files(
 /// Writes a level's values as a raw `scores.N` file (the VU layout).
 pub(crate) fn write_raw(path: &Path, values: &[i8]) -> Result<()> {
     use std::io::Write;
-    crate::files::write_atomically(path, |f| f.write_all(table::as_bytes(values)))
+    files::write_atomically(path, |f| f.write_all(table::as_bytes(values)))
 }
 
 /// Maps a raw `scores.N` file read-only.
 pub(crate) fn map_raw(path: &Path) -> Result<Mmap> {
-    let f = crate::files::open_regular(path)?;
+    let f = files::open_regular(path)?;
     // SAFETY: read-only map of a file this program writes only under a
     // temporary name and then replaces by rename, never in place, so the
     // mapped bytes do not change under the map; the one exception, a

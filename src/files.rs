@@ -170,12 +170,28 @@ fn refused(path: &Path, what: &str) -> Error {
     )
 }
 
+/// Whether something is at `path`, links followed. A link to nothing (a
+/// table linked from elsewhere whose target has gone) is an error naming
+/// it, never a file taken as absent: readers would leave its level out.
+pub fn exists(path: &Path) -> Result<bool> {
+    if path.try_exists().map_err(|e| Error::io(path, e))? {
+        return Ok(true);
+    }
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Err(Error::io(
+            path,
+            std::io::Error::new(ErrorKind::NotFound, "is a link to nothing"),
+        )),
+        _ => Ok(false),
+    }
+}
+
 /// Refuses a `dir` that is not there ("no such directory": more likely a
 /// typo than a wish for an empty answer) or is not a directory
 /// ([`check_dir`]): for readers that would otherwise answer nothing.
 pub fn existing_dir(dir: &Path) -> Result<()> {
     check_dir(dir)?;
-    match dir.try_exists().map_err(|e| Error::io(dir, e))? {
+    match exists(dir)? {
         true => Ok(()),
         false => Err(Error::Invalid(format!(
             "{}: no such directory",

@@ -91,7 +91,7 @@ impl VuDir {
 
     fn map_now(&self, seeds: usize) -> Result<Arc<Mmap>> {
         let path = self.path(seeds);
-        if !path.try_exists().map_err(|e| Error::io(&path, e))? {
+        if !crate::files::exists(&path)? {
             return Err(Error::Missing(Missing::VuLevel {
                 dir: self.dir.clone(),
                 seeds,

@@ -764,6 +764,25 @@ fn a_table_that_cannot_be_looked_at_is_an_error_not_a_level_left_out() {
     refuses(&["build", "--max-seeds", "4", "--db", s(&db)], want);
     let e = Db::new(&db).levels(Rules::Awari).unwrap_err().to_string();
     assert!(e.contains(want), "{e}");
+    // A link to nothing (a table linked from elsewhere whose target went):
+    // taken as absent, it left level 3 out with exit 0.
+    std::fs::remove_file(&table).unwrap();
+    std::os::unix::fs::symlink("elsewhere/awari-03.mdb", &table).unwrap();
+    let want = "awari-03.mdb: is a link to nothing";
+    refuses(&["verify", "--quick", "--db", s(&db)], want);
+    refuses(&["stats", "--db", s(&db)], want);
+    refuses(&["known", "--db", s(&db)], want);
+    let out = db.join("out");
+    refuses(
+        &["export", "--format", "vu", "--db", s(&db), "--out", s(&out)],
+        want,
+    );
+    refuses(&["build", "--max-seeds", "4", "--db", s(&db)], want);
+    // So is one in a VU directory, in place of a scores.N file.
+    let vu = db.join("vu");
+    std::fs::create_dir(&vu).unwrap();
+    std::os::unix::fs::symlink("elsewhere/scores.2", vu.join("scores.2")).unwrap();
+    refuses(&["stats", "--vu", s(&vu)], "scores.2: is a link to nothing");
 }
 
 #[test]
