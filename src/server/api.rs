@@ -425,8 +425,10 @@ pub struct BatchAnswer {
 /// most [`MAX_BATCH`] boards; a bad board fails only its own item.
 pub async fn batch(
     Shared(state): Shared<Arc<State>>,
+    q: Result<Query<NoQuery>, QueryRejection>,
     body: Result<Json<Batch>, JsonRejection>,
 ) -> Answer<BatchAnswer> {
+    query(q)?;
     let Json(batch) = body.map_err(|e| ApiError {
         status: match e.status() {
             StatusCode::PAYLOAD_TOO_LARGE => StatusCode::PAYLOAD_TOO_LARGE,

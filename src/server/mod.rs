@@ -8,8 +8,10 @@
 //! * Bad input (a query parameter the route does not take included) is a
 //!   400 with `{"error": ...}`, a level not present a 404 that says which
 //!   (`missing_level`); only a damaged or unreadable table is a 500.
-//! * Limits: request bodies of 1 MiB (axum's body limit, so that the
-//!   refusal is a JSON 413 like every other error), batches of [`api::MAX_BATCH`] boards,
+//! * Limits: request bodies of 1 MiB (a body that declares more is a 413
+//!   at once, before any of it is read; one that sends more is cut off at
+//!   the limit; the refusal is JSON like every other error), batches of
+//!   [`api::MAX_BATCH`] boards,
 //!   Omweso lap budgets of [`api::MAX_LAPS`], 30 s per request (503 after),
 //!   10 s to send a request's head (the connection is closed after).
 //! * Cross-origin reads are allowed (the data is public and read-only);
@@ -35,6 +37,7 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::CorsLayer;
+use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
 
 use mancaladb::Error;
@@ -121,6 +124,10 @@ fn router(state: Arc<State>) -> Router {
         .route("/api/stats/{rules}/{seeds}", get(api::stats))
         .route("/api/omweso/loops", get(api::loops))
         .fallback(api::not_found)
+        // Inside the JSON errors, so that its 413 gets a JSON body. It
+        // reads the declared length first: a client that declares more
+        // than the limit is refused at once, not waited on for 30 s.
+        .layer(RequestBodyLimitLayer::new(MAX_BODY))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::SERVICE_UNAVAILABLE,
             TIMEOUT,
@@ -128,7 +135,8 @@ fn router(state: Arc<State>) -> Router {
         .layer(middleware::from_fn(api::json_errors))
         // Outside the time limit, so that a request cut by it is logged too.
         .layer(middleware::from_fn(log))
-        .layer(DefaultBodyLimit::max(MAX_BODY))
+        // The one limit is the layer above (axum's own would be a second).
+        .layer(DefaultBodyLimit::disable())
         .layer(CompressionLayer::new())
         .layer(CorsLayer::permissive())
         .with_state(state)

@@ -8,6 +8,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Stdio};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -469,6 +470,25 @@ fn batch_answers_each_board_within_limits() {
     let big = format!("{{\"boards\": [\"{}\"]}}", "1".repeat(1 << 20));
     let (status, e) = s.post("/api/awari/batch", big.as_bytes());
     assert_eq!(status, 413, "{e}");
+    // A body that only declares more is refused at once: it used to be
+    // waited on until the 30 s limit, then answered 503.
+    let mut c = TcpStream::connect(&s.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        c,
+        "POST /api/awari/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 99999999\r\n\r\n{{}}"
+    )
+    .unwrap();
+    let mut head = [0u8; 12];
+    c.read_exact(&mut head).expect("an answer within 10 s");
+    assert_eq!(&head, b"HTTP/1.1 413", "{}", String::from_utf8_lossy(&head));
+    // The batch route takes no query parameter either.
+    let (status, e) = s.post("/api/awari/batch?x=1", br#"{"boards": []}"#);
+    assert_eq!(status, 400, "{e}");
+    assert!(
+        e["error"].as_str().unwrap().contains("unknown field"),
+        "{e}"
+    );
     let (status, e) = s.post("/api/awari/batch", b"{\"boards\": [");
     assert_eq!(status, 400, "{e}");
     assert!(e["error"].is_string());
@@ -652,7 +672,7 @@ fn an_unfinished_request_head_is_cut_off() {
     let mut stalled = TcpStream::connect(&s.addr).unwrap();
     write!(stalled, "GET /health HTTP/1.1\r\nHost: x\r\n").unwrap();
     stalled
-        .set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .set_read_timeout(Some(Duration::from_secs(60)))
         .unwrap();
     let start = std::time::Instant::now();
     let mut rest = Vec::new();
