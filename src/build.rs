@@ -178,6 +178,9 @@ pub fn build_until(
     let mut levels = game_levels(levels)?;
     levels.sort_unstable();
     levels.dedup();
+    // The solver's settings from the environment, checked before anything
+    // else: a bad value is a usage error even when every level stands.
+    Options::from_env(db.dir())?;
     // A directory not there yet holds no level: what cannot be built in it
     // is refused before it is made (with its lock and `raw/`). Otherwise
     // the checks wait for the lock, under which the levels there stand.
