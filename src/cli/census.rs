@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use mancaladb::Error;
+use mancaladb::build::level_set_text;
 use mancaladb::omweso::census::{self, Options, Row, atlas, store};
 use mancaladb::progress::{Progress, Terminal};
 
@@ -70,7 +71,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         let text = format!(
             "census: {} start-0 configurations to walk for k = {} (16 times as many pairs), about {} at {:.1} M/s measured here",
             plan.configurations,
-            rows_text(&plan.rows),
+            level_set_text(&plan.rows),
             human_seconds(plan.seconds),
             plan.rate / 1e6
         );
@@ -129,15 +130,6 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
     match failed {
         Some(e) => Err(e),
         None => Ok(ExitCode::SUCCESS),
-    }
-}
-
-/// `[25, 26, 27]` as `25..27`, else the list.
-fn rows_text(rows: &[usize]) -> String {
-    match rows {
-        [a] => a.to_string(),
-        [a, .., b] if b - a + 1 == rows.len() => format!("{a}..{b}"),
-        _ => format!("{rows:?}"),
     }
 }
 

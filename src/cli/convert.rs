@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use mancaladb::Error;
+use mancaladb::build::level_set_text;
 use mancaladb::convert::{export_vu, import_vu};
 use mancaladb::db::Db;
 
@@ -48,7 +49,8 @@ enum Format {
 pub fn import(a: ImportArgs) -> Result<ExitCode, Error> {
     let levels = import_vu(&Db::new(&a.at.db), a.at.rules, &a.vu)?;
     out!(
-        "imported levels {levels:?} from {} into {}",
+        "imported levels {} from {} into {}",
+        level_set_text(&levels),
         a.vu.display(),
         a.at.db.display()
     );
@@ -61,7 +63,8 @@ pub fn export(a: ExportArgs) -> Result<ExitCode, Error> {
     let levels = a.seeds.map(|r| r.collect());
     let levels = export_vu(&Db::new(&a.at.db), a.at.rules, &a.out, levels)?;
     out!(
-        "wrote scores.N for levels {levels:?} to {}",
+        "wrote scores.N for levels {} to {}",
+        level_set_text(&levels),
         a.out.display()
     );
     Ok(ExitCode::SUCCESS)
