@@ -136,10 +136,26 @@ pub fn limit(text: &str) -> Result<Limit, String> {
 
 /// A lap budget of the Omweso commands (`--max-laps`): at least 1.
 pub fn lap_budget(text: &str) -> Result<u64, String> {
-    match text.trim().parse::<u64>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err("must be a whole number of laps, at least 1".into()),
+    match whole_number(text, "laps")? {
+        0 => Err("must be at least 1".into()),
+        n => Ok(n),
     }
+}
+
+/// Memory for the server's block cache (`--cache-mib`), in MiB.
+pub fn mib(text: &str) -> Result<usize, String> {
+    usize::try_from(whole_number(text, "MiB")?)
+        .map_err(|_| format!("must be at most {}", usize::MAX))
+}
+
+/// A whole number of `what`, 0 or more, said plainly when it is not one
+/// (the standard parser's "invalid digit found in string" names neither).
+fn whole_number(text: &str, what: &str) -> Result<u64, String> {
+    use std::num::IntErrorKind;
+    text.trim().parse::<u64>().map_err(|e| match e.kind() {
+        IntErrorKind::PosOverflow => format!("must be at most {}", u64::MAX),
+        _ => format!("must be a whole number of {what}"),
+    })
 }
 
 /// Worker threads: at least 1, at most 4 per core (more only costs).

@@ -9,6 +9,7 @@ use mancaladb::Error;
 use mancaladb::oware::Rules;
 use mancaladb::source::Source;
 
+use super::args;
 use super::output::{diag, out};
 use crate::server;
 
@@ -28,7 +29,7 @@ pub struct Args {
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
     /// Memory for decompressed blocks, per rule set, in MiB.
-    #[arg(long, default_value_t = 512, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 512, value_parser = args::mib, allow_negative_numbers = true)]
     cache_mib: usize,
 }
 

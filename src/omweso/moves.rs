@@ -581,9 +581,12 @@ pub fn analyze_unless(
             return Err(Error::Invalid(format!("pit {p}: pits are numbered 0..15")));
         }
         if pos.me.get(p) < 2 {
+            let seeds = match pos.me.get(p) {
+                1 => "1 seed".to_string(),
+                n => format!("{n} seeds"),
+            };
             return Err(Error::Invalid(format!(
-                "pit {p} holds {} seeds; a move starts from 2 or more",
-                pos.me.get(p)
+                "pit {p} holds {seeds}; a move starts from 2 or more"
             )));
         }
         starts.retain(|s| s.0 == p);

@@ -140,7 +140,10 @@ fn exported_vu_files_match_published_hashes_and_sizes() {
         String::from_utf8_lossy(&out.stderr)
     );
     let said = String::from_utf8(out.stdout).unwrap();
-    assert!(said.starts_with("wrote scores.N for levels 0..18 to "), "{said}");
+    assert!(
+        said.starts_with("wrote scores.N for levels 0..18 to "),
+        "{said}"
+    );
     for (n, sha) in [
         (
             0,

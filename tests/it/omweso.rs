@@ -324,7 +324,7 @@ fn bad_loops_and_census_input_is_refused() {
     );
     refuses(
         &["loops", "--pit", "1", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"],
-        "pit 1 holds 1 seeds",
+        "pit 1 holds 1 seed;",
     );
     refuses(
         &[
@@ -333,8 +333,25 @@ fn bad_loops_and_census_input_is_refused() {
             "0",
             "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1",
         ],
-        "'--max-laps <MAX_LAPS>': must be a whole number of laps, at least 1",
+        "'--max-laps <MAX_LAPS>': must be at least 1",
     );
+    for (laps, want) in [
+        ("x", "must be a whole number of laps"),
+        (
+            "99999999999999999999",
+            "must be at most 18446744073709551615",
+        ),
+    ] {
+        refuses(
+            &[
+                "loops",
+                "--max-laps",
+                laps,
+                "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1",
+            ],
+            want,
+        );
+    }
     refuses(
         &[
             "loops",

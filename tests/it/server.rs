@@ -395,6 +395,12 @@ fn serve_refuses_a_directory_that_is_not_there() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("no-such-dir: no such directory"), "{err}");
     }
+    // A cache size that is not a whole number says so (the standard
+    // parser's "invalid digit found in string" named neither).
+    let out = run(&["serve", "--cache-mib", "-1", "--addr", "127.0.0.1:0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("must be a whole number of MiB"), "{err}");
 }
 
 #[test]
