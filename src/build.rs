@@ -178,9 +178,12 @@ pub fn build_until(
     let mut levels = game_levels(levels)?;
     levels.sort_unstable();
     levels.dedup();
-    // The solver's settings from the environment, checked before anything
-    // else: a bad value is a usage error even when every level stands.
+    // The solver's settings from the environment and the directory's
+    // place, checked before anything else: a bad value is a usage error
+    // even when every level stands, and a file where the directory or one
+    // of its parents goes is named as such.
     Options::from_env(db.dir())?;
+    files::check_dir(db.dir())?;
     // A directory not there yet holds no level: what cannot be built in it
     // is refused before it is made (with its lock and `raw/`). Otherwise
     // the checks wait for the lock, under which the levels there stand.

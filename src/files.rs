@@ -201,8 +201,9 @@ pub fn existing_dir(dir: &Path) -> Result<()> {
 }
 
 /// Refuses a `dir` that is there but is not a directory (a file given as
-/// `--db`), saying what it is; one that is not there is the caller's
-/// matter (a reader reports the levels missing, a writer creates it).
+/// `--db`), or lies below one that is not (`FILE/sub`), saying what that
+/// is; one that is not there is the caller's matter (a reader reports the
+/// levels missing, a writer creates it).
 pub fn check_dir(dir: &Path) -> Result<()> {
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => Ok(()),
@@ -214,6 +215,16 @@ pub fn check_dir(dir: &Path) -> Result<()> {
             ),
         )),
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+        Err(e) if e.kind() == ErrorKind::NotADirectory => {
+            let on_the_way = dir
+                .ancestors()
+                .skip(1)
+                .find(|a| std::fs::metadata(a).is_ok_and(|m| !m.is_dir()));
+            match on_the_way {
+                Some(a) => check_dir(a),
+                None => Err(Error::io(dir, e)),
+            }
+        }
         Err(e) => Err(Error::io(dir, e)),
     }
 }

@@ -161,6 +161,22 @@ fn a_file_given_as_the_directory_is_named_as_such() {
     let f = s(&file);
     let want = "afile: is a regular file; expected a directory";
     refuses(&["build", "--max-seeds", "2", "--db", f], want);
+    // Or a directory below it: the file is what is named ("afile/sub/
+    // awari-00.mdb: Not a directory" said neither what nor where).
+    let below = file.join("sub");
+    for args in [
+        &["build", "--max-seeds", "2", "--db", s(&below)][..],
+        &["stats", "--db", s(&below)],
+        &["serve", "--db", s(&below), "--addr", "127.0.0.1:0"],
+    ] {
+        let out = run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(
+            err.trim_end(),
+            format!("mancaladb: {f}: is a regular file; expected a directory")
+        );
+    }
     refuses(&["query", "--db", f, "1 0 0 0 0 0 0 0 0 0 0 0"], want);
     refuses(&["query", "--vu", f, "1 0 0 0 0 0 0 0 0 0 0 0"], want);
     refuses(&["stats", "--db", f], want);
