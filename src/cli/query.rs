@@ -153,9 +153,23 @@ fn provenance(rules: Rules, board: &Board, source: &Source) -> Result<String, Er
         return Ok("levels: none read (no moves: the rules give the value)".to_string());
     }
     let rests_on = levels_rested_on(rules, board);
-    let checked = match source.all_verified(&rests_on)? {
-        true => "all verified here".to_string(),
-        false => not_verified(source),
+    let present = source.levels()?;
+    let missing: Vec<usize> = rests_on
+        .iter()
+        .copied()
+        .filter(|n| !present.contains(n))
+        .collect();
+    // A level gone since the levels above it were built: the value stands
+    // as stored, but `verify` cannot vouch for it here.
+    let checked = if !missing.is_empty() {
+        format!(
+            "not all present here (missing: {}), so not verifiable here",
+            level_set_text(&missing)
+        )
+    } else if source.all_verified(&rests_on)? {
+        "all verified here".to_string()
+    } else {
+        not_verified(source)
     };
     Ok(format!(
         "levels: read {}; rests on {}, {checked}",

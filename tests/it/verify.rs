@@ -367,6 +367,19 @@ fn query_says_what_a_value_rests_on_and_whether_it_is_verified() {
         text.contains("levels: read 9; rests on 0..7,9, all verified here"),
         "{text}"
     );
+    // A level it rests on gone since: named, and no verify suggested (it
+    // would stop at the missing level).
+    let gone = dir.join("gone");
+    std::fs::rename(dir.join("awari-05.mdb"), &gone).unwrap();
+    let (code, text) = code_and_stdout(&["query", "--db", d, pits]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains(
+            "levels: read 9; rests on 0..7,9, not all present here (missing: 5), so not verifiable here"
+        ),
+        "{text}"
+    );
+    std::fs::rename(&gone, dir.join("awari-05.mdb")).unwrap();
     // The mover has no seeds: no level is read, and the value rests on none.
     let (code, text) = code_and_stdout(&["query", "--db", d, "0 0 0 0 0 0 1 1 1 1 1 1"]);
     assert_eq!(code, Some(0), "{text}");
