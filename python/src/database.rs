@@ -190,6 +190,7 @@ impl Database {
     }
 
     fn verified(&self, py: Python<'_>, seeds: usize) -> PyResult<bool> {
+        crate::index::check_level(seeds)?;
         let source = self.source()?;
         py.detach(|| source.is_verified(seeds)).py()
     }

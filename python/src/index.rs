@@ -16,10 +16,15 @@ pub fn encoder() -> &'static Encoder {
     ENCODER.get_or_init(|| Encoder::new(MAX_SEEDS))
 }
 
+/// Refuses a level beyond the game (`ValueError`: "levels go up to 48").
+pub fn check_level(seeds: usize) -> PyResult<()> {
+    encoder().check_indices(seeds, 0, 0).py()
+}
+
 /// Positions in level `seeds`.
 #[pyfunction]
 pub fn level_size(seeds: usize) -> PyResult<u64> {
-    encoder().check_indices(seeds, 0, 0).py()?;
+    check_level(seeds)?;
     Ok(encoder().level_size(seeds))
 }
 

@@ -167,6 +167,9 @@ def test_levels_beyond_the_game_are_value_errors(db_dir):
     with mancaladb.open(db_dir) as db:
         with pytest.raises(ValueError, match="level 49: levels go up to 48"):
             db.level(49)
+        # Not False, as if level 49 were a level not yet verified.
+        with pytest.raises(ValueError, match="level 49: levels go up to 48"):
+            db.verified(49)
 
 
 def test_a_directory_being_written_is_refused_or_waited_for(tmp_path, caplog):

@@ -56,9 +56,13 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
             }
             None => {
                 let levels = level_set_text(&s.missing);
+                let (needs, them) = match s.missing.len() {
+                    1 => (format!("level {levels}"), "it"),
+                    n => (format!("levels {levels} ({n} missing)"), "them"),
+                };
                 let remedy = match source.db() {
                     Some((_, rules)) => format!(
-                        "build them: mancaladb build --rules {rules} --levels {levels} --db {}",
+                        "build {them}: mancaladb build --rules {rules} --levels {levels} --db {}",
                         shell_quote(dir)
                     ),
                     None => format!(
@@ -69,8 +73,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
                     ),
                 };
                 out!(
-                    "  {name}: needs levels {levels} ({} missing): {} positions, {} bytes uncompressed{}; {remedy}",
-                    s.missing.len(),
+                    "  {name}: needs {needs}: {} positions, {} bytes uncompressed{}; {remedy}",
                     s.missing_positions,
                     s.missing_positions,
                     s.needs

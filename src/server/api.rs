@@ -604,7 +604,11 @@ pub async fn loops(q: Result<Query<LoopsQuery>, QueryRejection>) -> Answer<Loops
     let first_turn = match q.first_turn.as_deref() {
         None | Some("false" | "0" | "") => false,
         Some("true" | "1") => true,
-        Some(t) => return Err(ApiError::bad(format!("first_turn={t}: give true or false"))),
+        Some(t) => {
+            return Err(ApiError::bad(format!(
+                "first_turn={t}: give true or false (or 1 or 0)"
+            )));
+        }
     };
     let max_laps = match q.max_laps.as_deref().map(str::parse::<u64>) {
         None => MAX_LAPS,

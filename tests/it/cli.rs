@@ -433,6 +433,17 @@ fn known_lists_what_is_confirmed_and_what_is_missing() {
         )),
         "{text}"
     );
+    // One level missing is said as one.
+    let ten = crate::common::built("known-one-missing", mancaladb::oware::Rules::Awari, 10);
+    let out = run(&["known", "--db", ten.to_str().unwrap()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let twelve = mancaladb::oware::level_size(12);
+    assert!(
+        text.contains(&format!(
+            "1 per pit (12 seeds): needs level 12: {twelve} positions"
+        )) && text.contains("build it: mancaladb build --rules awari --levels 12 --db"),
+        "{text}"
+    );
 }
 
 /// Every level this suite builds passes all three checks (abapa's and the
