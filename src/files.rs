@@ -180,7 +180,10 @@ pub fn exists(path: &Path) -> Result<bool> {
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => Err(Error::io(
             path,
-            std::io::Error::new(ErrorKind::NotFound, "is a link to nothing"),
+            std::io::Error::new(
+                ErrorKind::NotFound,
+                "is a link to nothing (remove it, or restore what it points to)",
+            ),
         )),
         _ => Ok(false),
     }
@@ -205,24 +208,30 @@ pub fn existing_dir(dir: &Path) -> Result<()> {
 /// is; one that is not there is the caller's matter (a reader reports the
 /// levels missing, a writer creates it).
 pub fn check_dir(dir: &Path) -> Result<()> {
-    match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => Ok(()),
-        Ok(m) => Err(Error::io(
-            dir,
+    let not_a_dir = |path: &Path, m: std::fs::Metadata| {
+        Err(Error::io(
+            path,
             std::io::Error::new(
                 ErrorKind::NotADirectory,
                 format!("is {}; expected a directory", describe_file(m.file_type())),
             ),
-        )),
+        ))
+    };
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(m) => not_a_dir(dir, m),
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
         Err(e) if e.kind() == ErrorKind::NotADirectory => {
-            let on_the_way = dir
-                .ancestors()
-                .skip(1)
-                .find(|a| std::fs::metadata(a).is_ok_and(|m| !m.is_dir()));
+            // `afile/sub`, or `afile/` (a trailing slash asks for a
+            // directory): the components drop the slash.
+            let dir: PathBuf = dir.components().collect();
+            let on_the_way = dir.ancestors().find_map(|a| match std::fs::metadata(a) {
+                Ok(m) if !m.is_dir() => Some((a, m)),
+                _ => None,
+            });
             match on_the_way {
-                Some(a) => check_dir(a),
-                None => Err(Error::io(dir, e)),
+                Some((a, m)) => not_a_dir(a, m),
+                None => Err(Error::io(&dir, e)),
             }
         }
         Err(e) => Err(Error::io(dir, e)),

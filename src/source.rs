@@ -391,6 +391,13 @@ impl Source {
         }
     }
 
+    /// Whether the file of level `seeds` is there; one that cannot be
+    /// looked at (a link to nothing) is an error naming it. Looks at that
+    /// file only, unlike [`Source::levels`].
+    pub fn has_level(&self, seeds: usize) -> Result<bool> {
+        crate::files::exists(&self.path(seeds))
+    }
+
     /// Opens level `seeds` (structure only), or says why it cannot be read.
     pub fn require(&self, seeds: usize) -> Result<()> {
         match self {

@@ -255,7 +255,7 @@ impl Database {
     /// when it is there (zero-copy), else the table decompressed once; an
     /// array still alive is shared by later calls.
     fn level<'py>(&self, py: Python<'py>, seeds: usize) -> PyResult<Bound<'py, PyArray1<i8>>> {
-        crate::index::encoder().check_indices(seeds, 0, 0).py()?;
+        crate::index::check_level(seeds)?;
         let source = self.source()?;
         let slot = Arc::clone(
             self.levels

@@ -142,10 +142,14 @@ pub fn lap_budget(text: &str) -> Result<u64, String> {
     }
 }
 
-/// Memory for the server's block cache (`--cache-mib`), in MiB.
+/// Memory for the server's block cache (`--cache-mib`), in MiB: at most
+/// what a byte count holds.
 pub fn mib(text: &str) -> Result<usize, String> {
-    usize::try_from(whole_number(text, "MiB")?)
-        .map_err(|_| format!("must be at most {}", usize::MAX))
+    const MAX: usize = usize::MAX >> 20;
+    match usize::try_from(whole_number(text, "MiB")?) {
+        Ok(n) if n <= MAX => Ok(n),
+        _ => Err(format!("must be at most {MAX}")),
+    }
 }
 
 /// A whole number of `what`, 0 or more, said plainly when it is not one

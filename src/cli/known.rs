@@ -76,8 +76,9 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
                     "  {name}: needs {needs}: {} positions, {} bytes uncompressed{}; {remedy}",
                     s.missing_positions,
                     s.missing_positions,
-                    s.needs
-                        .map_or(String::new(), |n| cost(n, s.missing_positions, rate)),
+                    s.needs.map_or(String::new(), |n| {
+                        cost(n, s.missing.len(), s.missing_positions, rate)
+                    }),
                 );
             }
         }
@@ -87,10 +88,14 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
 
 /// What building the missing levels takes, and whether this machine has it:
 /// a time from the measured rate only where the memory is there.
-fn cost(n: Needs, positions: u64, rate: Option<f64>) -> String {
+fn cost(n: Needs, levels: usize, positions: u64, rate: Option<f64>) -> String {
     let gb = |b: u64| b as f64 / 1e9;
+    let building = match levels {
+        1 => "building it",
+        _ => "building them in this order",
+    };
     let mut text = format!(
-        "; level {} needs {:.1} GB of working memory ({WORKING_BYTES_PER_POSITION} bytes/position), building them in this order takes {:.0} GB of disk at most (the tables, the work files, raw file and new table of the level being solved, raw copies up to {} GiB)",
+        "; level {} needs {:.1} GB of working memory ({WORKING_BYTES_PER_POSITION} bytes/position), {building} takes {:.0} GB of disk at most (the tables, the work files, raw file and new table of the level being solved, raw copies up to {} GiB)",
         n.largest_level,
         gb(n.memory),
         gb(n.disk),

@@ -153,12 +153,12 @@ fn provenance(rules: Rules, board: &Board, source: &Source) -> Result<String, Er
         return Ok("levels: none read (no moves: the rules give the value)".to_string());
     }
     let rests_on = levels_rested_on(rules, board);
-    let present = source.levels()?;
-    let missing: Vec<usize> = rests_on
-        .iter()
-        .copied()
-        .filter(|n| !present.contains(n))
-        .collect();
+    let mut missing = Vec::new();
+    for &n in &rests_on {
+        if !source.has_level(n)? {
+            missing.push(n);
+        }
+    }
     // A level gone since the levels above it were built: the value stands
     // as stored, but `verify` cannot vouch for it here.
     let checked = if !missing.is_empty() {

@@ -35,10 +35,7 @@ pub struct Args {
 
 /// Serves until interrupted (Ctrl-C).
 pub fn run(a: Args) -> Result<ExitCode, Error> {
-    let cache_bytes = a
-        .cache_mib
-        .checked_mul(1 << 20)
-        .ok_or_else(|| Error::Invalid(format!("--cache-mib {}: too large", a.cache_mib)))?;
+    let cache_bytes = a.cache_mib << 20;
     // A directory that is not there is more likely a typo than a wish to
     // answer every board with a 404; a file there is said as such.
     Source::open(&a.db, Rules::Awari, a.vu.clone())?.require_dir()?;

@@ -164,10 +164,12 @@ fn a_file_given_as_the_directory_is_named_as_such() {
     // Or a directory below it: the file is what is named ("afile/sub/
     // awari-00.mdb: Not a directory" said neither what nor where).
     let below = file.join("sub");
+    let slash = format!("{f}/");
     for args in [
         &["build", "--max-seeds", "2", "--db", s(&below)][..],
         &["stats", "--db", s(&below)],
         &["serve", "--db", s(&below), "--addr", "127.0.0.1:0"],
+        &["stats", "--db", &slash],
     ] {
         let out = run(args);
         let err = String::from_utf8_lossy(&out.stderr);

@@ -307,6 +307,12 @@ fn bad_input_is_400_and_missing_levels_404() {
     );
     refused(
         &s,
+        "/api/omweso/loops?side=3,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1&first_turn=yes",
+        400,
+        "first_turn=yes: give true or false (or 1 or 0)",
+    );
+    refused(
+        &s,
         "/api/omweso/loops?side=3,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1&pit=1",
         400,
         "pit 1",
@@ -488,6 +494,31 @@ fn batch_answers_each_board_within_limits() {
     let mut head = [0u8; 12];
     c.read_exact(&mut head).expect("an answer within 10 s");
     assert_eq!(&head, b"HTTP/1.1 413", "{}", String::from_utf8_lossy(&head));
+    // A chunked body (no declared length) is cut off at the limit: a 413
+    // with a JSON error too.
+    let mut c = TcpStream::connect(&s.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        c,
+        "POST /api/awari/batch HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    .unwrap();
+    let chunk = vec![b' '; 1 << 16];
+    for _ in 0..17 {
+        // The server may answer and close before all of it is sent.
+        if write!(c, "{:x}\r\n", chunk.len()).is_err()
+            || c.write_all(&chunk).is_err()
+            || c.write_all(b"\r\n").is_err()
+        {
+            break;
+        }
+    }
+    let _ = c.write_all(b"0\r\n\r\n");
+    let mut raw = Vec::new();
+    let _ = c.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw);
+    assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+    assert!(text.contains("{\"error\":"), "{text}");
     // The batch route takes no query parameter either.
     let (status, e) = s.post("/api/awari/batch?x=1", br#"{"boards": []}"#);
     assert_eq!(status, 400, "{e}");

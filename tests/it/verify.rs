@@ -380,6 +380,16 @@ fn query_says_what_a_value_rests_on_and_whether_it_is_verified() {
         "{text}"
     );
     std::fs::rename(&gone, dir.join("awari-05.mdb")).unwrap();
+    // A level it does not rest on is not looked at: a link to nothing in
+    // level 40's place leaves this answer as it was.
+    std::os::unix::fs::symlink("nowhere", dir.join("awari-40.mdb")).unwrap();
+    let (code, text) = code_and_stdout(&["query", "--db", d, pits]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("levels: read 9; rests on 0..7,9, all verified here"),
+        "{text}"
+    );
+    std::fs::remove_file(dir.join("awari-40.mdb")).unwrap();
     // The mover has no seeds: no level is read, and the value rests on none.
     let (code, text) = code_and_stdout(&["query", "--db", d, "0 0 0 0 0 0 1 1 1 1 1 1"]);
     assert_eq!(code, Some(0), "{text}");
