@@ -32,8 +32,9 @@
 #         verify --seeds N` reads the values). A table whose level is not in
 #         db/CHECKSUMS is a failure too.
 # status: where the run stands: the levels built and verified here, the
-#         levels under way with their newest work file, whether a run holds
-#         the directory, and the last report line.
+#         levels under way (or stopped part-way, when no run holds the
+#         directory) with their newest work file, whether a run holds the
+#         directory, and the last report line.
 # The first three modes hold DIR/run.lock (a second run in DIR stops at once),
 # write the script's process group to DIR/run.pid, log the directory's and the
 # work files' bytes every minute to DIR/disk.tsv while they run, and need GNU
@@ -216,26 +217,35 @@ status)
     sed 's/\.mdb$//' | awk '{ print $1 + 0 }')
   echo "tables:        $(echo "$levels" | grep . | ranges)"
   echo "verified here: $(for n in $levels; do verified_here "$n" && echo "$n"; done | ranges)"
+  # A run holds run.lock while it lasts (flock): read from /proc/locks,
+  # since taking the lock here, even for a moment, could turn a run away.
+  running=
+  [ -e run.lock ] && grep -q ":$(stat -c %i run.lock) " /proc/locks && running=yes
   for work in raw/awari/scores.*.work raw/awari/verify.*.work; do
     [ -d "$work" ] || continue
-    what=building; case $work in *verify.*) what=verifying ;; esac
+    what=build; case $work in *verify.*) what=verify ;; esac
     n=${work##*/}; n=${n#*.}; n=${n%.work}
     newest=$(TZ=UTC find "$work" -type f -printf '%T@ %P (%TY-%Tm-%Td %TH:%TM:%.2TS UTC)\n' |
       sort -n | tail -n 1 | cut -d' ' -f2-)
-    echo "$what level $n: newest work file ${newest:-none}"
+    # Work files outlive their process: a stopped build, a verify stopped
+    # or asked for checks 1 and 2 only (check 3 removes them). The next
+    # build or verify of the level resumes from them.
+    case $running$what in
+    yesbuild) echo "building level $n: newest work file ${newest:-none}" ;;
+    yesverify) echo "verifying level $n: newest work file ${newest:-none}" ;;
+    *) echo "level $n: $what stopped or unfinished; it resumes from its newest work file ${newest:-none}" ;;
+    esac
     # What the process last said of it (a checkpoint, a stage), from its
     # log: progress lines end in carriage returns on a terminal only.
     said=stderr.log
     # A verify logs to verify-N.time, one of checks 1 and 2 only to
     # verify-checks2-N.time: the newer of the two.
-    [ "$what" = verifying ] &&
+    [ "$what" = verify ] &&
       said=$(ls -t "verify-$n.time" "verify-checks2-$n.time" 2>/dev/null | head -n 1)
     [ -s "$said" ] &&
       echo "  last said:   $(tr '\r' '\n' < "$said" | grep -v '^[[:space:]]*$' | tail -n 1)"
   done
-  # A run holds run.lock while it lasts (flock): read from /proc/locks,
-  # since taking the lock here, even for a moment, could turn a run away.
-  if [ -e run.lock ] && grep -q ":$(stat -c %i run.lock) " /proc/locks; then
+  if [ -n "$running" ]; then
     echo "running:       process group $(cat run.pid 2>/dev/null) holds run.lock"
     # The working memory of its processes, and how much of it is on huge
     # pages (README, "Huge pages"): on small pages a level runs slower.

@@ -309,6 +309,25 @@ fn all_verifies_the_levels_never_checked_first_and_exits_with_the_worst_status()
         ),
         "{status}"
     );
+    // With no run, the same work files are what a stopped build or verify
+    // (or checks 1 and 2 alone) left: not "under way".
+    drop(lock);
+    let status = text(&run_script(&["status", d], &[]).stdout);
+    assert!(status.contains("running:       no run holds"), "{status}");
+    assert!(
+        status.contains(
+            "level 37: build stopped or unfinished; it resumes from its newest work file rank-0/state.5 ("
+        ),
+        "{status}"
+    );
+    assert!(
+        status.contains("level 33: verify stopped or unfinished; it resumes from its newest work file none\n  last said:   level 33: check 3"),
+        "{status}"
+    );
+    assert!(
+        !status.contains("building") && !status.contains("verifying"),
+        "{status}"
+    );
 }
 
 /// A verify that passes but whose pass cannot be recorded (verified.tsv
