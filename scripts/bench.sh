@@ -23,9 +23,28 @@
 #       lower levels' tables and raw copies as it starts: both binaries pay
 #       that, a few percent at level 20). With BENCH_LOGS=DIR, each run's
 #       build report (peak RSS per level) and log are kept there.
+#
+# WORK=DIR: where the scratch directory (a new mancaladb-bench.* inside it,
+# removed at the end) is made; default TMPDIR. A command that fails stops
+# the script with its last lines of output and exit status 2.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-WORK=${WORK:-$(mktemp -d)}
+mkdir -p "${WORK:-${TMPDIR:-/tmp}}"
+WORK=$(mktemp -d "${WORK:-${TMPDIR:-/tmp}}/mancaladb-bench.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+exec 3>&2 # the script's own standard error, also where a command's is sent elsewhere
+
+# fails LOG COMMAND...: runs COMMAND, its output appended to LOG; if it
+# fails, says so with the end of LOG and stops the script.
+fails() {
+  local log=$1
+  shift
+  "$@" >>"$log" 2>&1 && return
+  local s=$?
+  echo "bench.sh: exit $s from: $*" >&3
+  tail -n 5 "$log" >&3
+  exit 2
+}
 
 if [[ ${1:-} == --compare ]]; then
   rev=${2:?usage: scripts/bench.sh --compare REV [--max-seeds N] [--runs R] [--from L]}
@@ -50,7 +69,6 @@ if [[ ${1:-} == --compare ]]; then
   fi
   cargo build --release --quiet
   # Copies, so that rebuilding either tree meanwhile changes nothing here.
-  mkdir -p "$WORK"
   cp "$src/target/release/mancaladb" "$WORK/old-bin"
   cp target/release/mancaladb "$WORK/new-bin"
   old=$WORK/old-bin new=$WORK/new-bin
@@ -61,14 +79,14 @@ if [[ ${1:-} == --compare ]]; then
     for which in old new; do
       rm -rf "$WORK/$which-$r" "$WORK/$which-$r.out" "$WORK/$which-$r.cpu"
       if ((from > 0)); then # the levels below the table, in one process
-        "${!which}" build --max-seeds $((from - 1)) --db "$WORK/$which-$r" >>"$WORK/$which-$r.out" 2>&1
+        fails "$WORK/$which-$r.out" "${!which}" build --max-seeds $((from - 1)) --db "$WORK/$which-$r"
       fi
     done
     for ((l = from; l <= max; l++)); do
       for which in old new; do
         dir=$WORK/$which-$r
         # `time` reports this level's process alone: "level user system".
-        { time "${!which}" build --max-seeds "$l" --db "$dir" >>"$dir.out" 2>&1; } 2>"$dir.time"
+        { time fails "$dir.out" "${!which}" build --max-seeds "$l" --db "$dir"; } 2>"$dir.time"
         echo "$l $(cat "$dir.time")" >>"$dir.cpu"
       done
     done
@@ -121,7 +139,6 @@ if [[ ${1:-} == --compare ]]; then
       }
       exit status
     }' "$WORK"/old-*/build-log.tsv "$WORK"/new-*/build-log.tsv "$WORK"/*.cpu || status=$?
-  rm -rf "$WORK"
   exit $status
 fi
 
@@ -135,7 +152,7 @@ run() {
   shift 2
   local start ms
   start=$(date +%s%N)
-  "$@" >/dev/null 2>&1
+  fails "$WORK/$label.out" "$@"
   ms=$((($(date +%s%N) - start) / 1000000))
   local shown="$((ms / 1000)).$(printf '%03d' $((ms % 1000))) s"
   if ((ms < limit * 1000)); then
@@ -149,5 +166,4 @@ run() {
 run "awari levels 0..20" 30 "$bin" build --max-seeds 20 --db "$WORK/t20"
 run "awari levels 0..24" 300 "$bin" build --max-seeds 24 --db "$WORK/t24"
 run "omweso census 2..20" 60 "$bin" census --seeds 2..20 --db "$WORK/census"
-rm -rf "$WORK"
 exit $status
