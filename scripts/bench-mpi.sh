@@ -6,10 +6,14 @@
 #   scripts/bench-mpi.sh [MAX]
 # Beyond 2 ranks on 2 cores the ranks are oversubscribed; each rank gets
 # max(1, cores / P) worker threads. Needs scripts/install-mpi.sh first.
+# WORK=DIR: where the scratch directory (a new one inside, removed on exit)
+# is made; default TMPDIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MAX=${1:-22}
-WORK=${WORK:-$(mktemp -d)}
+mkdir -p "${WORK:-${TMPDIR:-/tmp}}"
+WORK=$(mktemp -d "${WORK:-${TMPDIR:-/tmp}}/mancaladb-bench-mpi.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
 # Its own target dir, so that other builds do not swap the binary mid-run.
 CARGO_TARGET_DIR=target/mpi cargo build --release --quiet --features mpi
 bin=target/mpi/release/mancaladb
@@ -21,9 +25,16 @@ for ranks in 1 2 4; do
   db="$WORK/p$ranks"
   echo "== P=$ranks ranks x $threads threads, levels 0..$MAX"
   start=$(date +%s%N)
-  mpirun --oversubscribe --bind-to none -np "$ranks" \
-    "$bin" build --distributed --threads "$threads" --max-seeds "$MAX" --db "$db" 2>/dev/null \
-    | grep -E "^level (1[6-9]|2[0-9])"
+  # The reports of levels 16 and up; a failed job stops the script with the
+  # end of its error output.
+  if ! mpirun --oversubscribe --bind-to none -np "$ranks" \
+    "$bin" build --distributed --threads "$threads" --max-seeds "$MAX" --db "$db" \
+    >"$WORK/out" 2>"$WORK/err"; then
+    echo "bench-mpi.sh: the P=$ranks build failed:" >&2
+    tail -n 5 "$WORK/err" >&2
+    exit 2
+  fi
+  grep -E "^level (1[6-9]|[2-4][0-9])" "$WORK/out" || true
   ms=$((($(date +%s%N) - start) / 1000000))
   echo "   total $((ms / 1000)).$(printf '%03d' $((ms % 1000))) s"
   for n in $(seq 0 "$MAX"); do
@@ -38,5 +49,4 @@ for ranks in 1 2 4; do
   rm -rf "$db"
 done
 [[ $status == 0 ]] && echo "PASS every table matches db/CHECKSUMS"
-rm -rf "$WORK"
 exit $status

@@ -11,14 +11,16 @@ cd "$(dirname "$0")/.."
 DB=${DB:-db}
 REQUESTS=${REQUESTS:-100000}
 LEVELS=${LEVELS:-12,13,14,15,16}
-cargo build --release --quiet --example load_test
+# The binary too: cargo builds an example without it.
+cargo build --release --quiet --bin mancaladb --example load_test
 OUT=$(mktemp -d)
 BIN=${BIN:-target/release/mancaladb}
 "$BIN" serve --db "$DB" --addr 127.0.0.1:0 > "$OUT/out" 2> /dev/null &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null || true; rm -rf "$OUT"' EXIT
 for _ in $(seq 100); do grep -q 'http://' "$OUT/out" && break; sleep 0.1; done
-ADDR=$(grep -o 'http://[0-9.:]*' "$OUT/out" | sed 's|http://||')
+ADDR=$(grep -o 'http://[0-9.:]*' "$OUT/out" | sed 's|http://||') ||
+  { echo "bench-serve.sh: the server did not start within 10 s" >&2; exit 2; }
 echo "# $BIN serve --db $DB; $REQUESTS requests, levels $LEVELS; $(nproc) cores; $(date -u +%F)"
 header=cat
 for c in ${CLIENTS:-1 2 8 32}; do

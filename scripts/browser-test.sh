@@ -27,5 +27,6 @@ for _ in $(seq 100); do
   grep -q 'http://' "$OUT/server.out" && break
   sleep 0.1
 done
-URL=$(grep -o 'http://[0-9.:]*/' "$OUT/server.out")
+URL=$(grep -o 'http://[0-9.:]*/' "$OUT/server.out") ||
+  { echo "browser-test.sh: the server did not start within 10 s" >&2; exit 2; }
 "$VENV/bin/python" tests/browser/test_board.py "$URL" "$OUT"

@@ -38,9 +38,18 @@ else                                           # cgroup v2
 fi
 for round in 1 2; do
   for bin in "$@"; do
-    rm -f "$work/awari-$(printf %02d "$level").mdb"
+    # The level afresh: its table and any work files a failed run left
+    # (a resumed level would read less from disk).
+    rm -rf "$work/awari-$(printf %02d "$level").mdb" "$work/raw/awari/scores.$level.work"
     empty
-    sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$cg" \
-      "$bin" build --levels "$level" --db "$work" 2>/dev/null | grep "^level $level:" | sed "s|^|$(basename "$bin") run $round: |"
+    name="$(basename "$bin") run $round"
+    if ! sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$cg" \
+      "$bin" build --levels "$level" --db "$work" > "$work/out" 2> "$work/err"; then
+      echo "lower-reads.sh: $name failed (killed in the cgroup?): $(tail -n 1 "$work/err")" >&2
+      exit 2
+    fi
+    line=$(grep "^level $level:" "$work/out") ||
+      { echo "lower-reads.sh: $name printed no report of level $level" >&2; exit 2; }
+    echo "$name: $line"
   done
 done

@@ -9,7 +9,9 @@ DIR holds levels 0..seeds (`mancaladb build --max-seeds 16 --db DIR`);
 probes go to random stored positions of level `seeds`. `--load` times
 `level(n)` in a fresh handle, from the raw copy under DIR2/raw (mapped) and,
 with `--packed DIR3` (tables only), decompressed. Run with the package
-installed (scripts/python-test.sh makes such an environment)."""
+installed: `VENV=/tmp/pv bash scripts/python-test.sh` keeps the environment
+it makes (without VENV it is removed), then `/tmp/pv/bin/python
+scripts/python-bench.py ...`."""
 
 import argparse
 import time
