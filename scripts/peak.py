@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Runs a command; prints wall time, peak VmHWM and peak RssAnon (sampled every 20 ms from /proc/PID/status)."""
+"""Runs a command; prints wall time, peak VmHWM and peak RssAnon (sampled every 20 ms from /proc/PID/status).
+Exits with the command's status (2 for a command killed by a signal), so that a failed run is not taken for a measurement."""
 import subprocess, sys, time
 t0 = time.time()
 p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
@@ -16,3 +17,4 @@ while p.poll() is None:
     read(); time.sleep(0.02)
 wall = time.time() - t0
 print(f"{' '.join(sys.argv[1:])}: exit {p.returncode}, wall {wall:.1f} s, peak RssAnon {peak_anon/1024:.0f} MiB, VmHWM {hwm/1024:.0f} MiB", flush=True)
+sys.exit(p.returncode if p.returncode >= 0 else 2)
