@@ -17,8 +17,9 @@
       the first two nearly coincide on the log scale.
 
   census-data.py cycles CYCLES.jsonl...
-      Reads cycle files (the run directory's omweso-cycles.kK.bB.jsonl,
-      or an atlas written by `census --cycles`), walks every cycle again
+      Reads cycle files, one seed count each (the run directory's
+      omweso-cycles.kK.bB.jsonl, or an atlas written by `census --seeds K
+      --cycles`; an atlas of several rows is refused), walks every cycle again
       from its stored side (an independent relay in Python) and checks its
       period (fact 5: n laps to come back rotated by r pits, period
       n * 16 / gcd(r, 16)) and that the stored side is the least of its
