@@ -7,6 +7,7 @@
 //! [`Table::verify`] checks the whole-file sha256. Anything that does not
 //! add up is an [`Error::Corrupt`] naming the file and the [`Corruption`].
 
+use std::cell::RefCell;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -182,6 +183,32 @@ fn compress_block(block: &[u8]) -> std::io::Result<Vec<u8>> {
     let mut c = zstd::bulk::Compressor::new(ZSTD_LEVEL)?;
     c.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))?;
     c.compress(block)
+}
+
+thread_local! {
+    /// Each thread's zstd decompression context, made on its first block and
+    /// reused for every later one: a new context per block allocated and
+    /// cleared its workspace each time (3.5 % of `verify`'s check 2 of level
+    /// 36 went to `ZSTD_createDCtx` alone).
+    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { RefCell::new(None) };
+}
+
+/// Decompresses the zstd frame `frame` into `out`'s spare capacity with
+/// this thread's context; returns the bytes written. A context that failed
+/// is dropped, so that a damaged block leaves nothing behind for the next.
+fn decompress(frame: &[u8], out: &mut Vec<u8>) -> std::io::Result<usize> {
+    DECOMPRESSOR.with_borrow_mut(|slot| {
+        let d = match slot {
+            Some(d) => d,
+            None => slot.insert(zstd::bulk::Decompressor::new()?),
+        };
+        let got = d.decompress_to_buffer(frame, out);
+        if got.is_err() {
+            *slot = None;
+        }
+        got
+    })
 }
 
 fn encode_header(h: &Header) -> [u8; HEADER_LEN] {
@@ -406,17 +433,15 @@ impl Table {
         let want = self.block_len(block);
         out.clear();
         out.reserve(want);
-        let got = zstd::bulk::Decompressor::new()
-            .and_then(|mut d| d.decompress_to_buffer(frame, out))
-            .map_err(|e| {
-                Error::corrupt(
-                    &self.path,
-                    Corruption::Block {
-                        block,
-                        detail: e.to_string(),
-                    },
-                )
-            })?;
+        let got = decompress(frame, out).map_err(|e| {
+            Error::corrupt(
+                &self.path,
+                Corruption::Block {
+                    block,
+                    detail: e.to_string(),
+                },
+            )
+        })?;
         if got != want {
             return Err(Error::corrupt(
                 &self.path,
@@ -505,5 +530,46 @@ impl Table {
             Ok(())
         })?;
         Ok(all)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The thread's reused context decodes frame after frame, and a frame
+    /// that fails (garbage, a damaged checksum, too little room) leaves
+    /// nothing behind: the next good frame decodes to its own bytes.
+    #[test]
+    fn one_context_decodes_every_frame_and_recovers_from_bad_ones() {
+        let blocks: Vec<Vec<u8>> = (0..3u8)
+            .map(|k| {
+                (0..5000u32)
+                    .map(|i| (i * u32::from(k + 1) % 251) as u8)
+                    .collect()
+            })
+            .collect();
+        let frames: Vec<Vec<u8>> = blocks.iter().map(|b| compress_block(b).unwrap()).collect();
+        let mut damaged = frames[1].clone();
+        let last = damaged.len() - 1;
+        damaged[last] ^= 1; // the content checksum
+        let mut out = Vec::new();
+        for bad in [&b"not a zstd frame"[..], &damaged[..]] {
+            for (block, frame) in blocks.iter().zip(&frames) {
+                out.clear();
+                out.reserve(block.len());
+                assert_eq!(decompress(frame, &mut out).unwrap(), block.len());
+                assert_eq!(&out, block);
+                out.clear();
+                assert!(decompress(bad, &mut out).is_err());
+            }
+        }
+        // Too little room for the block is an error too, and no more.
+        let mut small = Vec::with_capacity(10);
+        assert!(decompress(&frames[0], &mut small).is_err());
+        out.clear();
+        out.reserve(blocks[2].len());
+        decompress(&frames[2], &mut out).unwrap();
+        assert_eq!(out, blocks[2]);
     }
 }
