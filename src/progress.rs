@@ -240,10 +240,8 @@ pub enum Notice {
     Check3Resumed {
         /// The level.
         seeds: usize,
-        /// The threshold it resumes at.
-        threshold: i8,
-        /// The position of that threshold's scan it resumes at.
-        position: u64,
+        /// Where it resumes.
+        at: Check3At,
     },
     /// Check 3's checkpoint could not be used: it starts afresh.
     Check3Afresh {
@@ -284,8 +282,8 @@ pub enum Notice {
     Check3Checkpoint {
         /// The level.
         seeds: usize,
-        /// The threshold it is at.
-        threshold: i8,
+        /// Where it stands.
+        at: Check3At,
         /// Bytes written.
         bytes: u64,
         /// Seconds it took.
@@ -377,6 +375,41 @@ impl Notice {
     }
 }
 
+/// Where check 3 of `verify` stands at a checkpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "stage", rename_all = "snake_case")]
+pub enum Check3At {
+    /// In the walk that reads the lower levels: `done` of its `parts`
+    /// parts done.
+    Captures {
+        /// Parts done.
+        done: u32,
+        /// Parts in all.
+        parts: u32,
+    },
+    /// At threshold `threshold`, its scan at position `position`.
+    Threshold {
+        /// The threshold.
+        threshold: i8,
+        /// The position of that threshold's scan.
+        position: u64,
+    },
+}
+
+impl fmt::Display for Check3At {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Check3At::Captures { done, parts } => {
+                write!(f, "after captures part {done} of {parts}")
+            }
+            Check3At::Threshold {
+                threshold,
+                position,
+            } => write!(f, "at threshold {threshold} (position {position})"),
+        }
+    }
+}
+
 impl fmt::Display for Notice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mb = |bytes: &u64| *bytes as f64 / 1e6;
@@ -464,14 +497,9 @@ impl fmt::Display for Notice {
                     "level {seeds}: waiting for {holder}, which is checking it"
                 )
             }
-            Notice::Check3Resumed {
-                seeds,
-                threshold,
-                position,
-            } => write!(
-                f,
-                "level {seeds}: check 3 resuming at threshold {threshold} (position {position})"
-            ),
+            Notice::Check3Resumed { seeds, at } => {
+                write!(f, "level {seeds}: check 3 resuming {at}")
+            }
             Notice::Check3Afresh { seeds, why } => {
                 write!(f, "level {seeds}: {why}: check 3 starts afresh")
             }
@@ -519,12 +547,12 @@ impl fmt::Display for Notice {
             }
             Notice::Check3Checkpoint {
                 seeds,
-                threshold,
+                at,
                 bytes,
                 seconds,
             } => write!(
                 f,
-                "level {seeds}: check 3 checkpoint at threshold {threshold} ({:.1} MB in {seconds:.1} s)",
+                "level {seeds}: check 3 checkpoint {at}: {:.1} MB in {seconds:.1} s",
                 mb(bytes)
             ),
             Notice::CensusLineRejected { path, line, why } => write!(

@@ -49,8 +49,11 @@
 //!   differed in them and the first of those; written after
 //!   the last tile too, so that a `verify` stopped in check 3 does not run
 //!   check 2 again;
-//! * `check3`: the forward solver's bytes, taken between two of its
-//!   batches ([`Saves`]).
+//! * `check3`: the forward solver's bytes, taken between two parts of its
+//!   walk of the lower levels or two of its batches ([`Saves`]); the header
+//!   ends with where it stands: a threshold byte and its next batch's
+//!   position, or a zero byte and the parts of that walk done and in all
+//!   (two 32-bit numbers).
 //!
 //! A later `verify` of that level whose levels have the same hashes resumes
 //! from them; a damaged one is ignored, and the check starts afresh. A
@@ -77,7 +80,7 @@ use crate::oware::forward::{Mark, NoSaves, OwareLevel, Saves, Targets, solve_lev
 use crate::oware::{
     Board, Encoder, LowerLevels, Rules, Tile, game_levels, level_size, levels_needed,
 };
-use crate::progress::{Notice, Progress, Stage};
+use crate::progress::{Check3At, Notice, Progress, Stage};
 use crate::source::Source;
 use crate::table::{as_bytes, as_bytes_mut};
 
@@ -797,10 +800,14 @@ struct ProgressSaves<'a> {
 
 impl ProgressSaves<'_> {
     /// Advances the stage to `mark`: thresholds `seeds..t` scanned whole,
-    /// threshold `t` up to `mark.next`.
+    /// threshold `t` up to its next batch (nothing while the lower levels
+    /// are read).
     fn reach(&mut self, mark: Mark) {
-        let thresholds_done = (self.seeds as u64).saturating_sub(mark.t as u64);
-        let now = thresholds_done * self.size + mark.next.min(self.size);
+        let Mark::Batch { t, next } = mark else {
+            return;
+        };
+        let thresholds_done = (self.seeds as u64).saturating_sub(t as u64);
+        let now = thresholds_done * self.size + next.min(self.size);
         self.stage.inc(now.saturating_sub(self.done));
         self.done = self.done.max(now);
     }
@@ -817,7 +824,8 @@ impl Saves for ProgressSaves<'_> {
 
     fn after_batch(&mut self, mark: Mark, bytes: &[i8]) -> Result<()> {
         self.reach(mark);
-        if !std::mem::replace(&mut self.settled, true)
+        if matches!(mark, Mark::Batch { .. })
+            && !std::mem::replace(&mut self.settled, true)
             && let Some(moved) = settle(as_bytes(bytes))
         {
             self.progress.notice(Notice::huge_pages(self.seeds, &moved));
@@ -839,7 +847,8 @@ struct Check3Saves<'a> {
 }
 
 impl<'a> Check3Saves<'a> {
-    const MAGIC: &'static [u8; 8] = b"MDBCHK31";
+    /// Version 2: the walk of the lower levels is checkpointed too.
+    const MAGIC: &'static [u8; 8] = b"MDBCHK32";
 
     fn new(
         db: &Db,
@@ -857,11 +866,38 @@ impl<'a> Check3Saves<'a> {
         })
     }
 
+    /// The identity, then `mark`: a threshold (`1..=seeds`) and the next
+    /// batch's position, or 0 and the parts of the exits done and in all.
     fn header(&self, mark: Mark) -> Vec<u8> {
         let mut h = self.identity.clone();
-        h.push(mark.t as u8);
-        h.extend_from_slice(&mark.next.to_le_bytes());
+        match mark {
+            Mark::Batch { t, next } => {
+                h.push(t as u8);
+                h.extend_from_slice(&next.to_le_bytes());
+            }
+            Mark::Exits { done, parts } => {
+                h.push(0);
+                h.extend_from_slice(&done.to_le_bytes());
+                h.extend_from_slice(&parts.to_le_bytes());
+            }
+        }
         h
+    }
+
+    /// The mark at the end of a header, if it is one.
+    fn mark(&self, at: &[u8]) -> Option<Mark> {
+        let u32_at = |i: usize| u32::from_le_bytes(at[i..i + 4].try_into().expect("4 bytes"));
+        match at[0] {
+            0 => {
+                let (done, parts) = (u32_at(1), u32_at(5));
+                (parts > 0 && done <= parts).then_some(Mark::Exits { done, parts })
+            }
+            t if usize::from(t) <= self.seeds => Some(Mark::Batch {
+                t: t as i8,
+                next: u64::from_le_bytes(at[1..9].try_into().expect("8 bytes")),
+            }),
+            _ => None,
+        }
     }
 }
 
@@ -874,9 +910,8 @@ impl Saves for Check3Saves<'_> {
         if id != self.identity {
             return Ok(None); // another level's, or lower levels since rebuilt
         }
-        let mark = Mark {
-            t: at[0] as i8,
-            next: u64::from_le_bytes(at[1..9].try_into().expect("8 bytes")),
+        let Some(mark) = self.mark(at) else {
+            return Ok(None); // not a mark this version writes
         };
         let out = as_bytes_mut(bytes);
         let seeds = self.seeds;
@@ -884,8 +919,7 @@ impl Saves for Check3Saves<'_> {
             Ok(()) => {
                 self.progress.notice(Notice::Check3Resumed {
                     seeds,
-                    threshold: mark.t,
-                    position: mark.next,
+                    at: check3_at(mark),
                 });
                 Ok(Some(mark))
             }
@@ -911,12 +945,23 @@ impl Saves for Check3Saves<'_> {
         let written = write_compressed(&self.path, &self.header(mark), as_bytes(bytes))?;
         self.progress.notice(Notice::Check3Checkpoint {
             seeds: self.seeds,
-            threshold: mark.t,
+            at: check3_at(mark),
             bytes: written,
             seconds: took.elapsed().as_secs_f64(),
         });
         self.clock.reset();
         Ok(())
+    }
+}
+
+/// How a notice tells where check 3 stands at `mark`.
+fn check3_at(mark: Mark) -> Check3At {
+    match mark {
+        Mark::Exits { done, parts } => Check3At::Captures { done, parts },
+        Mark::Batch { t, next } => Check3At::Threshold {
+            threshold: t,
+            position: next,
+        },
     }
 }
 

@@ -43,8 +43,12 @@
 //! ([`Encoder::mover_tiles`]), so that a tile's captures land in a few
 //! blocks of each lower level and levels read from compressed tables, or
 //! larger than the page cache, are read block by block rather than at
-//! random. A lower level that cannot be read (a damaged block, a read
-//! error) ends the solve with its error: no value is ever made up for it.
+//! random. That walk is cut into parts of about `EXIT_PART` positions
+//! (level 36: 107 parts, hours of work when the lower levels come from
+//! their compressed tables), and the solver may be checkpointed between
+//! two parts as between two batches. A lower level that cannot be read (a
+//! damaged block, a read error) ends the solve with its error: no value is
+//! ever made up for it.
 
 use std::sync::atomic::{AtomicI8, AtomicU64, Ordering::Relaxed};
 
@@ -68,6 +72,10 @@ const CHUNK: u64 = 1 << 14;
 const BATCH: usize = 1 << 24;
 /// Work items handled at a time, the last ones queued first.
 const STEP: usize = 1 << 20;
+/// Positions per part of the walk that reads the lower levels
+/// ([`Game::exits`]) in an Oware level: about a minute of it at level 36
+/// on two cores.
+const EXIT_PART: u64 = 1 << 27;
 
 /// A game graph as the forward solver sees it: positions `0..size()`, each
 /// with moves that stay in the graph and moves that leave it with known
@@ -84,11 +92,14 @@ pub trait Game: Sync {
     fn nodes(&self, indices: &[u64], f: impl FnMut(u64, Self::Node));
     /// The index of `node`.
     fn index(&self, node: &Self::Node) -> u64;
+    /// How many parts [`Game::exits`] is best cut into (at least 1).
+    fn exit_parts(&self) -> u32;
     /// Stores into `out[i]` (`out` has [`Game::size`] cells) the best
     /// value among the moves leaving the graph (`NO_EXIT` if none) of every
-    /// position `i`, in whatever order and from whatever threads suit the
-    /// game. An error is a store of those values that failed.
-    fn exits(&self, out: &[AtomicI8]) -> Result<()>;
+    /// position `i` of part `part` of `parts` (every position lies in one
+    /// part, whatever `parts`), in whatever order and from whatever threads
+    /// suit the game. An error is a store of those values that failed.
+    fn exits(&self, out: &[AtomicI8], part: u32, parts: u32) -> Result<()>;
     /// Calls `f(child)` for the index of each move staying in the graph
     /// (at most six).
     fn children(&self, node: &Self::Node, f: impl FnMut(u64));
@@ -150,34 +161,48 @@ pub fn solve<G: Game>(game: &G, max: i8) -> Result<HugeSlice<i8>> {
     solve_in_batches(game, max, BATCH, STEP, &mut NoSaves)
 }
 
-/// Where a solve stands between two batches: every threshold above `t`
-/// done, and the batches of threshold `t` that start before position
-/// `next`.
+/// Where a solve stands between two parts of [`Game::exits`] or two
+/// batches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Mark {
-    /// The threshold under way.
-    pub t: i8,
-    /// Where its next batch starts.
-    pub next: u64,
+pub enum Mark {
+    /// The best exits of parts `0..done` of `parts` are stored; no
+    /// threshold begun.
+    Exits {
+        /// Parts done.
+        done: u32,
+        /// Parts the walk is cut into (a resumed walk keeps them).
+        parts: u32,
+    },
+    /// Every exit stored, every threshold above `t` done, and the batches
+    /// of threshold `t` that start before position `next`.
+    Batch {
+        /// The threshold under way.
+        t: i8,
+        /// Where its next batch starts.
+        next: u64,
+    },
 }
 
 impl Mark {
     /// Whether the batch of threshold `t` starting at `start` is done.
     fn covers(&self, t: i8, start: u64) -> bool {
-        t > self.t || (t == self.t && start < self.next)
+        match *self {
+            Mark::Exits { .. } => false,
+            Mark::Batch { t: at, next } => t > at || (t == at && start < next),
+        }
     }
 }
 
-/// Checkpoints of a solve. Between two batches no position is queued, so
-/// the solver's whole state is one byte per position, handed over as is:
-/// a solve that loads those bytes and goes on from their [`Mark`] gives
-/// the same values.
+/// Checkpoints of a solve. Between two parts of the exits and between two
+/// batches no position is queued, so the solver's whole state is one byte
+/// per position, handed over as is: a solve that loads those bytes and goes
+/// on from their [`Mark`] gives the same values.
 pub trait Saves {
     /// Loads the bytes of a checkpoint into `bytes`, returning where it
     /// stands, or `None` (bytes untouched) to start afresh.
     fn resume(&mut self, bytes: &mut [i8]) -> Result<Option<Mark>>;
-    /// Called after every batch with the bytes as they stand at `mark`;
-    /// may save them.
+    /// Called after every part of the exits and every batch with the bytes
+    /// as they stand at `mark`; may save them.
     fn after_batch(&mut self, mark: Mark, bytes: &[i8]) -> Result<()>;
 }
 
@@ -227,8 +252,23 @@ fn solve_in_batches<G: Game>(
     // solve, after which the bytes are read again as plain values.
     let cells: &[AtomicI8] =
         unsafe { std::slice::from_raw_parts(bytes.as_mut_ptr().cast::<AtomicI8>(), n) };
-    if resumed.is_none() {
-        game.exits(cells)?;
+    // SAFETY: as for `cells`; read between two parts or batches only, when
+    // no thread writes them.
+    let now = || unsafe { std::slice::from_raw_parts(cells.as_ptr().cast::<i8>(), n) };
+    let (done, parts) = match resumed {
+        None => (0, game.exit_parts()),
+        Some(Mark::Exits { done, parts }) => (done, parts),
+        Some(Mark::Batch { .. }) => (1, 1),
+    };
+    for part in done..parts {
+        game.exits(cells, part, parts)?;
+        saves.after_batch(
+            Mark::Exits {
+                done: part + 1,
+                parts,
+            },
+            now(),
+        )?;
     }
     let queued = Bits::new(n).map_err(memory)?;
     let cell = |i: usize| Slot(cells[i].load(Relaxed));
@@ -362,11 +402,8 @@ fn solve_in_batches<G: Game>(
                 .collect();
             work.extend(next);
         }
-        // SAFETY: as for `cells` above; no thread runs between batches, so
-        // the bytes are read while nothing writes them.
-        let now: &[i8] = unsafe { std::slice::from_raw_parts(cells.as_ptr().cast::<i8>(), n) };
         let next = (start + batch) as u64;
-        saves.after_batch(Mark { t, next }, now)?;
+        saves.after_batch(Mark::Batch { t, next }, now())?;
     }
 
     drop(queued);
@@ -485,6 +522,9 @@ pub struct OwareLevel<'a, L: LowerLevels + ?Sized> {
     /// `spread[pit][s]`: what sowing `s` seeds from `pit` adds to each pit,
     /// found by sowing on an otherwise empty board.
     spread: [[[u8; PITS]; MAX_SEEDS + 1]; 6],
+    /// Positions per part of [`Game::exits`] ([`EXIT_PART`]; tests cut
+    /// small levels finer).
+    exit_part: u64,
 }
 
 impl<'a, L: LowerLevels + ?Sized> OwareLevel<'a, L> {
@@ -518,6 +558,7 @@ impl<'a, L: LowerLevels + ?Sized> OwareLevel<'a, L> {
             enc: Encoder::new(seeds),
             lower,
             spread,
+            exit_part: EXIT_PART,
         }
     }
 }
@@ -544,15 +585,22 @@ impl<L: LowerLevels + ?Sized> Game for OwareLevel<'_, L> {
         self.enc.rank_in(self.seeds, node)
     }
 
+    fn exit_parts(&self) -> u32 {
+        u32::try_from(self.size().div_ceil(self.exit_part).max(1)).unwrap_or(u32::MAX)
+    }
+
     /// Capture values are read from the lower levels in mover-major order
     /// ([`Encoder::walk_tile`]): the captures of a tile land in a few
     /// blocks of each lower level, which are read together. Each read is
     /// also prefetched and done [`LAG`](crate::memory::LAG) captures later,
     /// so that memory misses overlap. Each position lies in one tile, so
-    /// each cell has one writer.
-    fn exits(&self, out: &[AtomicI8]) -> Result<()> {
+    /// each cell has one writer; a part is a run of tiles
+    /// ([`Encoder::tile_parts`]).
+    fn exits(&self, out: &[AtomicI8], part: u32, parts: u32) -> Result<()> {
         let range = 0..self.size();
         let tiles = self.enc.mover_tiles(self.seeds);
+        let at = self.enc.tile_parts(self.seeds, &tiles, parts);
+        let tiles = &tiles[at[part as usize]..at[part as usize + 1]];
         let set = |j: usize, v: i8| out[j].store(v, Relaxed);
         let get = |j: usize| out[j].load(Relaxed);
         tiles.par_chunks(16).try_for_each(|tiles| -> Result<()> {
@@ -663,7 +711,10 @@ impl Graph {
             "level too large for an explicit graph"
         );
         let exit: Vec<AtomicI8> = (0..n).map(|_| AtomicI8::new(NO_EXIT)).collect();
-        level.exits(&exit)?;
+        let parts = level.exit_parts();
+        for part in 0..parts {
+            level.exits(&exit, part, parts)?;
+        }
         let mut g = Graph {
             quiet: vec![[NO_MOVE; 6]; n],
             exit: exit.into_iter().map(AtomicI8::into_inner).collect(),
@@ -737,7 +788,11 @@ impl Game for Explicit<'_> {
         u64::from(*node)
     }
 
-    fn exits(&self, out: &[AtomicI8]) -> Result<()> {
+    fn exit_parts(&self) -> u32 {
+        1
+    }
+
+    fn exits(&self, out: &[AtomicI8], _: u32, _: u32) -> Result<()> {
         for (cell, &e) in out.iter().zip(&self.g.exit) {
             cell.store(e, Relaxed);
         }
@@ -852,21 +907,37 @@ mod tests {
         }
     }
 
-    /// A solve resumed from the bytes of a batch boundary gives the values
-    /// of a solve straight through, wherever the boundary falls (first,
-    /// inside or last batch of a threshold).
+    /// A solve resumed from the bytes of a part or batch boundary gives the
+    /// values of a solve straight through, wherever the boundary falls
+    /// (inside or after the walk of the exits; first, inside or last batch
+    /// of a threshold).
     #[test]
-    fn a_solve_resumed_from_any_batch_boundary_gives_the_same_values() {
+    fn a_solve_resumed_from_any_boundary_gives_the_same_values() {
         let mut levels: Vec<Vec<i8>> = Vec::new();
         for n in 0..=10 {
-            let level = OwareLevel::new(Rules::Awari, n, &levels);
+            let mut level = OwareLevel::new(Rules::Awari, n, &levels);
             let whole = solve(&level, n as i8).unwrap().to_vec();
+            level.exit_part = 3000;
+            let parts = level.exit_parts();
+            assert_eq!(u64::from(parts), level.size().div_ceil(3000).max(1));
             let mut keep = Keep(Vec::new());
             let kept = solve_in_batches(&level, n as i8, CHUNK as usize, 50, &mut keep).unwrap();
             assert!(kept[..] == whole[..], "level {n}");
             let batches = level.size().div_ceil(CHUNK) as usize;
-            assert_eq!(keep.0.len(), n * batches, "a mark after every batch");
-            for (mark, bytes) in keep.0.into_iter().step_by(5) {
+            let marks: Vec<Mark> = keep.0.iter().map(|k| k.0).collect();
+            assert_eq!(marks.len(), parts as usize + n * batches, "level {n}");
+            assert!(
+                (marks[..parts as usize].iter().enumerate()).all(|(k, m)| *m
+                    == Mark::Exits {
+                        done: k as u32 + 1,
+                        parts
+                    }),
+                "a mark after every part of the exits, then after every batch"
+            );
+            let exits_and_some_batches = (keep.0.iter().enumerate())
+                .filter(|(k, _)| *k < parts as usize || k % 5 == 0)
+                .map(|(_, kept)| kept);
+            for (mark, bytes) in exits_and_some_batches.cloned() {
                 let mut from = Resume(mark, bytes);
                 let again = solve_in_batches(&level, n as i8, CHUNK as usize, 50, &mut from);
                 assert!(again.unwrap()[..] == whole[..], "level {n} from {mark:?}");

@@ -237,6 +237,27 @@ impl Encoder {
         tiles
     }
 
+    /// `tiles` (level `seeds`'s [`Encoder::mover_tiles`]) cut into `parts`
+    /// runs of about equal numbers of boards ([`Encoder::tile_size`]; the
+    /// boards outside the level's domain count too): the first tile of each
+    /// run, then `tiles.len()`, so `parts + 1` tile indices. Walks cut into
+    /// parts (to be checkpointed between them) walk run `k` as
+    /// `tiles[at[k]..at[k + 1]]`.
+    pub fn tile_parts(&self, seeds: usize, tiles: &[Tile], parts: u32) -> Vec<usize> {
+        let mut ends = Vec::with_capacity(tiles.len());
+        let mut boards = 0u64;
+        for tile in tiles {
+            boards += self.tile_size(seeds, tile);
+            ends.push(boards);
+        }
+        (0..=parts)
+            .map(|k| {
+                let at = (u128::from(boards) * u128::from(k) / u128::from(parts.max(1))) as u64;
+                ends.partition_point(|&end| end <= at)
+            })
+            .collect()
+    }
+
     /// How many boards `tile` (of level `seeds`) spans: its positions, and
     /// the boards outside the level's domain that [`Encoder::walk_tile`]
     /// skips.
@@ -342,6 +363,28 @@ mod tests {
                 for (i, &n) in seen.iter().enumerate() {
                     let want = u8::from(range.contains(&(i as u64)));
                     assert_eq!(n, want, "level {seeds} index {i}");
+                }
+            }
+        }
+    }
+
+    /// Parts of tiles run from the first tile to the last in order, each
+    /// holding its share of the boards give or take one tile.
+    #[test]
+    fn tile_parts_cut_the_tiles_into_even_runs() {
+        let enc = Encoder::new(14);
+        for seeds in [0, 3, 14] {
+            let tiles = enc.mover_tiles(seeds);
+            let sizes: Vec<u64> = tiles.iter().map(|t| enc.tile_size(seeds, t)).collect();
+            let (boards, largest) = (sizes.iter().sum::<u64>(), *sizes.iter().max().unwrap());
+            for parts in [1, 2, 7, 1000] {
+                let at = enc.tile_parts(seeds, &tiles, parts);
+                assert_eq!(at.len(), parts as usize + 1);
+                assert_eq!((at[0], at[parts as usize]), (0, tiles.len()));
+                for run in at.windows(2) {
+                    assert!(run[0] <= run[1], "level {seeds}, {parts} parts: {at:?}");
+                    let held: u64 = sizes[run[0]..run[1]].iter().sum();
+                    assert!(held <= boards / u64::from(parts) + largest, "level {seeds}");
                 }
             }
         }

@@ -696,16 +696,8 @@ impl<L: LowerLevels + ?Sized> ForwardPass<'_, L> {
         // from one board to thousands; the boards outside the level's
         // domain count too, so the last part ends with the last tile).
         let tiles = self.enc.mover_tiles(seeds);
-        let mut ends = Vec::with_capacity(tiles.len());
-        for tile in &tiles {
-            let before = ends.last().copied().unwrap_or(0);
-            ends.push(before + self.enc.tile_size(seeds, tile));
-        }
-        let boards = ends.last().copied().unwrap_or(0);
-        let tile_start = |k: u32| {
-            let at = part_start(k, self.parts, boards as usize) as u64;
-            ends.partition_point(|&end| end <= at)
-        };
+        let starts = self.enc.tile_parts(seeds, &tiles, self.parts);
+        let tile_start = |k: u32| starts[k as usize];
         let stage = self
             .progress
             .stage(format!("level {seeds}: captures"), tiles.len() as u64);
