@@ -44,9 +44,9 @@
 //! blocks of each lower level and levels read from compressed tables, or
 //! larger than the page cache, are read block by block rather than at
 //! random. That walk is cut into parts of about `EXIT_PART` positions
-//! (level 36: 107 parts, hours of work when the lower levels come from
-//! their compressed tables), and the solver may be checkpointed between
-//! two parts as between two batches. A lower level that cannot be read (a
+//! (level 36: 107 parts, about an hour on two cores with every lower level
+//! read from its compressed table), and the solver may be checkpointed
+//! between two parts as between two batches. A lower level that cannot be read (a
 //! damaged block, a read error) ends the solve with its error: no value is
 //! ever made up for it.
 
