@@ -255,10 +255,12 @@ fn solve_in_batches<G: Game>(
     // SAFETY: as for `cells`; read between two parts or batches only, when
     // no thread writes them.
     let now = || unsafe { std::slice::from_raw_parts(cells.as_ptr().cast::<i8>(), n) };
+    // The parts of the exits left to walk: every one afresh, those after
+    // the mark, or none once a threshold has begun.
     let (done, parts) = match resumed {
         None => (0, game.exit_parts()),
         Some(Mark::Exits { done, parts }) => (done, parts),
-        Some(Mark::Batch { .. }) => (1, 1),
+        Some(Mark::Batch { .. }) => (0, 0),
     };
     for part in done..parts {
         game.exits(cells, part, parts)?;
