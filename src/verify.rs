@@ -884,13 +884,15 @@ impl<'a> Check3Saves<'a> {
         h
     }
 
-    /// The mark at the end of a header, if it is one.
+    /// The mark at the end of a header, if it is one (at most a part per
+    /// position: a damaged count must not ask for billions).
     fn mark(&self, at: &[u8]) -> Option<Mark> {
         let u32_at = |i: usize| u32::from_le_bytes(at[i..i + 4].try_into().expect("4 bytes"));
         match at[0] {
             0 => {
                 let (done, parts) = (u32_at(1), u32_at(5));
-                (parts > 0 && done <= parts).then_some(Mark::Exits { done, parts })
+                let fits = parts > 0 && done <= parts && u64::from(parts) <= level_size(self.seeds);
+                fits.then_some(Mark::Exits { done, parts })
             }
             t if usize::from(t) <= self.seeds => Some(Mark::Batch {
                 t: t as i8,
@@ -911,7 +913,11 @@ impl Saves for Check3Saves<'_> {
             return Ok(None); // another level's, or lower levels since rebuilt
         }
         let Some(mark) = self.mark(at) else {
-            return Ok(None); // not a mark this version writes
+            self.progress.notice(Notice::Check3Afresh {
+                seeds: self.seeds,
+                why: format!("{}: where it stands is damaged", self.path.display()),
+            });
+            return Ok(None);
         };
         let out = as_bytes_mut(bytes);
         let seeds = self.seeds;

@@ -267,6 +267,30 @@ fn a_killed_verify_resumes_check_3_from_its_checkpoint() {
     assert!(!check3.parent().unwrap().exists(), "checkpoints left");
 }
 
+/// A check-3 checkpoint whose mark (where it stands, in the header, which
+/// the content checksum does not cover) is damaged is reported, and check 3
+/// starts afresh and passes.
+#[test]
+fn a_check_3_checkpoint_with_a_damaged_mark_starts_afresh() {
+    let dir = built("verify-bad-mark", Rules::Awari, 14);
+    let check3 = dir.join("raw/awari/verify.14.work/check3");
+    let log = verify_killed(&dir, &check3, 1);
+    // Magic, rule set, level, the content hashes of the 13 levels level 14
+    // reads (0..=12: never 13), then the mark.
+    let at = 8 + 1 + 4 + 13 * 32;
+    let mut bytes = std::fs::read(&check3).unwrap();
+    bytes[at] = 0xFF; // neither 0 (exits) nor a threshold of level 14
+    std::fs::write(&check3, &bytes).unwrap();
+    let out = verify_14(&dir).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}{err}");
+    assert!(
+        err.contains("where it stands is damaged: check 3 starts afresh"),
+        "{log}{err}"
+    );
+    assert!(!err.contains("check 3 resuming"), "{err}");
+}
+
 /// A `verify` of a level another process is checking waits for it (they
 /// would write the same checkpoints), says so, and passes once it may go
 /// on. The test holds the level's lock itself, as a first run would.
