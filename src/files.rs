@@ -585,6 +585,20 @@ pub fn read_head(path: &Path, len: usize) -> Result<Option<Vec<u8>>> {
     }
 }
 
+/// Bytes of the hash [`sealed`] puts at a header's end.
+pub const SEAL: usize = 8;
+
+/// `header` with the first [`SEAL`] bytes of its sha256 at its end. The
+/// content checksum of [`write_compressed`] does not cover the header, so
+/// a header that says where a solver stands is sealed: a reader that
+/// rebuilds the header from what it parsed and finds other bytes knows it
+/// is damaged.
+pub fn sealed(mut header: Vec<u8>) -> Vec<u8> {
+    let sum = Sha256::digest(&header);
+    header.extend_from_slice(&sum[..SEAL]);
+    header
+}
+
 /// Writes `header` and then `state` zstd-compressed (with its content
 /// checksum) to `path` with [`write_atomically`] (so the rename survives a
 /// crash); returns the file's bytes. This is how solvers checkpoint their

@@ -53,7 +53,9 @@
 //!   walk of the lower levels or two of its batches ([`Saves`]); the header
 //!   ends with where it stands: a threshold byte and its next batch's
 //!   position, or a zero byte and the parts of that walk done and in all
-//!   (two 32-bit numbers).
+//!   (two 32-bit numbers), then a seal ([`sealed`]: the content checksum
+//!   does not cover the header, and a mark damaged into another plausible
+//!   one would resume a solve that then fails a good level).
 //!
 //! A later `verify` of that level whose levels have the same hashes resumes
 //! from them; a damaged one is ignored, and the check starts afresh. A
@@ -73,7 +75,8 @@ use serde::ser::{Serialize, SerializeMap, SerializeStruct, Serializer};
 use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::files::{
-    CheckpointClock, DirLock, checkpoint_interval, read_compressed, read_head, write_compressed,
+    CheckpointClock, DirLock, SEAL, checkpoint_interval, read_compressed, read_head, sealed,
+    write_compressed,
 };
 use crate::memory::{Pipeline, settle};
 use crate::oware::forward::{Mark, NoSaves, OwareLevel, Saves, Targets, solve_level_saving};
@@ -847,8 +850,11 @@ struct Check3Saves<'a> {
 }
 
 impl<'a> Check3Saves<'a> {
-    /// Version 2: the walk of the lower levels is checkpointed too.
-    const MAGIC: &'static [u8; 8] = b"MDBCHK32";
+    /// Version 3: the walk of the lower levels is checkpointed too (since
+    /// version 2), and the header is sealed.
+    const MAGIC: &'static [u8; 8] = b"MDBCHK33";
+    /// Bytes of a mark in the header.
+    const MARK: usize = 9;
 
     fn new(
         db: &Db,
@@ -867,7 +873,8 @@ impl<'a> Check3Saves<'a> {
     }
 
     /// The identity, then `mark`: a threshold (`1..=seeds`) and the next
-    /// batch's position, or 0 and the parts of the exits done and in all.
+    /// batch's position, or 0 and the parts of the exits done and in all;
+    /// [`sealed`].
     fn header(&self, mark: Mark) -> Vec<u8> {
         let mut h = self.identity.clone();
         match mark {
@@ -881,38 +888,38 @@ impl<'a> Check3Saves<'a> {
                 h.extend_from_slice(&parts.to_le_bytes());
             }
         }
-        h
+        sealed(h)
     }
 
-    /// The mark at the end of a header, if it is one (at most a part per
-    /// position: a damaged count must not ask for billions).
-    fn mark(&self, at: &[u8]) -> Option<Mark> {
+    /// The mark that `head`, a header read back, holds, if the header is
+    /// whole: its seal matches what [`Check3Saves::header`] makes of it.
+    fn mark(&self, head: &[u8]) -> Option<Mark> {
+        let at = &head[self.identity.len()..];
         let u32_at = |i: usize| u32::from_le_bytes(at[i..i + 4].try_into().expect("4 bytes"));
-        match at[0] {
-            0 => {
-                let (done, parts) = (u32_at(1), u32_at(5));
-                let fits = parts > 0 && done <= parts && u64::from(parts) <= level_size(self.seeds);
-                fits.then_some(Mark::Exits { done, parts })
-            }
-            t if usize::from(t) <= self.seeds => Some(Mark::Batch {
+        let mark = match at[0] {
+            0 => Mark::Exits {
+                done: u32_at(1),
+                parts: u32_at(5),
+            },
+            t if usize::from(t) <= self.seeds => Mark::Batch {
                 t: t as i8,
                 next: u64::from_le_bytes(at[1..9].try_into().expect("8 bytes")),
-            }),
-            _ => None,
-        }
+            },
+            _ => return None,
+        };
+        (self.header(mark) == head).then_some(mark)
     }
 }
 
 impl Saves for Check3Saves<'_> {
     fn resume(&mut self, bytes: &mut [i8]) -> Result<Option<Mark>> {
-        let Some(head) = read_head(&self.path, self.identity.len() + 9)? else {
+        let Some(head) = read_head(&self.path, self.identity.len() + Self::MARK + SEAL)? else {
             return Ok(None);
         };
-        let (id, at) = head.split_at(self.identity.len());
-        if id != self.identity {
+        if !head.starts_with(&self.identity) {
             return Ok(None); // another level's, or lower levels since rebuilt
         }
-        let Some(mark) = self.mark(at) else {
+        let Some(mark) = self.mark(&head) else {
             self.progress.notice(Notice::Check3Afresh {
                 seeds: self.seeds,
                 why: format!("{}: where it stands is damaged", self.path.display()),

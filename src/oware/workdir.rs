@@ -56,7 +56,7 @@ use std::sync::Mutex;
 use sha2::{Digest, Sha256};
 
 use crate::error::{Corruption, Error, Result};
-use crate::files::{read_compressed, read_head, write_compressed};
+use crate::files::{SEAL, read_compressed, read_head, sealed, write_compressed};
 
 /// The seed lists of a slice, being written by the forward pass.
 pub struct SeedLists {
@@ -544,19 +544,17 @@ impl Checkpoint {
         for len in lists {
             h.extend_from_slice(&len.to_le_bytes());
         }
-        let sum = Sha256::digest(&h);
-        h.extend_from_slice(&sum[..8]);
-        h
+        sealed(h)
     }
 
     /// The seed lists' lengths in the header of `state.<t>` at `path`, if
     /// it is a checkpoint of this slice with its header whole.
     fn state_lists(&self, path: &Path, t: usize) -> Result<Option<Vec<u64>>> {
         let at = self.identity(MAGIC).len() + 4;
-        let Some(head) = read_head(path, at + 16 * self.seeds as usize + 8)? else {
+        let Some(head) = read_head(path, at + 16 * self.seeds as usize + SEAL)? else {
             return Ok(None);
         };
-        let lists: Vec<u64> = head[at..head.len() - 8]
+        let lists: Vec<u64> = head[at..head.len() - SEAL]
             .chunks_exact(8)
             .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
             .collect();
@@ -571,9 +569,7 @@ impl Checkpoint {
         for len in &mark.lists {
             h.extend_from_slice(&len.to_le_bytes());
         }
-        let sum = Sha256::digest(&h);
-        h.extend_from_slice(&sum[..8]);
-        h
+        sealed(h)
     }
 
     /// Writes `state`, the slice after every threshold above `t`, as
@@ -638,10 +634,10 @@ impl Checkpoint {
     fn forward_mark(&self, path: &Path) -> Result<Option<ForwardMark>> {
         let identity = self.identity(FORWARD_MAGIC);
         let lists = 2 * self.seeds as usize;
-        let Some(head) = read_head(path, identity.len() + 9 + 8 * lists + 8)? else {
+        let Some(head) = read_head(path, identity.len() + 9 + 8 * lists + SEAL)? else {
             return Ok(None);
         };
-        let rest = &head[identity.len()..head.len() - 8];
+        let rest = &head[identity.len()..head.len() - SEAL];
         let word = |at: usize| u32::from_le_bytes(rest[at..at + 4].try_into().expect("4 bytes"));
         let walk = match rest[0] {
             1 => Walk::Captures,

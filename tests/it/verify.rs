@@ -269,26 +269,38 @@ fn a_killed_verify_resumes_check_3_from_its_checkpoint() {
 
 /// A check-3 checkpoint whose mark (where it stands, in the header, which
 /// the content checksum does not cover) is damaged is reported, and check 3
-/// starts afresh and passes.
+/// starts afresh and passes: a mark that is no mark at all, and one damaged
+/// into another plausible mark (the threshold one lower, or the batch one
+/// position further), which only the header's seal tells from a whole one.
 #[test]
 fn a_check_3_checkpoint_with_a_damaged_mark_starts_afresh() {
-    let dir = built("verify-bad-mark", Rules::Awari, 14);
-    let check3 = dir.join("raw/awari/verify.14.work/check3");
-    let log = verify_killed(&dir, &check3, 1);
     // Magic, rule set, level, the content hashes of the 13 levels level 14
-    // reads (0..=12: never 13), then the mark.
-    let at = 8 + 1 + 4 + 13 * 32;
-    let mut bytes = std::fs::read(&check3).unwrap();
-    bytes[at] = 0xFF; // neither 0 (exits) nor a threshold of level 14
-    std::fs::write(&check3, &bytes).unwrap();
-    let out = verify_14(&dir).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{log}{err}");
-    assert!(
-        err.contains("where it stands is damaged: check 3 starts afresh"),
-        "{log}{err}"
-    );
-    assert!(!err.contains("check 3 resuming"), "{err}");
+    // reads (0..=12: never 13), then the mark: a threshold byte or 0, and
+    // eight bytes.
+    let mark = 8 + 1 + 4 + 13 * 32;
+    // Which byte, and the bits flipped: the first leaves neither 0 nor a
+    // threshold of level 14.
+    let damages = [
+        ("verify-bad-mark", mark, 0xFF),
+        ("verify-bad-mark-t", mark, 1),
+        ("verify-bad-mark-n", mark + 1, 1),
+    ];
+    for (name, at, flip) in damages {
+        let dir = built(name, Rules::Awari, 14);
+        let check3 = dir.join("raw/awari/verify.14.work/check3");
+        let log = verify_killed(&dir, &check3, 1);
+        let mut bytes = std::fs::read(&check3).unwrap();
+        bytes[at] ^= flip;
+        std::fs::write(&check3, &bytes).unwrap();
+        let out = verify_14(&dir).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{name}: {log}{err}");
+        assert!(
+            err.contains("where it stands is damaged: check 3 starts afresh"),
+            "{name}: {log}{err}"
+        );
+        assert!(!err.contains("check 3 resuming"), "{name}: {err}");
+    }
 }
 
 /// A `verify` of a level another process is checking waits for it (they
