@@ -242,7 +242,10 @@ impl Encoder {
     /// boards outside the level's domain count too): the first tile of each
     /// run, then `tiles.len()`, so `parts + 1` tile indices. Walks cut into
     /// parts (to be checkpointed between them) walk run `k` as
-    /// `tiles[at[k]..at[k + 1]]`.
+    /// `tiles[at[k]..at[k + 1]]`. A checkpoint says only how many parts
+    /// were done, so the runs must be the same for every reader of it: a
+    /// change to the tiles or to this cut is a new version of the builder's
+    /// forward checkpoints and of check 3's.
     pub fn tile_parts(&self, seeds: usize, tiles: &[Tile], parts: u32) -> Vec<usize> {
         let mut ends = Vec::with_capacity(tiles.len());
         let mut boards = 0u64;
