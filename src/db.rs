@@ -298,13 +298,26 @@ impl Db {
 pub(crate) fn present_files(
     files: impl IntoIterator<Item = (usize, PathBuf)>,
 ) -> Result<Vec<usize>> {
-    let mut levels = Vec::new();
-    for (n, path) in files {
-        if files::exists(&path)? {
-            levels.push(n);
-        }
-    }
-    Ok(levels)
+    files_looked_at(files)
+        .into_iter()
+        .map(|(n, there)| there.map(|()| n))
+        .collect()
+}
+
+/// The levels of `files` (level, path) whose path is there or cannot be
+/// looked at, each with the error of the latter: for a listing that names
+/// the levels it cannot read beside those it can.
+pub(crate) fn files_looked_at(
+    files: impl IntoIterator<Item = (usize, PathBuf)>,
+) -> Vec<(usize, Result<()>)> {
+    files
+        .into_iter()
+        .filter_map(|(n, path)| match files::exists(&path) {
+            Ok(true) => Some((n, Ok(()))),
+            Ok(false) => None,
+            Err(e) => Some((n, Err(e))),
+        })
+        .collect()
 }
 
 /// Writes a level's values as a raw `scores.N` file (the VU layout).

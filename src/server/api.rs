@@ -11,6 +11,7 @@ use axum::http::header::CONTENT_TYPE;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 use mancaladb::Error;
 use mancaladb::oware::{Board, MAX_SEEDS, Rules};
@@ -370,37 +371,36 @@ pub async fn mainline(
     .await
 }
 
-/// Body of `POST /api/awari/batch`. Each board is kept as JSON and read
-/// on its own ([`batch_board`]), so that a bad one fails only its item.
+/// Body of `POST /api/awari/batch`. Each board is kept as its JSON text
+/// and read on its own ([`batch_board`]), so that a bad one fails only its
+/// item.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Batch {
     rules: Option<String>,
-    boards: Vec<serde_json::Value>,
+    boards: Vec<Box<RawValue>>,
 }
 
 /// A board of a batch: a string (`"1,1,..."`) or a list of twelve counts,
-/// with the messages of a board given as text.
-fn batch_board(item: &serde_json::Value) -> Result<Board, Error> {
-    use serde_json::Value;
+/// each count read from its JSON text, so that every count gets the
+/// message of a board given as text (`0.5`, `-0`, `1e400` or a number past
+/// `u64` too: read as JSON numbers first, the last two failed the whole
+/// batch or were named as floats).
+fn batch_board(item: &RawValue) -> Result<Board, Error> {
     let not_a_board =
         || Error::Invalid("give a board as \"P0,...,P11\" or a list of twelve pit counts".into());
-    match item {
-        Value::String(text) => Board::parse(&[text]),
-        Value::Array(pits) => {
-            // Counts as their JSON text, so that 1e30, 0.5 or a number past
-            // i64 get the messages of a board given as text.
-            let words = pits
-                .iter()
-                .map(|p| match p {
-                    Value::Number(n) => Ok(n.to_string()),
-                    _ => Err(not_a_board()),
-                })
-                .collect::<Result<Vec<String>, Error>>()?;
-            Board::parse(&words)
-        }
-        _ => Err(not_a_board()),
+    if let Ok(text) = serde_json::from_str::<String>(item.get()) {
+        return Board::parse(&[text]);
     }
+    let pits: Vec<&RawValue> = serde_json::from_str(item.get()).map_err(|_| not_a_board())?;
+    let words = pits
+        .iter()
+        .map(|p| match p.get() {
+            number if number.starts_with(|c: char| c == '-' || c.is_ascii_digit()) => Ok(number),
+            _ => Err(not_a_board()),
+        })
+        .collect::<Result<Vec<&str>, Error>>()?;
+    Board::parse(&words)
 }
 
 /// One answer of a batch: the position, or its error and status.
@@ -501,23 +501,23 @@ pub async fn levels(
         let rules = state
             .sources
             .iter()
-            .map(|(r, s)| {
-                Ok(RulesLevels {
-                    rules: r.name(),
-                    levels: s
-                        .levels()?
-                        .into_iter()
-                        .map(|seeds| match s.level_info(seeds) {
+            .map(|(r, s)| RulesLevels {
+                rules: r.name(),
+                levels: s
+                    .level_files()
+                    .into_iter()
+                    .map(
+                        |(seeds, there)| match there.and_then(|()| s.level_info(seeds)) {
                             Ok(info) => LevelEntry::Read(info),
                             Err(e) => LevelEntry::Unreadable {
                                 seeds,
                                 error: e.to_string(),
                             },
-                        })
-                        .collect(),
-                })
+                        },
+                    )
+                    .collect(),
             })
-            .collect::<Result<_, Error>>()?;
+            .collect();
         Ok(Json(Levels {
             kind: state.kind,
             rules,

@@ -133,12 +133,14 @@ fn router(state: Arc<State>) -> Router {
             TIMEOUT,
         ))
         .layer(middleware::from_fn(api::json_errors))
-        // Outside the time limit, so that a request cut by it is logged too.
-        .layer(middleware::from_fn(log))
         // The one limit is the layer above (axum's own would be a second).
         .layer(DefaultBodyLimit::disable())
         .layer(CompressionLayer::new())
+        // It answers every OPTIONS request itself, as a preflight.
         .layer(CorsLayer::permissive())
+        // Outermost, so that every request the routes see is logged: also
+        // one cut by the time limit and a preflight answered by CORS.
+        .layer(middleware::from_fn(log))
         .with_state(state)
 }
 

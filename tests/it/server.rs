@@ -24,12 +24,17 @@ struct Server {
 
 impl Server {
     fn start(args: &[&str]) -> Server {
+        Server::logging_to(args, Stdio::null())
+    }
+
+    /// A server whose log (standard error) goes to `log`.
+    fn logging_to(args: &[&str], log: Stdio) -> Server {
         let mut child = bin()
             .arg("serve")
             .args(args)
             .args(["--addr", "127.0.0.1:0"])
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(log)
             .spawn()
             .expect("start mancaladb serve");
         let mut line = String::new();
@@ -435,6 +440,23 @@ fn one_unreadable_level_does_not_hide_the_others() {
     let (status, st) = s.get("/api/stats/awari/4");
     assert_eq!((status, &st["positions"]), (200, &json!(level_size(4))));
     assert_eq!(levels[0]["verified"], false);
+    // A link to nothing in level 6's place is listed with its error too
+    // (it made the whole answer a 500).
+    std::os::unix::fs::symlink("elsewhere/awari-06.mdb", dir.join("awari-06.mdb")).unwrap();
+    let (status, lv) = s.get("/api/levels");
+    assert_eq!(status, 200, "{lv}");
+    let levels = lv["rules"][0]["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 7, "{lv}");
+    assert_eq!(levels[6]["seeds"], 6, "{lv}");
+    assert!(
+        levels[6]["error"]
+            .as_str()
+            .unwrap()
+            .contains("awari-06.mdb: is a link to nothing"),
+        "{lv}"
+    );
+    assert_eq!(levels[4]["positions"], level_size(4), "{lv}");
+    std::fs::remove_file(dir.join("awari-06.mdb")).unwrap();
     // Records of verification that cannot be read (a link to itself): each
     // level is still listed, its verification unknown.
     std::os::unix::fs::symlink("verified.tsv", dir.join("verified.tsv")).unwrap();
@@ -530,19 +552,22 @@ fn batch_answers_each_board_within_limits() {
     assert_eq!(status, 400, "{e}");
     assert!(e["error"].is_string());
     // Any item that is not a board fails only itself, with the message a
-    // board given as text gets.
+    // board given as text gets: also a number no JSON reader holds (1e400
+    // failed the whole batch), and one past u64 (named as a float).
     let (status, b) = s.post(
         "/api/awari/batch",
-        br#"{"boards": [null, [0,0,0,0,0,2,1,1,0,0,0,0.5], {"a": 1}, [0,0,0,0,0,2,1,1,0,0,0,99999999999999999999], [0,0,0,0,0,2,1,1,0,0,0,"x"], "0,0,0,0,0,2,1,1,0,0,0,0"]}"#,
+        br#"{"boards": [null, [0,0,0,0,0,2,1,1,0,0,0,0.5], {"a": 1}, [0,0,0,0,0,2,1,1,0,0,0,99999999999999999999], [0,0,0,0,0,2,1,1,0,0,0,"x"], [0,0,0,0,0,2,1,1,0,0,0,1e400], [0,0,0,0,0,2,1,1,0,0,0,[0]], "0,0,0,0,0,2,1,1,0,0,0,0", [-0, 0,0,0,0,2,1,1,0,0,0,0]]}"#,
     );
     assert_eq!(status, 200, "{b}");
     let r = b["results"].as_array().unwrap();
-    assert_eq!(r.len(), 6, "{b}");
+    assert_eq!(r.len(), 9, "{b}");
     for (k, want) in [
         "a board as",
         "'0.5' is not a whole number",
         "a board as",
-        "is not a whole number",
+        "pit count 99999999999999999999 exceeds the 48 seeds",
+        "a board as",
+        "'1e400' is not a whole number",
         "a board as",
     ]
     .iter()
@@ -552,7 +577,11 @@ fn batch_answers_each_board_within_limits() {
         let e = r[k]["error"].as_str().unwrap();
         assert!(e.contains(want), "{k}: {e}");
     }
-    assert_eq!(r[5]["value"], 4, "{b}");
+    assert_eq!(
+        (&r[7]["value"], &r[8]["value"]),
+        (&json!(4), &json!(4)),
+        "{b}"
+    );
 }
 
 #[test]
@@ -699,6 +728,35 @@ fn cors_and_the_page() {
             .contains("/api/awari/mainline")
     );
     assert!(!body.is_empty());
+}
+
+/// One log line per request, also for a preflight, which CORS answers
+/// before any route (it was not logged).
+#[test]
+fn every_request_is_logged() {
+    let log = scratch("server-log").join("serve.log");
+    let s = Server::logging_to(
+        &["--db", awari_db().to_str().unwrap()],
+        std::fs::File::create(&log).unwrap().into(),
+    );
+    assert_eq!(s.get("/health").0, 200);
+    let preflight = "Origin: http://example.org\r\nAccess-Control-Request-Method: GET\r\n";
+    let (status, head, _) = s.request("OPTIONS", "/api/levels", preflight, b"");
+    assert_eq!(status, 200);
+    assert!(head.contains("access-control-allow-origin: *"), "{head}");
+    assert_eq!(s.get("/nowhere").0, 404);
+    // Each line is written before its answer is sent.
+    let text = std::fs::read_to_string(&log).unwrap();
+    for want in [
+        "GET /health 200 ",
+        "OPTIONS /api/levels 200 ",
+        "GET /nowhere 404 ",
+    ] {
+        assert!(
+            text.lines().any(|l| l.starts_with(want)),
+            "{want:?} not in {text}"
+        );
+    }
 }
 
 /// A client that never finishes a request's head has its connection closed
