@@ -3,7 +3,9 @@
 //! killed with SIGKILL at random moments, resumed from checkpoints taken at
 //! every threshold and after every part of the forward pass (parts of
 //! 1,000,000 positions, so level 16 has 13 in each walk). Both must give
-//! exactly the tables of `db/CHECKSUMS`.
+//! exactly the tables of `db/CHECKSUMS`. And checkpoints of today's format
+//! versions, kept in `tests/fixtures/checkpoints/`, resumed by today's
+//! binary.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -11,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 
-use crate::common::{assert_committed, bin, scratch, solved};
+use crate::common::{assert_committed, awari_db, bin, scratch, solved};
 use mancaladb::error::{Error, Result};
 use mancaladb::exchange::Alone;
 use mancaladb::oware::solve::{Options, Part, solve_part_in};
@@ -153,6 +155,73 @@ fn killed_builds_resume_to_the_committed_tables() {
         .filter(|e| e.file_name().to_string_lossy().ends_with(".work"))
         .collect();
     assert!(left.is_empty(), "work directories left: {left:?}");
+}
+
+/// The checkpoints of level 10 in `tests/fixtures/checkpoints/` (a build's
+/// before a threshold and in its forward pass, a `verify`'s in check 3),
+/// made by an earlier binary of today's format versions, resume to the
+/// committed table and a passing check. Were the meaning of their bytes
+/// changed without a new version, they would resume into other values;
+/// with a new version, they would not resume at all (the fixtures' README
+/// says how to make them again).
+#[test]
+fn checkpoints_of_these_versions_resume_to_the_committed_tables() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/checkpoints");
+    let copy = |from: &Path, to: &Path| {
+        std::fs::create_dir_all(to).unwrap();
+        for f in std::fs::read_dir(from).unwrap().flatten() {
+            std::fs::copy(f.path(), to.join(f.file_name())).unwrap();
+        }
+    };
+    let with_levels = |name: &str, top: usize| {
+        let db = scratch(name);
+        for n in 0..=top {
+            let table = format!("awari-{n:02}.mdb");
+            std::fs::copy(awari_db().join(&table), db.join(&table)).unwrap();
+        }
+        db
+    };
+    for (fixture, said) in [
+        ("build-threshold", "level 10: resuming at threshold 6"),
+        (
+            "build-forward",
+            "level 10: resuming the forward pass after moves part 2 of 4",
+        ),
+    ] {
+        let db = with_levels(&format!("fixture-{fixture}"), 9);
+        copy(
+            &fixtures.join(fixture),
+            &db.join("raw/awari/scores.10.work/rank-0"),
+        );
+        let out = bin()
+            .args(["build", "--max-seeds", "10", "--db"])
+            .arg(&db)
+            .env("MANCALADB_FORWARD_PART", "100000")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{fixture}: {err}");
+        assert!(err.contains(said), "{fixture}: no {said:?} in\n{err}");
+        assert_committed(&db, 10);
+    }
+    let db = with_levels("fixture-verify", 10);
+    copy(
+        &fixtures.join("verify"),
+        &db.join("raw/awari/verify.10.work"),
+    );
+    let out = bin()
+        .args(["verify", "--seeds", "10", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let (text, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{text}{err}");
+    let said = "level 10: check 3 resuming at threshold 3";
+    assert!(err.contains(said), "no {said:?} in\n{err}");
+    assert!(text.contains("check 3 re-derivation: pass"), "{text}");
 }
 
 #[test]
