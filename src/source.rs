@@ -373,9 +373,13 @@ impl Source {
     /// Each level whose file is there or cannot be looked at, with the
     /// error of the latter: for a listing that names a level it cannot read
     /// (a link to nothing) beside the others, where [`Source::levels`]
-    /// stops at it.
-    pub fn level_files(&self) -> Vec<(usize, Result<()>)> {
-        crate::db::files_looked_at((0..=MAX_SEEDS).map(|n| (n, self.path(n))))
+    /// stops at it. A directory that is not one (a file in its place) is
+    /// one error, not one per level.
+    pub fn level_files(&self) -> Result<Vec<(usize, Result<()>)>> {
+        crate::files::check_dir(self.dir())?;
+        Ok(crate::db::files_looked_at(
+            (0..=MAX_SEEDS).map(|n| (n, self.path(n))),
+        ))
     }
 
     /// Levels present, or [`Error::Missing`] when there are none.

@@ -501,23 +501,25 @@ pub async fn levels(
         let rules = state
             .sources
             .iter()
-            .map(|(r, s)| RulesLevels {
-                rules: r.name(),
-                levels: s
-                    .level_files()
-                    .into_iter()
-                    .map(
-                        |(seeds, there)| match there.and_then(|()| s.level_info(seeds)) {
-                            Ok(info) => LevelEntry::Read(info),
-                            Err(e) => LevelEntry::Unreadable {
-                                seeds,
-                                error: e.to_string(),
+            .map(|(r, s)| {
+                Ok(RulesLevels {
+                    rules: r.name(),
+                    levels: s
+                        .level_files()?
+                        .into_iter()
+                        .map(
+                            |(seeds, there)| match there.and_then(|()| s.level_info(seeds)) {
+                                Ok(info) => LevelEntry::Read(info),
+                                Err(e) => LevelEntry::Unreadable {
+                                    seeds,
+                                    error: e.to_string(),
+                                },
                             },
-                        },
-                    )
-                    .collect(),
+                        )
+                        .collect(),
+                })
             })
-            .collect();
+            .collect::<Result<_, Error>>()?;
         Ok(Json(Levels {
             kind: state.kind,
             rules,

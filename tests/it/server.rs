@@ -457,6 +457,14 @@ fn one_unreadable_level_does_not_hide_the_others() {
     );
     assert_eq!(levels[4]["positions"], level_size(4), "{lv}");
     std::fs::remove_file(dir.join("awari-06.mdb")).unwrap();
+    // A file in the directory's place is one error, not 49 levels listed
+    // with "Not a directory".
+    let moved = dir.with_extension("moved");
+    std::fs::rename(&dir, &moved).unwrap();
+    std::fs::write(&dir, b"").unwrap();
+    refused(&s, "/api/levels", 500, "expected a directory");
+    std::fs::remove_file(&dir).unwrap();
+    std::fs::rename(&moved, &dir).unwrap();
     // Records of verification that cannot be read (a link to itself): each
     // level is still listed, its verification unknown.
     std::os::unix::fs::symlink("verified.tsv", dir.join("verified.tsv")).unwrap();
