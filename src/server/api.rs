@@ -383,9 +383,8 @@ pub struct Batch {
 
 /// A board of a batch: a string (`"1,1,..."`) or a list of twelve counts,
 /// each count read from its JSON text, so that every count gets the
-/// message of a board given as text (`0.5`, `-0`, `1e400` or a number past
-/// `u64` too: read as JSON numbers first, the last two failed the whole
-/// batch or were named as floats).
+/// message of a board given as text (read as JSON numbers, `1e400` failed
+/// the whole batch, and `-0` and a number past `u64` were read as floats).
 fn batch_board(item: &RawValue) -> Result<Board, Error> {
     let not_a_board =
         || Error::Invalid("give a board as \"P0,...,P11\" or a list of twelve pit counts".into());
