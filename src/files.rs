@@ -603,12 +603,22 @@ pub fn sealed(mut header: Vec<u8>) -> Vec<u8> {
 /// checksum) to `path` with [`write_atomically`] (so the rename survives a
 /// crash); returns the file's bytes. This is how solvers checkpoint their
 /// state.
+///
+/// The solvers checkpoint between two stages, when their own threads are
+/// idle, so zstd compresses on as many worker threads as rayon has (one
+/// level-36 checkpoint is up to 14 GB of state: BENCHMARKS, "Checkpoints
+/// written on every core"). The frame is the same format whatever the
+/// number of workers, and [`read_compressed`] reads it as it reads any.
 pub fn write_compressed(path: &Path, header: &[u8], state: &[u8]) -> Result<u64> {
+    let workers = u32::try_from(rayon::current_num_threads()).unwrap_or(u32::MAX);
     write_atomically(path, |f| {
         let mut out = BufWriter::with_capacity(1 << 20, f);
         out.write_all(header)?;
         let mut z = zstd::stream::Encoder::new(out, 1)?;
         z.include_checksum(true)?;
+        if workers > 1 {
+            z.multithread(workers)?;
+        }
         z.write_all(state)?;
         z.finish()?.flush()
     })?;
