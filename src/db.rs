@@ -279,11 +279,14 @@ impl Db {
     /// header. A table damaged since still says so until a read meets the
     /// damage (every block is checked as it is read, so no damaged value
     /// is served) or a `verify` finds it and drops the record. Never, when
-    /// its table is missing or cannot be opened. An error when the records
-    /// cannot be read.
+    /// its table is missing. An error when the table is there but cannot be
+    /// opened (damaged, not a file: saying "not verified" would hide that)
+    /// or the records cannot be read.
     pub fn is_verified(&self, rules: Rules, seeds: usize) -> Result<bool> {
-        let Ok(t) = self.open(rules, seeds) else {
-            return Ok(false);
+        let t = match self.open(rules, seeds) {
+            Ok(t) => t,
+            Err(Error::Missing(_)) => return Ok(false),
+            Err(e) => return Err(e),
         };
         let want = format!(
             "{rules}\t{seeds}\t{}",

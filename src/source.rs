@@ -508,23 +508,27 @@ impl Source {
 
     /// Whether the values of level `seeds` passed every check of `verify`
     /// ([`crate::db::Db::is_verified`]; never, for VU files: nothing is
-    /// recorded about them). An error when the records cannot be read.
+    /// recorded about them). An error when the records cannot be read, or
+    /// when the level's file is there but cannot be opened as that level
+    /// (damaged, the wrong size, not a file).
     pub fn is_verified(&self, seeds: usize) -> Result<bool> {
         match self {
             Source::Tables(t) => t.db.is_verified(t.rules, seeds),
-            Source::Vu(_) => Ok(false),
+            Source::Vu(vu) => match vu.open(seeds) {
+                Ok(_) | Err(Error::Missing(_)) => Ok(false),
+                Err(e) => Err(e),
+            },
         }
     }
 
     /// Whether every one of `levels` passed every check of `verify` as it
-    /// is now ([`Source::is_verified`]).
+    /// is now ([`Source::is_verified`]). Every level is looked at, also
+    /// after one that was not verified, so that a level an answer rests on
+    /// but cannot be opened is an error rather than "not all verified".
     pub fn all_verified(&self, levels: &[usize]) -> Result<bool> {
-        for &n in levels {
-            if !self.is_verified(n)? {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+        levels
+            .iter()
+            .try_fold(true, |all, &n| Ok(self.is_verified(n)? && all))
     }
 
     /// What is known about level `seeds` (which must be present).

@@ -179,8 +179,11 @@ class Database:
     def verified(self, seeds: int) -> bool:
         """Whether level ``seeds`` passed every check of ``mancaladb verify``
         with the content it has now, as its header's content checksum says
-        (always ``False`` for VU files). Damage since then is caught when the
-        table is read."""
+        (always ``False`` for VU files; ``False`` for a level not built).
+        A level whose file is there but cannot be opened as that level
+        raises ``CorruptTableError`` (damaged) or ``OSError`` (not a file),
+        as reading it would. Damage inside a block since the check is caught
+        when that block is read."""
         return self._db.verified(seeds)
 
     def verify(self, seeds: Union[None, int, Iterable[int]] = None, checks: int = 3, *,

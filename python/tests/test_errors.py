@@ -121,12 +121,21 @@ def test_damaged_tables_are_corrupt_table_errors(tables_only, tmp_path):
         assert e.value.path == path
         assert isinstance(e.value, mancaladb.MancalaDbError)
         assert "corrupt table" in str(e.value)
+    # A truncated one cannot be opened at all: verified() says so, never
+    # False as if it were a sound level not checked yet.
+    short = d / "awari-05.mdb"
+    short.write_bytes(short.read_bytes()[:-10])
+    with mancaladb.open(d) as db:
+        with pytest.raises(mancaladb.CorruptTableError, match="awari-05.mdb"):
+            db.verified(5)
     # A VU file of the wrong length.
     (tmp_path / "vu").mkdir()
     (tmp_path / "vu" / "scores.4").write_bytes(b"\0" * 10)
     with mancaladb.open(vu=tmp_path / "vu") as vu:
         with pytest.raises(mancaladb.CorruptTableError, match="10 bytes; level 4 has 1365 positions"):
             vu.value("4 0 0 0 0 0 0 0 0 0 0 0")
+        with pytest.raises(mancaladb.CorruptTableError, match="10 bytes; level 4 has 1365 positions"):
+            vu.verified(4)
     # A VU file holding a value no 3-seed position can have, read whole.
     values = bytearray(364)
     values[100] = 127

@@ -905,3 +905,38 @@ fn export_from_a_file_given_as_the_directory_names_it_as_such() {
         "not-a-dir: is a regular file; expected a directory",
     );
 }
+
+#[test]
+fn a_level_an_answer_rests_on_is_opened_not_taken_for_unverified() {
+    // The 12-seed start reads levels 10 and 12 but rests on 0..10 and 12;
+    // `known` and `query` say whether all of those are verified, and took a
+    // damaged file or a directory at level 5 for "not verified", exit 0.
+    let db = built("rests-on-damaged", Rules::Awari, 12);
+    let start = "1 1 1 1 1 1 1 1 1 1 1 1";
+    let vu = db.join("vu");
+    let out = run(&["export", "--format", "vu", "--db", s(&db), "--out", s(&vu)]);
+    assert!(out.status.success(), "{out:?}");
+    for (name, want) in [
+        ("awari-05.mdb", "awari-05.mdb: corrupt table"),
+        ("vu/scores.5", "scores.5"),
+    ] {
+        let path = db.join(name);
+        crate::common::cut_short(&path, 10);
+        let source = if name.starts_with("vu") {
+            "--vu"
+        } else {
+            "--db"
+        };
+        let dir = if name.starts_with("vu") {
+            s(&vu)
+        } else {
+            s(&db)
+        };
+        refuses(&["known", source, dir], want);
+        refuses(&["query", source, dir, start], want);
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        refuses(&["known", source, dir], "is a directory");
+        refuses(&["query", source, dir, start], "is a directory");
+    }
+}
