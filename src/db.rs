@@ -200,7 +200,10 @@ impl Db {
     }
 
     /// Positions per second of the largest level built here (any rule
-    /// set), from the build log; `None` before any build.
+    /// set), from the build log; `None` before any build. A line that is
+    /// not a build's (a level outside the game, a position count other
+    /// than its level's, a time that is not a positive number) is passed
+    /// over: it would give a rate of nothing or of infinity.
     pub fn measured_rate(&self) -> Option<f64> {
         let bytes = files::read_record_file(&self.log_path(), LOG_CAP)
             .ok()
@@ -209,11 +212,13 @@ impl Db {
             .lines()
             .filter_map(|l| {
                 let f: Vec<&str> = l.split('\t').collect();
-                let positions: f64 = f.get(2)?.parse().ok()?;
+                let seeds: usize = f.get(1)?.parse().ok().filter(|&n| n <= MAX_SEEDS)?;
+                let positions: u64 = f.get(2)?.parse().ok()?;
                 let seconds: f64 = f.get(3)?.parse().ok()?;
-                (seconds > 0.0).then_some((positions, positions / seconds))
+                (positions == level_size(seeds) && seconds.is_finite() && seconds > 0.0)
+                    .then(|| (positions, positions as f64 / seconds))
             })
-            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .max_by_key(|&(positions, _)| positions)
             .map(|(_, rate)| rate)
     }
 

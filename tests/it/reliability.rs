@@ -940,3 +940,23 @@ fn a_level_an_answer_rests_on_is_opened_not_taken_for_unverified() {
         refuses(&["query", source, dir, start], "is a directory");
     }
 }
+
+#[test]
+fn the_rate_known_quotes_passes_over_lines_that_are_not_builds() {
+    // `known` quoted "about inf days at the 0.0 M positions/s" from a line
+    // with an infinite time, and absurd rates from position counts that
+    // are no level's.
+    let dir = scratch("build-log-lines");
+    let twelve = mancaladb::oware::level_size(12);
+    let lines = [
+        format!("awari\t12\t{twelve}\tinf"),
+        format!("awari\t12\t{twelve}\tNaN"),
+        format!("awari\t12\t{twelve}\t-1"),
+        "awari\t40\t1339702\t1e-300".to_string(),
+        "awari\t13\t99999999999999999999\t1".to_string(),
+        "awari\t49\t1\t1".to_string(),
+        format!("awari\t12\t{twelve}\t2"),
+    ];
+    std::fs::write(dir.join("build-log.tsv"), lines.join("\n") + "\n").unwrap();
+    assert_eq!(Db::new(&dir).measured_rate(), Some(twelve as f64 / 2.0));
+}
