@@ -51,10 +51,13 @@ pub fn man(a: ManArgs) -> Result<ExitCode, Error> {
                     names.join(", ")
                 )));
             };
-            // Named as the main page's list of commands refers to it.
+            // Named as the main page's list of commands refers to it, with
+            // the version in its title but no `--version` among its flags
+            // (only `mancaladb --version` has one).
             sub.clone()
                 .name(format!("mancaladb-{name}"))
                 .version(env!("CARGO_PKG_VERSION"))
+                .disable_version_flag(true)
         }
     };
     let mut page = Vec::new();

@@ -519,6 +519,10 @@ fn completions_and_man_page_are_generated() {
     let page = String::from_utf8(out.stdout).unwrap();
     assert!(page.contains(".TH mancaladb-build"), "{page}");
     assert!(page.contains("max\\-seeds"), "{page}");
+    // Its title carries the version, its flags no `--version`, which the
+    // command does not take.
+    assert!(page.contains(env!("CARGO_PKG_VERSION")), "{page}");
+    assert!(!page.contains("\\-\\-version"), "{page}");
     refuses(
         &["man", "biuld"],
         "man biuld: no such command; one of build, query",
