@@ -405,6 +405,26 @@ def _level_number(n: Any) -> int:
     return seeds
 
 
+def _refuse_counts_past_int64(boards: Any) -> None:
+    """Rows of Python integers, one past int64, become an ``object`` or
+    ``float64`` array, which is no integer array: raises the library's
+    ``ValueError`` for the first such row, as for one board (:func:`rank`
+    reads its counts), rather than a ``TypeError`` naming that dtype.
+    Anything else (an array, a float, text) is left to the dtype check."""
+    if isinstance(boards, np.ndarray):
+        return
+    try:
+        rows = [[operator.index(c) for c in row] for row in boards]
+    except TypeError:
+        return
+    for i, row in enumerate(rows):
+        if any(not -2**63 <= c < 2**63 for c in row):
+            try:
+                _native.rank(row)
+            except ValueError as e:
+                raise ValueError(f"row {i}: {e}") from None
+
+
 def _board_array(boards: Any) -> np.ndarray:
     """``boards`` as a ``uint8`` array when it is one, else as ``int64`` (so
     negative or large counts reach the library's checks, never wrap);
@@ -413,6 +433,8 @@ def _board_array(boards: Any) -> np.ndarray:
     a = np.asarray(boards)
     if a.shape == (0,):  # an empty list: no boards
         return np.empty((0, 12), np.uint8)
+    if a.dtype == object or np.issubdtype(a.dtype, np.floating):
+        _refuse_counts_past_int64(boards)
     if not np.issubdtype(a.dtype, np.integer):
         raise TypeError(f"boards must hold integers, got {a.dtype}")
     if a.ndim != 2:

@@ -76,6 +76,20 @@ def test_bad_rows_name_the_row(db_dir):
             db.values(huge)
         with pytest.raises(ValueError, match=f"pit count {2**64 - 1} exceeds the 48 seeds"):
             db.value([2**64 - 1] + [0] * 11)
+        # So are they in lists of Python integers, which NumPy makes into an
+        # object or float64 array: the single board's message, with its row,
+        # never a TypeError naming that dtype.
+        for row, want in [
+            ([2**64] + [0] * 11, f"pit count {2**64} exceeds the 48 seeds"),
+            ([-1, 2**63] + [0] * 10, "pit count -1 is negative"),
+            ([-2**70] + [0] * 11, f"pit count {-2**70} is negative"),
+        ]:
+            with pytest.raises(ValueError, match=f"row 1: an Oware board: {want}"):
+                db.values([[0] * 12, row])
+            with pytest.raises(ValueError, match=f"row 1: an Oware board: {want}"):
+                mancaladb.ranks([[0] * 12, row])
+        with pytest.raises(TypeError, match="got float64"):
+            db.values([[0.5] * 12])
         # One board wanted, a row of boards given.
         with pytest.raises(ValueError, match="a board is twelve counts"):
             db.value([[1] * 12])
