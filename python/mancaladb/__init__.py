@@ -319,7 +319,10 @@ def build(db: Union[str, os.PathLike] = "db", max_seeds: int = 16, rules: str = 
     bar = None
     stages = _stages(progress)
     if isinstance(stages, tuple):
-        bar = _tqdm_bar(sum(level_size(n) for n in range(max_seeds + 1)), rules)
+        # Levels past the game are the build's error to raise, with the
+        # message it gives without a bar.
+        top = min(operator.index(max_seeds), 48)
+        bar = _tqdm_bar(sum(level_size(n) for n in range(top + 1)), rules)
 
     def level_done(text: str) -> None:
         report = json.loads(text)

@@ -116,6 +116,10 @@ def test_progress_lines_off_a_terminal_and_a_bar_in_a_notebook(tmp_path, capfd, 
     assert not any(b.late for b in bars), "a bar updated after it was closed"
     assert len(stages) == 18
     assert capfd.readouterr().err == ""
+    # A level past the game is the build's error, as without a bar (the
+    # bar's total used to ask for level 49 first, with another message).
+    with pytest.raises(ValueError, match="level 49: an Oware game has 48 seeds"):
+        mancaladb.build(tmp_path / "c", 49)
 
 
 def test_ctrl_c_stops_after_the_level(tmp_path):
