@@ -1,11 +1,11 @@
 //! Moving levels between our tables and the published VU layout
 //! (`scores.N`: one signed byte per position, index order, no header).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::db::{Db, write_raw};
 use crate::error::{Error, Missing, Result};
-use crate::files::DirLock;
+use crate::files::{DirLock, check_replaceable};
 use crate::oware::Rules;
 use crate::source::{VuDir, vu_rules};
 use crate::table::{self, check_values};
@@ -46,10 +46,16 @@ pub fn import_vu(db: &Db, rules: Rules, vu: &Path) -> Result<Vec<usize>> {
 }
 
 /// Writes `scores.N` into `out` for `levels` of `rules` (awari:
-/// [`vu_rules`]), or every level present in `db` if `None`, each checked
-/// first (a level not built is an error before anything is written),
-/// holding `out`'s writer lock (two exports into one directory would share
-/// each file's temporary name). Returns the levels written.
+/// [`vu_rules`]), or every level present in `db` if `None`, holding `out`'s
+/// writer lock (two exports into one directory would share each file's
+/// temporary name). What can be found wrong without writing is an error
+/// before anything is written: a level not built, a table whose file
+/// checksum fails, an output place that is not a regular file
+/// ([`check_replaceable`]). A value out of range in a table whose
+/// checksums hold, or a failed write, stops the export at that level and
+/// leaves the complete files of the levels before it. A link at
+/// `scores.N` is replaced by the file, as every file the crate writes is.
+/// Returns the levels written.
 pub fn export_vu(
     db: &Db,
     rules: Rules,
@@ -62,14 +68,21 @@ pub fn export_vu(
         Some(levels) => levels,
         None => db.present(rules)?,
     };
-    for &seeds in &levels {
-        db.open(rules, seeds)?;
-    }
+    let tables = levels
+        .iter()
+        .map(|&seeds| db.open(rules, seeds))
+        .collect::<Result<Vec<_>>>()?;
     let _lock = DirLock::acquire(out)?;
-    for &seeds in &levels {
-        let t = db.open(rules, seeds)?;
+    let files: Vec<PathBuf> = levels
+        .iter()
+        .map(|seeds| out.join(format!("scores.{seeds}")))
+        .collect();
+    for (t, file) in tables.iter().zip(&files) {
+        check_replaceable(file)?;
         t.verify()?;
-        t.write_raw(&out.join(format!("scores.{seeds}")))?;
+    }
+    for (t, file) in tables.iter().zip(&files) {
+        t.write_raw(file)?;
     }
     Ok(levels)
 }

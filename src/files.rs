@@ -22,11 +22,7 @@ pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut File) -> std::io::Result<()>,
 ) -> Result<()> {
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if !m.is_file() && !m.is_symlink() => return Err(not_replaced(path, m.file_type())),
-        Err(e) if e.kind() != ErrorKind::NotFound => return Err(Error::io(path, e)),
-        _ => {}
-    }
+    replaceable(path)?;
     let tmp = tmp_path(path);
     let mut f = create_tmp(&tmp)?;
     let result = (|| {
@@ -39,6 +35,29 @@ pub fn write_atomically(
         let _ = std::fs::remove_file(&tmp);
         Error::io(path, e)
     })
+}
+
+/// Refuses what [`write_atomically`] would refuse at `path`, at its own
+/// name or its temporary one, before anything is written: for a writer of
+/// many files, so that it stops before the first rather than after some.
+pub fn check_replaceable(path: &Path) -> Result<()> {
+    replaceable(path)?;
+    let tmp = tmp_path(path);
+    match std::fs::symlink_metadata(&tmp) {
+        Ok(m) if !m.is_file() && !m.is_symlink() => Err(in_tmp_place(&tmp, m.file_type())),
+        Err(e) if e.kind() != ErrorKind::NotFound => Err(Error::io(&tmp, e)),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses anything at `path` but a regular file or a symbolic link,
+/// which a rename may replace.
+fn replaceable(path: &Path) -> Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if !m.is_file() && !m.is_symlink() => Err(not_replaced(path, m.file_type())),
+        Err(e) if e.kind() != ErrorKind::NotFound => Err(Error::io(path, e)),
+        _ => Ok(()),
+    }
 }
 
 /// Creates the temporary file `tmp` afresh, readable too (for writers that
@@ -204,9 +223,9 @@ pub fn existing_dir(dir: &Path) -> Result<()> {
 }
 
 /// Refuses a `dir` that is there but is not a directory (a file given as
-/// `--db`), or lies below one that is not (`FILE/sub`), saying what that
-/// is; one that is not there is the caller's matter (a reader reports the
-/// levels missing, a writer creates it).
+/// `--db`), lies below one that is not (`FILE/sub`) or is a link to
+/// nothing, saying what that is; one that is not there is the caller's
+/// matter (a reader reports the levels missing, a writer creates it).
 pub fn check_dir(dir: &Path) -> Result<()> {
     let not_a_dir = |path: &Path, m: std::fs::Metadata| {
         Err(Error::io(
@@ -220,7 +239,9 @@ pub fn check_dir(dir: &Path) -> Result<()> {
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => Ok(()),
         Ok(m) => not_a_dir(dir, m),
-        Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+        // Not there: fine, but for a link to nothing, which a writer
+        // could not create a directory at.
+        Err(e) if e.kind() == ErrorKind::NotFound => exists(dir).map(|_| ()),
         Err(e) if e.kind() == ErrorKind::NotADirectory => {
             // `afile/sub`, or `afile/` (a trailing slash asks for a
             // directory): the components drop the slash.

@@ -34,10 +34,9 @@ pub struct Args {
 /// Checks the levels asked for: exit 0 if all pass, 1 on any failure.
 pub fn run(a: Args) -> Result<ExitCode, Error> {
     let (rules, source) = a.read.open()?;
-    let present = source.present()?;
     let levels: Vec<usize> = match a.seeds {
         Some(r) => r.collect(),
-        None => present,
+        None => source.present()?,
     };
     let json = a.json;
     let depth = match (a.quick, a.checks) {

@@ -201,6 +201,32 @@ fn a_file_given_as_the_directory_is_named_as_such() {
 }
 
 #[test]
+fn a_link_to_nothing_given_as_the_directory_is_named_as_such() {
+    // Writers said "File exists" (creating the directory at the link
+    // failed) and readers "levels not found: build them", a build that
+    // then failed so.
+    let dir = scratch("dangling-dir");
+    let link = dir.join("gone");
+    std::os::unix::fs::symlink("nowhere", &link).unwrap();
+    let l = s(&link);
+    let want = "gone: is a link to nothing";
+    refuses(&["build", "--max-seeds", "2", "--db", l], want);
+    refuses(&["stats", "--db", l], want);
+    refuses(&["stats", "--vu", l], want);
+    refuses(&["known", "--db", l], want);
+    refuses(&["query", "--db", l, "1 0 0 0 0 0 0 0 0 0 0 0"], want);
+    refuses(
+        &["export", "--format", "vu", "--db", s(awari_db()), "--out", l],
+        want,
+    );
+    // Level 0 in the VU layout: one position, value 0.
+    let vu = dir.join("vu");
+    std::fs::create_dir(&vu).unwrap();
+    std::fs::write(vu.join("scores.0"), [0u8]).unwrap();
+    refuses(&["import", "--vu", s(&vu), "--db", l], want);
+}
+
+#[test]
 fn a_damaged_lower_level_stops_a_build_before_anything_is_solved() {
     let dir = built("damaged-lower", Rules::Awari, 6);
     let five = dir.join("awari-05.mdb");
@@ -789,6 +815,9 @@ fn a_table_that_cannot_be_looked_at_is_an_error_not_a_level_left_out() {
         std::fs::remove_file(&table).unwrap();
         std::os::unix::fs::symlink(target, &table).unwrap();
         refuses(&["verify", "--quick", "--db", s(&db)], want);
+        // A run that does not read the level does not look at it.
+        let passed = run(&["verify", "--quick", "--seeds", "0..2", "--db", s(&db)]);
+        assert!(passed.status.success(), "{passed:?}");
         refuses(&["stats", "--db", s(&db)], want);
         refuses(&["known", "--db", s(&db)], want);
         refuses(
@@ -904,6 +933,35 @@ fn export_from_a_file_given_as_the_directory_names_it_as_such() {
         ],
         "not-a-dir: is a regular file; expected a directory",
     );
+}
+
+#[test]
+fn export_refuses_what_it_can_find_wrong_before_it_writes_any_level() {
+    // A directory where a file goes, or a table whose file checksum fails,
+    // was found only at its level: the levels before it were written.
+    let db = built("export-before", Rules::Awari, 5);
+    let out = db.join("vu");
+    let export = ["export", "--format", "vu", "--db", s(&db), "--out", s(&out)];
+    for (place, want) in [
+        ("scores.4", "scores.4: is a directory; only a regular file is written here"),
+        (
+            "scores.4.tmp",
+            "scores.4.tmp: is a directory, where a temporary file is to be written",
+        ),
+    ] {
+        std::fs::create_dir_all(out.join(place)).unwrap();
+        refuses(&export, want);
+        std::fs::remove_dir(out.join(place)).unwrap();
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1, "only .lock");
+    }
+    // The last byte of level 4's trailer: its values still read, but
+    // export copies only levels that check whole.
+    let table = db.join("awari-04.mdb");
+    let mut bytes = std::fs::read(&table).unwrap();
+    *bytes.last_mut().unwrap() ^= 1;
+    std::fs::write(&table, &bytes).unwrap();
+    refuses(&export, "awari-04.mdb: corrupt table: file checksum mismatch");
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1, "only .lock");
 }
 
 #[test]
