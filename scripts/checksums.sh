@@ -2,11 +2,12 @@
 # Prints db/CHECKSUMS with the lines of the tables built in a directory
 # (default db/) put in:
 #   rules level positions content-sha256 file-sha256
-# content-sha256 is the sha256 of the level's VU export (scores.N); the file
-# sha256 is that of the .mdb table. Each level is exported alone, hashed and
-# removed, so the temporary directory (TMPDIR) needs room for the largest
-# level only (14.3 GB for level 36). The lines of levels not in the
-# directory, and the comments, are kept as they are in the current file
+# content-sha256 is the sha256 of the level's values in the VU layout
+# (scores.N), as `stats --json` computes it while it reads every block of
+# the table (and checks it against the table's header); the file sha256 is
+# that of the .mdb table. Both rule sets are covered (abapa tables cannot be
+# exported as VU files, which hold awari values). The lines of levels not in
+# the directory, and the comments, are kept as they are in the current file
 # (CHECKSUMS=FILE to read another; none there: only the directory's lines).
 # Write to another file first, so that a failed run leaves db/CHECKSUMS as
 # it was:
@@ -20,14 +21,14 @@ trap 'rm -rf "$tmp"' EXIT
 : > "$tmp/new"
 for rules in awari abapa; do
   compgen -G "$dir/$rules-*.mdb" >/dev/null || continue
-  for f in "$dir/$rules"-*.mdb; do
-    name=$(basename "$f" .mdb)
-    n=$((10#${name#*-}))
-    "$bin" export --format vu --rules "$rules" --db "$dir" --seeds "$n" --out "$tmp/$rules" >/dev/null
-    raw="$tmp/$rules/scores.$n"
-    echo "$rules $n $(stat -c %s "$raw") $(sha256sum <"$raw" | cut -d' ' -f1) $(sha256sum <"$f" | cut -d' ' -f1)" >> "$tmp/new"
-    rm -f "$raw"
-  done
+  # One object per level; each key once in it, in this order.
+  json=$("$bin" stats --json --rules "$rules" --db "$dir")
+  field() { grep -o "\"$1\":\"\{0,1\}[0-9a-f]*" <<<"$json" | sed 's/.*[:"]//'; }
+  paste -d' ' <(field seeds) <(field positions) <(field content_sha256) > "$tmp/levels"
+  while read -r n positions content; do
+    f=$(printf '%s/%s-%02d.mdb' "$dir" "$rules" "$n")
+    echo "$rules $n $positions $content $(sha256sum <"$f" | cut -d' ' -f1)" >> "$tmp/new"
+  done < "$tmp/levels"
 done
 if [[ -e $old ]]; then
   grep '^#' "$old" || true

@@ -1,6 +1,7 @@
 //! Per-level statistics: how a level's values are distributed.
 
 use serde::ser::{Serialize, SerializeStruct, Serializer};
+use sha2::{Digest, Sha256};
 
 use crate::error::Result;
 use crate::source::Source;
@@ -14,23 +15,29 @@ pub struct LevelStats {
     pub positions: u64,
     /// `histogram[v + seeds]` positions have value `v`, for `v` in `-seeds..=seeds`.
     pub histogram: Vec<u64>,
+    /// sha256 of the values in index order (one signed byte each, the VU
+    /// layout): the content sha256 that `db/CHECKSUMS` lists, whatever the
+    /// level was read from.
+    pub content_sha256: [u8; 32],
 }
 
 impl LevelStats {
     /// Counts level `seeds` of `source`: tables block by block (each block
     /// checked), VU files in place.
     pub fn of_source(source: &Source, seeds: usize) -> Result<LevelStats> {
-        let mut s = LevelStats::empty(seeds);
-        source.for_each_chunk(seeds, |values| s.add(values))?;
-        Ok(s)
-    }
-
-    fn empty(seeds: usize) -> LevelStats {
-        LevelStats {
+        let mut s = LevelStats {
             seeds,
             positions: 0,
             histogram: vec![0; 2 * seeds + 1],
-        }
+            content_sha256: [0; 32],
+        };
+        let mut hash = Sha256::new();
+        source.for_each_chunk(seeds, |values| {
+            hash.update(crate::table::as_bytes(values));
+            s.add(values)
+        })?;
+        s.content_sha256 = hash.finalize().into();
+        Ok(s)
     }
 
     fn add(&mut self, values: &[i8]) {
@@ -77,12 +84,13 @@ impl LevelStats {
     }
 }
 
-/// `{seeds, positions, mean, wins, draws, losses, histogram}`, where
-/// `histogram[i]` counts the positions of value `i - seeds`.
+/// `{seeds, positions, mean, wins, draws, losses, histogram,
+/// content_sha256}`, where `histogram[i]` counts the positions of value
+/// `i - seeds` and `content_sha256` is hex.
 impl Serialize for LevelStats {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let (wins, draws, losses) = self.outcomes();
-        let mut st = s.serialize_struct("LevelStats", 7)?;
+        let mut st = s.serialize_struct("LevelStats", 8)?;
         st.serialize_field("seeds", &self.seeds)?;
         st.serialize_field("positions", &self.positions)?;
         st.serialize_field("mean", &self.mean())?;
@@ -90,6 +98,7 @@ impl Serialize for LevelStats {
         st.serialize_field("draws", &draws)?;
         st.serialize_field("losses", &losses)?;
         st.serialize_field("histogram", &self.histogram)?;
+        st.serialize_field("content_sha256", &crate::table::hex(&self.content_sha256))?;
         st.end()
     }
 }

@@ -14,8 +14,9 @@ pub struct Args {
     #[command(flatten)]
     read: Reading,
     /// Print a JSON list, one object per level: seeds, positions, mean,
-    /// wins, draws, losses and the histogram (`histogram[i]` counts value
-    /// `i - seeds`).
+    /// wins, draws, losses, the histogram (`histogram[i]` counts value
+    /// `i - seeds`) and content_sha256 (of the values in the VU layout, as
+    /// db/CHECKSUMS lists it).
     #[arg(long)]
     json: bool,
 }

@@ -458,10 +458,11 @@ fn verify_passes_on_the_built_levels() {
 }
 
 /// `stats --json`: per level, the histogram adds up to the positions and to
-/// wins + draws + losses, agrees with the text table, and level 0's one
-/// position (no seeds) is a draw.
+/// wins + draws + losses, agrees with the text table, the content sha256 is
+/// `db/CHECKSUMS`'s, and level 0's one position (no seeds) is a draw.
 #[test]
 fn stats_json_adds_up_and_matches_the_text() {
+    let committed = crate::common::committed_checksums();
     let db = awari_db().to_str().unwrap();
     let out = run(&["stats", "--db", db, "--json"]);
     assert!(out.status.success());
@@ -487,6 +488,11 @@ fn stats_json_adds_up_and_matches_the_text() {
             .sum();
         assert_eq!(wdl, positions);
         assert_eq!(l["draws"].as_u64().unwrap(), hist[n]);
+        let content = committed
+            .iter()
+            .find(|(rules, level, ..)| rules == "awari" && *level == n)
+            .map(|(_, _, content, _)| content.as_str());
+        assert_eq!(l["content_sha256"].as_str(), content, "level {n}");
         let row = text.lines().nth(n + 1).unwrap();
         assert!(
             row.split_whitespace().nth(3) == Some(&hist[n].to_string()),

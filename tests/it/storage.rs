@@ -700,3 +700,45 @@ fn a_table_of_another_block_size_is_refused_as_it_opens() {
         "{e}"
     );
 }
+
+#[test]
+fn the_checksums_script_gives_the_committed_lines_for_both_rule_sets() {
+    // `scripts/checksums.sh` hashed VU exports, which abapa tables cannot
+    // make: on a directory holding them it printed nothing and failed.
+    let dir = common::built("checksums-script", Rules::Abapa, 9);
+    for n in 0..=18 {
+        let name = format!("awari-{n:02}.mdb");
+        std::fs::copy(common::awari_db().join(&name), dir.join(&name)).unwrap();
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // No committed file to keep lines from: only the directory's lines.
+    let out = std::process::Command::new("bash")
+        .arg(root.join("scripts/checksums.sh"))
+        .arg(&dir)
+        .env("BIN", env!("CARGO_BIN_EXE_mancaladb"))
+        .env("CHECKSUMS", dir.join("none"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let printed: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(str::to_string)
+        .collect();
+    let committed = std::fs::read_to_string(root.join("db/CHECKSUMS")).unwrap();
+    let want: Vec<String> = committed
+        .lines()
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            match (f.first(), f.get(1).and_then(|n| n.parse::<usize>().ok())) {
+                (Some(&"awari"), Some(n)) => n <= 18,
+                (Some(&"abapa"), Some(n)) => n <= 9,
+                _ => false,
+            }
+        })
+        .map(str::to_string)
+        .collect();
+    assert_eq!(want.len(), 19 + 10);
+    assert_eq!(printed, want);
+}

@@ -457,6 +457,11 @@ fn vu_files_are_read_in_place_and_round_trip() {
         code_and_stdout(&["stats", "--db", d]),
         code_and_stdout(&["stats", "--vu", v])
     );
+    // The JSON too, content sha256 included (hashed from the VU bytes).
+    assert_eq!(
+        code_and_stdout(&["stats", "--json", "--db", d]),
+        code_and_stdout(&["stats", "--json", "--vu", v])
+    );
     let (code, text) = code_and_stdout(&["verify", "--vu", v]);
     assert_eq!(code, Some(0), "{text}");
     // Import, then export again: byte-identical files, identical tables.
