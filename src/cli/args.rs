@@ -43,11 +43,12 @@ fn rules(s: &str) -> Result<Rules, String> {
     s.parse().map_err(|e: mancaladb::Error| e.to_string())
 }
 
-/// `N` or `N..M` (inclusive), each at most `max`; `what` says what the
-/// numbers count, for the message.
+/// `N` or `N..M` (inclusive; `N..=M` too, as messages write ranges),
+/// each at most `max`; `what` says what the numbers count, for the message.
 pub fn range(text: &str, max: usize, what: &str) -> Result<RangeInclusive<usize>, String> {
     let bad = || format!("give N or N..M, {what} 0..={max}");
     let (a, b) = text.split_once("..").unwrap_or((text, text));
+    let b = b.strip_prefix('=').unwrap_or(b);
     let a: usize = a.trim().parse().map_err(|_| bad())?;
     let b: usize = b.trim().parse().map_err(|_| bad())?;
     if b > max {

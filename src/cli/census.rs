@@ -36,7 +36,7 @@ pub struct Args {
     /// checkpoints of a row in progress and the cycles of finished rows.
     #[arg(long, default_value = "db")]
     db: PathBuf,
-    /// Most laps to follow per cycle before counting a start undecided.
+    /// Most laps to follow per start before counting it undecided.
     #[arg(long, default_value_t = 1_000_000_000, value_parser = args::lap_budget, allow_negative_numbers = true)]
     max_laps: u64,
     /// Seconds between two checkpoints inside a row (0: after every batch
@@ -48,40 +48,57 @@ pub struct Args {
     force: bool,
 }
 
+/// Checks the lists' paths, then prints what the run will walk and how
+/// long it should take, refusing it beyond [`LIMIT_SECS`] without `--force`.
+fn check_and_announce(a: &Args) -> Result<(), Error> {
+    let lists: Vec<&std::path::Path> = a.out.iter().chain(&a.cycles).map(|p| p.as_path()).collect();
+    store::check_list_paths(&lists, &a.db)?;
+    let plan = census::plan(&a.db, a.seeds.clone(), a.max_laps, a.cycles.is_some())?;
+    if plan.rows.is_empty() {
+        return Ok(());
+    }
+    let text = format!(
+        "census: {} start-0 configurations to walk for k = {} (16 times as many pairs), about {} at {:.1} M/s measured here",
+        plan.configurations,
+        level_set_text(&plan.rows),
+        human_seconds(plan.seconds),
+        plan.rate / 1e6
+    );
+    if plan.seconds > LIMIT_SECS && !a.force {
+        return Err(Error::Invalid(format!(
+            "{text}: more than {}; add --force to run it anyway",
+            human_seconds(LIMIT_SECS)
+        )));
+    }
+    diag(format_args!("{text}"));
+    Ok(())
+}
+
 fn seed_counts(text: &str) -> Result<RangeInclusive<usize>, String> {
     args::range(text, mancaladb::omweso::MAX_SEEDS, "seed counts")
 }
 
 fn seconds(text: &str) -> Result<Duration, String> {
-    text.trim()
-        .parse::<f64>()
+    let s: f64 = text
+        .trim()
+        .parse()
         .ok()
-        .and_then(|s| Duration::try_from_secs_f64(s).ok())
-        .ok_or_else(|| "must be a number of seconds, 0 or more".into())
+        .filter(|s: &f64| *s >= 0.0)
+        .ok_or("must be a number of seconds, 0 or more")?;
+    Duration::try_from_secs_f64(s)
+        .map_err(|_| format!("{} seconds is more than can be waited", text.trim()))
 }
 
 /// Counts the rows asked for, resuming from saved rows and checkpoints.
 pub fn run(a: Args) -> Result<ExitCode, Error> {
-    // Every destination is checked before anything is computed.
-    store::check_writable(&a.db)?;
-    let lists: Vec<&std::path::Path> = a.out.iter().chain(&a.cycles).map(|p| p.as_path()).collect();
-    store::check_list_paths(&lists, &a.db)?;
-    let plan = census::plan(&a.db, a.seeds.clone(), a.max_laps, a.cycles.is_some())?;
-    if !plan.rows.is_empty() {
-        let text = format!(
-            "census: {} start-0 configurations to walk for k = {} (16 times as many pairs), about {} at {:.1} M/s measured here",
-            plan.configurations,
-            level_set_text(&plan.rows),
-            human_seconds(plan.seconds),
-            plan.rate / 1e6
-        );
-        if plan.seconds > LIMIT_SECS && !a.force {
-            return Err(Error::Invalid(format!(
-                "{text}: more than {}; add --force to run it anyway",
-                human_seconds(LIMIT_SECS)
-            )));
+    // Every destination is checked before anything is computed; a
+    // directory made only to be checked goes again if the run is refused.
+    let made = store::check_writable(&a.db)?;
+    if let Err(e) = check_and_announce(&a) {
+        if made {
+            let _ = std::fs::remove_dir(&a.db);
         }
-        diag(format_args!("{text}"));
+        return Err(e);
     }
     let opt = Options {
         budget: a.max_laps,

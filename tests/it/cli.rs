@@ -346,6 +346,18 @@ fn bad_input_is_refused_with_one_line_and_exit_2() {
             "--db",
             db,
         ],
+        "1e30 seconds is more than can be waited",
+    );
+    refuses(
+        &[
+            "census",
+            "--seeds",
+            "2",
+            "--checkpoint-secs",
+            "-1",
+            "--db",
+            db,
+        ],
         "must be a number of seconds, 0 or more",
     );
     #[cfg(not(feature = "mpi"))]

@@ -373,6 +373,17 @@ fn bad_loops_and_census_input_is_refused() {
         &["census", "--seeds", "5..3"],
         "5..3 runs backwards: give N..M with N <= M",
     );
+    // Ranges as the messages write them are taken too.
+    let db = crate::common::scratch("census-range-forms");
+    for form in ["2..3", "2..=3"] {
+        let out = crate::common::run(&["census", "--seeds", form, "--db", db.to_str().unwrap()]);
+        assert!(out.status.success(), "{form}: {out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).lines().count(),
+            3,
+            "{form}"
+        );
+    }
 }
 
 /// Two positions found by a random search over small boards, kept as

@@ -6,8 +6,7 @@ use std::time::Duration;
 use mancaladb::omweso::Side;
 use mancaladb::omweso::census::store::{self, Store};
 use mancaladb::omweso::census::{
-    CHUNK, Census, Found, Options, Row, atlas, census, checkpoint, estimate, plan, run_saved,
-    walked,
+    CHUNK, Census, Found, Options, Row, atlas, census, checkpoint, plan, run_saved, walked,
 };
 use mancaladb::progress::Progress;
 
@@ -405,8 +404,9 @@ fn unwritable_directory_is_refused_first() {
 #[test]
 fn huge_census_is_refused_with_an_estimate() {
     let dir = fresh_dir("huge");
-    assert_eq!(estimate(&[40], 1000).configurations, 6_250_347_750_920); // C(53, 15)
-    let e = estimate(&[64], 1_000_000_000);
+    let e = plan(&dir, 40..=40, 1000, false).unwrap();
+    assert_eq!(e.configurations, 6_250_347_750_920); // C(53, 15)
+    let e = plan(&dir, 64..=64, 1_000_000_000, false).unwrap();
     assert_eq!(e.configurations, 3_527_930_788_646_880); // C(77, 15)
     assert!(e.seconds > 24.0 * 3600.0, "{e:?}");
     assert_eq!(plan(&dir, 39..=40, 1000, false).unwrap().rows, [39, 40]);
@@ -418,6 +418,21 @@ fn huge_census_is_refused_with_an_estimate() {
         &["census", "--seeds", "64", "--db", dir.to_str().unwrap()],
         "--force",
     );
+    // A refused run leaves no directory it made to check it.
+    assert!(!dir.exists());
+    refuses(
+        &[
+            "census",
+            "--seeds",
+            "3",
+            "--db",
+            dir.to_str().unwrap(),
+            "--out",
+            "/nonexistent/x.json",
+        ],
+        "/nonexistent/x.json",
+    );
+    assert!(!dir.exists());
 }
 
 /// A checkpoint that does not belong to its row is ignored.
@@ -437,6 +452,150 @@ fn damaged_checkpoints_are_ignored() {
     let out = run_saved(&dir, 11..=11, quiet(1000)).unwrap();
     assert_eq!(out.computed, Vec::<usize>::new());
     assert!(!cp.exists());
+}
+
+/// A checkpoint whose checksum matches but which claims more than a walk
+/// of its row can reach (a checksum made to match) is ignored: it gave a
+/// row of all zeros, exit 0.
+#[test]
+fn checkpoints_beyond_their_row_are_ignored() {
+    let dir = fresh_dir("cp-beyond");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (k, budget) = (11, 1000);
+    let cp = checkpoint::path(&dir, k, budget);
+    let chunks = walked(k).div_ceil(CHUNK);
+    let sound = checkpoint::Checkpoint {
+        seeds: k,
+        budget,
+        chunk: CHUNK,
+        chunks_done: 0,
+        longest_finite: 0,
+        undecided: 0,
+        cycles: Vec::new(),
+    };
+    for (bad, why) in [
+        (
+            checkpoint::Checkpoint {
+                chunks_done: chunks + 1,
+                ..sound.clone()
+            },
+            "chunks done",
+        ),
+        (
+            checkpoint::Checkpoint {
+                longest_finite: budget + 1,
+                ..sound.clone()
+            },
+            "beyond the budget",
+        ),
+        (
+            checkpoint::Checkpoint {
+                undecided: 1,
+                ..sound.clone()
+            },
+            "undecided",
+        ),
+    ] {
+        checkpoint::save(&cp, &bad).unwrap();
+        let loaded = checkpoint::load(&cp, k, budget, CHUNK).unwrap();
+        assert!(loaded.as_ref().is_err_and(|e| e.contains(why)), "{why}");
+        let out = run_saved(&dir, k..=k, quiet(budget)).unwrap();
+        assert!(out.resumed.is_empty());
+        assert_eq!(out.rows[0].loop_pairs, 128);
+        std::fs::remove_file(dir.join(store::FILE)).unwrap();
+    }
+    // The sound one resumes (from its start).
+    checkpoint::save(&cp, &sound).unwrap();
+    assert_eq!(
+        run_saved(&dir, k..=k, quiet(budget)).unwrap().resumed.len(),
+        1
+    );
+}
+
+/// Anything but a regular file where the census reads its files (a named
+/// pipe, which a read would wait on for ever) is an error naming it.
+#[test]
+fn census_files_that_are_not_regular_files_are_refused_not_waited_on() {
+    let dir = fresh_dir("pipes");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = |path: &Path| {
+        let made = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+    };
+    let d = dir.to_str().unwrap().to_string();
+    let run = move |args: Vec<String>| {
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let _ = done.send(crate::common::run(&args));
+        });
+        finished
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the census waited on a named pipe")
+    };
+    let results = dir.join(store::FILE);
+    fifo(&results);
+    let out = run(vec![
+        "census".into(),
+        "--seeds".into(),
+        "2".into(),
+        "--db".into(),
+        d.clone(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("omweso-census.jsonl: is a named pipe"),
+        "{err}"
+    );
+    std::fs::remove_file(&results).unwrap();
+    // A row's checkpoint (k = 11 runs in one batch, but is looked for).
+    let cp = checkpoint::path(&dir, 11, 1_000_000_000);
+    fifo(&cp);
+    let out = run(vec![
+        "census".into(),
+        "--seeds".into(),
+        "11".into(),
+        "--db".into(),
+        d.clone(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(".checkpoint: is a named pipe"), "{err}");
+    std::fs::remove_file(&cp).unwrap();
+    // A finished row's cycles file, read for the atlas.
+    let out = run(vec![
+        "census".into(),
+        "--seeds".into(),
+        "4".into(),
+        "--db".into(),
+        d.clone(),
+    ]);
+    assert!(out.status.success());
+    let cycles = atlas::path(&dir, 4, 1_000_000_000);
+    let _ = std::fs::remove_file(&cycles);
+    fifo(&cycles);
+    let atlas_out = fresh_dir("pipes-list");
+    std::fs::create_dir_all(&atlas_out).unwrap();
+    let list = atlas_out.join("atlas.jsonl");
+    let out = run(vec![
+        "census".into(),
+        "--seeds".into(),
+        "4".into(),
+        "--db".into(),
+        d,
+        "--cycles".into(),
+        list.to_str().unwrap().into(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("k4.b1000000000.jsonl: is a named pipe"),
+        "{err}"
+    );
 }
 
 /// The census lock covers the atlas, which may compute and write cycles
@@ -539,6 +698,16 @@ fn row_resumes_after_sigkill() {
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     assert!(Store::open(&dir).unwrap().row(k, 1_000_000_000).is_none());
+    // The estimate counts only what the checkpoint has not walked.
+    let Ok(Ok(Some(last))) = checkpoint::load(&cp, k, 1_000_000_000, CHUNK) else {
+        panic!("no checkpoint after the kill");
+    };
+    assert_eq!(
+        plan(&dir, k..=k, 1_000_000_000, false)
+            .unwrap()
+            .configurations,
+        walked(k) - last.walked()
+    );
     let out = run_saved(&dir, k..=k, quiet(1_000_000_000)).unwrap();
     assert_eq!(out.resumed.len(), 1);
     assert!(out.resumed[0].from >= done * CHUNK, "{:?}", out.resumed);

@@ -216,7 +216,15 @@ fn a_link_to_nothing_given_as_the_directory_is_named_as_such() {
     refuses(&["known", "--db", l], want);
     refuses(&["query", "--db", l, "1 0 0 0 0 0 0 0 0 0 0 0"], want);
     refuses(
-        &["export", "--format", "vu", "--db", s(awari_db()), "--out", l],
+        &[
+            "export",
+            "--format",
+            "vu",
+            "--db",
+            s(awari_db()),
+            "--out",
+            l,
+        ],
         want,
     );
     // Level 0 in the VU layout: one position, value 0.
@@ -943,7 +951,10 @@ fn export_refuses_what_it_can_find_wrong_before_it_writes_any_level() {
     let out = db.join("vu");
     let export = ["export", "--format", "vu", "--db", s(&db), "--out", s(&out)];
     for (place, want) in [
-        ("scores.4", "scores.4: is a directory; only a regular file is written here"),
+        (
+            "scores.4",
+            "scores.4: is a directory; only a regular file is written here",
+        ),
         (
             "scores.4.tmp",
             "scores.4.tmp: is a directory, where a temporary file is to be written",
@@ -960,7 +971,10 @@ fn export_refuses_what_it_can_find_wrong_before_it_writes_any_level() {
     let mut bytes = std::fs::read(&table).unwrap();
     *bytes.last_mut().unwrap() ^= 1;
     std::fs::write(&table, &bytes).unwrap();
-    refuses(&export, "awari-04.mdb: corrupt table: file checksum mismatch");
+    refuses(
+        &export,
+        "awari-04.mdb: corrupt table: file checksum mismatch",
+    );
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1, "only .lock");
 }
 

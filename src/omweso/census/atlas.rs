@@ -54,11 +54,15 @@ pub fn write(path: &Path, entries: &[Entry]) -> Result<()> {
 
 /// Reads the cycles at `path`: `Ok(None)` if there is no such file.
 pub fn load(path: &Path) -> Result<Option<Vec<Found>>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(path, e)),
+    let Some(bytes) = crate::files::read_record_file(path, super::store::FILE_CAP)? else {
+        return Ok(None);
     };
+    let text = String::from_utf8(bytes).map_err(|_| {
+        Error::Invalid(format!(
+            "{}: not UTF-8: damaged (remove the file to compute it again)",
+            path.display()
+        ))
+    })?;
     text.lines()
         .enumerate()
         .map(|(i, l)| {

@@ -15,14 +15,17 @@
 //! The file is `omweso-census.kK.bB.checkpoint` beside the results file,
 //! written to a temporary name and renamed, with a checksum; it is removed
 //! once the row is saved. A checkpoint that does not match its row (seeds,
-//! budget, chunk size, checksum) is reported and ignored.
+//! budget, chunk size, checksum), or claims more than a walk of the row
+//! can have reached (more chunks than the row has, more configurations
+//! undecided than walked, a finite move longer than the budget), is
+//! reported and ignored.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::Found;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Saved progress of one row.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,6 +45,13 @@ pub struct Checkpoint {
     pub undecided: u64,
     /// Cycles found so far.
     pub cycles: Vec<Found>,
+}
+
+impl Checkpoint {
+    /// Start-0 configurations walked: those of the chunks done.
+    pub fn walked(&self) -> u64 {
+        (self.chunks_done * self.chunk).min(super::walked(self.seeds))
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -79,11 +89,12 @@ pub type Loaded = std::result::Result<Option<Checkpoint>, String>;
 /// chunks of `chunk`. A file that is there but cannot be read is an
 /// error, not a checkpoint to start afresh from: it may be sound.
 pub fn load(path: &Path, seeds: usize, budget: u64, chunk: u64) -> Result<Loaded> {
-    match std::fs::read(path) {
-        Ok(bytes) => Ok(parse(&bytes, seeds, budget, chunk)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Ok(None)),
-        Err(e) => Err(Error::io(path, e)),
-    }
+    Ok(
+        match crate::files::read_record_file(path, super::store::FILE_CAP)? {
+            Some(bytes) => parse(&bytes, seeds, budget, chunk),
+            None => Ok(None),
+        },
+    )
 }
 
 fn parse(bytes: &[u8], seeds: usize, budget: u64, chunk: u64) -> Loaded {
@@ -97,6 +108,28 @@ fn parse(bytes: &[u8], seeds: usize, budget: u64, chunk: u64) -> Loaded {
         return Err(format!(
             "made for seeds {}, budget {}, chunk {} (this run: {seeds}, {budget}, {chunk})",
             c.seeds, c.budget, c.chunk
+        ));
+    }
+    // What a walk of the row can have reached: a checkpoint claiming more
+    // (its checksum made to match) would give a wrong row.
+    let chunks = super::walked(seeds).div_ceil(chunk);
+    if c.chunks_done > chunks {
+        return Err(format!(
+            "{} chunks done, of the row's {chunks}",
+            c.chunks_done
+        ));
+    }
+    if c.undecided > c.walked() {
+        return Err(format!(
+            "{} configurations undecided, of the {} walked",
+            c.undecided,
+            c.walked()
+        ));
+    }
+    if c.longest_finite > budget {
+        return Err(format!(
+            "longest finite move {} laps, beyond the budget {budget}",
+            c.longest_finite
         ));
     }
     Ok(Some(c))

@@ -429,7 +429,8 @@ pub struct Options<'a> {
 pub struct Estimate {
     /// Rows to compute (not already saved).
     pub rows: Vec<usize>,
-    /// Start-0 configurations they walk.
+    /// Start-0 configurations they walk, less those their checkpoints
+    /// have walked.
     pub configurations: u64,
     /// Configurations walked per second in a timed sample here.
     pub rate: f64,
@@ -458,20 +459,33 @@ pub fn plan(
     cycles: bool,
 ) -> Result<Estimate> {
     let store = Store::open(dir)?;
-    let todo: Vec<usize> = range
-        .filter(|&k| {
-            store.row(k, budget).is_none() || (cycles && !atlas::path(dir, k, budget).exists())
-        })
-        .collect();
-    Ok(estimate(&todo, budget))
+    let mut todo = Vec::new();
+    let mut configurations = 0;
+    for k in range {
+        let saved = store.row(k, budget).is_some();
+        let cycles_kept = !cycles || atlas::path(dir, k, budget).exists();
+        if saved && cycles_kept {
+            continue;
+        }
+        todo.push(k);
+        // A row not saved resumes from its checkpoint, if it has one.
+        let done = match saved {
+            true => 0,
+            false => match checkpoint::load(&checkpoint::path(dir, k, budget), k, budget, CHUNK)? {
+                Ok(Some(c)) => c.walked(),
+                _ => 0,
+            },
+        };
+        configurations += walked(k) - done;
+    }
+    Ok(estimate(&todo, configurations, budget))
 }
 
 /// Times a sample of the largest of `rows` (rounds of 16 runs of 4096
 /// configurations spread over its configurations, for at least
-/// [`SAMPLE_TIME`] or [`SAMPLE_ROUNDS`] rounds) and extrapolates to all of
-/// them.
-pub fn estimate(rows: &[usize], budget: u64) -> Estimate {
-    let configurations: u64 = rows.iter().map(|&k| walked(k)).sum();
+/// [`SAMPLE_TIME`] or [`SAMPLE_ROUNDS`] rounds) and extrapolates to the
+/// `configurations` left to walk in them.
+fn estimate(rows: &[usize], configurations: u64, budget: u64) -> Estimate {
     let Some(&k) = rows.iter().max().filter(|&&k| k >= 2) else {
         return Estimate {
             rows: rows.to_vec(),
@@ -652,7 +666,7 @@ fn run_locked(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> Res
             }
         };
         if let Some((c, _)) = &resume {
-            let from = (c.chunks_done * CHUNK).min(walked(k));
+            let from = c.walked();
             opt.progress.notice(Notice::CensusRowResumed {
                 seeds: k,
                 path: cp.clone(),

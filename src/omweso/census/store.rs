@@ -37,6 +37,11 @@ use crate::error::{Error, Result};
 /// The results file's name, inside the census directory.
 pub const FILE: &str = "omweso-census.jsonl";
 
+/// The most bytes a census file (results, checkpoint, cycles) is read
+/// to: far beyond any this program writes (the cycles of k = 32 are
+/// about 15 MB), short of a read without end.
+pub(crate) const FILE_CAP: u64 = 1 << 30;
+
 /// How every row of the file begins.
 const ROW_START: &[u8] = b"{\"seeds\":";
 
@@ -127,11 +132,7 @@ impl Store {
     /// Reads `dir/omweso-census.jsonl` (none yet: an empty store).
     pub fn open(dir: &Path) -> Result<Store> {
         let path = dir.join(FILE);
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(Error::io(&path, e)),
-        };
+        let bytes = crate::files::read_record_file(&path, FILE_CAP)?.unwrap_or_default();
         // Every row ever written begins so (serde writes the fields in
         // order): a file none of whose lines does is something else in the
         // results file's place, neither used nor moved aside line by line.
@@ -307,12 +308,16 @@ fn owned_by_the_directory(at: &Path, db: &Path) -> bool {
 
 /// Checks that `dir` exists or can be created and that files can be
 /// created in it, so that a result is not computed only to be lost.
-pub fn check_writable(dir: &Path) -> Result<()> {
+/// Returns whether it made `dir`, for a caller that refuses the run
+/// afterwards to remove it again.
+pub fn check_writable(dir: &Path) -> Result<bool> {
     crate::files::check_dir(dir)?;
+    let made = !crate::files::exists(dir)?;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let probe = dir.join(format!(".write-test-{}", std::process::id()));
     std::fs::File::create(&probe).map_err(|e| Error::io(dir, e))?;
-    std::fs::remove_file(&probe).map_err(|e| Error::io(&probe, e))
+    std::fs::remove_file(&probe).map_err(|e| Error::io(&probe, e))?;
+    Ok(made)
 }
 
 /// The checksum stored with a row: the first 16 hex digits of the sha256 of
