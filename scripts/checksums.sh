@@ -30,6 +30,12 @@ for rules in awari abapa; do
     echo "$rules $n $positions $content $(sha256sum <"$f" | cut -d' ' -f1)" >> "$tmp/new"
   done < "$tmp/levels"
 done
+# Nothing found is an error (a typo, or the default db/ of another working
+# directory), never a file of comments only.
+if [[ ! -s $tmp/new ]]; then
+  echo "checksums.sh: no tables (awari-NN.mdb, abapa-NN.mdb) in $dir" >&2
+  exit 2
+fi
 if [[ -e $old ]]; then
   grep '^#' "$old" || true
 else

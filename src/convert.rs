@@ -72,15 +72,17 @@ pub fn export_vu(
         .iter()
         .map(|&seeds| db.open(rules, seeds))
         .collect::<Result<Vec<_>>>()?;
-    let _lock = DirLock::acquire(out)?;
     let files: Vec<PathBuf> = levels
         .iter()
         .map(|seeds| out.join(format!("scores.{seeds}")))
         .collect();
+    // Before the lock, which makes `out`: a refused export leaves nothing.
+    crate::files::check_dir(out)?;
     for (t, file) in tables.iter().zip(&files) {
         check_replaceable(file)?;
         t.verify()?;
     }
+    let _lock = DirLock::acquire(out)?;
     for (t, file) in tables.iter().zip(&files) {
         t.write_raw(file)?;
     }

@@ -126,6 +126,10 @@ pub fn write_output(
 /// output is sent to a file): the rename would drop what the shell wrote
 /// there before and what this command prints.
 pub fn output_file(path: &Path) -> Result<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    if path.as_os_str().as_bytes().ends_with(b"/") {
+        return Err(refused(path, "a directory's name (it ends with /)"));
+    }
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(path.to_path_buf()),
@@ -239,9 +243,17 @@ pub fn check_dir(dir: &Path) -> Result<()> {
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => Ok(()),
         Ok(m) => not_a_dir(dir, m),
-        // Not there: fine, but for a link to nothing, which a writer
-        // could not create a directory at.
-        Err(e) if e.kind() == ErrorKind::NotFound => exists(dir).map(|_| ()),
+        // Not there: fine, but for a link to nothing on the way (`gone`,
+        // `gone/`, `gone/sub`), where a writer could not create it.
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            let dir: PathBuf = dir.components().collect();
+            for a in dir.ancestors().filter(|a| !a.as_os_str().is_empty()) {
+                if exists(a)? {
+                    break;
+                }
+            }
+            Ok(())
+        }
         Err(e) if e.kind() == ErrorKind::NotADirectory => {
             // `afile/sub`, or `afile/` (a trailing slash asks for a
             // directory): the components drop the slash.

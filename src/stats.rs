@@ -31,12 +31,20 @@ impl LevelStats {
             histogram: vec![0; 2 * seeds + 1],
             content_sha256: [0; 32],
         };
-        let mut hash = Sha256::new();
+        // A table's header holds it, and the walk below checks it against
+        // the values; VU files carry none, so they are hashed here.
+        let stored = source.content_sha256(seeds)?;
+        let mut hash = stored.is_none().then(Sha256::new);
         source.for_each_chunk(seeds, |values| {
-            hash.update(crate::table::as_bytes(values));
+            if let Some(h) = &mut hash {
+                h.update(crate::table::as_bytes(values));
+            }
             s.add(values)
         })?;
-        s.content_sha256 = hash.finalize().into();
+        s.content_sha256 = match hash {
+            Some(h) => h.finalize().into(),
+            None => stored.unwrap_or_default(),
+        };
         Ok(s)
     }
 

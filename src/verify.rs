@@ -274,11 +274,16 @@ pub fn verify_until(
             _ => levels_needed(seeds),
         })
         .collect();
+    let mut missing = None;
     for k in reads {
         if !source.has_level(k)? {
-            // The error that says what is missing and how to build it.
-            source.require(k)?;
+            missing = Some(k);
         }
+    }
+    if let Some(k) = missing {
+        // The error that says what is missing and how to build it: the
+        // highest such level, whose remedy builds the levels it reads too.
+        source.require(k)?;
     }
     let every = checkpoint_interval()?;
     let mut out = Vec::new();

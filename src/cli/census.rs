@@ -91,12 +91,15 @@ fn seconds(text: &str) -> Result<Duration, String> {
 
 /// Counts the rows asked for, resuming from saved rows and checkpoints.
 pub fn run(a: Args) -> Result<ExitCode, Error> {
-    // Every destination is checked before anything is computed; a
-    // directory made only to be checked goes again if the run is refused.
+    // Every destination is checked before anything is computed; the
+    // directories made only to be checked go again if the run is refused
+    // (each removed only while empty).
     let made = store::check_writable(&a.db)?;
     if let Err(e) = check_and_announce(&a) {
-        if made {
-            let _ = std::fs::remove_dir(&a.db);
+        for dir in &made {
+            if std::fs::remove_dir(dir).is_err() {
+                break;
+            }
         }
         return Err(e);
     }

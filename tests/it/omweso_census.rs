@@ -381,7 +381,10 @@ fn unwritable_directory_is_refused_first() {
     );
     let good = dir.join("db");
     let good = good.to_str().unwrap();
-    for out in ["/nonexistent/x.json", dir.to_str().unwrap()] {
+    // A name ending in / is a directory's, never a file's: refused before
+    // the row is computed.
+    let slash = format!("{}/", dir.join("nofile").display());
+    for out in ["/nonexistent/x.json", dir.to_str().unwrap(), &slash] {
         refuses(
             &[
                 "census", "--seeds", "40", "--force", "--db", good, "--out", out,
@@ -418,7 +421,12 @@ fn huge_census_is_refused_with_an_estimate() {
         &["census", "--seeds", "64", "--db", dir.to_str().unwrap()],
         "--force",
     );
-    // A refused run leaves no directory it made to check it.
+    // A refused run leaves no directory it made to check it, parents
+    // included.
+    assert!(!dir.exists());
+    let nested = dir.join("a/b");
+    let nested = nested.to_str().unwrap();
+    refuses(&["census", "--seeds", "64", "--db", nested], "--force");
     assert!(!dir.exists());
     refuses(
         &[

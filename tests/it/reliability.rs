@@ -208,8 +208,29 @@ fn a_link_to_nothing_given_as_the_directory_is_named_as_such() {
     let dir = scratch("dangling-dir");
     let link = dir.join("gone");
     std::os::unix::fs::symlink("nowhere", &link).unwrap();
-    let l = s(&link);
     let want = "gone: is a link to nothing";
+    // With a trailing slash (as a shell completes it) or as a parent too.
+    for l in [
+        s(&link).to_string(),
+        format!("{}/", s(&link)),
+        format!("{}/sub", s(&link)),
+    ] {
+        refuses(&["build", "--max-seeds", "2", "--db", &l], want);
+        refuses(&["stats", "--db", &l], want);
+        refuses(
+            &[
+                "export",
+                "--format",
+                "vu",
+                "--db",
+                s(awari_db()),
+                "--out",
+                &l,
+            ],
+            want,
+        );
+    }
+    let l = s(&link);
     refuses(&["build", "--max-seeds", "2", "--db", l], want);
     refuses(&["stats", "--db", l], want);
     refuses(&["stats", "--vu", l], want);
@@ -963,7 +984,7 @@ fn export_refuses_what_it_can_find_wrong_before_it_writes_any_level() {
         std::fs::create_dir_all(out.join(place)).unwrap();
         refuses(&export, want);
         std::fs::remove_dir(out.join(place)).unwrap();
-        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1, "only .lock");
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
     }
     // The last byte of level 4's trailer: its values still read, but
     // export copies only levels that check whole.
@@ -971,11 +992,13 @@ fn export_refuses_what_it_can_find_wrong_before_it_writes_any_level() {
     let mut bytes = std::fs::read(&table).unwrap();
     *bytes.last_mut().unwrap() ^= 1;
     std::fs::write(&table, &bytes).unwrap();
-    refuses(
-        &export,
-        "awari-04.mdb: corrupt table: file checksum mismatch",
-    );
-    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1, "only .lock");
+    let want = "awari-04.mdb: corrupt table: file checksum mismatch";
+    refuses(&export, want);
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+    // Nor is an output directory made for a refused export.
+    std::fs::remove_dir(&out).unwrap();
+    refuses(&export, want);
+    assert!(!out.exists());
 }
 
 #[test]

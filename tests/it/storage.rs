@@ -741,4 +741,16 @@ fn the_checksums_script_gives_the_committed_lines_for_both_rule_sets() {
         .collect();
     assert_eq!(want.len(), 19 + 10);
     assert_eq!(printed, want);
+    // A directory without tables is an error, never a file of comments
+    // only (which `> CHECKSUMS.new && mv` would make db/CHECKSUMS).
+    let empty = dir.join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = std::process::Command::new("bash")
+        .arg(root.join("scripts/checksums.sh"))
+        .arg(&empty)
+        .env("BIN", env!("CARGO_BIN_EXE_mancaladb"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
 }

@@ -308,11 +308,19 @@ fn owned_by_the_directory(at: &Path, db: &Path) -> bool {
 
 /// Checks that `dir` exists or can be created and that files can be
 /// created in it, so that a result is not computed only to be lost.
-/// Returns whether it made `dir`, for a caller that refuses the run
-/// afterwards to remove it again.
-pub fn check_writable(dir: &Path) -> Result<bool> {
+/// Returns the directories it made (`dir` and the parents that were not
+/// there, deepest first), for a caller that refuses the run afterwards to
+/// remove them again.
+pub fn check_writable(dir: &Path) -> Result<Vec<PathBuf>> {
     crate::files::check_dir(dir)?;
-    let made = !crate::files::exists(dir)?;
+    let mut made = Vec::new();
+    let whole: PathBuf = dir.components().collect();
+    for a in whole.ancestors().filter(|a| !a.as_os_str().is_empty()) {
+        if crate::files::exists(a)? {
+            break;
+        }
+        made.push(a.to_path_buf());
+    }
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let probe = dir.join(format!(".write-test-{}", std::process::id()));
     std::fs::File::create(&probe).map_err(|e| Error::io(dir, e))?;
