@@ -371,14 +371,43 @@ pub async fn mainline(
     .await
 }
 
-/// Body of `POST /api/awari/batch`. Each board is kept as its JSON text
-/// and read on its own ([`batch_board`]), so that a bad one fails only its
-/// item.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+/// Body of `POST /api/awari/batch`: an object (serde's derived structs
+/// also take a list of the fields' values, `["awari", [...]]`; the body
+/// is documented as an object, and only that is taken). Each board is
+/// kept as its JSON text and read on its own ([`batch_board`]), so that a
+/// bad one fails only its item.
 pub struct Batch {
     rules: Option<String>,
     boards: Vec<Box<RawValue>>,
+}
+
+/// The fields of a [`Batch`], read from its object.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BatchFields {
+    rules: Option<String>,
+    boards: Vec<Box<RawValue>>,
+}
+
+impl<'de> Deserialize<'de> for Batch {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Batch, D::Error> {
+        struct Object;
+        impl<'de> serde::de::Visitor<'de> for Object {
+            type Value = Batch;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object {\"rules\": ..., \"boards\": [...]}")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Batch, A::Error> {
+                let f =
+                    BatchFields::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(Batch {
+                    rules: f.rules,
+                    boards: f.boards,
+                })
+            }
+        }
+        d.deserialize_map(Object)
+    }
 }
 
 /// A board of a batch: a string (`"1,1,..."`) or a list of twelve counts,

@@ -153,15 +153,38 @@ fn log_line(args: std::fmt::Arguments) {
 
 /// One line per request on standard error.
 async fn log(req: Request, next: Next) -> Response {
-    let start = Instant::now();
-    let line = format!("{} {}", req.method(), req.uri());
+    let mut entry = LogEntry {
+        line: format!("{} {}", req.method(), req.uri()),
+        start: Instant::now(),
+        status: None,
+    };
     let resp = next.run(req).await;
-    log_line(format_args!(
-        "{line} {} {:.1} ms",
-        resp.status().as_u16(),
-        start.elapsed().as_secs_f64() * 1e3
-    ));
+    entry.status = Some(resp.status().as_u16());
     resp
+}
+
+/// Status 499 in the log: the client went before its answer (as nginx
+/// logs it); no answer is sent.
+const CLIENT_GONE: u16 = 499;
+
+/// A request's log line, written when it is dropped: with its answer's
+/// status, or [`CLIENT_GONE`] when the client closed the connection first
+/// (the server then drops the request's future before it answers).
+struct LogEntry {
+    line: String,
+    start: Instant,
+    status: Option<u16>,
+}
+
+impl Drop for LogEntry {
+    fn drop(&mut self) {
+        log_line(format_args!(
+            "{} {} {:.1} ms",
+            self.line,
+            self.status.unwrap_or(CLIENT_GONE),
+            self.start.elapsed().as_secs_f64() * 1e3
+        ));
+    }
 }
 
 /// Listens on `addr`, calls `bound` with the address bound (the port

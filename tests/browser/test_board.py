@@ -138,6 +138,17 @@ def main(url, out):
             wait_for(d, "the notice", lambda d: "is not twelve pit counts" in d.find_element(By.ID, "error").text)
             wait_for(d, "the start position", lambda d: board(d) == [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0])
 
+            # Rules not served here (no abapa level) give way to awari with a
+            # notice; the bad board's notice stays beside it (an abapa
+            # analysis's error used to replace it).
+            d.get(url + "?board=1,1,1&rules=abapa")
+            error = lambda d: d.find_element(By.ID, "error").text
+            wait_for(d, "both notices", lambda d: "is not twelve pit counts" in error(d)
+                     and "abapa values are not served here: showing awari" in error(d))
+            wait_for(d, "the start position under awari", lambda d: moves(d) and moves(d)[0] == (5, "+0", 3, "draw"))
+            assert d.find_element(By.ID, "rules").get_attribute("value") == "awari"
+            assert "rules=abapa" not in d.current_url, d.current_url
+
             # Taking the last seeds ends the game: value 0, no moves, no error.
             d.get(url + "?board=0,0,0,0,0,2,1,1,0,0,0,0")
             wait_for(d, "the move list", lambda d: moves(d) and moves(d)[0][:3] == (5, "+4", 4))

@@ -498,6 +498,16 @@ fn batch_answers_each_board_within_limits() {
         (&r[3]["status"], &r[3]["missing_level"]),
         (&json!(404), &json!(20))
     );
+    // The body is an object: a list of the fields' values was answered.
+    let (status, e) = s.post(
+        "/api/awari/batch",
+        br#"["abapa", ["1,1,1,1,1,1,1,1,1,1,0,0"]]"#,
+    );
+    assert_eq!(status, 400, "{e}");
+    assert!(
+        e["error"].as_str().unwrap().contains("expected an object"),
+        "{e}"
+    );
     // Limits: 10,000 boards, 1 MiB, well-formed JSON.
     let many = format!(
         "{{\"boards\": [{}]}}",
@@ -765,6 +775,40 @@ fn every_request_is_logged() {
             "{want:?} not in {text}"
         );
     }
+}
+
+/// A request whose client goes before its answer is logged too, with
+/// status 499: the line was written only with an answer, so it was lost.
+#[test]
+fn a_request_the_client_abandons_is_logged() {
+    let log = scratch("server-log-gone").join("serve.log");
+    let s = Server::logging_to(
+        &["--db", awari_db().to_str().unwrap()],
+        std::fs::File::create(&log).unwrap().into(),
+    );
+    {
+        // Counting level 18 (33 M positions) outlasts this connection,
+        // closed as soon as the request is sent.
+        let mut c = TcpStream::connect(&s.addr).unwrap();
+        write!(c, "GET /api/stats/awari/18 HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let text = std::fs::read_to_string(&log).unwrap();
+        if text
+            .lines()
+            .any(|l| l.starts_with("GET /api/stats/awari/18 499 "))
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no 499 line in {text}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The count went on: the next request is answered.
+    assert_eq!(s.get("/api/stats/awari/18").0, 200);
 }
 
 /// A client that never finishes a request's head has its connection closed

@@ -9,6 +9,9 @@ const state = {
   rules: "awari",
   history: [],
   analysis: null, // the last answer of /api/awari for state.board
+  // What the address asked for that is not shown (a bad board, rules not
+  // served): said with every answer until the board is changed.
+  notices: [],
   // The newest request of each kind: answers to older ones are dropped,
   // so that a slow answer never overwrites a newer one.
   request: 0,
@@ -112,8 +115,9 @@ function play(pit) {
   setBoard(m.board, true);
 }
 
-function setBoard(board, keepHistory) {
+function setBoard(board, keepHistory, notices = []) {
   if (!keepHistory) state.history = [];
+  state.notices = notices;
   state.board = board;
   state.analysis = null;
   // Commas unescaped, so that the address reads as it is shared.
@@ -129,7 +133,9 @@ function setBoard(board, keepHistory) {
 async function analyze() {
   const id = ++state.request;
   const q = "board=" + state.board.join(",") + "&rules=" + state.rules;
-  $("error").hidden = true;
+  const say = (error) => showError([...state.notices, error].filter((m) => m).join("; "));
+  if (state.notices.length) say("");
+  else $("error").hidden = true;
   $("moves").tBodies[0].replaceChildren();
   $("line").replaceChildren();
   $("line-end").textContent = "";
@@ -144,7 +150,7 @@ async function analyze() {
     renderBoard();
   } catch (e) {
     if (id !== state.request) return;
-    showError(e.message);
+    say(e.message);
     renderBoard();
     return;
   }
@@ -154,7 +160,7 @@ async function analyze() {
     renderLine(line);
   } catch (e) {
     if (id !== state.request) return;
-    showError("principal line: " + e.message);
+    say("principal line: " + e.message);
   }
 }
 
@@ -396,15 +402,20 @@ function start() {
   $("omweso-form").addEventListener("submit", decideOmweso);
   window.addEventListener("hashchange", showView);
   showView();
-  setBoard(board, false);
-  if (given !== null && !parseBoard(given)) {
-    showError("board=" + given + " is not twelve pit counts: showing the start position");
-  }
+  const bad = given !== null && !parseBoard(given);
+  setBoard(board, false, bad ? ["board=" + given + " is not twelve pit counts: showing the start position"] : []);
   // Offer only the rule sets with levels here (a VU directory holds awari
-  // values only; a table directory may hold no abapa level).
+  // values only; a table directory may hold no abapa level); rules asked
+  // for that are not served give way to awari, with a notice.
   getJSON("/api/levels").then((info) => {
     const served = new Set(info.rules.filter((r) => r.levels.length).map((r) => r.rules));
     for (const o of $("rules").options) o.disabled = !served.has(o.value);
+    if (!served.has(state.rules) && served.has("awari")) {
+      const notice = state.rules + " values are not served here: showing awari";
+      state.rules = "awari";
+      $("rules").value = "awari";
+      setBoard(state.board, true, [...state.notices, notice]);
+    }
   }, () => {});
 }
 
