@@ -186,18 +186,20 @@ fn a_file_given_as_the_directory_is_named_as_such() {
     refuses(&["known", "--db", f], want);
     refuses(&["census", "--seeds", "3", "--db", f], want);
     refuses(&["serve", "--db", f, "--addr", "127.0.0.1:0"], want);
-    refuses(
-        &[
-            "export",
-            "--format",
-            "vu",
-            "--db",
-            s(awari_db()),
-            "--out",
-            f,
-        ],
-        want,
-    );
+    refuses(&export_into(f), want);
+}
+
+/// `export --format vu` of the shared tables into `out`.
+fn export_into(out: &str) -> [&str; 7] {
+    [
+        "export",
+        "--format",
+        "vu",
+        "--db",
+        s(awari_db()),
+        "--out",
+        out,
+    ]
 }
 
 #[test]
@@ -217,37 +219,13 @@ fn a_link_to_nothing_given_as_the_directory_is_named_as_such() {
     ] {
         refuses(&["build", "--max-seeds", "2", "--db", &l], want);
         refuses(&["stats", "--db", &l], want);
-        refuses(
-            &[
-                "export",
-                "--format",
-                "vu",
-                "--db",
-                s(awari_db()),
-                "--out",
-                &l,
-            ],
-            want,
-        );
+        refuses(&export_into(&l), want);
     }
     let l = s(&link);
-    refuses(&["build", "--max-seeds", "2", "--db", l], want);
-    refuses(&["stats", "--db", l], want);
     refuses(&["stats", "--vu", l], want);
     refuses(&["known", "--db", l], want);
     refuses(&["query", "--db", l, "1 0 0 0 0 0 0 0 0 0 0 0"], want);
-    refuses(
-        &[
-            "export",
-            "--format",
-            "vu",
-            "--db",
-            s(awari_db()),
-            "--out",
-            l,
-        ],
-        want,
-    );
+    refuses(&["census", "--seeds", "3", "--db", l], want);
     // Level 0 in the VU layout: one position, value 0.
     let vu = dir.join("vu");
     std::fs::create_dir(&vu).unwrap();
@@ -472,18 +450,7 @@ fn a_second_writer_stops_at_once_or_waits() {
             .success()
     );
     // Nor does an export write into it meanwhile.
-    refuses(
-        &[
-            "export",
-            "--format",
-            "vu",
-            "--db",
-            s(awari_db()),
-            "--out",
-            s(&dir),
-        ],
-        "locked by another writer",
-    );
+    refuses(&export_into(s(&dir)), "locked by another writer");
     // --wait waits for the first, then finds everything built.
     let out = run(&["build", "--max-seeds", "17", "--db", s(&dir), "--wait"]);
     assert!(
