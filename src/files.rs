@@ -554,9 +554,9 @@ fn open_checked(
 }
 
 /// The bytes of the small record file at `path` (`verified.tsv`,
-/// `build-log.tsv`); `None` if there is none. Anything but a regular file
-/// there (a named pipe, whose reading would wait for a writer; a device)
-/// is an error saying what it is, and so is a file of more than `cap`
+/// `build-log.tsv`, the census's files); `None` if there is none. Anything
+/// but a regular file there (a named pipe, whose reading would wait for a
+/// writer; a device; a link to nothing) is an error saying what it is, and so is a file of more than `cap`
 /// bytes (not one this program wrote), rather than a read without end.
 pub fn read_record_file(path: &Path, cap: u64) -> Result<Option<Vec<u8>>> {
     let mut read = File::options();
@@ -566,7 +566,10 @@ pub fn read_record_file(path: &Path, cap: u64) -> Result<Option<Vec<u8>>> {
         Links::Followed,
         "expected a regular file",
     ) {
-        Err(Error::Io { source, .. }) if source.kind() == ErrorKind::NotFound => return Ok(None),
+        // None there; but a link to nothing is an error, not a file absent.
+        Err(Error::Io { source, .. }) if source.kind() == ErrorKind::NotFound => {
+            return exists(path).map(|_| None);
+        }
         f => f?,
     };
     let mut bytes = Vec::new();

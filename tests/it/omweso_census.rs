@@ -560,6 +560,23 @@ fn census_files_that_are_not_regular_files_are_refused_not_waited_on() {
         "{err}"
     );
     std::fs::remove_file(&results).unwrap();
+    // A link to nothing there was taken for no file, and replaced.
+    std::os::unix::fs::symlink("nowhere", &results).unwrap();
+    let out = run(vec![
+        "census".into(),
+        "--seeds".into(),
+        "2".into(),
+        "--db".into(),
+        d.clone(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("omweso-census.jsonl: is a link to nothing"),
+        "{err}"
+    );
+    assert!(results.is_symlink());
+    std::fs::remove_file(&results).unwrap();
     // A row's checkpoint (k = 11 runs in one batch, but is looked for).
     let cp = checkpoint::path(&dir, 11, 1_000_000_000);
     fifo(&cp);
