@@ -533,8 +533,17 @@ fn census_files_that_are_not_regular_files_are_refused_not_waited_on() {
             .unwrap();
         assert!(made.success());
     };
+    // `census --seeds K --db DIR EXTRA...`, given a minute at most.
     let d = dir.to_str().unwrap().to_string();
-    let run = move |args: Vec<String>| {
+    let census = |seeds: &str, extra: &[&str]| {
+        let mut args = vec![
+            "census".to_string(),
+            "--seeds".into(),
+            seeds.into(),
+            "--db".into(),
+            d.clone(),
+        ];
+        args.extend(extra.iter().map(|a| a.to_string()));
         let (done, finished) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -544,82 +553,38 @@ fn census_files_that_are_not_regular_files_are_refused_not_waited_on() {
             .recv_timeout(Duration::from_secs(60))
             .expect("the census waited on a named pipe")
     };
+    let refused = |seeds: &str, extra: &[&str], want: &str| {
+        let out = census(seeds, extra);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(want), "{err}");
+    };
     let results = dir.join(store::FILE);
     fifo(&results);
-    let out = run(vec![
-        "census".into(),
-        "--seeds".into(),
-        "2".into(),
-        "--db".into(),
-        d.clone(),
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("omweso-census.jsonl: is a named pipe"),
-        "{err}"
-    );
+    refused("2", &[], "omweso-census.jsonl: is a named pipe");
     std::fs::remove_file(&results).unwrap();
     // A link to nothing there was taken for no file, and replaced.
     std::os::unix::fs::symlink("nowhere", &results).unwrap();
-    let out = run(vec![
-        "census".into(),
-        "--seeds".into(),
-        "2".into(),
-        "--db".into(),
-        d.clone(),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("omweso-census.jsonl: is a link to nothing"),
-        "{err}"
-    );
+    refused("2", &[], "omweso-census.jsonl: is a link to nothing");
     assert!(results.is_symlink());
     std::fs::remove_file(&results).unwrap();
     // A row's checkpoint (k = 11 runs in one batch, but is looked for).
     let cp = checkpoint::path(&dir, 11, 1_000_000_000);
     fifo(&cp);
-    let out = run(vec![
-        "census".into(),
-        "--seeds".into(),
-        "11".into(),
-        "--db".into(),
-        d.clone(),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains(".checkpoint: is a named pipe"), "{err}");
+    refused("11", &[], ".checkpoint: is a named pipe");
     std::fs::remove_file(&cp).unwrap();
     // A finished row's cycles file, read for the atlas.
-    let out = run(vec![
-        "census".into(),
-        "--seeds".into(),
-        "4".into(),
-        "--db".into(),
-        d.clone(),
-    ]);
-    assert!(out.status.success());
+    assert!(census("4", &[]).status.success());
     let cycles = atlas::path(&dir, 4, 1_000_000_000);
     let _ = std::fs::remove_file(&cycles);
     fifo(&cycles);
     let atlas_out = fresh_dir("pipes-list");
     std::fs::create_dir_all(&atlas_out).unwrap();
     let list = atlas_out.join("atlas.jsonl");
-    let out = run(vec![
-        "census".into(),
-        "--seeds".into(),
-        "4".into(),
-        "--db".into(),
-        d,
-        "--cycles".into(),
-        list.to_str().unwrap().into(),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("k4.b1000000000.jsonl: is a named pipe"),
-        "{err}"
+    refused(
+        "4",
+        &["--cycles", list.to_str().unwrap()],
+        "k4.b1000000000.jsonl: is a named pipe",
     );
 }
 
