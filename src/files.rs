@@ -245,15 +245,7 @@ pub fn check_dir(dir: &Path) -> Result<()> {
         Ok(m) => not_a_dir(dir, m),
         // Not there: fine, but for a link to nothing on the way (`gone`,
         // `gone/`, `gone/sub`), where a writer could not create it.
-        Err(e) if e.kind() == ErrorKind::NotFound => {
-            let dir: PathBuf = dir.components().collect();
-            for a in dir.ancestors().filter(|a| !a.as_os_str().is_empty()) {
-                if exists(a)? {
-                    break;
-                }
-            }
-            Ok(())
-        }
+        Err(e) if e.kind() == ErrorKind::NotFound => missing_dirs(dir).map(drop),
         Err(e) if e.kind() == ErrorKind::NotADirectory => {
             // `afile/sub`, or `afile/` (a trailing slash asks for a
             // directory): the components drop the slash.
@@ -269,6 +261,21 @@ pub fn check_dir(dir: &Path) -> Result<()> {
         }
         Err(e) => Err(Error::io(dir, e)),
     }
+}
+
+/// The directories of `dir` and its parents that are not there, `dir`
+/// first, up to the first that is: what `create_dir_all(dir)` would make.
+/// A link to nothing on the way is an error naming it.
+pub fn missing_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
+    let dir: PathBuf = dir.components().collect();
+    let mut missing = Vec::new();
+    for a in dir.ancestors().filter(|a| !a.as_os_str().is_empty()) {
+        if exists(a)? {
+            break;
+        }
+        missing.push(a.to_path_buf());
+    }
+    Ok(missing)
 }
 
 /// [`describe`], with "a regular file" for one.
@@ -556,7 +563,8 @@ fn open_checked(
 /// The bytes of the small record file at `path` (`verified.tsv`,
 /// `build-log.tsv`, the census's files); `None` if there is none. Anything
 /// but a regular file there (a named pipe, whose reading would wait for a
-/// writer; a device; a link to nothing) is an error saying what it is, and so is a file of more than `cap`
+/// writer; a device; a link to nothing) is an error saying what it is, and
+/// so is a file of more than `cap`
 /// bytes (not one this program wrote), rather than a read without end.
 pub fn read_record_file(path: &Path, cap: u64) -> Result<Option<Vec<u8>>> {
     let mut read = File::options();

@@ -313,14 +313,7 @@ fn owned_by_the_directory(at: &Path, db: &Path) -> bool {
 /// remove them again.
 pub fn check_writable(dir: &Path) -> Result<Vec<PathBuf>> {
     crate::files::check_dir(dir)?;
-    let mut made = Vec::new();
-    let whole: PathBuf = dir.components().collect();
-    for a in whole.ancestors().filter(|a| !a.as_os_str().is_empty()) {
-        if crate::files::exists(a)? {
-            break;
-        }
-        made.push(a.to_path_buf());
-    }
+    let made = crate::files::missing_dirs(dir)?;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let probe = dir.join(format!(".write-test-{}", std::process::id()));
     std::fs::File::create(&probe).map_err(|e| Error::io(dir, e))?;
