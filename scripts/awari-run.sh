@@ -4,9 +4,9 @@
 # shell (BENCHMARKS.md, "Levels 25..36: the run under way"):
 #
 #   mkdir -p DIR
-#   setsid nohup sh scripts/awari-run.sh all    DIR BIN > DIR/run.out 2>&1 &
-#   setsid nohup sh scripts/awari-run.sh build  DIR BIN > DIR/run.out 2>&1 &
-#   setsid nohup sh scripts/awari-run.sh verify DIR BIN FROM TO [CHECKS] > DIR/run.out 2>&1 &
+#   setsid nohup sh scripts/awari-run.sh all    DIR BIN >> DIR/run.out 2>&1 &
+#   setsid nohup sh scripts/awari-run.sh build  DIR BIN >> DIR/run.out 2>&1 &
+#   setsid nohup sh scripts/awari-run.sh verify DIR BIN FROM TO [CHECKS] >> DIR/run.out 2>&1 &
 #   sh scripts/awari-run.sh check DIR
 #   sh scripts/awari-run.sh status DIR
 #   kill -- -"$(cat DIR/run.pid)"       # stops a run started with setsid, and all it started
@@ -32,29 +32,41 @@
 #         verify --seeds N` reads the values). A table whose level is not in
 #         db/CHECKSUMS is a failure too.
 # status: where the run stands: the levels built and verified here, the
-#         levels under way (or stopped part-way, when no run holds the
-#         directory) with their newest work file, whether a run holds the
-#         directory, and the last report line.
+#         levels under way (their process holds the level's lock) or stopped
+#         part-way, with their newest work file and the last line the binary
+#         wrote of them, whether a run holds the directory, and the last
+#         report line.
 # The first three modes hold DIR/run.lock (a second run in DIR stops at once),
 # write the script's process group to DIR/run.pid, log the directory's and the
 # work files' bytes every minute to DIR/disk.tsv while they run, and need GNU
 # time (/usr/bin/time, Debian package `time`) and procps (ps, pgrep, pkill).
 # Exit status: 0 all done and passed,
-# 1 a check failed, 2 an error (a build or a verify that could not run).
+# 1 a check failed, 2 an error (a build or a verify that could not run; it is
+# named on standard error, with the last line the binary wrote).
 # AUTOGROUP_NICE=N gives the run's scheduling group a lower weight (0..19), so
 # that it yields to interactive work; plain `nice` does not (autogroups).
 # BUILD_FLAGS adds options to every `build` (e.g. `--raw-cache all` where the
 # disk has room for every raw copy).
 set -u
 usage='usage: awari-run.sh all|build|verify|check|status DIR [BIN [FROM TO [CHECKS]]]'
-mode=${1:?$usage}
-dir=${2:?$usage}
-sums=$(cd "$(dirname "$0")/.." && pwd)/db/CHECKSUMS
 die() { echo "awari-run.sh: $*" >&2; exit 2; }
+[ $# -ge 2 ] || die "$usage"
+mode=$1
+dir=$2
+sums=$(cd "$(dirname "$0")/.." && pwd)/db/CHECKSUMS
 case $mode in
 all|build|verify)
+  [ $# -ge 3 ] || die "$usage"
   # BIN is resolved before the `cd`, so that a relative path means what it says.
-  bin=$(realpath -e "${3:?$usage}") || die "no binary ${3}"
+  bin=$(realpath -e "$3" 2>/dev/null) || die "no binary $3"
+  [ -f "$bin" ] && [ -x "$bin" ] || die "BIN $3 is not an executable file"
+  if [ "$mode" = verify ]; then
+    # Checked here, before the run takes the directory.
+    [ $# -ge 5 ] || die "$usage"
+    case ${6:-3} in 2|3) ;; *) die "CHECKS must be 2 or 3, not $6" ;; esac
+    case $4$5 in *[!0-9]*|'') die "FROM and TO must be levels, not $4 and $5" ;; esac
+    [ "$4" -le "$5" ] || die "FROM ($4) is above TO ($5)"
+  fi
   [ -x /usr/bin/time ] || die "needs GNU time (/usr/bin/time, Debian package time)"
   for tool in ps pgrep pkill flock; do
     command -v "$tool" > /dev/null || die "needs $tool (Debian packages procps and util-linux)"
@@ -83,10 +95,33 @@ if [ "$mode" != check ] && [ "$mode" != status ]; then
   trap 'exit 2' HUP INT TERM
 fi
 
+# The size of file $1 in bytes (0 if there is none).
+size() {
+  if [ -e "$1" ]; then wc -c < "$1"; else echo 0; fi
+}
+
+# The last line the binary wrote to log $1 from byte $2 on (a stage, a
+# checkpoint, an error, a panic), not `time -v`'s statistics nor the shell's
+# word for a signal; progress lines end in carriage returns on a terminal
+# only.
+last_said() {
+  tail -c +"$(($2 + 1))" "$1" 2>/dev/null | tr '\r' '\n' |
+    grep -E '^[[:space:]]*level |^mancaladb: |panicked at' | tail -n 1
+}
+
+# Says on standard error that step $1 ended with status $2 (from `time
+# -v`: 128 + N for signal N), with what the binary last wrote to log $3
+# from byte $4 on.
+failed() {
+  said=$(last_said "$3" "$4")
+  echo "awari-run.sh: $1 failed (exit $2)${said:+; it last said: $said}; see $dir/$3" >&2
+}
+
 # Builds the levels of `build --levels $1` (all of them if $1 is empty).
 # Stopping the script alone leaves the build running: stop the process group
 # (above).
 build() {
+  from=$(size stderr.log)
   # --wait: a process just killed may hold the directory lock while it exits.
   # shellcheck disable=SC2086 # BUILD_FLAGS is a list of words
   if [ -n "$1" ]; then
@@ -94,8 +129,11 @@ build() {
   else
     /usr/bin/time -v "$bin" build --wait ${BUILD_FLAGS:-} --max-seeds 36 --db . >> log 2>> stderr.log
   fi
+  s=$?
   # A build that did not finish is an error (2), never a failed check.
-  [ $? = 0 ] || return 2
+  [ $s = 0 ] && return 0
+  failed "build ${1:+--levels $1}" $s stderr.log "$from"
+  return 2
 }
 
 # Stops the disk logger with whatever it is running (its `sleep`): stopped
@@ -121,7 +159,7 @@ keep_worst() {
 
 # The content sha256 of table $1 (hex): bytes 40..72 of its header.
 content_sha() {
-  od -An -tx1 -j40 -N32 "$1" | tr -d ' \n'
+  od -An -tx1 -j40 -N32 "$1" 2>/dev/null | tr -d ' \n'
 }
 
 # Whether verified.tsv records level $1's table as it is now (its content
@@ -129,6 +167,16 @@ content_sha() {
 verified_here() {
   content=$(content_sha "awari-$(printf %02d "$1").mdb")
   grep -qxF "$(printf 'awari\t%s\t%s' "$1" "$content")" verified.tsv 2>/dev/null
+}
+
+# Whether a process holds a lock (flock) on file $1: read from /proc/locks,
+# whose lines name a file as MAJOR:MINOR:INODE (hexadecimal device
+# numbers), since taking the lock here, even for a moment, could turn a
+# run or a level's process away.
+held() {
+  [ -e "$1" ] || return 1
+  set -- "$(stat -c %d "$1")" "$(stat -c %i "$1")"
+  grep -q " $(printf '%02x:%02x:%s' $((($1 >> 8) & 0xfff)) $((($1 & 0xff) | (($1 >> 12) & 0xfff00))) "$2") " /proc/locks
 }
 
 # The numbers read (one per line) as ranges: `0..5,7`, or `none`.
@@ -142,11 +190,9 @@ ranges() {
 # Verifies the levels $1..$2 whose table, as it is now, is not recorded in
 # verified.tsv (verified_here), one process per level;
 # checks 1 and 2 only if $3 is 2. Returns the worst verify status (1: a check
-# failed; 2: a verify could not run, or a table is missing).
+# failed; 2: a verify could not run, or a table is missing), and names each
+# level whose verify could not run.
 verify() {
-  case ${3:-3} in 2|3) ;; *) die "CHECKS must be 2 or 3, not $3" ;; esac
-  case $1$2 in *[!0-9]*|'') die "FROM and TO must be levels, not $1 and $2" ;; esac
-  [ "$1" -le "$2" ] || die "FROM ($1) is above TO ($2)"
   worst=0
   for n in $(seq "$1" "$2"); do
     table=awari-$(printf %02d "$n").mdb
@@ -157,20 +203,26 @@ verify() {
     fi
     verified_here "$n" && continue
     if [ "${3:-3}" = 2 ]; then
+      times=verify-checks2-$n.time
+      from=$(size "$times")
       /usr/bin/time -v "$bin" verify --checks 2 --seeds "$n" --db . \
-        >> verify-checks2.log 2>> "verify-checks2-$n.time"
+        >> verify-checks2.log 2>> "$times"
+      s=$?
     else
-      /usr/bin/time -v "$bin" verify --seeds "$n" --db . >> verify.log 2>> "verify-$n.time"
+      times=verify-$n.time
+      from=$(size "$times")
+      /usr/bin/time -v "$bin" verify --seeds "$n" --db . >> verify.log 2>> "$times"
       s=$?
       # A pass not recorded is not done: the next run would check it again.
       if [ $s = 0 ] && ! verified_here "$n"; then
         echo "awari-run.sh: level $n passed but is not recorded in verified.tsv (verify.log)" >&2
         s=2
       fi
-      keep_worst $s
-      continue
     fi
-    keep_worst $?
+    # 1 is a verdict (in the verify log); anything above, a verify that
+    # could not run.
+    [ $s -gt 1 ] && failed "verify --seeds $n" $s "$times" "$from"
+    keep_worst $s
   done
   return $worst
 }
@@ -192,10 +244,14 @@ all)
   exit $failures
   ;;
 build)
+  # Each mode exits here: a shell reads its script as it goes, so an edit
+  # of this file during a run of hours must not reach the lines below.
   build 0..34,36 && build ""
+  exit
   ;;
 verify)
-  verify "${4:?FROM}" "${5:?TO}" "${6:-3}"
+  verify "$4" "$5" "${6:-3}"
+  exit
   ;;
 check)
   [ -r "$sums" ] || die "cannot read $sums"
@@ -221,34 +277,36 @@ status)
     sed 's/\.mdb$//' | awk '{ print $1 + 0 }')
   echo "tables:        $(echo "$levels" | grep . | ranges)"
   echo "verified here: $(for n in $levels; do verified_here "$n" && echo "$n"; done | ranges)"
-  # A run holds run.lock while it lasts (flock): read from /proc/locks,
-  # since taking the lock here, even for a moment, could turn a run away.
-  running=
-  [ -e run.lock ] && grep -q ":$(stat -c %i run.lock) " /proc/locks && running=yes
   for work in raw/awari/scores.*.work raw/awari/verify.*.work; do
     [ -d "$work" ] || continue
-    what=build; case $work in *verify.*) what=verify ;; esac
     n=${work##*/}; n=${n#*.}; n=${n%.work}
+    # A build holds the directory's lock (.lock), a verify its level's.
+    what=build lock=.lock
+    case $work in *verify.*) what=verify lock=raw/awari/verify.$n.lock ;; esac
     newest=$(TZ=UTC find "$work" -type f -printf '%T@ %P (%TY-%Tm-%Td %TH:%TM:%.2TS UTC)\n' |
       sort -n | tail -n 1 | cut -d' ' -f2-)
     # Work files outlive their process: a stopped build, a verify stopped
     # or asked for checks 1 and 2 only (check 3 removes them). The next
     # build or verify of the level resumes from them.
-    case $running$what in
-    yesbuild) echo "building level $n: newest work file ${newest:-none}" ;;
-    yesverify) echo "verifying level $n: newest work file ${newest:-none}" ;;
-    *) echo "level $n: $what stopped or unfinished; it resumes from its newest work file ${newest:-none}" ;;
-    esac
+    if ! held "$lock"; then
+      echo "level $n: $what stopped or unfinished; it resumes from its newest work file ${newest:-none}"
+    elif [ $what = build ]; then
+      echo "building level $n: newest work file ${newest:-none}"
+    else
+      echo "verifying level $n: newest work file ${newest:-none}"
+    fi
     # What the process last said of it (a checkpoint, a stage), from its
-    # log: progress lines end in carriage returns on a terminal only.
-    said=stderr.log
-    # A verify logs to verify-N.time, one of checks 1 and 2 only to
+    # log. A verify logs to verify-N.time, one of checks 1 and 2 only to
     # verify-checks2-N.time: the newer of the two.
+    said=stderr.log
     [ "$what" = verify ] &&
       said=$(ls -t "verify-$n.time" "verify-checks2-$n.time" 2>/dev/null | head -n 1)
-    [ -s "$said" ] &&
-      echo "  last said:   $(tr '\r' '\n' < "$said" | grep -v '^[[:space:]]*$' | tail -n 1)"
+    said=$(last_said "$said" 0)
+    [ -n "$said" ] && echo "  last said:   $said"
   done
+  # A run holds run.lock while it lasts.
+  running=
+  held run.lock && running=yes
   if [ -n "$running" ]; then
     echo "running:       process group $(cat run.pid 2>/dev/null) holds run.lock"
     # The working memory of its processes, and how much of it is on huge

@@ -172,14 +172,20 @@ fn check_tells_other_values_from_other_file_bytes() {
 }
 
 /// A stand-in for the binary: logs its arguments to `calls`; `build`
-/// writes 100 zero bytes as the table of each level asked; `verify --seeds N`
-/// exits with `$FAIL_N` (default 0) and records a pass the way the real one
-/// does (the table's content sha256 from its header), unless
-/// `$UNRECORDED_N` is set (as when verified.tsv cannot be written).
+/// writes 100 zero bytes as the table of each level asked, or fails with
+/// `$FAIL_BUILD` and an error line when that is set; `verify --seeds N`
+/// exits with `$FAIL_N` (default 0), saying so on standard error, and
+/// records a pass the way the real one does (the table's content sha256
+/// from its header), unless `$UNRECORDED_N` is set (as when verified.tsv
+/// cannot be written).
 const STAND_IN: &str = r#"#!/bin/sh
 echo "$*" >> calls
 case $1 in
 build)
+  if [ -n "${FAIL_BUILD:-}" ]; then
+    echo "mancaladb: stand-in build failure" >&2
+    exit "$FAIL_BUILD"
+  fi
   set=$(echo "$*" | sed -n 's/.*--levels \([^ ]*\).*/\1/p')
   for part in $(echo "${set:-0..36}" | tr , ' '); do
     for n in $(seq "${part%..*}" "${part#*..}"); do
@@ -190,6 +196,7 @@ build)
 verify)
   n=$(echo "$*" | sed -n 's/.*--seeds \([0-9]*\).*/\1/p')
   status=$(eval echo "\${FAIL_$n:-0}")
+  [ "$status" = 0 ] || echo "mancaladb: level $n: stand-in failure $status" >&2
   if [ "$status" = 0 ] && [ -z "$(eval echo "\${UNRECORDED_$n:-}")" ]; then
     printf 'awari\t%s\t%s\n' "$n" \
       "$(od -An -tx1 -j40 -N32 "awari-$(printf %02d "$n").mdb" | tr -d ' \n')" >> verified.tsv
@@ -213,9 +220,17 @@ fn all_verifies_the_levels_never_checked_first_and_exits_with_the_worst_status()
     let bin = stand_in(&dir);
     let bin = bin.as_str();
 
-    // A check that fails is 1; a binary that dies (137: killed) is 2.
+    // A check that fails is 1; a binary that dies (137: killed) is 2, and
+    // named with the last line it wrote.
     let o = run_script(&["all", d, bin], &[("FAIL_31", "1"), ("FAIL_5", "137")]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "awari-run.sh: verify --seeds 5 failed (exit 137); it last said: \
+             mancaladb: level 5: stand-in failure 137; see {d}/verify-5.time\n"
+        )
+    );
     // run.pid names the process group (the script here is not its leader).
     let stat = fs::read_to_string("/proc/self/stat").unwrap();
     let group = stat
@@ -276,8 +291,7 @@ fn all_verifies_the_levels_never_checked_first_and_exits_with_the_worst_status()
     assert!(status.contains("verified here: 0..36\n"), "{status}");
     assert!(status.contains("running:       no run holds"), "{status}");
 
-    // One run per directory; `status` names the one that holds it, and
-    // the levels under way.
+    // One run per directory; `status` names the one that holds it.
     let lock = fs::File::create(dir.join("run.lock")).unwrap();
     lock.lock().unwrap();
     let o = run_script(&["all", d, bin], &[]);
@@ -287,6 +301,8 @@ fn all_verifies_the_levels_never_checked_first_and_exits_with_the_worst_status()
         "{}",
         text(&o.stderr)
     );
+    // Work files left by a stopped verify (its log ending in `time -v`'s
+    // lines and the shell's word for the signal) and build.
     let work = dir.join("raw/awari/scores.37.work/rank-0");
     fs::create_dir_all(&work).unwrap();
     fs::write(work.join("state.5"), b"").unwrap();
@@ -294,11 +310,27 @@ fn all_verifies_the_levels_never_checked_first_and_exits_with_the_worst_status()
     fs::write(
         dir.join("verify-33.time"),
         "level 33: check 2 was done on these contents before: pass\n\
-         level 33: check 3 checkpoint at threshold 5 (2837.5 MB in 18.2 s)\n",
+         level 33: check 3 checkpoint at threshold 5 (2837.5 MB in 18.2 s)\n\
+         Command terminated by signal 15\n\
+         \tCommand being timed: \"mancaladb verify --seeds 33 --db .\"\n\
+         \tExit status: 0\n\
+         Terminated\n",
     )
     .unwrap();
+    // A run holding the directory is not enough for a level to be under
+    // way: its own process holds its lock (a build the directory's
+    // `.lock`, a verify `raw/awari/verify.N.lock`).
     let status = text(&run_script(&["status", d], &[]).stdout);
     assert!(status.contains("running:       process group"), "{status}");
+    assert!(
+        !status.contains("building") && !status.contains("verifying"),
+        "{status}"
+    );
+    let build_lock = fs::File::create(dir.join(".lock")).unwrap();
+    build_lock.lock().unwrap();
+    let verify_lock = fs::File::create(dir.join("raw/awari/verify.33.lock")).unwrap();
+    verify_lock.lock().unwrap();
+    let status = text(&run_script(&["status", d], &[]).stdout);
     assert!(
         status.contains("building level 37: newest work file rank-0/state.5 ("),
         "{status}"
@@ -309,9 +341,9 @@ fn all_verifies_the_levels_never_checked_first_and_exits_with_the_worst_status()
         ),
         "{status}"
     );
-    // With no run, the same work files are what a stopped build or verify
-    // (or checks 1 and 2 alone) left: not "under way".
-    drop(lock);
+    // With no process, the same work files are what a stopped build or
+    // verify (or checks 1 and 2 alone) left: not "under way".
+    drop((lock, build_lock, verify_lock));
     let status = text(&run_script(&["status", d], &[]).stdout);
     assert!(status.contains("running:       no run holds"), "{status}");
     assert!(
@@ -349,4 +381,43 @@ fn a_pass_not_recorded_is_an_error() {
     );
     let o = run_script(&["verify", d, bin, "5", "5"], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}
+
+/// What cannot run is refused before the run takes the directory, and a
+/// build that fails is named on standard error with the last line the
+/// binary wrote, not only in its log.
+#[test]
+fn a_step_that_cannot_run_is_named_on_standard_error() {
+    let dir = scratch("run-script-errors");
+    let d = dir.to_str().unwrap();
+    let bin = stand_in(&dir);
+    let bin = bin.as_str();
+    let not_executable = dir.join("not-executable");
+    fs::write(&not_executable, "#!/bin/sh\n").unwrap();
+    for (args, says) in [
+        (
+            vec!["all", d, not_executable.to_str().unwrap()],
+            "is not an executable file",
+        ),
+        (vec!["all", d, d], "is not an executable file"),
+        (vec!["all", d], "usage: awari-run.sh"),
+        (vec!["verify", d, bin, "5", "3"], "FROM (5) is above TO (3)"),
+        (vec!["verify", d, bin, "5", "6", "4"], "CHECKS must be 2 or 3"),
+    ] {
+        let o = run_script(&args, &[]);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = text(&o.stderr);
+        assert!(err.contains(says) && err.lines().count() == 1, "{args:?}: {err}");
+        assert!(!dir.join("run.lock").exists(), "{args:?}");
+    }
+
+    let o = run_script(&["all", d, bin], &[("FAIL_BUILD", "2")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "awari-run.sh: build --levels 0..34,36 failed (exit 2); it last said: \
+             mancaladb: stand-in build failure; see {d}/stderr.log\n"
+        )
+    );
 }
