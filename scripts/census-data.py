@@ -4,11 +4,12 @@
   census-data.py collect RUN_DIR... > docs/omweso-census.jsonl
       One JSON line per row found in RUN_DIR/omweso-census.jsonl (budget
       10^9), with the cost of computing it read from RUN_DIR/time-K.txt
-      (`/usr/bin/time -v`, one process per row, as the run scripts under
-      /root/mancaladb-runs/census* write them): seconds (wall), user and
-      system CPU seconds, max_rss_kb, and the load average when the row
-      started (from RUN_DIR/log). A row present in several directories is
-      taken from the first.
+      (`/usr/bin/time -v`, one process per row, as scripts/census-run.sh
+      writes them): seconds (wall), user and system CPU seconds, max_rss_kb,
+      and the load average when the row started (from RUN_DIR/log). A row
+      present in several directories is taken from the first. A RUN_DIR
+      without omweso-census.jsonl, or no row at all, is an error (exit 2),
+      never an empty data file.
 
   census-data.py plot docs/omweso-census.jsonl docs/omweso-census.svg
       A hand-written SVG: looping pairs, looping configurations and cycles
@@ -62,6 +63,12 @@ def parse_time(path):
     return out
 
 
+def fail(message):
+    """Stops with a one-line error and exit status 2."""
+    print(f"census-data.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def collect(dirs):
     rows = {}
     for d in map(Path, dirs):
@@ -73,8 +80,8 @@ def collect(dirs):
                 if m:
                     loads[int(m.group(1))] = (m.group(2), m.group(3))
         results = d / "omweso-census.jsonl"
-        if not results.exists():
-            continue
+        if not results.is_file():
+            fail(f"no census results {results} (is {d} a run directory?)")
         for line in results.read_text(errors="replace").splitlines():
             try:
                 row = json.loads(line)
@@ -93,6 +100,8 @@ def collect(dirs):
                 if load is not None:
                     row["load_at_start"] = float(load)
             rows[k] = row
+    if not rows:
+        fail(f"no rows with the budget {BUDGET} in {', '.join(dirs)}")
     for k in sorted(rows):
         print(json.dumps(rows[k], separators=(",", ":")))
 
@@ -347,4 +356,4 @@ if __name__ == "__main__":
     elif len(sys.argv) == 4 and sys.argv[1] == "plot":
         plot(sys.argv[2], sys.argv[3])
     else:
-        sys.exit(__doc__)
+        fail("usage: census-data.py collect RUN_DIR... | plot JSONL SVG | cycles CYCLES.jsonl...")
