@@ -13,6 +13,8 @@ cd "$(dirname "$0")/.."
 DIR=${DIR:-/root/mancaladb-runs/bench24}
 LEVELS=${LEVELS:-12,20,24}
 PROBES=${PROBES:-4000000}
+compgen -G "$DIR/*.mdb" >/dev/null ||
+  { echo "bench-probe.sh: no tables in $DIR (mancaladb build --max-seeds 24 --db $DIR)" >&2; exit 2; }
 cargo build --release --quiet --example probe_bench
 TABLES_ONLY=$(mktemp -d)
 trap 'rm -rf "$TABLES_ONLY"' EXIT

@@ -13,14 +13,18 @@ REQUESTS=${REQUESTS:-100000}
 LEVELS=${LEVELS:-12,13,14,15,16}
 # The binary too: cargo builds an example without it.
 cargo build --release --quiet --bin mancaladb --example load_test
+for n in ${LEVELS//,/ }; do
+  [[ -e $DB/awari-$(printf %02d "$n").mdb ]] ||
+    { echo "bench-serve.sh: no level $n in $DB (mancaladb build --max-seeds 16 --db $DB)" >&2; exit 2; }
+done
 OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
 BIN=${BIN:-target/release/mancaladb}
-"$BIN" serve --db "$DB" --addr 127.0.0.1:0 > "$OUT/out" 2> /dev/null &
-SERVER=$!
+source scripts/start-server.sh
+start_server bench-serve.sh "$BIN" "$DB" "$OUT"
 trap 'kill $SERVER 2>/dev/null || true; rm -rf "$OUT"' EXIT
-for _ in $(seq 100); do grep -q 'http://' "$OUT/out" && break; sleep 0.1; done
-ADDR=$(grep -o 'http://[0-9.:]*' "$OUT/out" | sed 's|http://||') ||
-  { echo "bench-serve.sh: the server did not start within 10 s" >&2; exit 2; }
+ADDR=${URL#http://}
+ADDR=${ADDR%/}
 echo "# $BIN serve --db $DB; $REQUESTS requests, levels $LEVELS; $(nproc) cores; $(date -u +%F)"
 header=cat
 for c in ${CLIENTS:-1 2 8 32}; do

@@ -46,20 +46,29 @@ fails() {
   exit 2
 }
 
+usage() {
+  echo "bench.sh: $1; usage: scripts/bench.sh [--compare REV [--max-seeds N] [--runs R] [--from L]]" >&2
+  exit 2
+}
+
 if [[ ${1:-} == --compare ]]; then
-  rev=${2:?usage: scripts/bench.sh --compare REV [--max-seeds N] [--runs R] [--from L]}
+  (($# >= 2)) || usage "--compare needs a revision"
+  rev=$2
   shift 2
   max=20 runs=3 from=12
   while (($#)); do
     case $1 in
-      --max-seeds) max=$2 ;;
-      --runs) runs=$2 ;;
-      --from) from=$2 ;;
-      *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
+      --max-seeds | --runs | --from)
+        [[ ${2:-} =~ ^[0-9]+$ ]] || usage "$1 needs a number, not '${2:-}'"
+        case $1 in --max-seeds) max=$2 ;; --runs) runs=$2 ;; --from) from=$2 ;; esac
+        ;;
+      *) usage "unknown option $1" ;;
     esac
     shift 2
   done
-  sha=$(git rev-parse --verify "$rev^{commit}")
+  ((runs >= 1)) || usage "--runs must be at least 1"
+  ((from <= max)) || usage "--from ($from) is above --max-seeds ($max)"
+  sha=$(git rev-parse --quiet --verify "$rev^{commit}") || usage "no revision $rev"
   cache=${BENCH_CACHE:-$HOME/.cache/mancaladb-bench}
   src=$cache/src-${sha:0:12}
   if [[ ! -x $src/target/release/mancaladb ]]; then

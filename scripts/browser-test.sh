@@ -12,21 +12,19 @@ cd "$(dirname "$0")/.."
 VENV=${VENV:-target/browser-venv}
 cargo build --release --quiet
 BIN=target/release/mancaladb
-mkdir -p target/browser
-$BIN build --max-seeds 16 --db target/browser-db > target/browser/build.log 2>&1
-if [ ! -x "$VENV/bin/python" ]; then
+OUT=target/browser
+mkdir -p "$OUT"
+$BIN build --max-seeds 16 --db target/browser-db > "$OUT/build.log" 2>&1 || {
+  echo "browser-test.sh: building the tables failed ($OUT/build.log ends:)" >&2
+  tail -n 3 "$OUT/build.log" >&2
+  exit 2
+}
+# Also a venv left without Selenium by an install that failed.
+if ! "$VENV/bin/python" -c 'import selenium' 2>/dev/null; then
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install --quiet 'selenium>=4.20,<5'
 fi
-OUT=target/browser
-mkdir -p "$OUT"
-$BIN serve --db target/browser-db --addr 127.0.0.1:0 > "$OUT/server.out" 2> "$OUT/server.log" &
-SERVER=$!
+source scripts/start-server.sh
+start_server browser-test.sh "$BIN" target/browser-db "$OUT"
 trap 'kill $SERVER 2>/dev/null || true' EXIT
-for _ in $(seq 100); do
-  grep -q 'http://' "$OUT/server.out" && break
-  sleep 0.1
-done
-URL=$(grep -o 'http://[0-9.:]*/' "$OUT/server.out") ||
-  { echo "browser-test.sh: the server did not start within 10 s" >&2; exit 2; }
 "$VENV/bin/python" tests/browser/test_board.py "$URL" "$OUT"

@@ -13,9 +13,11 @@
 # it was:
 #   scripts/checksums.sh [DIR] > CHECKSUMS.new && mv CHECKSUMS.new db/CHECKSUMS
 set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-db}
-bin=${BIN:-target/release/mancaladb}
-old=${CHECKSUMS:-$(cd "$(dirname "$0")/.." && pwd)/db/CHECKSUMS}
+bin=${BIN:-$root/target/release/mancaladb}
+[[ -x $bin ]] || { echo "checksums.sh: no binary $bin (cargo build --release, or BIN=...)" >&2; exit 2; }
+old=${CHECKSUMS:-$root/db/CHECKSUMS}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 : > "$tmp/new"

@@ -2,8 +2,15 @@
 """Runs a command; prints wall time, peak VmHWM and peak RssAnon (sampled every 20 ms from /proc/PID/status).
 Exits with the command's status (2 for a command killed by a signal), so that a failed run is not taken for a measurement."""
 import subprocess, sys, time
+if len(sys.argv) < 2:
+    print("usage: peak.py COMMAND [ARGS...]", file=sys.stderr)
+    sys.exit(2)
 t0 = time.time()
-p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+try:
+    p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+except OSError as e:
+    print(f"peak.py: cannot run {sys.argv[1]}: {e.strerror}", file=sys.stderr)
+    sys.exit(2)
 peak_anon = 0; hwm = 0
 def read():
     global peak_anon, hwm
