@@ -205,6 +205,7 @@ pub fn build_until(
                 DirLock::acquire(db.dir())?
             };
             let raw_dir = db.raw_dir(rules);
+            files::check_dir(&raw_dir)?; // a file at `raw` or `raw/awari`, named as such
             std::fs::create_dir_all(&raw_dir).map_err(|e| Error::io(&raw_dir, e))?;
             // Only the tables' temporaries and a distributed build's token
             // ([`agree`]): a census or a verify may be writing its own files
@@ -228,6 +229,7 @@ pub fn build_until(
     if ex.rank() == 0 {
         check_memory(db, rules, &levels, ex.ranks(), memory_total())?;
         check_lower_levels(db, rules, &levels)?;
+        check_places(db, rules, &levels)?;
     }
     progress.notice(Notice::Building {
         rules: rules.name().to_string(),
@@ -533,6 +535,23 @@ fn check_lower_levels(db: &Db, rules: Rules, levels: &[usize]) -> Result<()> {
     )))
 }
 
+/// Fails, before anything is solved, where a level of `levels` without a
+/// table yet could not keep what it solves: a file where its work directory
+/// goes, a directory where its raw copy goes when the raw cache keeps it.
+/// (Its table's place: [`Db::has_table`].)
+fn check_places(db: &Db, rules: Rules, levels: &[usize]) -> Result<()> {
+    for &n in levels {
+        if db.has_table(rules, n)? {
+            continue;
+        }
+        files::check_dir(files::parent_dir(&db.work_path(rules, n, 0)))?;
+        if keeps_raw(n, db.raw_cache()) {
+            files::check_replaceable(&db.raw_path(rules, n))?;
+        }
+    }
+    Ok(())
+}
+
 /// Sorted `levels` as runs of consecutive levels: `[0..=34, 36..=36]`.
 fn level_runs(levels: &[usize]) -> Vec<RangeInclusive<usize>> {
     let mut runs: Vec<RangeInclusive<usize>> = Vec::new();
@@ -580,15 +599,15 @@ fn build_level(
     let read_before = disk_read_bytes();
     let start = Instant::now();
     let work = db.work_path(rules, seeds, ex.rank());
+    let raw = db.raw_path(rules, seeds);
+    let keep_raw = keeps_raw(seeds, db.raw_cache());
     let options = Options {
         lower: table::sha256(&db.lower_content(rules, seeds)?.concat()),
         ..Options::from_env(&work)?
     };
     let part = solve_part_in(rules, seeds, lower, ex, &options, progress)?;
-    let raw = db.raw_path(rules, seeds);
     let partial = raw.with_file_name(format!("scores.{seeds}.part"));
     let positions = level_size(seeds);
-    let keep_raw = keeps_raw(seeds, db.raw_cache());
     // The ranks meet in the raw file; one process alone writes the table
     // straight from memory, and the raw copy only if it is kept.
     let via_raw = keep_raw || ex.ranks() > 1;

@@ -162,10 +162,16 @@ impl Db {
     }
 
     /// Whether the table of `rules`, level `seeds`, is there; one that
-    /// cannot be looked at is an error naming it.
+    /// cannot be looked at, or anything but a file in its place (a
+    /// directory, a named pipe), is an error naming it: never a level taken
+    /// as built, so that a build refuses it before it solves anything.
     pub fn has_table(&self, rules: Rules, seeds: usize) -> Result<bool> {
         let path = self.table_path(rules, seeds);
-        files::exists(&path)
+        if !files::exists(&path)? {
+            return Ok(false);
+        }
+        files::check_regular(&path)?;
+        Ok(true)
     }
 
     /// Levels of `rules` present in the directory, in order. A table that

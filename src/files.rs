@@ -483,6 +483,34 @@ pub fn remove_if_present(path: &Path) -> Result<()> {
     }
 }
 
+/// Refuses anything at `path` but a regular file (links followed): a
+/// directory, a device or a named pipe in a table's place is an error
+/// saying what it is, as [`open_regular`] would give. Nothing there is the
+/// caller's matter.
+pub fn check_regular(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(not_regular(path, m.file_type(), LEVEL_FILE)),
+        Err(e) if e.kind() != ErrorKind::NotFound => Err(Error::io(path, e)),
+        _ => Ok(()),
+    }
+}
+
+/// What [`open_regular`] and [`check_regular`] expect.
+const LEVEL_FILE: &str = "expected a level's file";
+
+/// The error for `path`, of type `kind` where a regular file goes: what it
+/// is, then `want`.
+fn not_regular(path: &Path, kind: std::fs::FileType, want: &str) -> Error {
+    let error_kind = match kind.is_dir() {
+        true => ErrorKind::IsADirectory,
+        false => ErrorKind::InvalidInput,
+    };
+    Error::io(
+        path,
+        std::io::Error::new(error_kind, format!("is {}; {want}", describe(kind))),
+    )
+}
+
 /// Opens `path` for reading, refusing anything but a regular file (a
 /// directory, a device or a named pipe in a table's place) with an error
 /// that says what the path is. The type is looked at before the file is
@@ -492,7 +520,7 @@ pub fn open_regular(path: &Path) -> Result<File> {
         File::options().read(true),
         path,
         Links::Followed,
-        "expected a level's file",
+        LEVEL_FILE,
     )
 }
 
@@ -519,16 +547,7 @@ fn open_checked(
     want: &str,
 ) -> Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
-    let refuse = |kind: std::fs::FileType| {
-        let error_kind = match kind.is_dir() {
-            true => ErrorKind::IsADirectory,
-            false => ErrorKind::InvalidInput,
-        };
-        Err(Error::io(
-            path,
-            std::io::Error::new(error_kind, format!("is {}; {want}", describe(kind))),
-        ))
-    };
+    let refuse = |kind: std::fs::FileType| Err(not_regular(path, kind, want));
     let before = match links {
         Links::Followed => std::fs::metadata(path),
         Links::Refused => std::fs::symlink_metadata(path),

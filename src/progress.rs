@@ -421,9 +421,15 @@ impl fmt::Display for Notice {
                 ranks,
                 threads,
             } => {
+                // `levels` is a set such as `0..34,36`, or one level.
+                let plural = if levels.parse::<usize>().is_ok() {
+                    ""
+                } else {
+                    "s"
+                };
                 write!(
                     f,
-                    "building {rules} levels {levels} in {} with ",
+                    "building {rules} level{plural} {levels} in {} with ",
                     dir.display()
                 )?;
                 if *ranks > 1 {

@@ -156,9 +156,12 @@ impl Lower {
         let levels = (0..n)
             .map(|k| match (reads_level(n, k), window.contains(&k)) {
                 (false, _) => Ok(Stored::Unread),
-                (true, true) => map_raw(&db.raw_path(rules, k)).map(|m| {
+                // A copy stands for its table, which must still be there: a
+                // missing one is an error as a reader gives it.
+                (true, true) => db.open(rules, k).and_then(|_| {
+                    let m = map_raw(&db.raw_path(rules, k))?;
                     read_at_random(&m);
-                    Stored::Mapped(Arc::new(m))
+                    Ok(Stored::Mapped(Arc::new(m)))
                 }),
                 (true, false) => db
                     .open(rules, k)

@@ -789,6 +789,62 @@ fn a_directory_where_a_table_is_written_first_stops_a_build_before_it_solves() {
     assert!(!db.join("awari-00.mdb").exists());
 }
 
+/// Whatever would stop a level after it is solved stops the build before:
+/// a directory in a higher level's table place (taken for a built level, it
+/// let a build past the memory check and past the levels below it), a file
+/// where `raw/` or a level's work directory goes, a directory where a kept
+/// raw copy goes. And a level rebuilt over a damaged table whose lower level
+/// is gone names that level, as a reader does, not the raw copy's path.
+#[test]
+fn what_would_stop_a_level_after_solving_stops_the_build_before() {
+    let db = built("stop-before", Rules::Awari, 6);
+    let table7 = db.join("awari-07.mdb");
+    for (place, is_dir, want) in [
+        (
+            "awari-08.mdb",
+            true,
+            "awari-08.mdb: is a directory; expected a level's file",
+        ),
+        (
+            "raw/awari/scores.7.work",
+            false,
+            "scores.7.work: is a regular file; expected a directory",
+        ),
+        (
+            "raw/awari/scores.7",
+            true,
+            "scores.7: is a directory; only a regular file is written here",
+        ),
+    ] {
+        let path = db.join(place);
+        match is_dir {
+            true => std::fs::create_dir(&path).unwrap(),
+            false => std::fs::write(&path, "").unwrap(),
+        }
+        refuses(&["build", "--max-seeds", "8", "--db", s(&db)], want);
+        assert!(!table7.exists(), "{place}: level 7 was solved");
+        match is_dir {
+            true => std::fs::remove_dir(&path).unwrap(),
+            false => std::fs::remove_file(&path).unwrap(),
+        }
+    }
+    let files = scratch("stop-before-raw");
+    std::fs::write(files.join("raw"), "").unwrap();
+    refuses(
+        &["build", "--max-seeds", "2", "--db", s(&files)],
+        "raw: is a regular file; expected a directory",
+    );
+
+    // Level 6 reads level 4, whose table is gone but whose raw copy stays.
+    std::fs::remove_file(db.join("awari-04.mdb")).unwrap();
+    assert!(db.join("raw/awari/scores.4").exists());
+    crate::common::cut_short(&db.join("awari-06.mdb"), 10);
+    let out = run(&["build", "--levels", "6", "--db", s(&db)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("level 4 (awari) not found"), "{err}");
+}
+
 #[test]
 fn a_table_that_cannot_be_looked_at_is_an_error_not_a_level_left_out() {
     // A link to itself in level 3's place: looking at it fails (ELOOP).

@@ -402,12 +402,18 @@ fn a_step_that_cannot_run_is_named_on_standard_error() {
         (vec!["all", d, d], "is not an executable file"),
         (vec!["all", d], "usage: awari-run.sh"),
         (vec!["verify", d, bin, "5", "3"], "FROM (5) is above TO (3)"),
-        (vec!["verify", d, bin, "5", "6", "4"], "CHECKS must be 2 or 3"),
+        (
+            vec!["verify", d, bin, "5", "6", "4"],
+            "CHECKS must be 2 or 3",
+        ),
     ] {
         let o = run_script(&args, &[]);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         let err = text(&o.stderr);
-        assert!(err.contains(says) && err.lines().count() == 1, "{args:?}: {err}");
+        assert!(
+            err.contains(says) && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
         assert!(!dir.join("run.lock").exists(), "{args:?}");
     }
 
