@@ -16,7 +16,7 @@ use crate::files::{self, DirLock, RemoveOnDrop, remove_leftovers_strictly};
 /// This machine's memory, to weigh [`Needs`] against.
 pub use crate::memory::memory_total;
 use crate::memory::{AnonPeak, disk_read_bytes, peak_rss, reset_peak_rss};
-use crate::oware::solve::{Options, solve_part_in};
+use crate::oware::solve::{ForwardResume, Options, solve_part_in};
 use crate::oware::{Rules, game_levels, level_size, reads_level};
 use crate::progress::{Notice, Progress};
 use crate::stored::{DEFAULT_RAW_CACHE, Lower, keeps_raw, prepare_raw_cache, raw_window};
@@ -113,6 +113,9 @@ pub struct LevelReport {
     pub disk_read: Option<u64>,
     /// The solver threshold a checkpoint let this build resume at, if any.
     pub resumed_at: Option<usize>,
+    /// The point in the forward pass a checkpoint let this build resume
+    /// at, if any. Either way `seconds` counts this run alone.
+    pub resumed_forward: Option<ForwardResume>,
     /// What was wrong with the damaged table this build replaced, if it
     /// replaced one.
     pub replaced: Option<String>,
@@ -226,6 +229,7 @@ pub fn build_until(
     };
     ex.barrier(); // the directory is ready
     agree(db, rules, &levels, ex)?;
+    let threads = ex.sum(rayon::current_num_threads() as u64) as usize;
     if ex.rank() == 0 {
         check_memory(db, rules, &levels, ex.ranks(), memory_total())?;
         check_lower_levels(db, rules, &levels)?;
@@ -236,7 +240,7 @@ pub fn build_until(
         levels: level_set_text(&levels),
         dir: db.dir().to_path_buf(),
         ranks: ex.ranks(),
-        threads: rayon::current_num_threads(),
+        threads,
     });
     let budget = db.raw_cache();
     let mut reports = Vec::new();
@@ -277,7 +281,7 @@ pub fn build_until(
         };
         if let Some(report) = report {
             if !report.skipped {
-                log_build(db, rules, &report)?;
+                log_build(db, rules, &report, threads)?;
             }
             stop = on_level(&report).is_break();
             reports.push(report);
@@ -617,7 +621,7 @@ fn build_level(
     }
     let exchanged_bytes = ex.sum(part.sent_bytes);
     let rounds = part.rounds;
-    let resumed_at = part.resumed_at;
+    let (resumed_at, resumed_forward) = (part.resumed_at, part.resumed_forward);
     let solo_values = (!via_raw).then_some(part.values);
     ex.barrier(); // every slice is written: the `.part` file may be mapped
     let peak_rss = Some(ex.max(peak_rss().unwrap_or(0))).filter(|&b| b > 0);
@@ -651,6 +655,7 @@ fn build_level(
             peak_anon,
             disk_read,
             resumed_at,
+            resumed_forward,
             replaced: None,
             file_bytes,
             ranks: ex.ranks(),
@@ -705,6 +710,7 @@ fn existing(db: &Db, rules: Rules, seeds: usize, progress: Progress<'_>) -> Resu
         peak_anon: None,
         disk_read: None,
         resumed_at: None,
+        resumed_forward: None,
         replaced: None,
         file_bytes: table.file_len(),
         ranks: 1,
@@ -714,9 +720,11 @@ fn existing(db: &Db, rules: Rules, seeds: usize, progress: Progress<'_>) -> Resu
 }
 
 /// Appends `rules level positions seconds threads ranks exchanged-bytes
-/// rounds peak-anon-bytes disk-read-bytes` to the build log (0 where not
-/// known).
-fn log_build(db: &Db, rules: Rules, r: &LevelReport) -> Result<()> {
+/// rounds peak-anon-bytes disk-read-bytes resumed` to the build log (0
+/// where not known; `threads` of all ranks together; `resumed` 1 when the
+/// level continued from a checkpoint, so that `seconds` is this run's part
+/// only: [`Db::measured_rate`] passes over such lines).
+fn log_build(db: &Db, rules: Rules, r: &LevelReport, threads: usize) -> Result<()> {
     use std::io::Write;
     let path = db.log_path();
     let mut f = crate::files::open_record_file(
@@ -725,16 +733,17 @@ fn log_build(db: &Db, rules: Rules, r: &LevelReport) -> Result<()> {
     )?;
     writeln!(
         f,
-        "{rules}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{}\t{}\t{}",
+        "{rules}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
         r.seeds,
         r.positions,
         r.seconds,
-        rayon::current_num_threads(),
+        threads,
         r.ranks,
         r.exchanged_bytes,
         r.rounds,
         r.peak_anon.unwrap_or(0),
-        r.disk_read.unwrap_or(0)
+        r.disk_read.unwrap_or(0),
+        u8::from(r.resumed_at.is_some() || r.resumed_forward.is_some())
     )
     .map_err(|e| Error::io(&path, e))
 }

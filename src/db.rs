@@ -209,7 +209,9 @@ impl Db {
     /// set), from the build log; `None` before any build. A line that is
     /// not a build's (a level outside the game, a position count other
     /// than its level's, a time that is not a positive number) is passed
-    /// over: it would give a rate of nothing or of infinity.
+    /// over: it would give a rate of nothing or of infinity. So is the line
+    /// of a level that resumed from a checkpoint (its eleventh field 1):
+    /// its time is only the part after the resume.
     pub fn measured_rate(&self) -> Option<f64> {
         let bytes = files::read_record_file(&self.log_path(), LOG_CAP)
             .ok()
@@ -221,7 +223,8 @@ impl Db {
                 let seeds: usize = f.get(1)?.parse().ok().filter(|&n| n <= MAX_SEEDS)?;
                 let positions: u64 = f.get(2)?.parse().ok()?;
                 let seconds: f64 = f.get(3)?.parse().ok()?;
-                (positions == level_size(seeds) && seconds.is_finite() && seconds > 0.0)
+                let resumed = f.get(10).is_some_and(|&r| r != "0");
+                (positions == level_size(seeds) && seconds.is_finite() && seconds > 0.0 && !resumed)
                     .then(|| (positions, positions as f64 / seconds))
             })
             .max_by_key(|&(positions, _)| positions)

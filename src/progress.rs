@@ -143,7 +143,8 @@ pub enum Notice {
         dir: PathBuf,
         /// Ranks of a distributed build (1 alone).
         ranks: usize,
-        /// Threads per rank.
+        /// Worker threads of all ranks together (each rank has its own
+        /// `--threads`).
         threads: usize,
     },
     /// Another process is writing to the table directory; the build waits
@@ -432,10 +433,10 @@ impl fmt::Display for Notice {
                     "building {rules} level{plural} {levels} in {} with ",
                     dir.display()
                 )?;
-                if *ranks > 1 {
-                    write!(f, "{ranks} ranks x ")?;
+                match *ranks {
+                    1 => write!(f, "{threads} threads"),
+                    _ => write!(f, "{ranks} ranks, {threads} threads in all"),
                 }
-                write!(f, "{threads} threads")
             }
             Notice::WaitingForWriter { dir, holder } => write!(
                 f,

@@ -97,7 +97,8 @@ fn distributed(
     } else {
         Progress::QUIET
     };
-    let cores = rayon::current_num_threads() * ranks;
+    // Each rank has its own `--threads`.
+    let cores = mpi.sum(rayon::current_num_threads() as u64) as usize;
     let built = mpi.stop_on_panic(|| {
         build(db, rules, levels, &mpi, progress, wait, |r| {
             print_level(r, cores)
@@ -111,12 +112,16 @@ fn distributed(
             if at_fault != rank {
                 std::thread::sleep(std::time::Duration::from_secs(60));
             }
-            super::output::diag(format_args!("mancaladb: {e}; stopping every rank"));
+            super::output::diag(format_args!(
+                "mancaladb: {}; stopping every rank",
+                super::explain(&e)
+            ));
             mpi.abort(2)
         }
         Err(e) => {
             super::output::diag(format_args!(
-                "mancaladb: rank {rank} of {ranks}: {e}; stopping every rank"
+                "mancaladb: rank {rank} of {ranks}: {}; stopping every rank",
+                super::explain(&e)
             ));
             mpi.abort(2)
         }
@@ -162,9 +167,11 @@ fn print_level(r: &LevelReport, cores: usize) {
     let read = r.disk_read.map_or(String::new(), |b| {
         format!(", {:.2} GB read from disk", b as f64 / 1e9)
     });
-    let resumed = r
-        .resumed_at
-        .map_or(String::new(), |t| format!(", resumed at threshold {t}"));
+    let resumed = match (r.resumed_at, r.resumed_forward) {
+        (Some(t), _) => format!(", resumed at threshold {t}"),
+        (None, Some(f)) => format!(", resumed after {} part {} of {}", f.walk, f.done, f.parts),
+        (None, None) => String::new(),
+    };
     let replaced = r.replaced.as_ref().map_or(String::new(), |why| {
         format!(", replaced a damaged table ({why})")
     });

@@ -144,14 +144,45 @@ impl Exchange for Mpi {
         self.reduce(x, SystemOperation::max())
     }
 
+    /// Waits without spinning ([`wait_idly`]): the ranks wait in it while
+    /// rank 0 alone looks at the tables already built.
     fn broadcast(&self, x: u64) -> u64 {
         let mut x = x;
-        self.world.process_at_rank(0).broadcast_into(&mut x);
+        mpi::request::scope(|scope| {
+            wait_idly(
+                self.world
+                    .process_at_rank(0)
+                    .immediate_broadcast_into(scope, &mut x),
+            )
+        });
         x
     }
 
+    /// Waits without spinning ([`wait_idly`]): the ranks wait in it while
+    /// rank 0 alone waits for the directory's lock, writes the raw copies
+    /// a level reads or writes its table.
     fn barrier(&self) {
-        self.world.barrier();
+        wait_idly(self.world.immediate_barrier());
+    }
+}
+
+/// Waits for `request` to complete, testing it at growing intervals (50 µs
+/// to 10 ms) and sleeping between: a blocking collective call of Open MPI
+/// polls, so on one machine the ranks waiting for rank 0 would take cores
+/// from it (and from whatever holds the lock it waits for) for as long as
+/// it works alone. The few calls per level that wait so cost at most a
+/// pause each.
+fn wait_idly<'a, D: ?Sized, S: mpi::request::Scope<'a>>(
+    mut request: mpi::request::Request<'a, D, S>,
+) {
+    let mut pause = std::time::Duration::from_micros(50);
+    loop {
+        match request.test() {
+            Ok(_) => return,
+            Err(pending) => request = pending,
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(std::time::Duration::from_millis(10));
     }
 }
 

@@ -81,6 +81,7 @@ use std::sync::atomic::{AtomicIsize, AtomicU8, AtomicU64, AtomicUsize, Ordering:
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
+use serde::Serialize;
 
 use super::board::Board;
 use super::index::{Encoder, Tile};
@@ -226,6 +227,20 @@ pub struct Part {
     pub rounds: u64,
     /// The threshold of the checkpoint this solve continued from, if any.
     pub resumed_at: Option<usize>,
+    /// The forward checkpoint this solve continued from, if any.
+    pub resumed_forward: Option<ForwardResume>,
+}
+
+/// Where a solve continued its forward pass from a checkpoint: after part
+/// `done` of `parts` of the walk `walk` (`captures` or `moves`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ForwardResume {
+    /// The walk: `captures` or `moves`.
+    pub walk: &'static str,
+    /// Parts of it done before.
+    pub done: u32,
+    /// Parts in all.
+    pub parts: u32,
 }
 
 /// [`solve_part_in`] in a fresh temporary work directory, removed
@@ -375,6 +390,7 @@ fn solve_once(
         }
     }
     let mut clock = Clock::new(options.checkpoint_every);
+    let mut resumed_forward = None;
     let next_t = match resumed_at {
         Some(t) => t,
         None => {
@@ -401,11 +417,17 @@ fn solve_once(
             match &mark {
                 Some(mark) => {
                     checkpoint.remove_forward_except(dir, mark)?;
-                    progress.notice(Notice::ForwardResumed {
-                        seeds,
+                    let at = ForwardResume {
                         walk: mark.walk.name(),
                         done: mark.done,
                         parts: mark.parts,
+                    };
+                    resumed_forward = Some(at);
+                    progress.notice(Notice::ForwardResumed {
+                        seeds,
+                        walk: at.walk,
+                        done: at.done,
+                        parts: at.parts,
                     });
                     // Every byte was written by the load: onto huge pages
                     // for the rest of the pass.
@@ -525,6 +547,7 @@ fn solve_once(
         sent_bytes,
         rounds,
         resumed_at,
+        resumed_forward,
     }))
 }
 

@@ -40,6 +40,11 @@ fn within(mut job: Command, secs: u64) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run mpirun (is Open MPI installed?)");
+    finish_within(child, secs)
+}
+
+/// [`within`] for a job already started.
+fn finish_within(child: std::process::Child, secs: u64) -> Output {
     let pid = child.id();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || tx.send(child.wait_with_output()));
@@ -58,17 +63,16 @@ fn within(mut job: Command, secs: u64) -> Output {
 }
 
 fn build_distributed(ranks: usize, max_seeds: usize, db: &Path) -> Output {
-    mpirun(ranks)
-        .args([
-            "build",
-            "--distributed",
-            "--max-seeds",
-            &max_seeds.to_string(),
-        ])
-        .arg("--db")
-        .arg(db)
-        .output()
-        .expect("run mpirun (is Open MPI installed?)")
+    let mut job = mpirun(ranks);
+    job.args([
+        "build",
+        "--distributed",
+        "--max-seeds",
+        &max_seeds.to_string(),
+    ])
+    .arg("--db")
+    .arg(db);
+    within(job, 600)
 }
 
 fn ok(out: &Output) -> String {
@@ -150,7 +154,7 @@ fn a_killed_rank_stops_the_job_and_a_rerun_resumes() {
         .status()
         .unwrap();
     assert!(killed.success());
-    let out = job.wait_with_output().unwrap();
+    let out = finish_within(job, 120);
     assert!(!out.status.success(), "the job went on without a rank");
 
     // What was finished stands, as a prefix of whole, sound levels.
@@ -180,24 +184,39 @@ fn a_killed_rank_stops_the_job_and_a_rerun_resumes() {
 #[test]
 fn an_error_on_one_rank_stops_every_rank_with_its_message() {
     let db = scratch("mpi-error");
-    // Only rank 0 looks at what stands of a level: a directory where level
-    // 5's table goes fails that look there, while rank 1 waits for its
-    // word. (A directory under a temporary name is refused before any
-    // level is solved.)
+    // Only rank 0 looks at what stands of the levels: a directory where
+    // level 5's table goes fails that look there, before anything is
+    // solved, while rank 1 waits for its word.
     std::fs::create_dir_all(db.join("awari-05.mdb")).unwrap();
     let out = build_distributed(2, 8, &db);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
-        err.contains("mancaladb: rank 0 of 2:") && err.contains("awari-05.mdb"),
+        err.contains("mancaladb: rank 0 of 2:") && err.contains("awari-05.mdb: is a directory"),
         "{err}"
     );
     assert!(err.contains("stopping every rank"), "{err}");
-    assert!(db.join("awari-04.mdb").is_file() && !db.join("awari-05.mdb").is_file());
-
+    assert!(!db.join("awari-00.mdb").exists());
     std::fs::remove_dir(db.join("awari-05.mdb")).unwrap();
+
+    // The error says what remedies it, as one process's does.
+    let lock = std::fs::File::create(db.join(".lock")).unwrap();
+    lock.lock().unwrap();
+    let out = build_distributed(2, 8, &db);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("locked by another writer") && err.contains("build --wait waits by itself"),
+        "{err}"
+    );
+    drop(lock);
+
     let text = ok(&build_distributed(2, 8, &db));
-    assert_eq!(text.matches("already built").count(), 5, "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("level")).count(),
+        9,
+        "{text}"
+    );
     assert_committed(&db, 8);
 }
 

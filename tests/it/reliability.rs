@@ -1073,6 +1073,11 @@ fn the_rate_known_quotes_passes_over_lines_that_are_not_builds() {
         "awari\t40\t1339702\t1e-300".to_string(),
         "awari\t13\t99999999999999999999\t1".to_string(),
         "awari\t49\t1\t1".to_string(),
+        // A level 13 that resumed from a checkpoint: its time is the rest.
+        format!(
+            "awari\t13\t{}\t0.5\t2\t1\t0\t0\t0\t0\t1",
+            mancaladb::oware::level_size(13)
+        ),
         format!("awari\t12\t{twelve}\t2"),
     ];
     std::fs::write(dir.join("build-log.tsv"), lines.join("\n") + "\n").unwrap();

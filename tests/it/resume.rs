@@ -181,11 +181,16 @@ fn checkpoints_of_these_versions_resume_to_the_committed_tables() {
         }
         db
     };
-    for (fixture, said) in [
-        ("build-threshold", "level 10: resuming at threshold 6"),
+    for (fixture, said, reported) in [
+        (
+            "build-threshold",
+            "level 10: resuming at threshold 6",
+            "resumed at threshold 6",
+        ),
         (
             "build-forward",
             "level 10: resuming the forward pass after moves part 2 of 4",
+            "resumed after moves part 2 of 4",
         ),
     ] {
         let db = with_levels(&format!("fixture-{fixture}"), 9);
@@ -205,6 +210,15 @@ fn checkpoints_of_these_versions_resume_to_the_committed_tables() {
         // has the level solved afresh, to the same table.
         assert!(!err.contains("afresh"), "{fixture}: {err}");
         assert_committed(&db, 10);
+        // The level's report says it resumed, and so does its build-log
+        // line (its time is only this run's part: `known` passes it over).
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text.lines().find(|l| l.starts_with("level 10:")).unwrap();
+        assert!(line.contains(reported), "{fixture}: {line}");
+        let log = std::fs::read_to_string(db.join("build-log.tsv")).unwrap();
+        let logged = log.lines().find(|l| l.starts_with("awari\t10\t")).unwrap();
+        assert!(logged.ends_with("\t1"), "{fixture}: {logged}");
+        assert_eq!(mancaladb::db::Db::new(&db).measured_rate(), None, "{log}");
     }
     let db = with_levels("fixture-verify", 10);
     copy(
