@@ -106,7 +106,7 @@ size() {
 # only.
 last_said() {
   tail -c +"$(($2 + 1))" "$1" 2>/dev/null | tr '\r' '\n' |
-    grep -E '^[[:space:]]*level |^mancaladb: |panicked at' | tail -n 1
+    grep -E '^[[:space:]]*level |^mancaladb: |^error: |panicked at' | tail -n 1
 }
 
 # Says on standard error that step $1 ended with status $2 (from `time
@@ -170,13 +170,12 @@ verified_here() {
 }
 
 # Whether a process holds a lock (flock) on file $1: read from /proc/locks,
-# whose lines name a file as MAJOR:MINOR:INODE (hexadecimal device
-# numbers), since taking the lock here, even for a moment, could turn a
-# run or a level's process away.
+# since taking the lock here, even for a moment, could turn a run or a
+# level's process away. Its lines name a file as MAJOR:MINOR:INODE; the
+# inode alone is matched, as the device there is the file system's, which
+# on overlayfs or btrfs is not the one `stat` gives.
 held() {
-  [ -e "$1" ] || return 1
-  set -- "$(stat -c %d "$1")" "$(stat -c %i "$1")"
-  grep -q " $(printf '%02x:%02x:%s' $((($1 >> 8) & 0xfff)) $((($1 & 0xff) | (($1 >> 12) & 0xfff00))) "$2") " /proc/locks
+  [ -e "$1" ] && grep -q ":$(stat -c %i "$1") " /proc/locks
 }
 
 # The numbers read (one per line) as ranges: `0..5,7`, or `none`.

@@ -51,6 +51,9 @@ usage() {
   exit 2
 }
 
+if (($#)) && [[ $1 != --compare ]]; then
+  usage "unknown option $1"
+fi
 if [[ ${1:-} == --compare ]]; then
   (($# >= 2)) || usage "--compare needs a revision"
   rev=$2

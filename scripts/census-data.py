@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """The Omweso census data file and its plot (standard library only).
 
-  census-data.py collect RUN_DIR... > docs/omweso-census.jsonl
+  census-data.py collect RUN_DIR... > census.new && mv census.new docs/omweso-census.jsonl
       One JSON line per row found in RUN_DIR/omweso-census.jsonl (budget
       10^9), with the cost of computing it read from RUN_DIR/time-K.txt
       (`/usr/bin/time -v`, one process per row, as scripts/census-run.sh
-      writes them): seconds (wall), user and system CPU seconds, max_rss_kb,
-      and the load average when the row started (from RUN_DIR/log). A row
-      present in several directories is taken from the first. A RUN_DIR
-      without omweso-census.jsonl, or no row at all, is an error (exit 2),
-      never an empty data file.
+      writes them; a row stopped and resumed has one block per run, and
+      its cost is their sum): seconds (wall), user and system CPU seconds,
+      max_rss_kb (the largest), and when the row first started and the load
+      average then (from RUN_DIR/log). A row present in several directories
+      is taken from the first. A RUN_DIR without omweso-census.jsonl, or no
+      row at all, is an error (exit 2): write to another file first, as
+      above, so that the data file is kept.
 
   census-data.py plot docs/omweso-census.jsonl docs/omweso-census.svg
       A hand-written SVG: looping pairs, looping configurations and cycles
@@ -43,23 +45,24 @@ BUDGET = 1_000_000_000
 
 
 def parse_time(path):
-    """Wall, user and system seconds and max RSS from `time -v` output."""
+    """Wall, user and system seconds (summed over the runs of a resumed
+    row, one `time -v` block each) and max RSS (the largest) from `time -v`
+    output. (Whether the row finished is the results file's word: `time
+    -v` says exit status 0 for a process killed by a signal.)"""
     text = path.read_text(errors="replace")
     out = {}
-    m = re.search(r"Elapsed \(wall clock\) time.*?: (?:(\d+):)?(\d+):([\d.]+)", text)
-    if m:
-        h, mnt, s = m.groups()
-        out["seconds"] = round(int(h or 0) * 3600 + int(mnt) * 60 + float(s), 2)
+    walls = re.findall(r"Elapsed \(wall clock\) time.*?: (?:(\d+):)?(\d+):([\d.]+)", text)
+    if walls:
+        out["seconds"] = round(
+            sum(int(h or 0) * 3600 + int(mnt) * 60 + float(s) for h, mnt, s in walls), 2
+        )
     for key, name in [("user", "User time"), ("system", "System time")]:
-        m = re.search(name + r" \(seconds\): ([\d.]+)", text)
-        if m:
-            out[key + "_seconds"] = float(m.group(1))
-    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
-    if m:
-        out["max_rss_kb"] = int(m.group(1))
-    m = re.search(r"Exit status: (\d+)", text)
-    if m and m.group(1) != "0":
-        return None
+        found = re.findall(name + r" \(seconds\): ([\d.]+)", text)
+        if found:
+            out[key + "_seconds"] = round(sum(map(float, found)), 2)
+    found = re.findall(r"Maximum resident set size \(kbytes\): (\d+)", text)
+    if found:
+        out["max_rss_kb"] = max(map(int, found))
     return out
 
 
@@ -77,8 +80,8 @@ def collect(dirs):
         if log.exists():
             for line in log.read_text(errors="replace").splitlines():
                 m = re.match(r"=== k=(\d+) start (\S+)(?: load (\S+))?", line)
-                if m:
-                    loads[int(m.group(1))] = (m.group(2), m.group(3))
+                if m:  # the first start of a row resumed later
+                    loads.setdefault(int(m.group(1)), (m.group(2), m.group(3)))
         results = d / "omweso-census.jsonl"
         if not results.is_file():
             fail(f"no census results {results} (is {d} a run directory?)")

@@ -6,16 +6,18 @@
 #
 #   mkdir -p DIR
 #   setsid nohup sh scripts/census-run.sh DIR BIN FROM [TO] [--cycles] >> DIR/run.out 2>&1 &
-#   python3 scripts/census-data.py collect DIR > docs/omweso-census.jsonl
+#   python3 scripts/census-data.py collect DIR > census.new && mv census.new docs/omweso-census.jsonl
 #
 # Row k runs `BIN census --seeds k --db .` in DIR at `nice -n $NICE`
-# (default 19) under `/usr/bin/time -v`, whose statistics go to
-# DIR/time-k.txt (the cost that census-data.py collects), its report to
-# DIR/log after a line `=== k=K start TIME load L` (the load average when
-# it started); with --cycles, also the row's cycle atlas to
-# DIR/atlas-k.jsonl. A row whose time-k.txt ends in exit status 0 is done
-# and skipped (running it again would only read its result, and overwrite
-# its cost); a row stopped part-way resumes from its checkpoint in DIR.
+# (default 19) under `/usr/bin/time -v`, whose statistics are appended to
+# DIR/time-k.txt (the cost that census-data.py collects: summed over the
+# runs of a row stopped and resumed), its report to DIR/log after a line
+# `=== k=K start TIME load L` (the load average when it started); with
+# --cycles, also the row's cycle atlas to DIR/atlas-k.jsonl. A row in the
+# results file (DIR/omweso-census.jsonl, budget 10^9) is done and skipped
+# (running it again would only read its result, and add to its cost); a row
+# stopped part-way resumes from its checkpoint in DIR. (Not `time -v`'s
+# exit status: it says 0 for a process killed by a signal.)
 # Exit status: 0 every row done, 2 a row that failed (named on standard
 # error; the run stops there) or bad arguments.
 set -u
@@ -29,11 +31,12 @@ from=$3
 to=32
 cycles=
 shift 3
+given_to=
 for arg in "$@"; do
   case $arg in
   --cycles) cycles=yes ;;
   *[!0-9]*|'') die "unknown argument $arg; $usage" ;;
-  *) to=$arg ;;
+  *) [ -z "$given_to" ] || die "one TO only; $usage"; to=$arg given_to=yes ;;
   esac
 done
 case $from in *[!0-9]*|'') die "FROM must be a seed count, not $from" ;; esac
@@ -41,17 +44,17 @@ case $from in *[!0-9]*|'') die "FROM must be a seed count, not $from" ;; esac
 [ -x /usr/bin/time ] || die "needs GNU time (/usr/bin/time, Debian package time)"
 cd "$dir" 2>/dev/null || die "no directory $dir"
 for k in $(seq "$from" "$to"); do
-  grep -qx '[[:space:]]*Exit status: 0' "time-$k.txt" 2>/dev/null && continue
+  grep -q "^{\"seeds\":$k,.*\"budget\":1000000000[,}]" omweso-census.jsonl 2>/dev/null && continue
   echo "=== k=$k start $(date -u +%FT%TZ) load $(cut -d' ' -f1 /proc/loadavg)" >> log
   if [ -n "$cycles" ]; then
     /usr/bin/time -v nice -n "${NICE:-19}" "$bin" census --seeds "$k" --db . \
-      --cycles "atlas-$k.jsonl" >> log 2> "time-$k.txt"
+      --cycles "atlas-$k.jsonl" >> log 2>> "time-$k.txt"
   else
-    /usr/bin/time -v nice -n "${NICE:-19}" "$bin" census --seeds "$k" --db . >> log 2> "time-$k.txt"
+    /usr/bin/time -v nice -n "${NICE:-19}" "$bin" census --seeds "$k" --db . >> log 2>> "time-$k.txt"
   fi
   s=$?
   if [ $s != 0 ]; then
-    said=$(grep '^mancaladb: \|panicked at' "time-$k.txt" | tail -n 1)
+    said=$(grep -E '^mancaladb: |^error: |panicked at' "time-$k.txt" | tail -n 1)
     die "row $k failed (exit $s)${said:+: $said}; see $dir/time-$k.txt"
   fi
 done

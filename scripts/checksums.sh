@@ -16,7 +16,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-db}
 bin=${BIN:-$root/target/release/mancaladb}
-[[ -x $bin ]] || { echo "checksums.sh: no binary $bin (cargo build --release, or BIN=...)" >&2; exit 2; }
+command -v "$bin" >/dev/null || { echo "checksums.sh: no binary $bin (cargo build --release, or BIN=...)" >&2; exit 2; }
 old=${CHECKSUMS:-$root/db/CHECKSUMS}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -474,7 +474,7 @@ fn check_memory(
     let need = |n: usize| WORKING_BYTES_PER_POSITION * level_size(n) as f64 / ranks as f64;
     let mut to_build = Vec::new();
     for &n in levels {
-        if !db.has_table(rules, n)? {
+        if !built(db, rules, n)? {
             to_build.push(n);
         }
     }
@@ -510,7 +510,7 @@ fn check_lower_levels(db: &Db, rules: Rules, levels: &[usize]) -> Result<()> {
     let mut first_reader: Option<usize> = None;
     let mut opened: Vec<usize> = Vec::new();
     for &n in levels {
-        if db.has_table(rules, n)? {
+        if built(db, rules, n)? {
             continue;
         }
         for k in (0..n).filter(|&k| reads_level(n, k) && !levels.contains(&k)) {
@@ -539,13 +539,25 @@ fn check_lower_levels(db: &Db, rules: Rules, levels: &[usize]) -> Result<()> {
     )))
 }
 
+/// Whether level `n` of a build has a table already ([`Db::has_table`]);
+/// anything but a file in its place is an error naming it (not a level
+/// taken as built: the memory check and the levels below would be passed
+/// over, and the build would fail only when it reached it).
+fn built(db: &Db, rules: Rules, n: usize) -> Result<bool> {
+    if !db.has_table(rules, n)? {
+        return Ok(false);
+    }
+    files::check_regular(&db.table_path(rules, n))?;
+    Ok(true)
+}
+
 /// Fails, before anything is solved, where a level of `levels` without a
 /// table yet could not keep what it solves: a file where its work directory
 /// goes, a directory where its raw copy goes when the raw cache keeps it.
 /// (Its table's place: [`Db::has_table`].)
 fn check_places(db: &Db, rules: Rules, levels: &[usize]) -> Result<()> {
     for &n in levels {
-        if db.has_table(rules, n)? {
+        if built(db, rules, n)? {
             continue;
         }
         files::check_dir(files::parent_dir(&db.work_path(rules, n, 0)))?;

@@ -162,16 +162,12 @@ impl Db {
     }
 
     /// Whether the table of `rules`, level `seeds`, is there; one that
-    /// cannot be looked at, or anything but a file in its place (a
-    /// directory, a named pipe), is an error naming it: never a level taken
-    /// as built, so that a build refuses it before it solves anything.
+    /// cannot be looked at is an error naming it. (Whatever is there: a
+    /// build refuses anything but a file in the place of a level it builds
+    /// before it solves anything, and a reader when it opens it.)
     pub fn has_table(&self, rules: Rules, seeds: usize) -> Result<bool> {
         let path = self.table_path(rules, seeds);
-        if !files::exists(&path)? {
-            return Ok(false);
-        }
-        files::check_regular(&path)?;
-        Ok(true)
+        files::exists(&path)
     }
 
     /// Levels of `rules` present in the directory, in order. A table that

@@ -1018,3 +1018,86 @@ fn cycles_command_writes_the_atlas() {
         );
     }
 }
+
+/// `scripts/census-run.sh`, the driver of the long census runs, and
+/// `scripts/census-data.py collect`, which turns its directory into the
+/// committed data file: the rows collected are the census's own, each with
+/// its cost, a rerun skips the rows done (their cost kept), and what cannot
+/// run is refused.
+#[test]
+fn the_census_run_script_gives_the_census_rows_with_their_cost() {
+    use std::process::Command;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin = env!("CARGO_BIN_EXE_mancaladb");
+    let dir = crate::common::scratch("census-run-script");
+    let d = dir.to_str().unwrap();
+    let run = |args: &[&str]| {
+        Command::new("sh")
+            .arg(root.join("scripts/census-run.sh"))
+            .args(args)
+            .env("NICE", "0")
+            .output()
+            .unwrap()
+    };
+    let collect = || {
+        let out = Command::new("python3")
+            .arg(root.join("scripts/census-data.py"))
+            .args(["collect", d])
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    assert_eq!(
+        collect().0,
+        Some(2),
+        "no results yet: an error, no empty file"
+    );
+
+    let out = run(&[d, bin, "2", "6", "--cycles"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, rows) = collect();
+    assert_eq!(code, Some(0));
+    let rows: Vec<serde_json::Value> = rows
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 5);
+    for (k, row) in (2..=6).zip(&rows) {
+        let want = census(k, 1_000_000_000, Progress::QUIET);
+        assert_eq!(row["seeds"], k, "{row}");
+        assert_eq!(row["configs"], want.configs, "{row}");
+        assert_eq!(row["loop_pairs"], want.loop_pairs, "{row}");
+        assert!(row["max_rss_kb"].as_u64().unwrap() > 0, "{row}");
+        assert!(row["started"].is_string(), "{row}");
+        assert!(dir.join(format!("atlas-{k}.jsonl")).exists());
+    }
+    let log = || std::fs::read_to_string(dir.join("log")).unwrap();
+    assert_eq!(log().matches("=== k=").count(), 5);
+    let cost = std::fs::read_to_string(dir.join("time-4.txt")).unwrap();
+    let out = run(&[d, bin, "2", "7"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(log().matches("=== k=").count(), 6, "only row 7 ran");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("time-4.txt")).unwrap(),
+        cost
+    );
+
+    for (args, says) in [
+        (vec![d, d, "2"], "is not an executable file"),
+        (vec![d, bin, "9", "8"], "FROM (9) is above TO (8)"),
+        (vec![d, bin], "usage: census-run.sh"),
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}

@@ -828,6 +828,15 @@ fn what_would_stop_a_level_after_solving_stops_the_build_before() {
             false => std::fs::remove_file(&path).unwrap(),
         }
     }
+    // A directory in the place of a level the build does not build stops
+    // nothing (the raw cache asks whether level 11 is there, after 8).
+    std::fs::create_dir(db.join("awari-11.mdb")).unwrap();
+    let out = run(&["build", "--max-seeds", "8", "--db", s(&db)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let files = scratch("stop-before-raw");
     std::fs::write(files.join("raw"), "").unwrap();
     refuses(
@@ -835,9 +844,9 @@ fn what_would_stop_a_level_after_solving_stops_the_build_before() {
         "raw: is a regular file; expected a directory",
     );
 
-    // Level 6 reads level 4, whose table is gone but whose raw copy stays.
+    // Level 6 reads level 4, whose table and raw copy are gone.
     std::fs::remove_file(db.join("awari-04.mdb")).unwrap();
-    assert!(db.join("raw/awari/scores.4").exists());
+    std::fs::remove_file(db.join("raw/awari/scores.4")).unwrap();
     crate::common::cut_short(&db.join("awari-06.mdb"), 10);
     let out = run(&["build", "--levels", "6", "--db", s(&db)]);
     let err = String::from_utf8_lossy(&out.stderr);
