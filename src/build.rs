@@ -123,6 +123,9 @@ pub struct LevelReport {
     pub file_bytes: u64,
     /// Processes that built it (1 unless distributed).
     pub ranks: usize,
+    /// Worker threads of all those processes together (each rank has its
+    /// own `--threads`); 0 for a level already built.
+    pub threads: usize,
     /// Bytes the ranks sent each other while solving it.
     pub exchanged_bytes: u64,
     /// Propagation rounds (each one exchange between the ranks).
@@ -275,13 +278,13 @@ pub fn build_until(
                     Standing::Damaged(why) => Some(why),
                     _ => None,
                 };
-                build_level(db, rules, seeds, &lower, ex, progress)?
+                build_level(db, rules, seeds, &lower, ex, threads, progress)?
                     .map(|r| LevelReport { replaced, ..r })
             }
         };
         if let Some(report) = report {
             if !report.skipped {
-                log_build(db, rules, &report, threads)?;
+                log_build(db, rules, &report)?;
             }
             stop = on_level(&report).is_break();
             reports.push(report);
@@ -608,6 +611,7 @@ fn build_level(
     seeds: usize,
     lower: &Lower,
     ex: &dyn Exchange,
+    threads: usize,
     progress: Progress<'_>,
 ) -> Result<Option<LevelReport>> {
     reset_peak_rss();
@@ -671,6 +675,7 @@ fn build_level(
             replaced: None,
             file_bytes,
             ranks: ex.ranks(),
+            threads,
             exchanged_bytes,
             rounds,
         })
@@ -726,6 +731,7 @@ fn existing(db: &Db, rules: Rules, seeds: usize, progress: Progress<'_>) -> Resu
         replaced: None,
         file_bytes: table.file_len(),
         ranks: 1,
+        threads: 0,
         exchanged_bytes: 0,
         rounds: 0,
     }))
@@ -736,7 +742,7 @@ fn existing(db: &Db, rules: Rules, seeds: usize, progress: Progress<'_>) -> Resu
 /// where not known; `threads` of all ranks together; `resumed` 1 when the
 /// level continued from a checkpoint, so that `seconds` is this run's part
 /// only: [`Db::measured_rate`] passes over such lines).
-fn log_build(db: &Db, rules: Rules, r: &LevelReport, threads: usize) -> Result<()> {
+fn log_build(db: &Db, rules: Rules, r: &LevelReport) -> Result<()> {
     use std::io::Write;
     let path = db.log_path();
     let mut f = crate::files::open_record_file(
@@ -749,7 +755,7 @@ fn log_build(db: &Db, rules: Rules, r: &LevelReport, threads: usize) -> Result<(
         r.seeds,
         r.positions,
         r.seconds,
-        threads,
+        r.threads,
         r.ranks,
         r.exchanged_bytes,
         r.rounds,

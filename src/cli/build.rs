@@ -59,7 +59,6 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
     if a.distributed {
         return distributed(&db, a.at.rules, levels, a.wait);
     }
-    let cores = rayon::current_num_threads();
     build(
         &db,
         a.at.rules,
@@ -67,7 +66,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         &Alone,
         Progress::to(&Terminal),
         a.wait,
-        |r| print_level(r, cores),
+        print_level,
     )?;
     Ok(ExitCode::SUCCESS)
 }
@@ -97,13 +96,8 @@ fn distributed(
     } else {
         Progress::QUIET
     };
-    // Each rank has its own `--threads`.
-    let cores = mpi.sum(rayon::current_num_threads() as u64) as usize;
-    let built = mpi.stop_on_panic(|| {
-        build(db, rules, levels, &mpi, progress, wait, |r| {
-            print_level(r, cores)
-        })
-    });
+    let built =
+        mpi.stop_on_panic(|| build(db, rules, levels, &mpi, progress, wait, |r| print_level(r)));
     match built {
         Ok(_) => Ok(ExitCode::SUCCESS),
         // Every rank learns of a disagreement at once: the rank at fault
@@ -142,7 +136,7 @@ fn distributed(
     ))
 }
 
-fn print_level(r: &LevelReport, cores: usize) {
+fn print_level(r: &LevelReport) {
     if r.skipped {
         out!(
             "level {:>2}: {:>12} positions, already built ({} bytes)",
@@ -190,7 +184,7 @@ fn print_level(r: &LevelReport, cores: usize) {
         r.positions,
         r.seconds,
         rate,
-        rate / cores as f64,
+        rate / r.threads.max(1) as f64,
         r.file_bytes,
         r.file_bytes as f64 * 8.0 / r.positions as f64
     );
