@@ -201,7 +201,6 @@ pub fn values(
     out: &mut Vec<i8>,
 ) -> Result<()> {
     out.clear();
-    let mut run = Vec::new();
     let mut rest = boards;
     while let Some(first) = rest.first() {
         let stored = rest.iter().take_while(|b| b.in_domain()).count();
@@ -211,9 +210,7 @@ pub fn values(
             continue;
         }
         let (these, after) = rest.split_at(stored);
-        let read = values.values(these, &mut run);
-        out.extend_from_slice(&run);
-        read?;
+        values.values(these, out)?;
         rest = after;
     }
     Ok(())

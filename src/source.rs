@@ -33,12 +33,11 @@ pub trait Values {
     fn value(&self, board: &Board) -> Result<i8>;
     /// The file the value of `board` comes from, for error messages.
     fn origin(&self, board: &Board) -> PathBuf;
-    /// The stored values of `boards` into `out` (cleared first), in order,
-    /// as [`Values::value`] gives them one by one; on an error, `out`
-    /// holds the values of the boards before the one that failed. A
+    /// The stored values of `boards` appended to `out`, in order, as
+    /// [`Values::value`] gives them one by one; on an error, `out` has
+    /// gained the values of the boards before the one that failed. A
     /// source may probe many at once faster ([`Tables`] does).
     fn values(&self, boards: &[Board], out: &mut Vec<i8>) -> Result<()> {
-        out.clear();
         for b in boards {
             out.push(self.value(b)?);
         }
@@ -223,11 +222,11 @@ impl Tables {
 
     /// [`Values::values`] by groups: each group of boards is ranked and its
     /// raw bytes prefetched before any is read, so that the memory loads of
-    /// random probes overlap (see [`crate::probe`]). On an error, `out`
-    /// holds the values of the groups before the one that failed.
+    /// random probes overlap (see [`crate::probe`]); appended to `out`. On
+    /// an error, `out` has gained the values of the groups before the one
+    /// that failed.
     fn values_grouped(&self, boards: &[Board], out: &mut Vec<i8>) -> Result<()> {
         const GROUP: usize = 16;
-        out.clear();
         let mut at: [(usize, u64); GROUP] = [(0, 0); GROUP];
         for group in boards.chunks(GROUP) {
             for (b, slot) in group.iter().zip(at.iter_mut()) {
@@ -259,10 +258,11 @@ impl Values for Tables {
     }
 
     fn values(&self, boards: &[Board], out: &mut Vec<i8>) -> Result<()> {
+        let before = out.len();
         if self.values_grouped(boards, out).is_err() {
             // One by one from the first value not given, to stop exactly at
             // the board that fails.
-            for b in &boards[out.len()..] {
+            for b in &boards[out.len() - before..] {
                 out.push(self.value(b)?);
             }
         }

@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, List, NamedTuple, Optional, Sequence
 import numpy as np
 
 from . import _native, omweso
+from ._arguments import integer
 from ._errors import CorruptTableError, MancalaDbError, MissingLevelError
 
 __all__ = [
@@ -213,7 +214,7 @@ class Database:
         (a check of a large level takes hours); the exception raised holds
         the results so far, that level's included, in its ``results``
         attribute."""
-        if isinstance(checks, bool) or operator.index(checks) not in (1, 2, 3):
+        if integer(checks, "checks") not in (1, 2, 3):
             raise ValueError(f"checks is 1 (integrity), 2 (and consistency) or 3 (and "
                              f"re-derivation), got {checks!r}")
         if seeds is None:
@@ -316,12 +317,13 @@ def build(db: Union[str, os.PathLike] = "db", max_seeds: int = 16, rules: str = 
     :class:`MancalaDbError` at once, or with ``wait=True`` waits for it. The GIL is
     released while building; Ctrl-C (or an exception in ``on_level``) stops
     the build after the level it is on, finished levels kept."""
+    max_seeds = integer(max_seeds, "max_seeds")
     bar = None
     stages = _stages(progress)
     if isinstance(stages, tuple):
         # Levels past the game are the build's error to raise, with the
         # message it gives without a bar.
-        top = min(operator.index(max_seeds), 48)
+        top = min(max_seeds, 48)
         bar = _tqdm_bar(sum(level_size(n) for n in range(top + 1)), rules)
 
     def level_done(text: str) -> None:
@@ -334,7 +336,8 @@ def build(db: Union[str, os.PathLike] = "db", max_seeds: int = 16, rules: str = 
 
     try:
         return json.loads(
-            _native.build(os.fspath(db), max_seeds, rules, stages, wait, level_done, _log_notice)
+            _native.build(os.fspath(db), max_seeds, rules, stages, bool(wait), level_done,
+                          _log_notice)
         )
     finally:
         if bar is not None:
@@ -400,11 +403,10 @@ def _stages(progress: Optional[bool]) -> Any:
 def _level_number(n: Any) -> int:
     """A level's seed count: an integer (``TypeError`` otherwise) in 0..48
     (``ValueError``)."""
-    seeds = operator.index(n)
+    seeds = integer(n, "a level")
     if seeds < 0:
         raise ValueError(f"level {seeds}: a level is a seed count, 0 or more")
-    if seeds > 48:
-        raise ValueError(f"level {seeds}: an Oware game has 48 seeds")
+    _native.level_size(seeds)  # past level 48: the library's ValueError
     return seeds
 
 

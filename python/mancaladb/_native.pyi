@@ -6,7 +6,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 _Pits = Union[str, Sequence[int], np.ndarray]
-_Board = List[int]
+_Board = bytes
 
 class Database:
     def __init__(self, db: str, rules: str, vu: Optional[str]) -> None: ...

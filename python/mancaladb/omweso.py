@@ -5,10 +5,10 @@ configuration end, loop forever, or can it be made to loop? See
 from __future__ import annotations
 
 import json
-import operator
 from typing import Optional, Sequence, Union
 
 from . import _native
+from ._arguments import integer
 
 Side = Union[str, Sequence[int]]
 """A side: 16 pit counts, 0..7 the row nearest the player from their left,
@@ -34,8 +34,9 @@ def loops(side: Side, opponent: Optional[Side] = None, pit: Optional[int] = None
     ``max_laps`` that are not integers, ``TypeError``. Ctrl-C stops the
     analysis within about 10 to 40 ms (``KeyboardInterrupt``, or whatever a
     signal handler raises); ``max_laps`` bounds its time."""
-    if pit is not None and not 0 <= operator.index(pit) <= 15:
+    if pit is not None and not 0 <= integer(pit, "pit") <= 15:
         raise ValueError(f"pit {pit}: pits are numbered 0..15")
-    if not 1 <= operator.index(max_laps) < 2**64:
+    if not 1 <= integer(max_laps, "max_laps") < 2**64:
         raise ValueError(f"max_laps {max_laps}: a lap budget must be at least 1 (and below 2**64)")
-    return json.loads(_native.loops(side, opponent, pit, first_turn, max_laps, any_seeds))
+    return json.loads(_native.loops(side, opponent, pit, bool(first_turn), max_laps,
+                                    bool(any_seeds)))

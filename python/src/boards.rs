@@ -105,25 +105,6 @@ impl<'py> Rows<'py> {
         Ok(rows)
     }
 
-    /// Calls `f(row, board)` for each row in order, stopping at the first
-    /// error; a bad row (or a request `f` finds malformed) is an error
-    /// naming the row. The boards are copied out while the GIL is held
-    /// (another Python thread may write the array once it is released);
-    /// `f` runs without it.
-    pub fn for_each(
-        &self,
-        py: Python<'_>,
-        mut f: impl FnMut(usize, &Board) -> mancaladb::Result<()> + Send,
-    ) -> mancaladb::Result<()> {
-        let boards = self.boards()?;
-        py.detach(|| {
-            boards
-                .iter()
-                .enumerate()
-                .try_for_each(|(i, b)| f(i, b).map_err(|e| in_row(i, e)))
-        })
-    }
-
     /// The boards, checked (a bad row is an error naming it). Copied out
     /// while the GIL is held: another Python thread may write the array
     /// once it is released.
@@ -133,27 +114,11 @@ impl<'py> Rows<'py> {
             Rows::Wide(a) => boards_of(a.as_array()),
         }
     }
-
-    /// Number of rows.
-    pub fn len(&self) -> usize {
-        match self {
-            Rows::Bytes(a) => a.shape()[0],
-            Rows::Wide(a) => a.shape()[0],
-        }
-    }
 }
 
-/// The boards of `rows`, checked; memory that cannot be had is an error of
-/// kind `OutOfMemory` (a `MemoryError`), not an abort.
+/// The boards of `rows`, checked.
 fn boards_of<T: Copy + Into<i64>>(rows: ArrayView2<'_, T>) -> mancaladb::Result<Vec<Board>> {
-    let mut boards = Vec::new();
-    boards.try_reserve_exact(rows.nrows()).map_err(|_| {
-        let e = std::io::Error::new(
-            std::io::ErrorKind::OutOfMemory,
-            format!("{} boards do not fit in memory", rows.nrows()),
-        );
-        mancaladb::Error::io("boards", e)
-    })?;
+    let mut boards = reserve(rows.nrows(), "boards")?;
     let mut counts = [0i64; PITS];
     for (i, row) in rows.rows().into_iter().enumerate() {
         for (c, &v) in counts.iter_mut().zip(row) {
@@ -162,6 +127,14 @@ fn boards_of<T: Copy + Into<i64>>(rows: ArrayView2<'_, T>) -> mancaladb::Result<
         boards.push(Board::from_counts(&counts).map_err(|e| in_row(i, e))?);
     }
     Ok(boards)
+}
+
+/// Room for `len` items (`what` the values of that many boards), or, when
+/// it cannot be had or is more than is available (Linux would grant it and
+/// kill the process as it fills), an error of kind `OutOfMemory`: a
+/// `MemoryError`, not an abort.
+pub fn reserve<T>(len: usize, what: &str) -> mancaladb::Result<Vec<T>> {
+    mancaladb::reserve(len).map_err(|e| mancaladb::Error::io(format!("{len} {what}"), e))
 }
 
 /// A usage error about row `i`, saying so.

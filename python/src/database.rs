@@ -19,7 +19,7 @@ use numpy::ndarray::ArrayView1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::boards::{Rows, board, in_row};
+use crate::boards::{Rows, board, in_row, reserve};
 use crate::errors::IntoPy;
 use crate::observer::{Stages, ToPython};
 
@@ -123,7 +123,7 @@ impl Database {
         let boards = Rows::of(boards)?.boards().py()?;
         let source = self.source()?;
         let rules = self.rules;
-        let mut out = Vec::new();
+        let mut out = reserve(boards.len(), "values").py()?;
         py.detach(|| query::values(rules, &*source, &boards, &mut out))
             .map_err(|e| in_row(out.len(), e))
             .py()?;

@@ -7,7 +7,7 @@ use mancaladb::oware::{Encoder, MAX_SEEDS, PITS};
 use numpy::{PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 
-use crate::boards::{Rows, board};
+use crate::boards::{Rows, board, in_row, reserve};
 use crate::errors::IntoPy;
 
 /// The encoder of every level, made once.
@@ -40,12 +40,14 @@ pub fn ranks<'py>(
     py: Python<'py>,
     boards: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray1<u64>>> {
-    let rows = Rows::of(boards)?;
-    let mut out = vec![0u64; rows.len()];
+    let boards = Rows::of(boards)?.boards().py()?;
+    let mut out = reserve(boards.len(), "ranks").py()?;
     let e = encoder();
-    rows.for_each(py, |i, b| {
-        out[i] = e.index_of(b)?;
-        Ok(())
+    py.detach(|| {
+        boards.iter().enumerate().try_for_each(|(i, b)| {
+            out.push(e.index_of(b).map_err(|e| in_row(i, e))?);
+            Ok(())
+        })
     })
     .py()?;
     Ok(PyArray1::from_vec(py, out))

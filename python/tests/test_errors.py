@@ -95,12 +95,20 @@ def test_bad_rows_name_the_row(db_dir):
             db.value([[1] * 12])
         with pytest.raises(ValueError, match="a board is twelve counts"):
             db.value(np.ones((2, 12), dtype=np.int64))
+        # Rows too many to copy (a view of one row, 1.2 TB as boards) are a
+        # MemoryError, refused against the memory available (as boards(48)
+        # is, in test_index.py), never an abort.
+        many = np.broadcast_to(np.array([1] + [0] * 11, np.uint8), (10**11, 12))
+        for call in [db.values, mancaladb.ranks]:
+            with pytest.raises(MemoryError,
+                               match="100000000000 boards: 1200000000000 bytes asked for"):
+                call(many)
         # No boards, no values.
         assert db.values([]).dtype == np.int8 and db.values([]).shape == (0,)
         assert mancaladb.ranks([]).dtype == np.uint64 and mancaladb.ranks([]).shape == (0,)
 
 
-def test_missing_levels_are_key_errors(db_dir, tmp_path):
+def test_missing_levels_are_key_errors(db_dir, vu_dir, tmp_path):
     with mancaladb.open(db_dir) as db:
         with pytest.raises(KeyError) as e:
             db.value("0 0 0 0 0 0 0 0 0 0 0 17")
@@ -113,6 +121,19 @@ def test_missing_levels_are_key_errors(db_dir, tmp_path):
             db.level(20)
         with pytest.raises(mancaladb.MissingLevelError):
             db.moves("0 0 0 0 0 0 0 0 0 0 0 17")
+        # A principal line that reaches a level not present: that level's
+        # error, for tables as for VU files. Only level 8 is copied; the
+        # line of this board captures (its value, 8, is all seeds taken).
+        board = mancaladb.unrank(8, 100)
+        assert db.value(board) == 8
+    gap = tmp_path / "gap"
+    gap.mkdir()
+    shutil.copy(db_dir / "awari-08.mdb", gap)
+    with mancaladb.open(gap) as only8:
+        assert only8.value(board) == 8
+        with pytest.raises(mancaladb.MissingLevelError, match="level [0-7] .awari. not found") as e:
+            only8.line(board)
+        assert e.value.seeds < 8 and os.fspath(e.value.dir) == os.fspath(gap)
     with mancaladb.open(tmp_path, rules="abapa") as empty:
         assert empty.levels() == []
         with pytest.raises(mancaladb.MissingLevelError, match="level 3 .abapa. not found"):
@@ -120,6 +141,13 @@ def test_missing_levels_are_key_errors(db_dir, tmp_path):
     with mancaladb.open(vu=tmp_path) as vu:
         with pytest.raises(mancaladb.MissingLevelError, match="scores.3 not found"):
             vu.value("1 1 1 0 0 0 0 0 0 0 0 0")
+    vu_gap = tmp_path / "vu-gap"
+    vu_gap.mkdir()
+    shutil.copy(vu_dir / "scores.8", vu_gap)
+    with mancaladb.open(vu=vu_gap) as only8:
+        with pytest.raises(mancaladb.MissingLevelError, match=r"scores\.[0-7] not found") as e:
+            only8.line(board)
+        assert e.value.seeds < 8 and os.fspath(e.value.dir) == os.fspath(vu_gap)
 
 
 def test_damaged_tables_are_corrupt_table_errors(tables_only, tmp_path):
@@ -184,6 +212,10 @@ def test_bad_arguments(tmp_path):
     # Refused as it stands, not after collecting a trillion levels.
     with pytest.raises(ValueError, match="level 49: an Oware game has 48 seeds"):
         mancaladb.build(tmp_path, 2**40, progress=False)
+    # True is no seed count; flags take any truth value, as Python's do.
+    with pytest.raises(TypeError, match="max_seeds must be an integer, got bool"):
+        mancaladb.build(tmp_path, True, progress=False)
+    assert [r["seeds"] for r in mancaladb.build(tmp_path, 1, progress=False, wait=1)] == [0, 1]
 
 
 def test_levels_beyond_the_game_are_value_errors(db_dir):

@@ -51,6 +51,11 @@ def test_bad_sides_get_the_command_lines_message():
         mancaladb.omweso.loops([2] * 16, pit=-1)
     with pytest.raises(ValueError, match="pit 18446744073709551616: pits are numbered 0..15"):
         mancaladb.omweso.loops([2] * 16, pit=2**64)
+    # True is no pit; the flags take any truth value.
+    with pytest.raises(TypeError, match="pit must be an integer, got bool"):
+        mancaladb.omweso.loops([2] * 16, pit=True)
+    assert (mancaladb.omweso.loops([2] * 16, pit=0, first_turn=1, any_seeds=0)
+            == mancaladb.omweso.loops([2] * 16, pit=0, first_turn=True))
     for laps in [-1, 0, 2**64]:
         with pytest.raises(ValueError, match=f"max_laps {laps}: a lap budget must be at least 1"):
             mancaladb.omweso.loops([2] * 16, max_laps=laps)

@@ -1,6 +1,9 @@
 """Thread safety: probes, vectorised probes and level loads from a thread
-pool agree with one thread's answers."""
+pool agree with one thread's answers, and long calls release the GIL."""
 
+import sys
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -51,3 +54,42 @@ def test_concurrent_index_mappings_agree():
     with ThreadPoolExecutor(max_workers=4) as pool:
         parts = list(pool.map(walk, starts))
     assert np.array_equal(np.concatenate(parts), mancaladb.boards(14, 0, 1_000_000))
+
+
+def test_long_calls_let_other_threads_run(db_dir, tables_only):
+    # Another thread counts, sleeping a millisecond between counts (which
+    # releases the GIL). With a switch interval of 100 s the interpreter
+    # never takes the GIL from this thread, so the count moves during a
+    # call only if the call itself lets the GIL go. A call of a few
+    # milliseconds may end before a busy machine runs the counting thread:
+    # each is made up to 20 times.
+    boards = mancaladb.boards(14)
+    state = {"count": 0, "stop": False}
+
+    def count():
+        while not state["stop"]:
+            state["count"] += 1
+            time.sleep(0.001)
+
+    interval = sys.getswitchinterval()
+    counter = threading.Thread(target=count)
+    counter.start()
+    sys.setswitchinterval(100)
+    try:
+        with mancaladb.open(db_dir) as db, mancaladb.open(tables_only) as packed:
+            for name, call in [
+                ("values", lambda: db.values(boards)),
+                ("ranks", lambda: mancaladb.ranks(boards)),
+                ("boards", lambda: mancaladb.boards(14)),
+                ("level", lambda: packed.level(16)),
+            ]:
+                before = state["count"]
+                for _ in range(20):
+                    call()  # (the level is not kept: loaded each time)
+                    if state["count"] > before:
+                        break
+                assert state["count"] > before, f"{name}() held the GIL throughout"
+    finally:
+        sys.setswitchinterval(interval)
+        state["stop"] = True
+        counter.join()
