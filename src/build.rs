@@ -550,7 +550,7 @@ fn built(db: &Db, rules: Rules, n: usize) -> Result<bool> {
     if !db.has_table(rules, n)? {
         return Ok(false);
     }
-    files::check_regular(&db.table_path(rules, n))?;
+    files::check_regular(&db.table_path(rules, n), files::LEVEL_FILE)?;
     Ok(true)
 }
 

@@ -484,19 +484,19 @@ pub fn remove_if_present(path: &Path) -> Result<()> {
 }
 
 /// Refuses anything at `path` but a regular file (links followed): a
-/// directory, a device or a named pipe in a table's place is an error
-/// saying what it is, as [`open_regular`] would give. Nothing there is the
-/// caller's matter.
-pub fn check_regular(path: &Path) -> Result<()> {
+/// directory, a device or a named pipe in a file's place is an error
+/// saying what it is, then `want` (as [`open_regular`] gives it for a
+/// table, with [`LEVEL_FILE`]). Nothing there is the caller's matter.
+pub fn check_regular(path: &Path, want: &str) -> Result<()> {
     match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => Err(not_regular(path, m.file_type(), LEVEL_FILE)),
+        Ok(m) if !m.is_file() => Err(not_regular(path, m.file_type(), want)),
         Err(e) if e.kind() != ErrorKind::NotFound => Err(Error::io(path, e)),
         _ => Ok(()),
     }
 }
 
-/// What [`open_regular`] and [`check_regular`] expect.
-const LEVEL_FILE: &str = "expected a level's file";
+/// What [`open_regular`] expects, and [`check_regular`] in a table's place.
+pub const LEVEL_FILE: &str = "expected a level's file";
 
 /// The error for `path`, of type `kind` where a regular file goes: what it
 /// is, then `want`.

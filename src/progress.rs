@@ -13,6 +13,7 @@
 use std::fmt;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -44,6 +45,12 @@ pub trait Observer: Sync {
 pub trait StageSink: Send + Sync {
     /// `n` more units are done.
     fn advance(&self, n: u64);
+
+    /// `n` units were done before this run (it resumed from a checkpoint):
+    /// done, but not by this run, so not part of its rate.
+    fn resumed(&self, n: u64) {
+        self.advance(n);
+    }
 
     /// The stage is over, after `seconds`.
     fn finish(self: Box<Self>, seconds: f64);
@@ -111,6 +118,16 @@ impl Stage<'_> {
     pub fn inc(&self, n: u64) {
         if let Some(sink) = &self.sink {
             sink.advance(n);
+        }
+    }
+
+    /// Records `n` units done before this run, found in a checkpoint it
+    /// resumes from (see [`StageSink::resumed`]).
+    pub fn resumed(&self, n: u64) {
+        if let Some(sink) = &self.sink
+            && n > 0
+        {
+            sink.resumed(n);
         }
     }
 
@@ -605,6 +622,7 @@ impl Observer for Terminal {
             return Some(Box::new(LogLine {
                 label: label.to_string(),
                 total,
+                resumed: AtomicU64::new(0),
             }));
         }
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
@@ -638,6 +656,13 @@ impl StageSink for Bar {
         self.0.inc(n);
     }
 
+    fn resumed(&self, n: u64) {
+        self.0.inc(n);
+        // The rate and the time left from here on, not from the units found
+        // done at the start.
+        self.0.reset_eta();
+    }
+
     fn finish(self: Box<Self>, _seconds: f64) {
         self.0.finish_and_clear();
     }
@@ -647,20 +672,32 @@ impl StageSink for Bar {
 struct LogLine {
     label: String,
     total: u64,
+    /// Units done before a resume: not this run's, nor in its rate.
+    resumed: AtomicU64,
 }
 
 impl StageSink for LogLine {
     fn advance(&self, _n: u64) {}
 
+    fn resumed(&self, n: u64) {
+        self.resumed.fetch_add(n, Ordering::Relaxed);
+    }
+
     fn finish(self: Box<Self>, seconds: f64) {
+        let resumed = self.resumed.load(Ordering::Relaxed).min(self.total);
+        let here = self.total - resumed;
         let rate = if seconds > 0.0 {
-            self.total as f64 / seconds
+            here as f64 / seconds
         } else {
             0.0
         };
+        let before = match resumed {
+            0 => String::new(),
+            n => format!(" ({n} of them before a resume)"),
+        };
         let _ = writeln!(
             std::io::stderr(),
-            "{:>24}: {} done in {seconds:.2} s ({rate:.0}/s)",
+            "{:>24}: {} done{before} in {seconds:.2} s ({rate:.0}/s)",
             self.label,
             self.total
         );

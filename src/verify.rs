@@ -651,7 +651,7 @@ fn check2(
             tile: start.tiles,
             tiles,
         });
-        stage.inc(start.positions);
+        stage.resumed(start.positions);
     }
     // Level `seeds`'s own values are held for check 2 only.
     let values = source.load(seeds)?;
@@ -811,17 +811,18 @@ struct ProgressSaves<'a> {
 }
 
 impl ProgressSaves<'_> {
-    /// Advances the stage to `mark`: thresholds `seeds..t` scanned whole,
+    /// Moves the count to `mark`: thresholds `seeds..t` scanned whole,
     /// threshold `t` up to its next batch (nothing while the lower levels
-    /// are read).
-    fn reach(&mut self, mark: Mark) {
+    /// are read); the units newly reached.
+    fn reach(&mut self, mark: Mark) -> u64 {
         let Mark::Batch { t, next } = mark else {
-            return;
+            return 0;
         };
         let thresholds_done = (self.seeds as u64).saturating_sub(t as u64);
         let now = thresholds_done * self.size + next.min(self.size);
-        self.stage.inc(now.saturating_sub(self.done));
+        let new = now.saturating_sub(self.done);
         self.done = self.done.max(now);
+        new
     }
 }
 
@@ -829,13 +830,15 @@ impl Saves for ProgressSaves<'_> {
     fn resume(&mut self, bytes: &mut [i8]) -> Result<Option<Mark>> {
         let mark = self.inner.resume(bytes)?;
         if let Some(mark) = mark {
-            self.reach(mark);
+            let before = self.reach(mark);
+            self.stage.resumed(before);
         }
         Ok(mark)
     }
 
     fn after_batch(&mut self, mark: Mark, bytes: &[i8]) -> Result<()> {
-        self.reach(mark);
+        let new = self.reach(mark);
+        self.stage.inc(new);
         if matches!(mark, Mark::Batch { .. })
             && !std::mem::replace(&mut self.settled, true)
             && let Some(moved) = settle(as_bytes(bytes))

@@ -91,26 +91,34 @@ fn seconds(text: &str) -> Result<Duration, String> {
 
 /// Counts the rows asked for, resuming from saved rows and checkpoints.
 pub fn run(a: Args) -> Result<ExitCode, Error> {
-    // Every destination is checked before anything is computed; the
-    // directories made only to be checked go again if the run is refused
-    // (each removed only while empty).
+    // Every destination is checked before anything is computed, the census
+    // lock taken first (a directory another census holds is refused before
+    // its estimate is sampled); the directories made only to be checked go
+    // again, with the lock's file, if the run is refused (each removed only
+    // while empty).
     let made = store::check_writable(&a.db)?;
-    if let Err(e) = check_and_announce(&a) {
-        for dir in &made {
-            if std::fs::remove_dir(dir).is_err() {
-                break;
+    // The census lock is held until the atlas, which may compute and
+    // write cycles files, is written too.
+    let held =
+        match census::Census::open(&a.db).and_then(|held| check_and_announce(&a).map(|()| held)) {
+            Ok(held) => held,
+            Err(e) => {
+                if !made.is_empty() {
+                    let _ = std::fs::remove_file(census::lock_path(&a.db));
+                }
+                for dir in &made {
+                    if std::fs::remove_dir(dir).is_err() {
+                        break;
+                    }
+                }
+                return Err(e);
             }
-        }
-        return Err(e);
-    }
+        };
     let opt = Options {
         budget: a.max_laps,
         checkpoint_every: a.checkpoint_secs,
         progress: Progress::to(&Terminal),
     };
-    // The census lock is held until the atlas, which may compute and
-    // write cycles files, is written too.
-    let held = census::Census::open(&a.db)?;
     let outcome = held.run(a.seeds.clone(), opt)?;
     let rows = &outcome.rows;
     if a.json {

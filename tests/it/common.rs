@@ -193,11 +193,13 @@ pub fn cut_short(path: &Path, bytes: u64) {
 }
 
 /// An observer that keeps what the library tells: its notices, and each
-/// stage as (label, total, units done) when it finishes.
+/// stage as (label, total, units done) when it finishes, with the units of
+/// those found done at a resume.
 #[derive(Default)]
 pub struct Recorder {
     notices: Mutex<Vec<Notice>>,
     stages: Mutex<Vec<(String, u64, u64)>>,
+    resumed: Mutex<Vec<(String, u64)>>,
 }
 
 impl Recorder {
@@ -207,6 +209,12 @@ impl Recorder {
 
     pub fn stages(&self) -> Vec<(String, u64, u64)> {
         self.stages.lock().unwrap().clone()
+    }
+
+    /// (label, units done before the run) of each finished stage that
+    /// resumed.
+    pub fn resumed(&self) -> Vec<(String, u64)> {
+        self.resumed.lock().unwrap().clone()
     }
 
     pub fn clear(&self) {
@@ -222,6 +230,7 @@ impl Observer for Recorder {
             label: label.to_string(),
             total,
             done: AtomicU64::new(0),
+            resumed: AtomicU64::new(0),
         }))
     }
 
@@ -235,6 +244,7 @@ struct RecordedStage<'a> {
     label: String,
     total: u64,
     done: AtomicU64,
+    resumed: AtomicU64,
 }
 
 impl StageSink for RecordedStage<'_> {
@@ -242,7 +252,20 @@ impl StageSink for RecordedStage<'_> {
         self.done.fetch_add(n, Ordering::Relaxed);
     }
 
+    fn resumed(&self, n: u64) {
+        self.done.fetch_add(n, Ordering::Relaxed);
+        self.resumed.fetch_add(n, Ordering::Relaxed);
+    }
+
     fn finish(self: Box<Self>, _seconds: f64) {
+        let resumed = self.resumed.into_inner();
+        if resumed > 0 {
+            self.to
+                .resumed
+                .lock()
+                .unwrap()
+                .push((self.label.clone(), resumed));
+        }
         let done = self.done.into_inner();
         self.to
             .stages

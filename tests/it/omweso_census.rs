@@ -284,6 +284,56 @@ fn edited_rows_are_recomputed() {
     assert!(bad(|r| r.longest_finite = 1001).contains("longest_finite"));
 }
 
+/// A row given twice alike is used once; a row given by two sound lines
+/// that disagree (an edit with its checksum made to match) cannot be told:
+/// no line of it is used, each is set aside, and the row is computed again.
+#[test]
+fn a_row_given_twice_with_other_counts_is_computed_again() {
+    let dir = fresh_dir("disputed");
+    let truth = run_saved(&dir, 11..=11, quiet(1000)).unwrap().rows;
+    let file = dir.join(store::FILE);
+    let clean = std::fs::read_to_string(&file).unwrap();
+    let mut other = truth[0].clone();
+    other.longest_finite += 1;
+    let other_line = clean
+        .replace("\"longest_finite\":23", "\"longest_finite\":24")
+        .replace(&store::checksum(&truth[0]), &store::checksum(&other));
+    assert_ne!(other_line, clean);
+    std::fs::write(&file, clean.repeat(2)).unwrap();
+    let out = run_saved(&dir, 11..=11, quiet(1000)).unwrap();
+    assert_eq!(
+        (out.rows, out.computed, out.rejected.len()),
+        (truth.clone(), vec![], 0)
+    );
+    for (i, text) in [
+        clean.clone() + &other_line,
+        other_line.clone() + &clean,
+        clean.clone() + &other_line + &clean,
+    ]
+    .iter()
+    .enumerate()
+    {
+        std::fs::write(&file, text).unwrap();
+        let out = run_saved(&dir, 11..=11, quiet(1000)).unwrap();
+        assert_eq!(out.rejected.len(), text.lines().count(), "case {i}");
+        assert!(
+            out.rejected
+                .iter()
+                .all(|r| r.why.contains("on lines 1 and 2 with other counts")),
+            "case {i}: {:?}",
+            out.rejected
+        );
+        assert_eq!(
+            (out.rows, out.computed),
+            (truth.clone(), vec![11]),
+            "case {i}"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), clean, "case {i}");
+    }
+    let aside = std::fs::read_to_string(dir.join(format!("{}.rejected", store::FILE))).unwrap();
+    assert_eq!(aside.matches(other_line.trim_end()).count(), 3);
+}
+
 /// A row as the census has written it since rows have checksums (the
 /// line of `db/README.md`, the format of the production census
 /// directories) is still read as it is, not computed again.
@@ -588,6 +638,63 @@ fn census_files_that_are_not_regular_files_are_refused_not_waited_on() {
     );
 }
 
+/// Anything but a regular file where a row of the range keeps its
+/// checkpoint or its cycles is refused before any row is computed, and left
+/// alone: also for a saved row, whose spent checkpoint a run removes (a
+/// named pipe there was removed, a directory failed the run after the rows
+/// before it were computed, and none was printed).
+#[test]
+fn places_of_the_whole_range_are_checked_before_any_row() {
+    let dir = fresh_dir("places");
+    run_saved(&dir, 3..=3, quiet(1000)).unwrap();
+    let saved = |k| Store::open(&dir).unwrap().row(k, 1000).is_some();
+    let cp = checkpoint::path(&dir, 3, 1000);
+    std::fs::create_dir(&cp).unwrap();
+    let err = run_saved(&dir, 2..=3, quiet(1000)).unwrap_err().to_string();
+    assert!(err.contains(".checkpoint: is a directory"), "{err}");
+    assert!(!saved(2) && cp.is_dir());
+    std::fs::remove_dir(&cp).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&cp)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let d = dir.to_str().unwrap();
+    refuses(
+        &["census", "--seeds", "2..3", "--max-laps", "1000", "--db", d],
+        ".checkpoint: is a named pipe",
+    );
+    assert!(!saved(2) && std::fs::symlink_metadata(&cp).is_ok());
+    std::fs::remove_file(&cp).unwrap();
+    // A directory where a later row's cycles go.
+    std::fs::create_dir(atlas::path(&dir, 4, 1000)).unwrap();
+    let err = run_saved(&dir, 2..=4, quiet(1000)).unwrap_err().to_string();
+    assert!(err.contains("k4.b1000.jsonl: is a directory"), "{err}");
+    assert!(!saved(2));
+    std::fs::remove_dir(atlas::path(&dir, 4, 1000)).unwrap();
+    assert_eq!(
+        run_saved(&dir, 2..=4, quiet(1000)).unwrap().computed,
+        [2, 4]
+    );
+}
+
+/// A census on a directory another census holds is refused at once, before
+/// it times a sample for its estimate.
+#[test]
+fn a_held_directory_is_refused_before_the_estimate() {
+    let dir = fresh_dir("held");
+    let held = Census::open(&dir).unwrap();
+    let out = crate::common::run(&["census", "--seeds", "20", "--db", dir.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("omweso-census.lock: locked by another writer"),
+        "{err}"
+    );
+    assert!(!err.contains("configurations to walk"), "{err}");
+    drop(held);
+}
+
 /// The census lock covers the atlas, which may compute and write cycles
 /// files: while another census holds the directory,
 /// `atlas_of` stops at once and writes nothing.
@@ -698,9 +805,21 @@ fn row_resumes_after_sigkill() {
             .configurations,
         walked(k) - last.walked()
     );
-    let out = run_saved(&dir, k..=k, quiet(1_000_000_000)).unwrap();
+    let heard = crate::common::Recorder::default();
+    let options = Options {
+        progress: Progress::to(&heard),
+        ..quiet(1_000_000_000)
+    };
+    let out = run_saved(&dir, k..=k, options).unwrap();
     assert_eq!(out.resumed.len(), 1);
     assert!(out.resumed[0].from >= done * CHUNK, "{:?}", out.resumed);
+    // The stage counts the walk whole, the part found done apart (not
+    // this run's, nor in its rate).
+    assert_eq!(heard.resumed(), [(format!("census k={k}"), last.walked())]);
+    assert_eq!(
+        heard.stages(),
+        [(format!("census k={k}"), walked(k), walked(k))]
+    );
     let r = &out.rows[0];
     assert_eq!(
         (

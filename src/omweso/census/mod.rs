@@ -238,7 +238,7 @@ fn count(
     let cycles = Mutex::new(cycles);
     let stage = progress.stage(format!("census k={seeds}"), starts);
     let mut clock = CheckpointClock::new(checkpoints.as_ref().map(|(every, _)| *every));
-    stage.inc((done * CHUNK).min(starts));
+    stage.resumed((done * CHUNK).min(starts));
     while done < chunks {
         let batch = done..(done + BATCH).min(chunks);
         let (l, u) = batch
@@ -459,6 +459,7 @@ pub fn plan(
     cycles: bool,
 ) -> Result<Estimate> {
     let store = Store::open(dir)?;
+    check_places(dir, range.clone(), budget)?;
     let mut todo = Vec::new();
     let mut configurations = 0;
     for k in range {
@@ -566,13 +567,18 @@ pub struct Census {
     _lock: crate::files::DirLock,
 }
 
+/// The census lock's file in `dir`.
+pub fn lock_path(dir: &Path) -> PathBuf {
+    dir.join("omweso-census.lock")
+}
+
 impl Census {
     /// Takes the census lock of `dir` (failing at once with
     /// [`Error::Locked`] if another census holds it) after checking that
     /// `dir` can be written, and removes what killed writes left there.
     pub fn open(dir: &Path) -> Result<Census> {
         store::check_writable(dir)?;
-        let lock = crate::files::DirLock::acquire_file(&dir.join("omweso-census.lock"), false)?;
+        let lock = crate::files::DirLock::acquire_file(&lock_path(dir), false)?;
         // Each row's checkpoint has its own temporary name, which a row
         // finished later never writes again: what a killed write left goes
         // now (every census writer holds this lock).
@@ -615,6 +621,22 @@ pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> 
     Census::open(dir)?.run(range, opt)
 }
 
+/// Refuses anything but a regular file (a directory, a named pipe) where a
+/// row of `range` keeps its checkpoint or its cycles, before any row is
+/// computed: such a place would fail the run after rows were computed, or
+/// be removed as a spent checkpoint.
+fn check_places(dir: &Path, range: RangeInclusive<usize>, budget: u64) -> Result<()> {
+    for k in range {
+        for path in [
+            checkpoint::path(dir, k, budget),
+            atlas::path(dir, k, budget),
+        ] {
+            crate::files::check_regular(&path, "expected a regular file")?;
+        }
+    }
+    Ok(())
+}
+
 /// [`run_saved`], the caller holding the census lock.
 fn run_locked(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> Result<Outcome> {
     let budget = opt.budget;
@@ -623,6 +645,7 @@ fn run_locked(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> Res
     }
     let mut store = Store::open(dir)?;
     store.check_aside()?;
+    check_places(dir, range.clone(), budget)?;
     for r in store.rejected.iter().take(REJECTED_SHOWN) {
         opt.progress.notice(Notice::CensusLineRejected {
             path: store.path().to_path_buf(),

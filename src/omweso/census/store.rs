@@ -18,7 +18,10 @@
 //! `--max-laps` never replaces a finished row. Lines that fail (not UTF-8,
 //! not JSON, a failed check) are reported with their line number and
 //! recomputed when asked for; when the file is next rewritten they are moved
-//! verbatim to `omweso-census.jsonl.rejected`, never dropped. A line
+//! verbatim to `omweso-census.jsonl.rejected`, never dropped. A row given
+//! twice alike is kept once; a row given by two sound lines that disagree
+//! (hand-edited, the checksum made to match) is a row whose value cannot
+//! be told: every line of it is rejected, and it is computed again. A line
 //! without a checksum is rejected too: only the first day's census (before
 //! 2026-11-30) wrote such rows, and a checksum given to an unchecked row
 //! would make whatever it says permanent. A file none of whose lines
@@ -152,25 +155,62 @@ impl Store {
             rows: Vec::new(),
             rejected: Vec::new(),
         };
+        // The line each row was read from, by the row's place in `rows`.
+        let mut row_lines: Vec<(usize, &[u8])> = Vec::new();
+        // Rows whose lines disagree, with the first two lines found.
+        let mut disputed: Vec<((usize, u64), usize, usize)> = Vec::new();
         for (i, text) in bytes.split(|&b| b == b'\n').enumerate() {
             if text.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            match parse(text) {
-                Ok(row) => {
-                    // A later line of the same key wins (the file is rewritten whole).
-                    store
-                        .rows
-                        .retain(|r| (r.seeds, r.budget) != (row.seeds, row.budget));
-                    store.rows.push(row);
+            let line = i + 1;
+            let row = match parse(text) {
+                Ok(row) => row,
+                Err(why) => {
+                    store.rejected.push(Rejected {
+                        line,
+                        why,
+                        text: text.to_vec(),
+                    });
+                    continue;
                 }
-                Err(why) => store.rejected.push(Rejected {
-                    line: i + 1,
-                    why,
+            };
+            let key = (row.seeds, row.budget);
+            if let Some(&(_, first, second)) = disputed.iter().find(|d| d.0 == key) {
+                store.rejected.push(Rejected {
+                    line,
+                    why: disagree(key, first, second),
                     text: text.to_vec(),
-                }),
+                });
+                continue;
+            }
+            match store.rows.iter().position(|r| (r.seeds, r.budget) == key) {
+                None => {
+                    store.rows.push(row);
+                    row_lines.push((line, text));
+                }
+                // The same row again: one is kept (the file is rewritten
+                // whole, each row once).
+                Some(at) if store.rows[at] == row => {}
+                // Two sound lines of one row that disagree: which is right
+                // cannot be told, so neither is used; both are set aside
+                // and the row is computed again.
+                Some(at) => {
+                    store.rows.remove(at);
+                    let (first, first_text) = row_lines.remove(at);
+                    disputed.push((key, first, line));
+                    let why = disagree(key, first, line);
+                    for (at, text) in [(first, first_text), (line, text)] {
+                        store.rejected.push(Rejected {
+                            line: at,
+                            why: why.clone(),
+                            text: text.to_vec(),
+                        });
+                    }
+                }
             }
         }
+        store.rejected.sort_by_key(|r| r.line);
         Ok(store)
     }
 
@@ -230,6 +270,15 @@ impl Store {
         }
         crate::files::write_atomically(&self.path, |f| f.write_all(text.as_bytes()))
     }
+}
+
+/// Why the lines of row `key` (seeds, budget) are not used: lines `first`
+/// and `second` give it with other counts.
+fn disagree(key: (usize, u64), first: usize, second: usize) -> String {
+    format!(
+        "row k = {}, budget {} is on lines {first} and {second} with other counts: no line of it is used",
+        key.0, key.1
+    )
 }
 
 /// The rows as one JSON list, a row a line.
