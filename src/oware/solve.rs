@@ -436,8 +436,9 @@ fn solve_once(
                 None => {
                     if !told_afresh && holds_checkpoints(dir)? {
                         let why = format!(
-                            "the checkpoints in {} are of another solve (another slice, lower \
-                                 levels or file version) or not held by every rank",
+                            "no checkpoint in {} can be resumed: each is of another solve \
+                                 (another slice, lower levels or file version), damaged in its \
+                                 header, or not held by every rank",
                             dir.display()
                         );
                         progress.notice(Notice::SolveAfresh { seeds, why });
@@ -729,7 +730,7 @@ impl<L: LowerLevels + ?Sized> ForwardPass<'_, L> {
         } else {
             self.parts
         };
-        stage.inc(tile_start(first) as u64);
+        stage.resumed(tile_start(first) as u64);
         for k in first..self.parts {
             let tiles = &tiles[tile_start(k)..tile_start(k + 1)];
             self.best_captures(tiles, as_atomic(state))?;
@@ -745,7 +746,7 @@ impl<L: LowerLevels + ?Sized> ForwardPass<'_, L> {
         let ranks = self.ex.ranks() as u64;
         // Slices are even: this rank's share stands for the whole.
         let done = (part_start(first, self.parts, chunks) * CHUNK).min(state.len());
-        stage.inc(done as u64 * ranks);
+        stage.resumed(done as u64 * ranks);
         for k in first..self.parts {
             let chunks = part(k, self.parts, chunks);
             let (from, to) = (chunks.start * CHUNK, (chunks.end * CHUNK).min(state.len()));

@@ -422,6 +422,22 @@ pub fn wipe(dir: &Path) -> Result<()> {
     }
 }
 
+/// Removes every file of `dir` whose name begins with one of `kinds`
+/// (`state.`, `forward.`) but `keep`: the checkpoints this slice reads and
+/// those it cannot (another slice's, another version's, a header damaged),
+/// which would otherwise take their room on disk until the level ends.
+/// The work directory is this rank's alone.
+fn remove_checkpoints_except(dir: &Path, kinds: &[&str], keep: &Path) -> Result<()> {
+    for e in entries(dir)? {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if kinds.iter().any(|k| name.starts_with(k)) && e.path() != keep {
+            crate::files::remove_if_present(&e.path())?;
+        }
+    }
+    Ok(())
+}
+
 /// Whether `dir` holds checkpoint files (complete ones, of any slice or
 /// version): a directory about to be wiped then throws work away.
 pub fn holds_checkpoints(dir: &Path) -> Result<bool> {
@@ -682,11 +698,7 @@ impl Checkpoint {
     /// from `mark`: a newer one that only some ranks wrote no longer
     /// matches the seed lists, which are cut back to `mark`.
     pub fn remove_forward_except(&self, dir: &Path, mark: &ForwardMark) -> Result<()> {
-        for other in self.forward_saved(dir)? {
-            if other.progress() != mark.progress() {
-                crate::files::remove_if_present(&forward_path(dir, &other))?;
-            }
-        }
+        remove_checkpoints_except(dir, &["forward."], &forward_path(dir, mark))?;
         remove_unfinished(dir)
     }
 
@@ -695,15 +707,7 @@ impl Checkpoint {
     /// lists of the thresholds above `keep`: a solve resumed from
     /// `state.<keep>` starts at threshold `keep` and never reads them.
     pub fn remove_others(&self, dir: &Path, keep: usize) -> Result<()> {
-        for t in self.saved(dir)? {
-            if t != keep {
-                let path = state_path(dir, t);
-                std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
-            }
-        }
-        for mark in self.forward_saved(dir)? {
-            crate::files::remove_if_present(&forward_path(dir, &mark))?;
-        }
+        remove_checkpoints_except(dir, &["state.", "forward."], &state_path(dir, keep))?;
         remove_unfinished(dir)?;
         for t in keep + 1..=self.seeds as usize {
             for win in [false, true] {
@@ -1041,9 +1045,13 @@ mod tests {
             vec![mark.clone(), newer.clone()]
         );
         std::fs::write(dir.join("forward.2.9.tmp"), b"cut short").unwrap();
+        // One whose header is damaged is no checkpoint of this slice, but
+        // goes too: it would hold its room on disk until the level ends.
+        let damaged = dir.join("forward.2.7");
+        std::fs::write(&damaged, &bytes).unwrap();
         cp.remove_forward_except(&dir, &newer).unwrap();
         assert_eq!(cp.forward_saved(&dir).unwrap(), vec![newer.clone()]);
-        assert!(!dir.join("forward.2.9.tmp").exists());
+        assert!(!dir.join("forward.2.9.tmp").exists() && !damaged.exists());
         // Resumed from an older one, the newer ones go too.
         cp.save_forward(&dir, &mark, &state).unwrap();
         cp.remove_forward_except(&dir, &mark).unwrap();
@@ -1052,10 +1060,13 @@ mod tests {
         // A threshold's checkpoint supersedes them, and takes with it what
         // a process killed while writing one left behind.
         std::fs::write(dir.join("state.7.tmp"), b"cut short").unwrap();
+        std::fs::write(dir.join("state.9"), b"not a checkpoint of this slice").unwrap();
+        std::fs::write(&damaged, &bytes).unwrap();
         cp.save(&dir, 3, &mark.lists, &state).unwrap();
         cp.remove_others(&dir, 3).unwrap();
         assert_eq!(cp.forward_saved(&dir).unwrap(), vec![]);
-        assert!(!dir.join("state.7.tmp").exists());
+        assert!(!dir.join("state.7.tmp").exists() && !dir.join("state.9").exists());
+        assert!(!damaged.exists());
         assert!(dir.join("state.3").exists());
         assert_eq!(cp.saved(&dir).unwrap(), vec![3]);
         // A wipe takes the checkpoints first, then everything.
