@@ -93,6 +93,7 @@ fn run_batched(threads: usize, count: usize, boards: &[Board], tables: &Tables) 
                     let mut sum = 0i64;
                     let mut i = (t * boards.len() / threads) / BATCH * BATCH;
                     for _ in 0..count / BATCH {
+                        out.clear(); // values() appends
                         tables.values(&boards[i..i + BATCH], &mut out).unwrap();
                         sum += out.iter().map(|&v| i64::from(v)).sum::<i64>();
                         i = (i + BATCH) % boards.len();

@@ -659,7 +659,9 @@ impl StageSink for Bar {
     fn resumed(&self, n: u64) {
         self.0.inc(n);
         // The rate and the time left from here on, not from the units found
-        // done at the start.
+        // done at the start: the estimate takes them in (a tick), then
+        // starts again from them.
+        self.0.tick();
         self.0.reset_eta();
     }
 

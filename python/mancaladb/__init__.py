@@ -406,7 +406,9 @@ def _level_number(n: Any) -> int:
     seeds = integer(n, "a level")
     if seeds < 0:
         raise ValueError(f"level {seeds}: a level is a seed count, 0 or more")
-    _native.level_size(seeds)  # past level 48: the library's ValueError
+    if seeds > 48:
+        # As the library words it (level_size(49)), for any size of int.
+        raise ValueError(f"level {seeds}: levels go up to 48")
     return seeds
 
 

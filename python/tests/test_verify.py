@@ -76,6 +76,8 @@ def test_bad_arguments_are_python_exceptions(db_dir):
             db.verify(3, checks=2.0)
         with pytest.raises(ValueError, match="level 49: levels go up to 48"):
             db.verify([3, 49])
+        with pytest.raises(ValueError, match=f"level {2**64}: levels go up to 48"):
+            db.verify(2**64)
         with pytest.raises(ValueError, match="level -1"):
             db.verify(-1)
         with pytest.raises(TypeError):

@@ -99,21 +99,27 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
     let made = store::check_writable(&a.db)?;
     // The census lock is held until the atlas, which may compute and
     // write cycles files, is written too.
-    let held =
-        match census::Census::open(&a.db).and_then(|held| check_and_announce(&a).map(|()| held)) {
-            Ok(held) => held,
-            Err(e) => {
-                if !made.is_empty() {
-                    let _ = std::fs::remove_file(census::lock_path(&a.db));
-                }
-                for dir in &made {
-                    if std::fs::remove_dir(dir).is_err() {
-                        break;
-                    }
-                }
-                return Err(e);
+    let refused = |e: Error| {
+        for dir in &made {
+            if std::fs::remove_dir(dir).is_err() {
+                break;
             }
-        };
+        }
+        Err(e)
+    };
+    let held = match census::Census::open(&a.db) {
+        Ok(held) => held,
+        // Never the lock's file here: another census may hold it.
+        Err(e) => return refused(e),
+    };
+    if let Err(e) = check_and_announce(&a) {
+        // The lock's file goes while the lock is held, then the lock.
+        if !made.is_empty() {
+            let _ = std::fs::remove_file(census::lock_path(&a.db));
+        }
+        drop(held);
+        return refused(e);
+    }
     let opt = Options {
         budget: a.max_laps,
         checkpoint_every: a.checkpoint_secs,

@@ -155,8 +155,9 @@ impl Store {
             rows: Vec::new(),
             rejected: Vec::new(),
         };
-        // The line each row was read from, by the row's place in `rows`.
-        let mut row_lines: Vec<(usize, &[u8])> = Vec::new();
+        // The lines each row was read from (more than one when given alike
+        // again), by the row's place in `rows`.
+        let mut row_lines: Vec<Vec<(usize, &[u8])>> = Vec::new();
         // Rows whose lines disagree, with the first two lines found.
         let mut disputed: Vec<((usize, u64), usize, usize)> = Vec::new();
         for (i, text) in bytes.split(|&b| b == b'\n').enumerate() {
@@ -187,20 +188,22 @@ impl Store {
             match store.rows.iter().position(|r| (r.seeds, r.budget) == key) {
                 None => {
                     store.rows.push(row);
-                    row_lines.push((line, text));
+                    row_lines.push(vec![(line, text)]);
                 }
                 // The same row again: one is kept (the file is rewritten
                 // whole, each row once).
-                Some(at) if store.rows[at] == row => {}
+                Some(at) if store.rows[at] == row => row_lines[at].push((line, text)),
                 // Two sound lines of one row that disagree: which is right
-                // cannot be told, so neither is used; both are set aside
-                // and the row is computed again.
+                // cannot be told, so no line of it is used; all are set
+                // aside and the row is computed again.
                 Some(at) => {
                     store.rows.remove(at);
-                    let (first, first_text) = row_lines.remove(at);
+                    let mut lines = row_lines.remove(at);
+                    let first = lines[0].0;
                     disputed.push((key, first, line));
                     let why = disagree(key, first, line);
-                    for (at, text) in [(first, first_text), (line, text)] {
+                    lines.push((line, text));
+                    for (at, text) in lines {
                         store.rejected.push(Rejected {
                             line: at,
                             why: why.clone(),
