@@ -7,10 +7,11 @@
 //! exactly: the partial sums (`longest_finite`, `undecided`) and the cycles
 //! found so far. A cycle is saved as one state of it (its canonical
 //! representative, see [`super::Found`]) and its period; on resume each is
-//! walked again for one period, which rebuilds every remembered state and
-//! checks the saved period at the same time (a cycle costs its period in
-//! laps, `loop_pairs / 16` laps in all: seconds even at k = 32). The
-//! resumed row is therefore identical to an uninterrupted one.
+//! followed from that state until it returns to it (rotated), which checks
+//! the saved period and seeds sown, and then walked once more to remember
+//! its states (a cycle costs a few times its period in laps, in all a
+//! few times `loop_pairs / 16`: seconds even at k = 32). The resumed row
+//! is therefore identical to an uninterrupted one.
 //!
 //! The file is `omweso-census.kK.bB.checkpoint` beside the results file,
 //! written to a temporary name and renamed, with a checksum; it is removed
@@ -18,7 +19,9 @@
 //! budget, chunk size, checksum), or claims more than a walk of the row
 //! can have reached (more chunks than the row has, more configurations
 //! undecided than walked, a finite move longer than the budget), is
-//! reported and ignored.
+//! reported and ignored. The checksum finds damage, not edits: a checkpoint
+//! edited by hand with its checksum made to match can still claim chunks
+//! it never walked.
 
 use std::path::{Path, PathBuf};
 

@@ -18,7 +18,8 @@
 //! smallest exactly when `r + d < 16` for every `d` in `M(s)`, that is for
 //! `16 - max M(s)` values of `r`. So `cfg_any` is the sum of `16 - max M(s)`
 //! over remembered states, and `cfg_all` the same sum over those with
-//! `M(s) = L(s)`: sixteen lookups per state, no memory beyond the set.
+//! `M(s) = L(s)`: at most fifteen lookups per state, no memory beyond the
+//! set.
 //!
 //! Rows are computed a batch of chunks at a time and can be saved between
 //! batches ([`checkpoint`]); finished rows go to a results file ([`store`]).
