@@ -48,7 +48,11 @@
 //! before any sweep (most decisions at a threshold's start are seeds, and
 //! sweeps then find only the overflow of rounds). Working memory is
 //! therefore one byte per position, the bitmap, and two frontiers of at
-//! most `cap` boards.
+//! most `cap` boards; with several ranks (below), also a round's messages
+//! to other ranks, which are not capped: up to the predecessors of a full
+//! frontier (several per board, 8 bytes each), held twice while they are
+//! gathered for the exchange. Not measured, and not in the build's memory
+//! check, which counts one rank's share of the single-process figure.
 //!
 //! **Checkpoints.** Between thresholds no position is fresh and the state
 //! bytes are the whole solver state. Every [`Options::checkpoint_every`]
