@@ -45,7 +45,7 @@ pub fn ranks<'py>(
     let e = encoder();
     py.detach(|| {
         boards.iter().enumerate().try_for_each(|(i, b)| {
-            out.push(e.index_of(b).map_err(|e| in_row(i, e))?);
+            out.push(e.index_of(b).map_err(|err| in_row(i, err))?);
             Ok(())
         })
     })

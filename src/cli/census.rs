@@ -97,8 +97,6 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
     // again, with the lock's file, if the run is refused (each removed only
     // while empty).
     let made = store::check_writable(&a.db)?;
-    // The census lock is held until the atlas, which may compute and
-    // write cycles files, is written too.
     let refused = |e: Error| {
         for dir in &made {
             if std::fs::remove_dir(dir).is_err() {
@@ -107,6 +105,8 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         }
         Err(e)
     };
+    // The census lock is held until the atlas, which may compute and
+    // write cycles files, is written too.
     let held = match census::Census::open(&a.db) {
         Ok(held) => held,
         // Never the lock's file here: another census may hold it.
