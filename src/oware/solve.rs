@@ -495,7 +495,14 @@ fn solve_once(
     // up with seeds and fresh positions, then runs a round on it; a
     // threshold ends when no rank has anything left to tell.
     let stage = progress.stage(format!("level {seeds}: values"), size);
-    let (mut sent_bytes, mut rounds, mut told) = (0, 0, 0);
+    // A checkpoint resumed between thresholds holds the positions decided
+    // before it: done, though not by this run.
+    let mut told = 0;
+    if resumed_at.is_some() {
+        told = ex.sum(state.par_iter().filter(|&&c| c >= DECIDED).count() as u64);
+        stage.resumed(told);
+    }
+    let (mut sent_bytes, mut rounds) = (0, 0);
     let pending = Pending::new(n);
     let mut sweep = Sweep::default();
     for t in (1..=next_t).rev() {
@@ -537,8 +544,7 @@ fn solve_once(
             save_if_due(t - 1, &state)?;
         }
     }
-    // The positions no threshold decided (and those decided before a
-    // checkpoint this run resumed from) are done too: the former are worth 0.
+    // The positions no threshold decided are done too: they are worth 0.
     stage.inc(size.saturating_sub(told));
     stage.finish();
 

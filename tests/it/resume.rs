@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 
-use crate::common::{assert_committed, awari_db, bin, scratch, solved};
+use crate::common::{Recorder, assert_committed, awari_db, bin, scratch, solved};
 use mancaladb::error::{Error, Result};
 use mancaladb::exchange::Alone;
 use mancaladb::oware::solve::{Options, Part, solve_part_in};
@@ -392,6 +392,35 @@ fn checkpoints_over_other_lower_levels_are_not_resumed() {
     let (reads, afresh) = solve_failing(rules, seeds, &other, i64::MAX);
     assert_eq!(reads, all, "the forward pass was not done afresh");
     assert!(afresh.unwrap().values[..] == levels[seeds][..]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A solve resumed before its last threshold tells its values stage that
+/// the positions the checkpoint had decided (every one worth 2 or more
+/// either way) were done before it: done, not part of its rate.
+#[test]
+fn a_solve_resumed_between_thresholds_reports_what_was_decided_before() {
+    let dir = scratch("resumed-values");
+    let (rules, seeds) = (Rules::Awari, 12);
+    let levels = solved(rules);
+    let options = checkpoint_always(dir.clone());
+    let solve =
+        |progress| solve_part_in(rules, seeds, &levels[..seeds], &Alone, &options, progress);
+    assert_eq!(solve(Progress::QUIET).unwrap().resumed_at, None);
+    let heard = Recorder::default();
+    let resumed = solve(Progress::to(&heard)).unwrap();
+    assert_eq!(resumed.resumed_at, Some(1));
+    assert!(resumed.values[..] == levels[seeds][..]);
+    let before = levels[seeds].iter().filter(|v| v.abs() >= 2).count() as u64;
+    assert!(before > 0 && before < levels[seeds].len() as u64);
+    let label = format!("level {seeds}: values");
+    assert_eq!(heard.resumed(), [(label.clone(), before)]);
+    let size = levels[seeds].len() as u64;
+    assert!(
+        heard.stages().contains(&(label, size, size)),
+        "{:?}",
+        heard.stages()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
