@@ -188,6 +188,9 @@ pub enum Corruption {
         stored: i8,
         /// The best value of its moves.
         best: i8,
+        /// The levels its moves' values were read from, increasing: the
+        /// damage is in this table or one of them.
+        moves_from: Vec<usize>,
     },
 }
 
@@ -274,10 +277,16 @@ impl fmt::Display for Corruption {
                 board,
                 stored,
                 best,
-            } => write!(
-                f,
-                "stored value {stored} of {board} disagrees with its moves' best value {best}"
-            ),
+                moves_from,
+            } => {
+                let levels: Vec<String> = moves_from.iter().map(|n| n.to_string()).collect();
+                write!(
+                    f,
+                    "stored value {stored} of {board} disagrees with its moves' best value \
+                     {best}, read from level(s) {}: this table or one of those is wrong",
+                    levels.join(", ")
+                )
+            }
         }
     }
 }

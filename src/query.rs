@@ -1,13 +1,12 @@
 //! Answering questions about positions from stored tables: a position's
 //! value, the value of each move, and the principal variation.
 
-use std::collections::HashMap;
-
-use serde::ser::{Serialize, SerializeStruct, Serializer};
-
 use crate::error::{Corruption, Error, Result};
 use crate::oware::{Board, Rules, levels_needed, moves};
 use crate::source::Values;
+
+mod line;
+pub use line::{Line, LineEnd, Ply, principal_line};
 
 /// What a value means for the player to move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -131,12 +130,16 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
     if let Some(v) = own
         && v != value
     {
+        let mut moves_from: Vec<usize> = list.iter().map(|m| m.child.seeds()).collect();
+        moves_from.sort_unstable();
+        moves_from.dedup();
         return Err(Error::corrupt(
             values.origin(board),
             Corruption::Inconsistent {
                 board: board.to_string(),
                 stored: v,
                 best: value,
+                moves_from,
             },
         ));
     }
@@ -216,124 +219,6 @@ pub fn values(
     Ok(())
 }
 
-/// One ply of a principal variation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Ply {
-    /// The position before the move, seen by the player making it.
-    pub board: Board,
-    /// The pit played.
-    pub pit: u8,
-    /// Seeds taken.
-    pub captures: u8,
-    /// The position's value for the player making the move.
-    pub value: i8,
-}
-
-/// How a principal variation ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LineEnd {
-    /// The player to move in `board` has no seeds, or the last move took
-    /// every seed left.
-    GameOver,
-    /// The position after the last ply repeats the one before ply `ply`:
-    /// from here play goes round forever.
-    Cycle {
-        /// Index of the first repeated ply.
-        ply: usize,
-    },
-    /// The line was cut at the requested length.
-    Limit,
-    /// The next position needs level `seeds`, which is not present.
-    Missing {
-        /// The level missing.
-        seeds: usize,
-    },
-}
-
-/// A principal variation and how it ends. Serialized as `{line: [{board,
-/// pit, captures, value}], line_end: "game-over" | "cycle" | "limit" |
-/// "level-missing"}`, with `cycle_ply` for a cycle and `missing_level` for
-/// a missing level.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Line {
-    /// The plies, best move first.
-    pub plies: Vec<Ply>,
-    /// How it ends.
-    pub end: LineEnd,
-}
-
-impl Serialize for Line {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        let (extra, n) = match self.end {
-            LineEnd::Cycle { ply } => (Some(("cycle_ply", ply)), 3),
-            LineEnd::Missing { seeds } => (Some(("missing_level", seeds)), 3),
-            _ => (None, 2),
-        };
-        let mut st = s.serialize_struct("Line", n)?;
-        st.serialize_field("line", &self.plies)?;
-        st.serialize_field(
-            "line_end",
-            match self.end {
-                LineEnd::GameOver => "game-over",
-                LineEnd::Cycle { .. } => "cycle",
-                LineEnd::Limit => "limit",
-                LineEnd::Missing { .. } => "level-missing",
-            },
-        )?;
-        if let Some((name, n)) = extra {
-            st.serialize_field(name, &n)?;
-        }
-        st.end()
-    }
-}
-
-/// Follows best moves (the lowest pit among equals) from `board` until the
-/// game ends, a position repeats, `max_plies` plies, or a position after
-/// the first needs a level that is not present (the first position's
-/// missing levels are an error, as for [`analyze`]).
-pub fn principal_line(
-    rules: Rules,
-    values: &dyn Values,
-    board: &Board,
-    max_plies: usize,
-) -> Result<Line> {
-    let mut line = Vec::new();
-    let mut seen: HashMap<Board, usize> = HashMap::new();
-    let mut pos = *board;
-    let end = loop {
-        if let Some(&ply) = seen.get(&pos) {
-            break LineEnd::Cycle { ply };
-        }
-        if line.len() == max_plies {
-            break LineEnd::Limit;
-        }
-        seen.insert(pos, line.len());
-        let a = match analyze(rules, values, &pos) {
-            Ok(a) => a,
-            Err(Error::Missing(m)) if !line.is_empty() => match m.level() {
-                Some(seeds) => break LineEnd::Missing { seeds },
-                None => return Err(Error::Missing(m)),
-            },
-            Err(e) => return Err(e),
-        };
-        let Some(best) = a.moves.iter().find(|m| m.value == a.value) else {
-            break LineEnd::GameOver;
-        };
-        line.push(Ply {
-            board: pos,
-            pit: best.pit,
-            captures: best.captures,
-            value: a.value,
-        });
-        let next = best.child;
-        if next.seeds() == 0 {
-            break LineEnd::GameOver;
-        }
-        pos = next;
-    };
-    Ok(Line { plies: line, end })
-}
-
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
@@ -385,17 +270,19 @@ mod tests {
         }
         // -1 is one: the move is worth 1, which the stored -1 contradicts.
         let e = analyze(Rules::Awari, &Constant(-1), &b).unwrap_err();
+        // The move's value came from level 1, which the error names.
         assert!(
             matches!(
-                e,
+                &e,
                 Error::Corrupt {
                     kind: Corruption::Inconsistent {
                         stored: -1,
                         best: 1,
+                        moves_from,
                         ..
                     },
                     ..
-                }
+                } if moves_from == &[1]
             ),
             "{e}"
         );

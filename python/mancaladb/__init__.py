@@ -84,10 +84,14 @@ class Line(NamedTuple):
     plies: List[Ply]
     """The plies, best move first."""
     end: str
-    """``"game-over"``, ``"cycle"`` (play goes round forever: the rest is
-    split evenly) or ``"limit"`` (cut at ``max_plies``)."""
+    """``"game-over"``, ``"cycle"`` (a position of value 0 repeats: play
+    goes round forever, worth 0), ``"no-progress"`` (a position of another
+    value repeats: the search for how the side ahead makes progress gave up
+    at that level, so the line does not show it) or ``"limit"`` (cut at
+    ``max_plies``)."""
     cycle_ply: Optional[int]
-    """For a cycle, the index of the ply whose position repeats."""
+    """For ``"cycle"`` and ``"no-progress"``, the index of the ply whose
+    position repeats."""
 
 
 class Database:

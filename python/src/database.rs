@@ -165,6 +165,7 @@ impl Database {
         Ok(match line.end {
             LineEnd::GameOver => (plies, "game-over", None),
             LineEnd::Cycle { ply } => (plies, "cycle", Some(ply)),
+            LineEnd::NoProgress { ply } => (plies, "no-progress", Some(ply)),
             LineEnd::Limit => (plies, "limit", None),
             // A line that reaches a level not present is the missing level's
             // error, as any other probe of it.

@@ -28,5 +28,5 @@ def test_the_worked_example_runs_as_written(db_dir, tmp_path):
     # What the comments of the example say it prints.
     assert printed[0] == "0"
     assert printed[6].startswith("Move(pit=5, captures=3, value=0, child=(5, 0, 3,")
-    assert printed[7] == "59 cycle"
+    assert printed[7] == "119 cycle"
     assert printed[8] == "7193246 of 12685179"

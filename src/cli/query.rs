@@ -121,6 +121,12 @@ fn print(rules: Rules, a: &Analysis, line: Option<&Line>) {
                 "  end: the position before ply {} repeats: endless play",
                 ply + 1
             ),
+            LineEnd::NoProgress { ply } => out!(
+                "  end: the position before ply {} repeats at a value other than 0: \
+                 the search for progress gave up at this level, so this line does not \
+                 show how the side ahead gets its value",
+                ply + 1
+            ),
             LineEnd::Limit => out!("  end: cut at {} plies", line.plies.len()),
             LineEnd::Missing { seeds } => out!("  end: level {seeds} is not present"),
         }

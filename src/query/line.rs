@@ -1,0 +1,411 @@
+//! The principal variation: best moves from a position until the game
+//! ends, and a line that shows how the value is obtained.
+//!
+//! The tables hold values, not distances, so taking "a best move" at each
+//! ply need not show how a value is won: among its moves worth the value,
+//! the side ahead may shuffle forever between positions of the same value.
+//! (Taking the lowest pit among the best moves did: from
+//! `0 2 0 0 1 0 0 3 0 1 1 0`, worth -2, a position repeated after 8 plies.)
+//!
+//! **Progress.** Seeds leave the board only by captures, and a capture
+//! leads to a lower level, so a line can repeat only through quiet moves
+//! within one level. At a position of value `v != 0`, take the graph G of
+//! the positions its level reaches from it by best moves of both sides
+//! that capture nothing; a best move that captures, and a position without
+//! moves, is an *exit*. The side ahead (the mover where the value is
+//! positive) can force an exit. If it could not, the other side could keep
+//! play in G forever by best moves, and answer any worse move of the side
+//! ahead (which leaves G) by best moves from there: it would get 0 (endless
+//! play is worth 0) or more than `-|v|`, not `-|v|`. So the attractor of
+//! the exits for the side ahead, computed backward over G, holds the
+//! position. Its rank (plies to an exit) is 0 at an exit; for the side
+//! ahead, one more than its least best move's; for the other side, one
+//! more than its greatest. The side ahead takes a best move of least rank
+//! (an exit first), the other side the lowest pit among its best moves;
+//! the rank falls with each ply, and the line reaches an exit.
+//!
+//! At value 0 both sides take the lowest pit among their best moves, and a
+//! repeat is endless play, worth 0 as the rules say. G is searched up to
+//! [`SEARCH_LIMIT`] positions per level; past that, or where G reaches a
+//! level that is not present, the line takes the lowest pits there too,
+//! and a repeat at a value other than 0 ends it as
+//! [`LineEnd::NoProgress`], never as endless play.
+
+use std::collections::{HashMap, VecDeque};
+
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+
+use super::{Analysis, MoveValue, analyze};
+use crate::error::{Error, Result};
+use crate::oware::{Board, Rules};
+use crate::source::Values;
+
+/// Most positions the search for progress explores at one level.
+pub const SEARCH_LIMIT: usize = 1 << 15;
+
+/// One ply of a principal variation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Ply {
+    /// The position before the move, seen by the player making it.
+    pub board: Board,
+    /// The pit played.
+    pub pit: u8,
+    /// Seeds taken.
+    pub captures: u8,
+    /// The position's value for the player making the move.
+    pub value: i8,
+}
+
+/// How a principal variation ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineEnd {
+    /// The player to move in `board` has no seeds, or the last move took
+    /// every seed left.
+    GameOver,
+    /// The position after the last ply repeats the one before ply `ply`,
+    /// whose value is 0: from here play goes round forever.
+    Cycle {
+        /// Index of the first repeated ply.
+        ply: usize,
+    },
+    /// The position after the last ply repeats the one before ply `ply`,
+    /// whose value is not 0: the search for progress gave up at this level
+    /// (see the module docs), and this line does not show how the side
+    /// ahead gets its value.
+    NoProgress {
+        /// Index of the first repeated ply.
+        ply: usize,
+    },
+    /// The line was cut at the requested length.
+    Limit,
+    /// The next position needs level `seeds`, which is not present.
+    Missing {
+        /// The level missing.
+        seeds: usize,
+    },
+}
+
+/// A principal variation and how it ends. Serialized as `{line: [{board,
+/// pit, captures, value}], line_end: "game-over" | "cycle" | "no-progress"
+/// | "limit" | "level-missing"}`, with `cycle_ply` for a repeat and
+/// `missing_level` for a missing level.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Line {
+    /// The plies, best move first.
+    pub plies: Vec<Ply>,
+    /// How it ends.
+    pub end: LineEnd,
+}
+
+impl Serialize for Line {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let (extra, n) = match self.end {
+            LineEnd::Cycle { ply } | LineEnd::NoProgress { ply } => (Some(("cycle_ply", ply)), 3),
+            LineEnd::Missing { seeds } => (Some(("missing_level", seeds)), 3),
+            _ => (None, 2),
+        };
+        let mut st = s.serialize_struct("Line", n)?;
+        st.serialize_field("line", &self.plies)?;
+        st.serialize_field(
+            "line_end",
+            match self.end {
+                LineEnd::GameOver => "game-over",
+                LineEnd::Cycle { .. } => "cycle",
+                LineEnd::NoProgress { .. } => "no-progress",
+                LineEnd::Limit => "limit",
+                LineEnd::Missing { .. } => "level-missing",
+            },
+        )?;
+        if let Some((name, n)) = extra {
+            st.serialize_field(name, &n)?;
+        }
+        st.end()
+    }
+}
+
+/// Follows best moves from `board` until the game ends, a position
+/// repeats, `max_plies` plies, or a position after the first needs a level
+/// that is not present (the first position's missing levels are an error,
+/// as for [`analyze`]). Where the value is not 0 the side ahead makes
+/// progress (module docs); elsewhere each side takes the lowest pit among
+/// its best moves.
+pub fn principal_line(
+    rules: Rules,
+    values: &dyn Values,
+    board: &Board,
+    max_plies: usize,
+) -> Result<Line> {
+    follow(rules, values, board, max_plies, SEARCH_LIMIT)
+}
+
+/// [`principal_line`], searching at most `limit` positions per level.
+fn follow(
+    rules: Rules,
+    values: &dyn Values,
+    board: &Board,
+    max_plies: usize,
+    limit: usize,
+) -> Result<Line> {
+    let mut line: Vec<Ply> = Vec::new();
+    let mut seen: HashMap<Board, usize> = HashMap::new();
+    // The level searched for progress last, and its ranks (`None`: the
+    // search gave up there).
+    let mut searched: Option<(usize, Option<Ranks>)> = None;
+    let mut pos = *board;
+    let end = loop {
+        if let Some(&ply) = seen.get(&pos) {
+            break match line[ply].value {
+                0 => LineEnd::Cycle { ply },
+                _ => LineEnd::NoProgress { ply },
+            };
+        }
+        if line.len() == max_plies {
+            break LineEnd::Limit;
+        }
+        seen.insert(pos, line.len());
+        let a = match analyze(rules, values, &pos) {
+            Ok(a) => a,
+            Err(Error::Missing(m)) if !line.is_empty() => match m.level() {
+                Some(seeds) => break LineEnd::Missing { seeds },
+                None => return Err(Error::Missing(m)),
+            },
+            Err(e) => return Err(e),
+        };
+        if a.value != 0 && searched.as_ref().is_none_or(|(level, _)| *level != a.seeds) {
+            searched = Some((a.seeds, Ranks::search(rules, values, &a, limit)?));
+        }
+        let ranks = searched.as_ref().and_then(|(_, ranks)| ranks.as_ref());
+        let Some(best) = choose(&a, ranks) else {
+            break LineEnd::GameOver;
+        };
+        line.push(Ply {
+            board: pos,
+            pit: best.pit,
+            captures: best.captures,
+            value: a.value,
+        });
+        let next = best.child;
+        if next.seeds() == 0 {
+            break LineEnd::GameOver;
+        }
+        pos = next;
+    };
+    Ok(Line { plies: line, end })
+}
+
+/// The move the line takes in `a`: the side ahead (a positive value), a
+/// best move of least rank in `ranks` (an exit has rank 0; ties and
+/// positions without ranks, the lowest pit); otherwise the lowest pit
+/// among the best moves. `None` when there is no move.
+fn choose<'a>(a: &'a Analysis, ranks: Option<&Ranks>) -> Option<&'a MoveValue> {
+    let mut best = a.moves.iter().filter(|m| m.value == a.value);
+    match ranks {
+        Some(ranks) if a.value > 0 => best.min_by_key(|m| match m.child.seeds() == a.seeds {
+            true => ranks.of(&m.child).map_or(u32::MAX, |r| r + 1),
+            false => 0,
+        }),
+        _ => best.next(),
+    }
+}
+
+/// The ranks of the positions of G (module docs) in the attractor of its
+/// exits for the side ahead: plies to an exit.
+struct Ranks(HashMap<Board, u32>);
+
+/// A position of G while it is searched.
+struct Node {
+    board: Board,
+    /// The side ahead is to move here.
+    ahead: bool,
+    /// Best quiet moves whose child is not yet ranked (for the side
+    /// behind, which needs all of them ranked).
+    left: u32,
+    rank: Option<u32>,
+}
+
+impl Ranks {
+    /// Searches G from `start` (value not 0) and ranks it; `None` when G
+    /// has more than `limit` positions, reaches a level that is not
+    /// present, or (tables that disagree with each other in a way
+    /// [`analyze`] cannot see) does not rank `start`.
+    fn search(
+        rules: Rules,
+        values: &dyn Values,
+        start: &Analysis,
+        limit: usize,
+    ) -> Result<Option<Ranks>> {
+        let seeds = start.seeds;
+        let mut index: HashMap<Board, u32> = HashMap::from([(start.board, 0)]);
+        let mut nodes: Vec<Node> = Vec::new();
+        // Per node, the nodes with a best quiet move to it, once per move.
+        let mut parents: Vec<Vec<u32>> = vec![Vec::new()];
+        let mut boards = vec![start.board];
+        while nodes.len() < boards.len() {
+            let i = nodes.len() as u32;
+            let a = match nodes.is_empty() {
+                true => start.clone(),
+                false => match analyze(rules, values, &boards[i as usize]) {
+                    Ok(a) => a,
+                    Err(Error::Missing(_)) => return Ok(None),
+                    Err(e) => return Err(e),
+                },
+            };
+            let (mut quiet, mut exit) = (0, a.moves.is_empty());
+            for m in a.moves.iter().filter(|m| m.value == a.value) {
+                if m.child.seeds() != seeds {
+                    exit = true;
+                    continue;
+                }
+                quiet += 1;
+                let next = index.len() as u32;
+                let j = *index.entry(m.child).or_insert(next);
+                if j == next {
+                    if boards.len() == limit {
+                        return Ok(None);
+                    }
+                    boards.push(m.child);
+                    parents.push(Vec::new());
+                }
+                parents[j as usize].push(i);
+            }
+            let ahead = a.value > 0;
+            let ranked = a.moves.is_empty() || (ahead && exit) || (!ahead && quiet == 0);
+            nodes.push(Node {
+                board: a.board,
+                ahead,
+                left: quiet,
+                rank: ranked.then_some(0),
+            });
+        }
+        // Backward, in order of rank: a position of the side ahead takes
+        // its first ranked child's rank + 1 (the least), one of the side
+        // behind its last one's (the greatest).
+        let mut queue: VecDeque<u32> = (0..nodes.len() as u32)
+            .filter(|&i| nodes[i as usize].rank.is_some())
+            .collect();
+        while let Some(j) = queue.pop_front() {
+            let rank = nodes[j as usize].rank.map(|r| r + 1);
+            for &p in &parents[j as usize] {
+                let node = &mut nodes[p as usize];
+                if node.rank.is_some() {
+                    continue;
+                }
+                node.left -= 1;
+                if node.ahead || node.left == 0 {
+                    node.rank = rank;
+                    queue.push_back(p);
+                }
+            }
+        }
+        if nodes[0].rank.is_none() {
+            return Ok(None);
+        }
+        let ranks = nodes
+            .into_iter()
+            .filter_map(|n| Some((n.board, n.rank?)))
+            .collect();
+        Ok(Some(Ranks(ranks)))
+    }
+
+    /// The rank of `board`, if G holds it and it is ranked.
+    fn of(&self, board: &Board) -> Option<u32> {
+        self.0.get(board).copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::compose::Ranker;
+    use crate::oware::Encoder;
+    use crate::oware::solve::solve_level;
+    use crate::progress::Progress;
+
+    /// Levels 0..=10 of awari, solved in memory.
+    struct Solved(Vec<Vec<i8>>, Encoder);
+
+    impl Values for Solved {
+        fn value(&self, board: &Board) -> Result<i8> {
+            Ok(self.0[board.seeds()][self.1.rank(board) as usize])
+        }
+        fn origin(&self, _: &Board) -> PathBuf {
+            PathBuf::from("memory")
+        }
+    }
+
+    fn solved() -> Solved {
+        let top = 10;
+        let mut levels: Vec<Vec<i8>> = Vec::new();
+        for n in 0..=top {
+            let lower: Vec<&[i8]> = levels.iter().map(|v| v.as_slice()).collect();
+            levels.push(solve_level(Rules::Awari, n, &lower, Progress::QUIET).to_vec());
+        }
+        Solved(levels, Encoder::new(top))
+    }
+
+    /// A position worth -2 whose best moves let the side ahead shuffle: by
+    /// the lowest pits, a position repeats at value -2 after 8 plies.
+    const SHUFFLE: &str = "0 2 0 0 1 0 0 3 0 1 1 0";
+
+    /// Each ply takes a best move (its value is its captures minus the
+    /// next ply's value), and a repeat is at value 0.
+    fn assert_sound(line: &Line, board: &Board) {
+        for (p, next) in line.plies.iter().zip(line.plies.iter().skip(1)) {
+            assert_eq!(p.value, p.captures as i8 - next.value, "{board}: {line:?}");
+        }
+        if let LineEnd::Cycle { ply } = line.end {
+            assert_eq!(line.plies[ply].value, 0, "{board}");
+        }
+    }
+
+    #[test]
+    fn lines_of_positions_not_worth_0_make_progress() {
+        let solved = solved();
+        let all = Ranker::new(12, 10, None);
+        let (mut lines, mut won) = (0, 0);
+        // The shuffling position, and every 307th board of 1..=10 seeds.
+        let mut boards = vec![Board::parse(&[SHUFFLE]).unwrap()];
+        for n in 1..=10 {
+            for i in (0..all.count(n)).step_by(307) {
+                let mut b = Board::EMPTY;
+                all.unrank(n, i, &mut b.0);
+                boards.push(b);
+            }
+        }
+        for b in boards {
+            let line = principal_line(Rules::Awari, &solved, &b, 400).unwrap();
+            assert_sound(&line, &b);
+            assert!(
+                !matches!(line.end, LineEnd::NoProgress { .. } | LineEnd::Limit),
+                "{b}: {:?}",
+                line.end
+            );
+            lines += 1;
+            won += usize::from(line.plies.first().is_some_and(|p| p.value != 0));
+        }
+        assert!(
+            lines > 1000 && won > lines / 2,
+            "{lines} lines, {won} not worth 0"
+        );
+    }
+
+    #[test]
+    fn a_search_that_gives_up_ends_a_repeat_as_no_progress_not_endless_play() {
+        let solved = solved();
+        let b = Board::parse(&[SHUFFLE]).unwrap();
+        let line = follow(Rules::Awari, &solved, &b, 400, 1).unwrap();
+        assert_sound(&line, &b);
+        assert_eq!(line.end, LineEnd::NoProgress { ply: 8 });
+        assert_eq!(line.plies[8].value, -2);
+        let json = serde_json::to_value(&line).unwrap();
+        assert_eq!(
+            (json["line_end"].as_str(), json["cycle_ply"].as_u64()),
+            (Some("no-progress"), Some(8))
+        );
+        let full = principal_line(Rules::Awari, &solved, &b, 400).unwrap();
+        assert_sound(&full, &b);
+        assert!(full.plies.iter().any(|p| p.captures > 0), "{full:?}");
+    }
+}
