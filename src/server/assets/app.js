@@ -3,6 +3,9 @@
 
 const $ = (id) => document.getElementById(id);
 const DEFAULT_BOARD = [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0];
+// Most seeds a pit can hold: all 48 of the game's.
+const MAX_PIT = 48;
+const RULES = ["awari", "abapa"];
 
 const state = {
   board: DEFAULT_BOARD.slice(),
@@ -16,7 +19,13 @@ const state = {
   // so that a slow answer never overwrites a newer one.
   request: 0,
   histRequest: 0,
+  levelsRequest: 0,
   omwesoRequest: 0,
+  // Where the keyboard focus goes back to once the board can take it: the
+  // pit that had it when a redraw disabled or replaced it, and whether it
+  // was on the moves table (whose rows go with every new board).
+  focusPit: null,
+  focusMoves: false,
 };
 
 function svg(tag, attrs, text) {
@@ -26,18 +35,34 @@ function svg(tag, attrs, text) {
   return e;
 }
 
+// The JSON answer of url; an error answer throws with the API's message,
+// or with the HTTP status where the body is not JSON (a 414 or 431 has
+// none).
 async function getJSON(url) {
   const r = await fetch(url);
-  const body = await r.json();
-  if (!r.ok) throw new Error(body.error || r.status);
+  const status = `HTTP ${r.status} ${r.statusText}`.trim();
+  let body;
+  try {
+    body = await r.json();
+  } catch (e) {
+    throw new Error(r.ok ? status + ": the answer is not JSON" : status);
+  }
+  if (!r.ok) throw new Error((body && body.error) || status);
   return body;
 }
 
-// Twelve whole pit counts from text ("1,1,1,...", "1 1 1 ...", or the
-// API's "[1,1,1,...]"), or null.
+// A path and its query string, built by URLSearchParams so that every
+// value is encoded.
+function apiURL(path, params) {
+  return path + "?" + new URLSearchParams(params);
+}
+
+// Twelve whole pit counts of 0..MAX_PIT from text ("1,1,1,...",
+// "1 1 1 ...", or the API's "[1,1,1,...]"), or null.
 function parseBoard(text) {
   const words = String(text).trim().replace(/^\[|\]$/g, "").split(/[\s,]+/).filter((w) => w);
-  if (words.length !== 12 || !words.every((w) => /^\d+$/.test(w))) return null;
+  const count = (w) => /^\d{1,3}$/.test(w) && Number(w) <= MAX_PIT;
+  if (words.length !== 12 || !words.every(count)) return null;
   return words.map(Number);
 }
 
@@ -56,11 +81,41 @@ function mode() {
 
 // ---- the board ----
 
+// The pit whose redrawn button is to get the keyboard focus: the one that
+// has it, or the one a redraw took it from (focus then sits on the body)
+// while the user has not moved it elsewhere; null otherwise.
+function pitToFocus() {
+  const a = document.activeElement;
+  if (a && a.classList && a.classList.contains("pit")) return Number(a.dataset.pit);
+  if (!a || a === document.body) return state.focusPit;
+  return null;
+}
+
+// Gives the keyboard focus to pit p, or to the first pit that takes a
+// click if p does not; while none does (a move's answer is on its way),
+// p is kept for the next redraw.
+function restorePitFocus(p) {
+  const pits = [p, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((q) => $("pit-" + q));
+  const target = pits.find((b) => b && !b.disabled);
+  state.focusPit = p;
+  if (!target) return;
+  target.focus();
+  if (document.activeElement === target) state.focusPit = null;
+}
+
+// Focus the user moves to anything else is not taken back by a redraw.
+function forgetFocus(ev) {
+  const t = ev.target;
+  if (!(t.classList && t.classList.contains("pit"))) state.focusPit = null;
+  if (!(t.closest && t.closest("#moves"))) state.focusMoves = false;
+}
+
 // The board's buttons, drawn afresh; the pit that had the keyboard focus
-// keeps it.
+// keeps it, or gets it back once the answer enables it (else the first
+// pit that takes a click does).
 function renderBoard() {
   const top = $("row-top"), bottom = $("row-bottom");
-  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.pit : undefined;
+  const focused = pitToFocus();
   top.replaceChildren();
   bottom.replaceChildren();
   const legal = new Set((state.analysis ? state.analysis.moves : []).map((m) => m.pit));
@@ -93,15 +148,15 @@ function renderBoard() {
         clickPit(p, -1);
       });
       row.appendChild(b);
-      if (String(p) === focused && !b.disabled) b.focus();
     }
   }
+  if (focused !== null) restorePitFocus(focused);
 }
 
 function clickPit(p, delta) {
   if (mode() === "edit") {
     const b = state.board.slice();
-    b[p] = Math.max(0, b[p] + delta);
+    b[p] = Math.min(MAX_PIT, Math.max(0, b[p] + delta));
     setBoard(b, false);
   } else if (delta > 0) {
     play(p);
@@ -121,8 +176,9 @@ function setBoard(board, keepHistory, notices = []) {
   state.board = board;
   state.analysis = null;
   // Commas unescaped, so that the address reads as it is shared.
-  const rules = state.rules === "awari" ? "" : "&rules=" + state.rules;
-  history.replaceState(null, "", "?board=" + board.join(",") + rules + location.hash);
+  const q = new URLSearchParams({ board: board.join(",") });
+  if (state.rules !== "awari") q.set("rules", state.rules);
+  history.replaceState(null, "", "?" + q.toString().replace(/%2C/g, ",") + location.hash);
   // The text field follows the board only when the board changes, so that
   // text being typed survives the redraws of answers.
   $("board-text").value = board.join(",");
@@ -132,10 +188,12 @@ function setBoard(board, keepHistory, notices = []) {
 
 async function analyze() {
   const id = ++state.request;
-  const q = "board=" + state.board.join(",") + "&rules=" + state.rules;
+  const q = { board: state.board.join(","), rules: state.rules };
   const say = (error) => showError([...state.notices, error].filter((m) => m).join("; "));
   if (state.notices.length) say("");
   else $("error").hidden = true;
+  // The moves table's rows go: focus in it comes back to its new first row.
+  if ($("moves").contains(document.activeElement)) state.focusMoves = true;
   $("moves").tBodies[0].replaceChildren();
   $("line").replaceChildren();
   $("line-end").textContent = "";
@@ -143,7 +201,7 @@ async function analyze() {
   $("source").textContent = "";
   $("seeds").textContent = state.board.reduce((a, b) => a + b, 0) + " seeds,";
   try {
-    const a = await getJSON("/api/awari?" + q);
+    const a = await getJSON(apiURL("/api/awari", q));
     if (id !== state.request) return;
     state.analysis = a;
     renderAnalysis(a);
@@ -155,7 +213,7 @@ async function analyze() {
     return;
   }
   try {
-    const line = await getJSON("/api/awari/mainline?" + q);
+    const line = await getJSON(apiURL("/api/awari/mainline", q));
     if (id !== state.request) return;
     renderLine(line);
   } catch (e) {
@@ -179,8 +237,20 @@ function renderAnalysis(a) {
       td.textContent = cell;
       tr.appendChild(td);
     }
+    // The pit is a button, for the keyboard; its click, like one anywhere
+    // on the row, reaches the row's handler.
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = m.pit;
+    button.setAttribute("aria-label", "play pit " + m.pit);
+    tr.cells[0].replaceChildren(button);
     tr.addEventListener("click", () => play(m.pit));
     body.appendChild(tr);
+  }
+  const first = body.querySelector("button");
+  if (state.focusMoves && first && (document.activeElement === document.body || !document.activeElement)) {
+    first.focus();
+    state.focusMoves = false;
   }
   if (a.moves.length === 0) {
     const tr = document.createElement("tr");
@@ -202,34 +272,42 @@ function renderLine(l) {
   const ends = {
     "game-over": "game over",
     "cycle": "the position before ply " + ((l.cycle_ply || 0) + 1) + " repeats: endless play, the rest is split",
+    "no-progress": "the position before ply " + ((l.cycle_ply || 0) + 1) + " repeats at a value other than 0: "
+      + "the search for progress gave up at this level, so this line does not show how the side ahead gets its value",
     "limit": "cut at " + l.line.length + " plies",
     "level-missing": "level " + l.missing_level + " is not present",
   };
-  $("line-end").textContent = "end: " + ends[l.line_end];
+  $("line-end").textContent = "end: " + (ends[l.line_end] || l.line_end);
 }
 
 // ---- levels ----
 
+// The Levels view of the rule set chosen on the board. A newer call, the
+// view left or the rules changed (each takes state.levelsRequest on) stops
+// it at its next answer.
 async function showLevels() {
+  const rules = state.rules;
+  const id = ++state.levelsRequest;
+  const current = () => id === state.levelsRequest;
   let info;
   try {
     info = await getJSON("/api/levels");
   } catch (e) {
-    $("wdl").textContent = e.message;
+    if (current()) $("wdl").textContent = e.message;
     return;
   }
-  // The levels of the rule set chosen on the board; a level that cannot
-  // be read is listed with its error and not charted.
-  const rules = info.rules.find((r) => r.rules === state.rules);
-  const all = rules ? rules.levels : [];
+  if (!current()) return;
+  // A level that cannot be read is listed with its error and not charted.
+  const served = info.rules.find((r) => r.rules === rules);
+  const all = served ? served.levels : [];
   const levels = all.filter((l) => !l.error);
-  $("levels-rules").textContent = state.rules;
+  $("levels-rules").textContent = rules;
   const body = $("levels-table").tBodies[0];
   body.replaceChildren();
   if (!levels.length) {
     ++state.histRequest; // an answer still on its way is not shown
     $("hist-title").textContent = "Values of a level";
-    $("hist").textContent = "No level of " + state.rules + " rules is here.";
+    $("hist").textContent = "No level of " + rules + " rules is here.";
   }
   const shares = new Map(); // seeds -> the row's won/drawn/lost cell
   for (const l of all) {
@@ -247,11 +325,11 @@ async function showLevels() {
       tr.cells[1].colSpan = 5;
     } else {
       shares.set(l.seeds, tr.cells[5]);
-      tr.addEventListener("click", () => showHistogram(l.seeds));
+      tr.addEventListener("click", () => showHistogram(rules, l.seeds));
     }
     body.appendChild(tr);
   }
-  if (levels.length) showHistogram(levels[levels.length - 1].seeds);
+  if (levels.length) showHistogram(rules, levels[levels.length - 1].seeds);
   // One stacked bar per level, filled in as each level's counts arrive.
   const w = 24, h = 160, chart = svg("svg", { width: levels.length * w + 40, height: h + 30, id: "wdl-chart" });
   $("wdl").replaceChildren(chart);
@@ -261,14 +339,16 @@ async function showLevels() {
   for (const [i, l] of levels.entries()) {
     let s;
     try {
-      s = await getJSON("/api/stats/" + state.rules + "/" + l.seeds);
+      s = await getJSON(statsURL(rules, l.seeds));
     } catch (e) {
+      if (!current()) return;
       const t = svg("text", { x: 30 + i * w + w / 2, y: h - 5, "text-anchor": "middle", class: "loss" }, "?");
       t.appendChild(svg("title", {}, `${l.seeds} seeds: ${e.message}`));
       chart.appendChild(t);
       shares.get(l.seeds).textContent = e.message;
       continue;
     }
+    if (!current()) return;
     const pct = (count) => (100 * count / s.positions).toFixed(1) + " %";
     shares.get(l.seeds).textContent = `${pct(s.wins)} / ${pct(s.draws)} / ${pct(s.losses)}`;
     let y = 5;
@@ -276,20 +356,27 @@ async function showLevels() {
       const bh = (h - 5) * count / s.positions;
       const r = svg("rect", { x: 30 + i * w + 2, y, width: w - 4, height: bh, class: cls, fill: `var(--${cls})` });
       r.appendChild(svg("title", {}, `${l.seeds} seeds: ${cls} ${(100 * count / s.positions).toFixed(1)}%`));
-      r.addEventListener("click", () => showHistogram(l.seeds));
+      r.addEventListener("click", () => showHistogram(rules, l.seeds));
       chart.appendChild(r);
       y += bh;
     }
   }
 }
 
-async function showHistogram(n) {
+// The address of the statistics of level n of rules.
+function statsURL(rules, n) {
+  return "/api/stats/" + encodeURIComponent(rules) + "/" + encodeURIComponent(n);
+}
+
+// The histogram of the values of level n of rules; a newer call drops
+// this one's answer.
+async function showHistogram(rules, n) {
   const id = ++state.histRequest;
-  $("hist-title").textContent = "Values of level " + n + " (" + state.rules + ")";
+  $("hist-title").textContent = "Values of level " + n + " (" + rules + ")";
   $("hist").textContent = "counting…";
   let s;
   try {
-    s = await getJSON("/api/stats/" + state.rules + "/" + n);
+    s = await getJSON(statsURL(rules, n));
   } catch (e) {
     if (id === state.histRequest) $("hist").textContent = e.message;
     return;
@@ -352,22 +439,33 @@ function showView() {
     $("nav-" + v).classList.toggle("active", v === view);
   }
   if (view === "levels") showLevels();
+  else ++state.levelsRequest; // the Levels view's requests stop
+}
+
+// Sets the rule set shown; the Levels view, when shown, follows it.
+function setRules(rules) {
+  state.rules = rules;
+  $("rules").value = rules;
+  if (!$("view-levels").hidden) showLevels();
+  else ++state.levelsRequest;
 }
 
 function start() {
   const params = new URLSearchParams(location.search);
   const given = params.get("board");
-  if (params.get("rules") === "abapa") state.rules = "abapa";
+  const askedRules = params.get("rules");
+  const badRules = askedRules !== null && !RULES.includes(askedRules);
+  if (!badRules && askedRules !== null) state.rules = askedRules;
   $("rules").value = state.rules;
   const board = given === null ? DEFAULT_BOARD.slice() : parseBoard(given) || DEFAULT_BOARD.slice();
   $("rules").addEventListener("change", () => {
-    state.rules = $("rules").value;
+    setRules($("rules").value);
     setBoard(state.board, true);
   });
   const setTyped = () => {
     const nums = parseBoard($("board-text").value);
     if (nums) setBoard(nums, false);
-    else showError("give twelve pit counts, whole numbers separated by commas or spaces");
+    else showError("give twelve pit counts, whole numbers from 0 to " + MAX_PIT + " separated by commas or spaces");
   };
   $("set-board").addEventListener("click", setTyped);
   $("board-text").addEventListener("keydown", (ev) => {
@@ -396,14 +494,19 @@ function start() {
     const typing = t.tagName === "SELECT" || t.tagName === "TEXTAREA"
       || (t.tagName === "INPUT" && !["radio", "checkbox", "button", "submit"].includes(t.type));
     if (typing || ev.ctrlKey || ev.metaKey || ev.altKey || $("view-board").hidden) return;
-    if (ev.key === "b") playBest();
+    if (ev.key === "b" && mode() === "play") playBest();
     if (ev.key === "u") undo();
   });
+  document.addEventListener("focusin", forgetFocus);
   $("omweso-form").addEventListener("submit", decideOmweso);
   window.addEventListener("hashchange", showView);
   showView();
-  const bad = given !== null && !parseBoard(given);
-  setBoard(board, false, bad ? ["board=" + given + " is not twelve pit counts: showing the start position"] : []);
+  const notices = [];
+  if (given !== null && !parseBoard(given)) {
+    notices.push("board=" + given + " is not twelve pit counts from 0 to " + MAX_PIT + ": showing the default position");
+  }
+  if (badRules) notices.push("rules=" + askedRules + " is not a rule set (" + RULES.join(" or ") + "): showing awari");
+  setBoard(board, false, notices);
   // Offer only the rule sets with levels here (a VU directory holds awari
   // values only; a table directory may hold no abapa level); rules asked
   // for that are not served give way to awari, with a notice.
@@ -412,8 +515,7 @@ function start() {
     for (const o of $("rules").options) o.disabled = !served.has(o.value);
     if (!served.has(state.rules) && served.has("awari")) {
       const notice = state.rules + " values are not served here: showing awari";
-      state.rules = "awari";
-      $("rules").value = "awari";
+      setRules("awari");
       setBoard(state.board, true, [...state.notices, notice]);
     }
   }, () => {});
