@@ -524,6 +524,17 @@ pub fn open_regular(path: &Path) -> Result<File> {
     )
 }
 
+/// What goes where a solver's or checker's work file is expected.
+const WORK_FILE: &str = "expected a work file (a checkpoint or a seed list) of this program";
+
+/// Opens the work file at `path` (a checkpoint, a seed list) with
+/// `options`, refusing anything but a regular file, a symbolic link
+/// included, as [`open_regular`] does: a named pipe put there would
+/// otherwise hold the run, and its directory lock, for ever.
+pub fn open_work_file(options: &mut std::fs::OpenOptions, path: &Path) -> Result<File> {
+    open_checked(options, path, Links::Refused, WORK_FILE)
+}
+
 /// Whether [`open_checked`] follows a symbolic link at the path.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Links {
@@ -640,10 +651,14 @@ pub fn check_appendable(path: &Path) -> Result<()> {
 /// not one that is absent, and must not be dropped as if it were.
 pub fn read_head(path: &Path, len: usize) -> Result<Option<Vec<u8>>> {
     let mut head = vec![0u8; len];
-    let read = File::open(path).and_then(|mut f| f.read_exact(&mut head));
-    match read {
+    let mut file = match open_work_file(File::options().read(true), path) {
+        Ok(file) => file,
+        Err(Error::Io { source, .. }) if source.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    match file.read_exact(&mut head) {
         Ok(()) => Ok(Some(head)),
-        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::UnexpectedEof) => Ok(None),
+        Err(e) if e.kind() == ErrorKind::UnexpectedEof => Ok(None),
         Err(e) => Err(Error::io(path, e)),
     }
 }
@@ -705,7 +720,7 @@ pub fn read_compressed(path: &Path, header: &[u8], state: &mut [u8]) -> Result<(
     };
     let short = "shorter than its slice, or damaged";
     let mut f =
-        BufReader::with_capacity(1 << 20, File::open(path).map_err(|e| Error::io(path, e))?);
+        BufReader::with_capacity(1 << 20, open_work_file(File::options().read(true), path)?);
     let mut head = vec![0u8; header.len()];
     f.read_exact(&mut head).map_err(|e| failed(e, short))?;
     if head != header {
@@ -733,16 +748,20 @@ pub fn read_compressed(path: &Path, header: &[u8], state: &mut [u8]) -> Result<(
 /// a number of seconds a `Duration` holds is a usage error.
 pub fn checkpoint_interval() -> Result<Option<Duration>> {
     const NAME: &str = "MANCALADB_CHECKPOINT_SECS";
+    let bad = |v: &dyn std::fmt::Display| {
+        Error::Invalid(format!(
+            "{NAME}={v}: expected seconds between checkpoints, or 'off'"
+        ))
+    };
     match std::env::var(NAME) {
-        Err(_) => Ok(Some(Duration::from_secs(600))),
+        Err(std::env::VarError::NotPresent) => Ok(Some(Duration::from_secs(600))),
+        Err(std::env::VarError::NotUnicode(v)) => Err(bad(&v.to_string_lossy())),
         Ok(v) if v == "off" => Ok(None),
         // Negative, infinite or too many seconds for a `Duration` are
         // refused like words.
         Ok(v) => match v.parse::<f64>().ok().map(Duration::try_from_secs_f64) {
             Some(Ok(every)) => Ok(Some(every)),
-            _ => Err(Error::Invalid(format!(
-                "{NAME}={v}: expected seconds between checkpoints, or 'off'"
-            ))),
+            _ => Err(bad(&v)),
         },
     }
 }

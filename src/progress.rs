@@ -268,6 +268,15 @@ pub enum Notice {
         /// Why the checkpoint is not used.
         why: String,
     },
+    /// `verify` cannot write in the table directory (read-only, or not
+    /// this user's): the level is checked without a lock and without
+    /// checkpoints, so a stop loses its progress.
+    VerifyWithoutCheckpoints {
+        /// The level.
+        seeds: usize,
+        /// Why.
+        why: String,
+    },
     /// `verify`'s verdict on a level could not be recorded: a pass of all
     /// three checks not written, or a failure whose earlier record of a
     /// pass could not be removed.
@@ -384,6 +393,7 @@ impl Notice {
             Notice::Rebuilding { .. }
                 | Notice::SolveAfresh { .. }
                 | Notice::Check3Afresh { .. }
+                | Notice::VerifyWithoutCheckpoints { .. }
                 | Notice::VerifiedNotRecorded { .. }
                 | Notice::CensusLineRejected { .. }
                 | Notice::CensusMoreRejected { .. }
@@ -527,6 +537,10 @@ impl fmt::Display for Notice {
             Notice::Check3Afresh { seeds, why } => {
                 write!(f, "level {seeds}: {why}: check 3 starts afresh")
             }
+            Notice::VerifyWithoutCheckpoints { seeds, why } => write!(
+                f,
+                "level {seeds}: checked without checkpoints (a stop loses the check's progress): {why}"
+            ),
             Notice::VerifiedNotRecorded {
                 seeds,
                 passed: true,

@@ -313,9 +313,17 @@ pub fn verify_until(
                 }
             }
             Ok(()) => {
-                let _one_at_a_time = match source.db() {
-                    Some((db, rules)) => lock_level(db, rules, seeds, progress)?,
-                    None => None,
+                // A directory this run cannot write to takes no lock and
+                // no checkpoint either.
+                let (_one_at_a_time, every) = match source.db() {
+                    Some((db, rules)) => match lock_level(db, rules, seeds, progress)? {
+                        Ok(lock) => (Some(lock), every),
+                        Err(why) => {
+                            progress.notice(Notice::VerifyWithoutCheckpoints { seeds, why });
+                            (None, None)
+                        }
+                    },
+                    None => (None, every),
                 };
                 let lower = source.lower_levels(seeds)?;
                 check.consistency = check2(source, rules, seeds, &lower, every, progress)?;
@@ -739,19 +747,29 @@ impl Check2Saves {
 /// Holds level `seeds` of a table directory for this `verify` alone: two
 /// at once would write the same checkpoints. A second one waits for the
 /// first (saying so, and trying again while `progress` says to keep
-/// waiting), then picks up what the first left. `None` where
-/// the lock cannot be written (a read-only directory, where no checkpoint
-/// can be written either).
+/// waiting), then picks up what the first left. `Err(why)` where this
+/// run may not write the lock (a read-only file system, no permission),
+/// where no checkpoint can be written either; anything else in the way (a
+/// link or a named pipe where the lock goes) is an error.
 fn lock_level(
     db: &Db,
     rules: Rules,
     seeds: usize,
     progress: Progress<'_>,
-) -> Result<Option<DirLock>> {
+) -> Result<std::result::Result<DirLock, String>> {
     let dir = db.raw_dir(rules);
     let path = dir.join(format!("verify.{seeds}.lock"));
-    if std::fs::create_dir_all(&dir).is_err() {
-        return Ok(None);
+    let not_writable = |e: &std::io::Error| {
+        matches!(
+            e.kind(),
+            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+        )
+    };
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        return match not_writable(&e) {
+            true => Ok(Err(format!("{}: {e}", dir.display()))),
+            false => Err(Error::io(&dir, e)),
+        };
     }
     let waiting = |holder: &str| {
         progress.notice(Notice::WaitingForChecker {
@@ -760,8 +778,10 @@ fn lock_level(
         })
     };
     match DirLock::acquire_file_waiting(&path, waiting, || progress.keep_waiting()) {
-        Ok(lock) => Ok(Some(lock)),
-        Err(Error::Io { .. }) => Ok(None),
+        Ok(lock) => Ok(Ok(lock)),
+        Err(Error::Io { source, .. }) if not_writable(&source) => {
+            Ok(Err(format!("{}: {source}", path.display())))
+        }
         Err(e) => Err(e),
     }
 }

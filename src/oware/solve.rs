@@ -178,7 +178,14 @@ impl Options {
     /// checkpoints inside the forward pass of small levels with it). A value
     /// that is not a number is a usage error.
     pub fn from_env(dir: impl Into<PathBuf>) -> Result<Options> {
-        let var = |name: &str| std::env::var(name).ok().map(|v| (name.to_string(), v));
+        // A value that is not UTF-8 is not a number either: refused below.
+        let var = |name: &str| match std::env::var(name) {
+            Err(std::env::VarError::NotPresent) => None,
+            Err(std::env::VarError::NotUnicode(v)) => {
+                Some((name.to_string(), v.to_string_lossy().into_owned()))
+            }
+            Ok(v) => Some((name.to_string(), v)),
+        };
         let bad = |(name, value): (String, String), want: &str| {
             Error::Invalid(format!("{name}={value}: expected {want}"))
         };

@@ -56,7 +56,7 @@ use std::sync::Mutex;
 use sha2::{Digest, Sha256};
 
 use crate::error::{Corruption, Error, Result};
-use crate::files::{SEAL, read_compressed, read_head, sealed, write_compressed};
+use crate::files::{SEAL, open_work_file, read_compressed, read_head, sealed, write_compressed};
 
 /// The seed lists of a slice, being written by the forward pass.
 pub struct SeedLists {
@@ -102,7 +102,7 @@ impl SeedLists {
         for (k, &len) in lengths.iter().enumerate() {
             let path = list_path(dir, k / 2 + 1, k % 2 == 1);
             let io = |e| Error::io(&path, e);
-            let mut f = File::options().write(true).open(&path).map_err(io)?;
+            let mut f = open_work_file(File::options().write(true), &path)?;
             f.set_len(len).map_err(io)?;
             f.seek(SeekFrom::End(0)).map_err(io)?;
             files.push(Mutex::new(BufWriter::with_capacity(1 << 16, f)));
@@ -257,10 +257,12 @@ impl SeedReader {
         debug_assert!(chunk_len <= 1 << 16, "offsets are u16");
         let len = lengths[2 * (t - 1) + usize::from(win)];
         let path = list_path(dir, t, win);
-        let file = match File::open(&path) {
+        let file = match open_work_file(File::options().read(true), &path) {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing(&path)),
-            Err(e) => return Err(Error::io(&path, e)),
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                return Err(missing(&path));
+            }
+            Err(e) => return Err(e),
         };
         if file.metadata().map_err(|e| Error::io(&path, e))?.len() != len {
             return Err(Error::corrupt(

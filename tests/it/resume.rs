@@ -274,6 +274,22 @@ fn bad_solver_settings_are_usage_errors() {
         assert!(err.contains(&format!("{name}={value}: expected")), "{err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     }
+    // A value that is not UTF-8 used to be taken as no value at all.
+    use std::os::unix::ffi::OsStrExt;
+    let not_utf8 = std::ffi::OsStr::from_bytes(b"6\xff");
+    for name in [
+        "MANCALADB_CHECKPOINT_SECS",
+        "MANCALADB_FRONTIER_CAP",
+        "MANCALADB_FORWARD_PART",
+    ] {
+        let out = build(&db, 2).env(name, not_utf8).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(
+            err.contains(&format!("{name}=6\u{fffd}: expected")),
+            "{err}"
+        );
+    }
 }
 
 /// Lower levels whose reads fail once `left` of them are spent: a store

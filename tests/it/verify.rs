@@ -331,6 +331,61 @@ fn a_second_verify_of_a_level_waits_for_the_first() {
     assert!(Db::new(&dir).is_verified(Rules::Awari, 14).unwrap());
 }
 
+/// What stands where `verify` keeps its lock or a checkpoint and is not a
+/// file it wrote (a symbolic link, a named pipe) stops it with exit 2 and
+/// one line naming it: the link used to let two runs check one level at
+/// once, unlocked, and the pipe held the run for ever.
+#[test]
+fn a_link_or_a_pipe_in_verifys_place_is_an_error_not_a_bypass_or_a_hang() {
+    let dir = built("verify-in-the-way", Rules::Awari, 12);
+    let raw = dir.join("raw/awari");
+    let lock = raw.join("verify.12.lock");
+    let verify = |what: &str| {
+        let mut child = crate::common::bin()
+            .args(["verify", "--seeds", "12", "--db"])
+            .arg(&dir)
+            .env("MANCALADB_CHECKPOINT_SECS", "0")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed().as_secs() > 120 {
+                child.kill().unwrap();
+                panic!("{what}: verify hung");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+        assert!(err.contains(what), "{err}");
+        assert!(
+            !Db::new(&dir).is_verified(Rules::Awari, 12).unwrap(),
+            "{what}"
+        );
+        err
+    };
+    std::fs::create_dir_all(&raw).unwrap();
+    std::os::unix::fs::symlink(dir.join("elsewhere"), &lock).unwrap();
+    verify("symbolic link");
+    std::fs::remove_file(&lock).unwrap();
+    let work = raw.join("verify.12.work");
+    std::fs::create_dir_all(&work).unwrap();
+    for file in ["check2", "check3"] {
+        let path = work.join(file);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let err = verify("named pipe");
+        assert!(err.contains(file), "{err}");
+        std::fs::remove_file(&path).unwrap();
+    }
+}
+
 /// The library's caller may give up waiting for another `verify` of the
 /// level (Python does on Ctrl-C): the run stops with `Error::Locked`.
 #[test]
