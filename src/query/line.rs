@@ -217,10 +217,11 @@ struct Node {
     board: Board,
     /// The side ahead is to move here.
     ahead: bool,
-    /// Best quiet moves whose child is not yet ranked (for the side
-    /// behind, which needs all of them ranked).
-    left: u32,
-    rank: Option<u32>,
+    /// Its best moves that capture nothing (to positions of G).
+    quiet: u32,
+    /// Rank 0: no moves, a best move of the side ahead that captures, or
+    /// only such best moves for the other side.
+    exit: bool,
 }
 
 impl Ranks {
@@ -228,6 +229,13 @@ impl Ranks {
     /// has more than `limit` positions, reaches a level that is not
     /// present, or (tables that disagree with each other in a way
     /// [`analyze`] cannot see) does not rank `start`.
+    ///
+    /// G is expanded forward, a layer of plies at a time, and ranked after
+    /// each layer; the search stops once `start` is ranked, which often
+    /// comes long before G is whole. Ranks over part of G are sound: a
+    /// position not yet expanded has no known move, so it is never ranked,
+    /// and a position of the side behind is ranked only when every best
+    /// move it has is.
     fn search(
         rules: Rules,
         values: &dyn Values,
@@ -236,75 +244,90 @@ impl Ranks {
     ) -> Result<Option<Ranks>> {
         let seeds = start.seeds;
         let mut index: HashMap<Board, u32> = HashMap::from([(start.board, 0)]);
-        let mut nodes: Vec<Node> = Vec::new();
-        // Per node, the nodes with a best quiet move to it, once per move.
-        let mut parents: Vec<Vec<u32>> = vec![Vec::new()];
         let mut boards = vec![start.board];
-        while nodes.len() < boards.len() {
-            let i = nodes.len() as u32;
-            let a = match nodes.is_empty() {
-                true => start.clone(),
-                false => match analyze(rules, values, &boards[i as usize]) {
-                    Ok(a) => a,
-                    Err(Error::Missing(_)) => return Ok(None),
-                    Err(e) => return Err(e),
-                },
-            };
-            let (mut quiet, mut exit) = (0, a.moves.is_empty());
-            for m in a.moves.iter().filter(|m| m.value == a.value) {
-                if m.child.seeds() != seeds {
-                    exit = true;
-                    continue;
-                }
-                quiet += 1;
-                let next = index.len() as u32;
-                let j = *index.entry(m.child).or_insert(next);
-                if j == next {
-                    if boards.len() == limit {
-                        return Ok(None);
+        let mut nodes: Vec<Node> = Vec::new();
+        // Per position, the positions with a best quiet move to it, once
+        // per move.
+        let mut parents: Vec<Vec<u32>> = vec![Vec::new()];
+        loop {
+            let layer_end = boards.len();
+            while nodes.len() < layer_end {
+                let i = nodes.len() as u32;
+                let a = match nodes.is_empty() {
+                    true => start.clone(),
+                    false => match analyze(rules, values, &boards[i as usize]) {
+                        Ok(a) => a,
+                        Err(Error::Missing(_)) => return Ok(None),
+                        Err(e) => return Err(e),
+                    },
+                };
+                let (mut quiet, mut captures) = (0, false);
+                for m in a.moves.iter().filter(|m| m.value == a.value) {
+                    if m.child.seeds() != seeds {
+                        captures = true;
+                        continue;
                     }
-                    boards.push(m.child);
-                    parents.push(Vec::new());
+                    quiet += 1;
+                    let next = index.len() as u32;
+                    let j = *index.entry(m.child).or_insert(next);
+                    if j == next {
+                        if boards.len() == limit {
+                            return Ok(None);
+                        }
+                        boards.push(m.child);
+                        parents.push(Vec::new());
+                    }
+                    parents[j as usize].push(i);
                 }
-                parents[j as usize].push(i);
+                let ahead = a.value > 0;
+                nodes.push(Node {
+                    board: a.board,
+                    ahead,
+                    quiet,
+                    exit: a.moves.is_empty() || (ahead && captures) || (!ahead && quiet == 0),
+                });
             }
-            let ahead = a.value > 0;
-            let ranked = a.moves.is_empty() || (ahead && exit) || (!ahead && quiet == 0);
-            nodes.push(Node {
-                board: a.board,
-                ahead,
-                left: quiet,
-                rank: ranked.then_some(0),
-            });
+            if let Some(ranks) = Ranks::of_expanded(&nodes, &parents) {
+                return Ok(Some(ranks));
+            }
+            if boards.len() == layer_end {
+                // G is whole, and `start` is not ranked.
+                return Ok(None);
+            }
         }
-        // Backward, in order of rank: a position of the side ahead takes
-        // its first ranked child's rank + 1 (the least), one of the side
-        // behind its last one's (the greatest).
+    }
+
+    /// The ranks of the expanded positions `nodes`, backward in order of
+    /// rank from the exits: a position of the side ahead takes its first
+    /// ranked child's rank + 1 (the least), one of the side behind its last
+    /// one's (the greatest). `None` unless the first position is ranked.
+    fn of_expanded(nodes: &[Node], parents: &[Vec<u32>]) -> Option<Ranks> {
+        let mut rank: Vec<Option<u32>> = nodes.iter().map(|n| n.exit.then_some(0)).collect();
+        let mut left: Vec<u32> = nodes.iter().map(|n| n.quiet).collect();
         let mut queue: VecDeque<u32> = (0..nodes.len() as u32)
-            .filter(|&i| nodes[i as usize].rank.is_some())
+            .filter(|&i| rank[i as usize].is_some())
             .collect();
         while let Some(j) = queue.pop_front() {
-            let rank = nodes[j as usize].rank.map(|r| r + 1);
+            let next = rank[j as usize].map(|r| r + 1);
             for &p in &parents[j as usize] {
-                let node = &mut nodes[p as usize];
-                if node.rank.is_some() {
+                let p = p as usize;
+                if rank[p].is_some() {
                     continue;
                 }
-                node.left -= 1;
-                if node.ahead || node.left == 0 {
-                    node.rank = rank;
-                    queue.push_back(p);
+                left[p] -= 1;
+                if nodes[p].ahead || left[p] == 0 {
+                    rank[p] = next;
+                    queue.push_back(p as u32);
                 }
             }
         }
-        if nodes[0].rank.is_none() {
-            return Ok(None);
-        }
+        rank[0]?;
         let ranks = nodes
-            .into_iter()
-            .filter_map(|n| Some((n.board, n.rank?)))
+            .iter()
+            .zip(rank)
+            .filter_map(|(n, r)| Some((n.board, r?)))
             .collect();
-        Ok(Some(Ranks(ranks)))
+        Some(Ranks(ranks))
     }
 
     /// The rank of `board`, if G holds it and it is ranked.
