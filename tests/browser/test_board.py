@@ -20,6 +20,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -171,6 +172,11 @@ def main(url, out):
             wait_for(d, "17 win/draw/loss bars", lambda d: len(d.find_elements(By.CSS_SELECTOR, "#wdl-chart rect")) == 3 * 17,
                      timeout=60)
             wait_for(d, "the histogram of level 12", lambda d: hist(d, 12))
+            # From the keyboard: a level's seed count is a button.
+            button = rows(d)[10].find_element(By.TAG_NAME, "button")
+            assert button.get_attribute("aria-label") == "show the values of level 10"
+            button.send_keys(Keys.ENTER)
+            wait_for(d, "the histogram of level 10", lambda d: hist(d, 10))
             # Shares as text too: won / drawn / lost, summing to 100 %.
             shares = rows(d)[16].find_elements(By.TAG_NAME, "td")[5].text
             parts = [float(x.strip().rstrip("%")) for x in shares.split("/")]

@@ -325,6 +325,13 @@ async function showLevels() {
       tr.cells[1].colSpan = 5;
     } else {
       shares.set(l.seeds, tr.cells[5]);
+      // The seed count is a button, for the keyboard; its click, like one
+      // anywhere on the row, reaches the row's handler.
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = l.seeds;
+      button.setAttribute("aria-label", "show the values of level " + l.seeds);
+      tr.cells[0].replaceChildren(button);
       tr.addEventListener("click", () => showHistogram(rules, l.seeds));
     }
     body.appendChild(tr);
