@@ -152,6 +152,10 @@ pub struct LevelReport {
 /// the tables. A level's files appear (by rename) only once every rank has
 /// finished it. `on_level` is called on rank 0 as each level is done, and
 /// only rank 0 returns the reports.
+///
+/// An error returns on the rank that met it, while the others may wait for
+/// it in their next collective call: with several ranks the caller stops
+/// them all (the command line calls `MPI_Abort`), as it does for a panic.
 pub fn build(
     db: &Db,
     rules: Rules,

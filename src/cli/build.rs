@@ -83,13 +83,11 @@ fn distributed(
     wait: bool,
 ) -> Result<ExitCode, Error> {
     use mancaladb::exchange::{Exchange, mpi::Mpi};
-    let Some(mpi) = Mpi::init(|rank, ranks| {
+    let mpi = Mpi::init(|rank, ranks| {
         super::output::diag(format_args!(
             "mancaladb: rank {rank} of {ranks} panicked; stopping every rank"
         ))
-    }) else {
-        return Err(Error::Invalid("MPI could not be initialised".into()));
-    };
+    })?;
     let (rank, ranks) = (mpi.rank(), mpi.ranks());
     let progress = if rank == 0 {
         Progress::to(&Terminal)

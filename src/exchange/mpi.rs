@@ -29,7 +29,10 @@ pub struct Mpi {
 }
 
 impl Mpi {
-    /// Initializes MPI; `None` if it was already initialized in this process.
+    /// Initializes MPI. An error if it was already initialized in this
+    /// process, or if MPI lets a rank have only one thread
+    /// (`MPI_THREAD_SINGLE`): the solver's workers never call MPI, but they
+    /// are threads, which takes at least `MPI_THREAD_FUNNELED`.
     ///
     /// From then on a panic stops every rank of the job, once its message
     /// is printed as usual and `say(rank, ranks)` has said which rank it
@@ -39,19 +42,31 @@ impl Mpi {
     /// ([`abort_on_panic`]), and so does a worker's where MPI provides
     /// `MPI_THREAD_MULTIPLE`; elsewhere a worker's panic stops it when it
     /// reaches the main thread, in [`Mpi::stop_on_panic`].
-    pub fn init(say: fn(usize, usize)) -> Option<Mpi> {
+    pub fn init(say: fn(usize, usize)) -> crate::Result<Mpi> {
         Mpi::init_asking(Threading::Multiple, say)
     }
 
     /// [`Mpi::init`] asking MPI for `threading` instead of
     /// `MPI_THREAD_MULTIPLE` (at least `Funneled`): tests ask for less, to
     /// stop a job from the main thread alone.
-    pub fn init_asking(threading: Threading, say: fn(usize, usize)) -> Option<Mpi> {
-        let (universe, threading) = mpi::initialize_with_threading(threading)?;
+    pub fn init_asking(threading: Threading, say: fn(usize, usize)) -> crate::Result<Mpi> {
+        let Some((universe, threading)) = mpi::initialize_with_threading(threading) else {
+            return Err(crate::Error::Invalid(
+                "MPI was already initialised in this process".into(),
+            ));
+        };
+        if threading == Threading::Single {
+            // Every rank has the same MPI, so every rank stops here.
+            return Err(crate::Error::Invalid(
+                "this MPI provides only MPI_THREAD_SINGLE; mancaladb's worker threads need \
+                 MPI_THREAD_FUNNELED or more"
+                    .into(),
+            ));
+        }
         let world = universe.world();
         let (rank, ranks) = (world.rank() as usize, world.size() as usize);
         abort_on_panic(rank, ranks, say, threading == Threading::Multiple);
-        Some(Mpi {
+        Ok(Mpi {
             world,
             say,
             _universe: universe,
@@ -92,9 +107,12 @@ impl Exchange for Mpi {
         self.world.size() as usize
     }
 
-    /// One `MPI_Alltoall` of the counts and one `MPI_Alltoallv` of the data,
-    /// sent from the outbox as it is; more passes, each gathering its share
-    /// of the batches, only if a batch outgrows MPI's `int` counts.
+    /// One `MPI_Allreduce` of the longest batch, which sets the number of
+    /// passes (none when no rank sends anything), then per pass one
+    /// `MPI_Alltoall` of the counts and one `MPI_Alltoallv` of the data:
+    /// sent from the outbox as it is when one pass holds it, else each pass
+    /// gathers its share of the batches (a batch outgrew MPI's `int`
+    /// counts).
     fn all_to_all(&self, outbox: &Outbox) -> Vec<u64> {
         let ranks = self.ranks();
         debug_assert_eq!(outbox.ranks(), ranks);

@@ -48,11 +48,15 @@
 //! before any sweep (most decisions at a threshold's start are seeds, and
 //! sweeps then find only the overflow of rounds). Working memory is
 //! therefore one byte per position, the bitmap, and two frontiers of at
-//! most `cap` boards; with several ranks (below), also a round's messages
-//! to other ranks, which are not capped: up to the predecessors of a full
-//! frontier (several per board, 8 bytes each), held twice while they are
-//! gathered for the exchange. Not measured, and not in the build's memory
-//! check, which counts one rank's share of the single-process figure.
+//! most `cap` boards; with several ranks (below), also a round's messages,
+//! which are not capped. Those to other ranks are up to the predecessors of
+//! a full frontier (several per board, 8 bytes each), held twice while they
+//! are gathered for the exchange and dropped once it has sent them; those
+//! from other ranks are what up to all of them sent this one, held until
+//! they are applied, before the next round begins: a round whose decisions
+//! fall mostly in one slice sends that rank up to `ranks - 1` times a
+//! rank's share. Not measured, and not in the build's memory check, which
+//! counts one rank's share of the single-process figure.
 //!
 //! **Checkpoints.** Between thresholds no position is fresh and the state
 //! bytes are the whole solver state. Every [`Options::checkpoint_every`]
@@ -288,7 +292,9 @@ pub fn solve_part(
 ///
 /// A seed list found damaged on any rank (its records are checked as they
 /// are read) is reported, and every rank solves the level afresh, from an
-/// empty work directory; found damaged again, it is an error.
+/// empty work directory; found damaged again, it is an error. Any other
+/// error returns on this rank alone, as in [`build`](crate::build::build):
+/// the caller stops the other ranks.
 pub fn solve_part_in(
     rules: Rules,
     seeds: usize,
@@ -534,7 +540,10 @@ fn solve_once(
             sent_bytes += outbox.messages().len() as u64 * 8;
             let inbox = ex.all_to_all(&outbox);
             rounds += 1;
+            // Sent: not held through the next round, nor `inbox` once applied.
+            outbox = Outbox::empty(ex.ranks());
             solver.receive(t as i8, &inbox, &mut frontier, cap);
+            drop(inbox);
             let topped = solver.top_up(t as i8, &mut to_read, &mut sweep, &mut frontier, fill);
             if read_by_every_rank(topped, ex, seeds, progress)?.is_none() {
                 return Ok(None);

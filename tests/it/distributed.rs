@@ -3,7 +3,7 @@
 //! for every split. The same solver runs under `mpirun` in `tests/mpi.rs`.
 
 use std::path::Path;
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use crate::common::{awari_db, file_sha256, scratch, solved};
 use mancaladb::exchange::{Exchange, Outbox, newest_held_by_all, split};
@@ -13,11 +13,35 @@ use mancaladb::progress::Progress;
 
 /// What the simulated ranks share.
 struct Hub {
-    barrier: Barrier,
+    ranks: usize,
+    meeting: Mutex<Meeting>,
+    /// Wakes the ranks waiting in `meeting`.
+    met: Condvar,
     /// `mail[to][from]`: the batch in transit.
     mail: Mutex<Vec<Vec<Vec<u64>>>>,
     /// One number per rank, for the reductions.
     numbers: Mutex<Vec<u64>>,
+}
+
+/// Where the ranks meet: a barrier that also checks that every rank came
+/// for the same operation, and fails instead of waiting for a rank that
+/// has returned. Under MPI a `sum` on one rank met by an `all_to_all` on
+/// another exchanges garbage or hangs, and so does a rank that returns on
+/// an error while the others call on; here both end the test.
+struct Meeting {
+    /// The operation each rank is at (`""`: none yet).
+    at: Vec<&'static str>,
+    arrived: usize,
+    /// Meetings completed.
+    generation: u64,
+    /// The first rank whose function returned.
+    left: Option<usize>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A rank that panicked in a meeting poisons it; the others must still
+    // see why they stop.
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// One simulated rank.
@@ -28,13 +52,56 @@ struct Member {
 }
 
 impl Member {
+    /// Returns once every rank has arrived at `op`, having checked that all
+    /// of them did. Each collective call meets twice, once when it has
+    /// posted its input and once when it has read the others', so that
+    /// nobody posts again before everyone has read.
+    fn meet(&self, op: &'static str) {
+        let mut m = lock(&self.hub.meeting);
+        if let Some(r) = m.left {
+            panic!("rank {} calls {op} after rank {r} returned", self.rank);
+        }
+        m.at[self.rank] = op;
+        m.arrived += 1;
+        if m.arrived == self.hub.ranks {
+            let at = std::mem::replace(&mut m.at, vec![""; self.hub.ranks]);
+            assert!(
+                at.iter().all(|&o| o == op),
+                "the ranks called different operations at once: {at:?}"
+            );
+            m.arrived = 0;
+            m.generation += 1;
+            self.hub.met.notify_all();
+            return;
+        }
+        let generation = m.generation;
+        while m.generation == generation {
+            if let Some(r) = m.left {
+                panic!(
+                    "rank {} waits in {op} for rank {r}, which returned",
+                    self.rank
+                );
+            }
+            m = self.hub.met.wait(m).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
     /// Every rank posts `x`; all read the posted numbers once all posted.
-    fn gather(&self, x: u64) -> Vec<u64> {
-        self.hub.numbers.lock().unwrap()[self.rank] = x;
-        self.hub.barrier.wait();
-        let all = self.hub.numbers.lock().unwrap().clone();
-        self.hub.barrier.wait();
+    fn gather(&self, op: &'static str, x: u64) -> Vec<u64> {
+        lock(&self.hub.numbers)[self.rank] = x;
+        self.meet(op);
+        let all = lock(&self.hub.numbers).clone();
+        self.meet(op);
         all
+    }
+}
+
+/// A rank's function has returned (or panicked): whoever still waits for
+/// it in a meeting fails.
+impl Drop for Member {
+    fn drop(&mut self) {
+        lock(&self.hub.meeting).left.get_or_insert(self.rank);
+        self.hub.met.notify_all();
     }
 }
 
@@ -51,35 +118,42 @@ impl Exchange for Member {
             "a rank never sends to itself"
         );
         {
-            let mut mail = self.hub.mail.lock().unwrap();
+            let mut mail = lock(&self.hub.mail);
             for (to, batches) in mail.iter_mut().enumerate() {
                 batches[self.rank] = outbox.to(to).to_vec();
             }
         }
-        self.hub.barrier.wait();
-        let received = std::mem::take(&mut self.hub.mail.lock().unwrap()[self.rank]).concat();
-        self.hub.mail.lock().unwrap()[self.rank] = vec![Vec::new(); self.ranks];
-        self.hub.barrier.wait();
+        self.meet("all_to_all");
+        let received = std::mem::take(&mut lock(&self.hub.mail)[self.rank]).concat();
+        lock(&self.hub.mail)[self.rank] = vec![Vec::new(); self.ranks];
+        self.meet("all_to_all");
         received
     }
     fn sum(&self, x: u64) -> u64 {
-        self.gather(x).iter().sum()
+        self.gather("sum", x).iter().sum()
     }
     fn max(&self, x: u64) -> u64 {
-        self.gather(x).into_iter().max().unwrap()
+        self.gather("max", x).into_iter().max().unwrap()
     }
     fn broadcast(&self, x: u64) -> u64 {
-        self.gather(x)[0]
+        self.gather("broadcast", x)[0]
     }
     fn barrier(&self) {
-        self.hub.barrier.wait();
+        self.meet("barrier");
     }
 }
 
 /// Runs `f` on `ranks` simulated ranks at once; their results in rank order.
 fn on_ranks<T: Send>(ranks: usize, f: impl Fn(&Member) -> T + Sync) -> Vec<T> {
     let hub = Arc::new(Hub {
-        barrier: Barrier::new(ranks),
+        ranks,
+        meeting: Mutex::new(Meeting {
+            at: vec![""; ranks],
+            arrived: 0,
+            generation: 0,
+            left: None,
+        }),
+        met: Condvar::new(),
         mail: Mutex::new(vec![vec![Vec::new(); ranks]; ranks]),
         numbers: Mutex::new(vec![0; ranks]),
     });
@@ -384,4 +458,29 @@ fn ranks_that_disagree_on_what_or_where_to_build_stop_before_solving() {
         assert!(!token(&shared), "{what}");
         assert!(!elsewhere.exists(), "{what}");
     }
+}
+
+#[test]
+fn the_simulated_ranks_catch_mismatched_calls_and_a_rank_that_left() {
+    // Under MPI these would exchange garbage or hang.
+    let mismatched = std::panic::catch_unwind(|| {
+        on_ranks(2, |ex| if ex.rank() == 0 { ex.sum(1) } else { ex.max(1) })
+    });
+    let left = std::panic::catch_unwind(|| {
+        on_ranks(3, |ex| {
+            if ex.rank() != 2 {
+                ex.barrier()
+            }
+        })
+    });
+    assert!(mismatched.is_err(), "a sum met a max: {mismatched:?}");
+    assert!(
+        left.is_err(),
+        "two ranks met at a barrier without the third"
+    );
+    // Ranks that call alike still meet.
+    assert_eq!(
+        on_ranks(3, |ex| (ex.sum(1), ex.max(ex.rank() as u64))),
+        vec![(3, 2); 3]
+    );
 }

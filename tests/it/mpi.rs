@@ -298,7 +298,7 @@ fn panicking_rank() {
         };
         eprintln!("hook: rank {rank} of {ranks} panicked on {on}")
     };
-    let mpi = Mpi::init_asking(threading, say).expect("MPI starts");
+    let mpi = Mpi::init_asking(threading, say).unwrap_or_else(|e| panic!("MPI starts: {e}"));
     let work = || {
         if mpi.rank() == 1 {
             (0..64u32).into_par_iter().for_each(|i| {
