@@ -94,8 +94,7 @@ fn distributed(
     } else {
         Progress::QUIET
     };
-    let built =
-        mpi.stop_on_panic(|| build(db, rules, levels, &mpi, progress, wait, |r| print_level(r)));
+    let built = mpi.stop_on_panic(|| build(db, rules, levels, &mpi, progress, wait, print_level));
     match built {
         Ok(_) => Ok(ExitCode::SUCCESS),
         // Every rank learns of a disagreement at once: the rank at fault
