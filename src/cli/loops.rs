@@ -48,11 +48,18 @@ fn pit(text: &str) -> Result<usize, String> {
 
 /// Decides every start asked for.
 pub fn run(a: Args) -> Result<ExitCode, Error> {
-    let me = Side::parse(&a.pits, "the player's side")?;
+    // The opponent first: `--opponent 1 1 ...` takes the first word alone,
+    // and the player's side would be blamed for the rest.
     let opp = match &a.opponent {
-        Some(o) => Side::parse(&[o], "--opponent")?,
+        Some(o) => {
+            Side::parse(&[o], "--opponent").map_err(|e| match o.trim().contains([' ', ',']) {
+                true => e,
+                false => Error::Invalid(format!("{e} (give all 16 as one argument, in quotes)")),
+            })?
+        }
         None => Side::EMPTY,
     };
+    let me = Side::parse(&a.pits, "the player's side")?;
     let pos = Position { me, opp };
     if !a.any_seeds {
         pos.check_in_game()

@@ -337,6 +337,12 @@ impl Explorer<'_> {
                 }
                 Next::Relay(next) => {
                     if let Some((a, laps, sown)) = anchor.filter(|(a, _, _)| *a == next) {
+                        // A move's start state, whose reverse option is not
+                        // offered, has none when it comes back: a cycle
+                        // lands on every pit, so a clockwise capture from it
+                        // would have been a capture on the way round
+                        // (docs/omweso-loops.md, "Moves with captures").
+                        debug_assert!(!reversible(self.variant, &a));
                         line.cycle = Some(Cycle {
                             period: line.laps - laps,
                             sown: line.sown - sown,

@@ -141,7 +141,8 @@ impl Side {
     /// returns that pit, as numbered before the rotation: the lap of a side
     /// kept brought to start 0. The side is rotated first and
     /// [`FROM_ZERO`] added after, rotated alike: the same, because no pit's
-    /// count carries into the next (a side holds at most [`MAX_SEEDS`]), and
+    /// count carries into the next (a side holds at most 128 seeds: its own
+    /// [`MAX_SEEDS`] and, after captures in a study, the opponent's), and
     /// the rotation and the table lookup both wait only for the hand.
     #[inline]
     pub fn lap_from_zero(&mut self) -> usize {

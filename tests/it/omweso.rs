@@ -361,6 +361,11 @@ fn bad_loops_and_census_input_is_refused() {
         ],
         "--opponent has 16 pits",
     );
+    // Its pits as separate words: the opponent is blamed, with the way out.
+    let mut words = vec!["loops", "--opponent"];
+    words.extend(["1"; 16]);
+    words.push("3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1");
+    refuses(&words, "(give all 16 as one argument, in quotes)");
     refuses(
         &["loops", "--pit", "16", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"],
         "pits are numbered 0..15",

@@ -1082,6 +1082,27 @@ fn cycles_command_writes_the_atlas() {
         .map(|l| l["pairs"].as_u64().unwrap())
         .sum();
     assert_eq!(pairs_13, 1808);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
+    // A budget that leaves pairs undecided: the atlas is said to be only
+    // what was found (k = 11's one cycle, of period 128, is not).
+    let short = lists.join("short.jsonl");
+    let out = crate::common::run(&[
+        "census",
+        "--seeds",
+        "11",
+        "--max-laps",
+        "7",
+        "--db",
+        db,
+        "--cycles",
+        short.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("warning: k = 11 left 3072 pairs undecided within --max-laps 7"),
+        "{err}"
+    );
 
     // A row saved without its cycles is planned again for --cycles, so the
     // estimate and the one-day refusal cover it.
@@ -1104,6 +1125,14 @@ fn cycles_command_writes_the_atlas() {
             "its cycles are not those of row k = 11 (cycles: 1, each of 11 seeds)",
         );
     }
+    // Blank lines are skipped, as in the results file.
+    std::fs::write(&kept, format!("\n{cycles_11}\n  \n")).unwrap();
+    let out = crate::common::run(&["census", "--seeds", "11", "--db", db, "--cycles", cycles]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     std::fs::write(&kept, &cycles_11).unwrap();
     // Edits that keep the count and the periods: the
     // seeds sown of a cycle, a cycle listed twice, a field not a cycle's.

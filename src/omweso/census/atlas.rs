@@ -63,8 +63,10 @@ pub fn load(path: &Path) -> Result<Option<Vec<Found>>> {
             path.display()
         ))
     })?;
+    // Blank lines are skipped, as in the results file.
     text.lines()
         .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
             serde_json::from_str(l).map_err(|e| {
                 Error::Invalid(format!(
@@ -91,8 +93,9 @@ pub struct Entry {
     pub period: u64,
     /// Seeds sown in one period.
     pub sown: u64,
-    /// Distinct states brought to start 0 (the period divided by the
-    /// cycle's rotational symmetry).
+    /// Distinct states brought to start 0: the period divided by the passes
+    /// through them that bring the side back unrotated (one pass turns it
+    /// by some `r` pits, so `16 / gcd(r, 16)` passes).
     pub states: u64,
     /// (configuration, start) pairs on the cycle: `16 * states`.
     pub pairs: u64,
