@@ -71,7 +71,9 @@ class Ply(NamedTuple):
     board: Board
     """The position before the move, seen by the player making it."""
     pit: int
-    """The pit played (the lowest among equally good moves)."""
+    """The pit played: a best move. Where the value is not 0 the side ahead
+    plays toward its next capture, the other side the lowest pit among its
+    best moves; at value 0 both take the lowest."""
     captures: int
     """Seeds taken."""
     value: int
@@ -170,8 +172,9 @@ class Database:
                 for pit, captures, value, child in self._db.moves(pits)]
 
     def line(self, pits: Pits, max_plies: int = 200) -> Line:
-        """The principal line: best moves (the lowest pit among equals) until
-        the game ends, a position repeats, or ``max_plies`` plies. Raises
+        """The principal line: best moves (see :class:`Ply`) until the game
+        ends, a position repeats (``"cycle"`` at value 0, ``"no-progress"``
+        otherwise), or ``max_plies`` plies. Raises
         :class:`MissingLevelError` when it reaches a level not present."""
         plies, end, cycle_ply = self._db.line(pits, max_plies)
         return Line([Ply(tuple(b), pit, captures, value) for b, pit, captures, value in plies],

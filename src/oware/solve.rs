@@ -293,8 +293,8 @@ pub fn solve_part(
 /// A seed list found damaged on any rank (its records are checked as they
 /// are read) is reported, and every rank solves the level afresh, from an
 /// empty work directory; found damaged again, it is an error. Any other
-/// error returns on this rank alone, as in [`build`](crate::build::build):
-/// the caller stops the other ranks.
+/// error returns on this rank alone: the caller stops the other ranks (the
+/// command line's distributed build calls `MPI_Abort`).
 pub fn solve_part_in(
     rules: Rules,
     seeds: usize,

@@ -18,18 +18,21 @@
 //! ahead (which leaves G) by best moves from there: it would get 0 (endless
 //! play is worth 0) or more than `-|v|`, not `-|v|`. So the attractor of
 //! the exits for the side ahead, computed backward over G, holds the
-//! position. Its rank (plies to an exit) is 0 at an exit; for the side
-//! ahead, one more than its least best move's; for the other side, one
-//! more than its greatest. The side ahead takes a best move of least rank
+//! position. Its rank (plies to an exit) is 0 where the side ahead has a
+//! best move that captures, where every best move of the other side
+//! captures, or where there is no move; otherwise, for the side ahead, one
+//! more than its least best quiet move's, and for the other side, one more
+//! than its greatest. The side ahead takes a best move of least rank
 //! (an exit first), the other side the lowest pit among its best moves;
 //! the rank falls with each ply, and the line reaches an exit.
 //!
 //! At value 0 both sides take the lowest pit among their best moves, and a
 //! repeat is endless play, worth 0 as the rules say. G is searched up to
-//! [`SEARCH_LIMIT`] positions per level; past that, or where G reaches a
-//! level that is not present, the line takes the lowest pits there too,
-//! and a repeat at a value other than 0 ends it as
-//! [`LineEnd::NoProgress`], never as endless play.
+//! [`SEARCH_LIMIT`] positions per level; past that the line takes the
+//! lowest pits there too, and a repeat at a value other than 0 ends it as
+//! [`LineEnd::NoProgress`], never as endless play. A position of G whose
+//! moves reach a level that is not present is searched no further and
+//! never ranked (as one not yet expanded), which keeps the ranks sound.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -226,9 +229,11 @@ struct Node {
 
 impl Ranks {
     /// Searches G from `start` (value not 0) and ranks it; `None` when G
-    /// has more than `limit` positions, reaches a level that is not
-    /// present, or (tables that disagree with each other in a way
-    /// [`analyze`] cannot see) does not rank `start`.
+    /// has more than `limit` positions, or (tables that disagree with each
+    /// other in a way [`analyze`] cannot see) does not rank `start`. A
+    /// position whose moves reach a level that is not present is left
+    /// unexpanded: never ranked, as below, so a ranked line never passes
+    /// it.
     ///
     /// G is expanded forward, a layer of plies at a time, and ranked after
     /// each layer; the search stops once `start` is ranked, which often
@@ -257,7 +262,16 @@ impl Ranks {
                     true => start.clone(),
                     false => match analyze(rules, values, &boards[i as usize]) {
                         Ok(a) => a,
-                        Err(Error::Missing(_)) => return Ok(None),
+                        Err(Error::Missing(_)) => {
+                            // No known move, no rank.
+                            nodes.push(Node {
+                                board: boards[i as usize],
+                                ahead: false,
+                                quiet: 0,
+                                exit: false,
+                            });
+                            continue;
+                        }
                         Err(e) => return Err(e),
                     },
                 };
@@ -359,7 +373,11 @@ mod tests {
     }
 
     fn solved() -> Solved {
-        let top = 10;
+        solved_to(10)
+    }
+
+    /// Levels 0..=top of awari, solved in memory.
+    fn solved_to(top: usize) -> Solved {
         let mut levels: Vec<Vec<i8>> = Vec::new();
         for n in 0..=top {
             let lower: Vec<&[i8]> = levels.iter().map(|v| v.as_slice()).collect();
@@ -411,6 +429,47 @@ mod tests {
         assert!(
             lines > 1000 && won > lines / 2,
             "{lines} lines, {won} not worth 0"
+        );
+    }
+
+    /// Tables with some levels missing.
+    struct Gaps<'a>(&'a Solved, &'a [usize]);
+
+    impl Values for Gaps<'_> {
+        fn value(&self, board: &Board) -> Result<i8> {
+            match self.1.contains(&board.seeds()) {
+                true => Err(Error::Missing(crate::error::Missing::Level {
+                    dir: PathBuf::from("memory"),
+                    rules: "awari",
+                    seeds: board.seeds(),
+                })),
+                false => self.0.value(board),
+            }
+        }
+        fn origin(&self, b: &Board) -> PathBuf {
+            self.0.origin(b)
+        }
+    }
+
+    #[test]
+    fn positions_that_reach_a_missing_level_do_not_stop_the_search() {
+        let solved = solved_to(12);
+        let gaps = Gaps(&solved, &[5, 8]);
+        // Its line passes levels 12, 9 and 7 alone; positions of G at
+        // those levels have captures into 8 and 5. The search used to give
+        // up at the first such position, and the line ended as no-progress.
+        let b = Board::parse(&["1 0 0 1 4 1 2 0 3 0 0 0"]).unwrap();
+        let full = principal_line(Rules::Awari, &solved, &b, 400).unwrap();
+        let gapped = principal_line(Rules::Awari, &gaps, &b, 400).unwrap();
+        assert_eq!(full.end, LineEnd::GameOver, "{full:?}");
+        assert_sound(&gapped, &b);
+        assert_eq!(gapped.end, LineEnd::GameOver, "{gapped:?}");
+        assert!(
+            gapped
+                .plies
+                .iter()
+                .all(|p| ![5, 8].contains(&p.board.seeds())),
+            "{gapped:?}"
         );
     }
 
