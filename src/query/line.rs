@@ -32,7 +32,10 @@
 //! lowest pits there too, and a repeat at a value other than 0 ends it as
 //! [`LineEnd::NoProgress`], never as endless play. A position of G whose
 //! moves reach a level that is not present is searched no further and
-//! never ranked (as one not yet expanded), which keeps the ranks sound.
+//! never ranked (as one not yet expanded), which keeps the ranks sound;
+//! where no way to progress avoids such positions, the start is not
+//! ranked, and a repeat at a value other than 0 ends the line as
+//! no-progress too.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -457,7 +460,9 @@ mod tests {
         let gaps = Gaps(&solved, &[5, 8]);
         // Its line passes levels 12, 9 and 7 alone; positions of G at
         // those levels have captures into 8 and 5. The search used to give
-        // up at the first such position, and the line ended as no-progress.
+        // up at the first such position, and the line ended as no-progress
+        // (at level 9). At level 7 the start is still not ranked (its way
+        // to progress needs level 5), but the lowest pits end the game.
         let b = Board::parse(&["1 0 0 1 4 1 2 0 3 0 0 0"]).unwrap();
         let full = principal_line(Rules::Awari, &solved, &b, 400).unwrap();
         let gapped = principal_line(Rules::Awari, &gaps, &b, 400).unwrap();

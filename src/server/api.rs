@@ -348,9 +348,9 @@ pub struct Mainline {
 }
 
 /// `GET /api/awari/mainline?board=...[&rules=...]`: best moves until the
-/// game ends, a position repeats (endless play at value 0, no progress
-/// found past the search's limit otherwise), a level is missing, or 400
-/// plies.
+/// game ends, a position repeats (endless play at value 0; otherwise no
+/// progress found, past the search's limit or for want of a missing
+/// level), a level is missing, or 400 plies.
 pub async fn mainline(
     Shared(state): Shared<Arc<State>>,
     q: Result<Query<MainlineQuery>, QueryRejection>,
