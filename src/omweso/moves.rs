@@ -8,9 +8,10 @@
 //! because that lap ends in a capture). Every capture empties one of the
 //! opponent's 8 columns for good (seeds never enter the opponent's pits), so
 //! a move makes at most 8 captures: every path is a finite chain of
-//! capture-free segments, the last of which ends or cycles. Within a segment
-//! a cycle is proven exactly by the return of its first relay state (fact 2
-//! of [`super::relay`]); the anchor restarts after each capture.
+//! capture-free segments, the last of which ends or cycles. Only a segment
+//! in which no capture is possible can cycle ([`Explorer::segment`]); it is
+//! a pure relay, whose cycle is proven exactly by the return of its first
+//! relay state (fact 2 of [`super::relay`]).
 
 use serde::Serialize;
 
@@ -176,8 +177,8 @@ pub enum Criterion {
     /// Fact 3: the pit behind the start pit is empty and no capture is
     /// possible, so the relay must end (the laps were then counted).
     Certificate,
-    /// Facts 2 and 5: the first relay state after the last capture came
-    /// back (or, with no capture possible, came back rotated).
+    /// Facts 2 and 5: once no capture was possible, the relay's first
+    /// state came back (brought to start 0: possibly rotated).
     Recurrence,
     /// The move was played to its end.
     Played,
@@ -289,23 +290,28 @@ impl Explorer<'_> {
 
     /// Follows the segment starting at `st`, having played `line` so far.
     /// The reverse option is offered at every lap but, if `first_fixed`, the
-    /// first (a move's first lap: its clockwise version is a start of its own).
+    /// first (a move's first lap: its clockwise version is a start of its
+    /// own).
+    ///
+    /// Only a segment in which no capture is possible can loop, and it is a
+    /// pure relay, decided by [`Explorer::relay`]. While a capture is
+    /// possible the relay never comes back to a state: a cycle lands on
+    /// every pit, so also on an inner pit facing two full pits, where it
+    /// would capture (docs/omweso-loops.md, "Moves with captures"). Such a
+    /// segment ends or captures within its finitely many states.
     fn segment(&mut self, mut st: LapStart, mut line: Line, first_fixed: bool) {
-        // The first relay state of the segment, with laps and seeds up to it.
-        let mut anchor: Option<(LapStart, u64, u64)> = None;
+        // The opponent's side is the same all along the segment.
+        let pure = !can_capture(self.variant, st.pos.opp);
         let mut offer = !first_fixed;
         loop {
             if self.spent() {
                 self.undecided.get_or_insert(line);
                 return;
             }
-            if anchor.is_none() && st.hand == Hand::Lift {
-                if !can_capture(self.variant, st.pos.opp) {
-                    // No capture and so no choice is left: a pure relay.
-                    self.relay(st, line);
-                    return;
-                }
-                anchor = Some((st, line.laps, line.sown));
+            if pure && st.hand == Hand::Lift {
+                // No capture and so no choice is left.
+                self.relay(st, line);
+                return;
             }
             if offer && reversible(self.variant, &st) {
                 // The player may sow this lap clockwise instead, capturing.
@@ -335,32 +341,14 @@ impl Explorer<'_> {
                     self.segment(next, line, false);
                     return;
                 }
-                Next::Relay(next) => {
-                    if let Some((a, laps, sown)) = anchor.filter(|(a, _, _)| *a == next) {
-                        // A move's start state, whose reverse option is not
-                        // offered, has none when it comes back: a cycle
-                        // lands on every pit, so a clockwise capture from it
-                        // would have been a capture on the way round
-                        // (docs/omweso-loops.md, "Moves with captures").
-                        debug_assert!(!reversible(self.variant, &a));
-                        line.cycle = Some(Cycle {
-                            period: line.laps - laps,
-                            sown: line.sown - sown,
-                            pos: a.pos,
-                            pit: a.pit,
-                        });
-                        Self::keep(&mut self.loops, line);
-                        return;
-                    }
-                    st = next;
-                }
+                Next::Relay(next) => st = next,
             }
         }
     }
 
     /// Follows the capture-free relay from the relay state `st` with the
-    /// tight walk of [`super::relay::run`], which decides it by the same
-    /// anchor (fact 2), within the budget left.
+    /// tight walk of [`super::relay::run`], which decides it by the return
+    /// of its first state (fact 2), within the budget left.
     fn relay(&mut self, st: LapStart, mut line: Line) {
         let opp = st.pos.opp;
         let left = self.budget - self.used;
