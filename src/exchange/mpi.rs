@@ -55,15 +55,22 @@ impl Mpi {
                 "MPI was already initialised in this process".into(),
             ));
         };
-        if threading == Threading::Single {
-            // Every rank has the same MPI, so every rank stops here.
+        let world = universe.world();
+        // MPI may provide ranks different levels: every rank learns whether
+        // any got too little, and all stop alike.
+        let mut any_single = 0u8;
+        world.all_reduce_into(
+            &u8::from(threading == Threading::Single),
+            &mut any_single,
+            SystemOperation::max(),
+        );
+        if any_single == 1 {
             return Err(crate::Error::Invalid(
                 "this MPI provides only MPI_THREAD_SINGLE; mancaladb's worker threads need \
                  MPI_THREAD_FUNNELED or more"
                     .into(),
             ));
         }
-        let world = universe.world();
         let (rank, ranks) = (world.rank() as usize, world.size() as usize);
         abort_on_panic(rank, ranks, say, threading == Threading::Multiple);
         Ok(Mpi {
