@@ -237,13 +237,8 @@ function renderAnalysis(a) {
       td.textContent = cell;
       tr.appendChild(td);
     }
-    // The pit is a button, for the keyboard; its click, like one anywhere
-    // on the row, reaches the row's handler.
-    const button = document.createElement("button");
-    button.type = "button";
-    button.textContent = m.pit;
-    button.setAttribute("aria-label", "play pit " + m.pit);
-    tr.cells[0].replaceChildren(button);
+    // The pit is a button, for the keyboard.
+    buttonInFirstCell(tr, m.pit, "play pit " + m.pit);
     tr.addEventListener("click", () => play(m.pit));
     body.appendChild(tr);
   }
@@ -278,6 +273,17 @@ function renderLine(l) {
     "level-missing": "level " + l.missing_level + " is not present",
   };
   $("line-end").textContent = "end: " + (ends[l.line_end] || l.line_end);
+}
+
+// Makes the first cell of table row tr a button showing text, named label
+// for screen readers; its click, like one anywhere on the row, reaches the
+// row's handler.
+function buttonInFirstCell(tr, text, label) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.textContent = text;
+  button.setAttribute("aria-label", label);
+  tr.cells[0].replaceChildren(button);
 }
 
 // ---- levels ----
@@ -325,13 +331,8 @@ async function showLevels() {
       tr.cells[1].colSpan = 5;
     } else {
       shares.set(l.seeds, tr.cells[5]);
-      // The seed count is a button, for the keyboard; its click, like one
-      // anywhere on the row, reaches the row's handler.
-      const button = document.createElement("button");
-      button.type = "button";
-      button.textContent = l.seeds;
-      button.setAttribute("aria-label", "show the values of level " + l.seeds);
-      tr.cells[0].replaceChildren(button);
+      // The seed count is a button, for the keyboard.
+      buttonInFirstCell(tr, l.seeds, "show the values of level " + l.seeds);
       tr.addEventListener("click", () => showHistogram(rules, l.seeds));
     }
     body.appendChild(tr);
