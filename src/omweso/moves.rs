@@ -58,7 +58,7 @@ impl Position {
 }
 
 /// Where a lap starts and what it sows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Hand {
     /// Lift every seed of the start pit (a move's first lap, or a relay).
     Lift,
@@ -66,7 +66,7 @@ enum Hand {
     Captured(u8),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug)]
 struct LapStart {
     pos: Position,
     pit: usize,
@@ -452,8 +452,8 @@ fn analyze_start_unless(
         undecided: None,
         choice_points: 0,
     };
-    // The start state is the first relay state of the first segment, so a
-    // move that comes back to it is caught after one period.
+    // The first lap opens the first segment, which offers it no reverse
+    // option; sown clockwise, it is the reverse lap the start itself chose.
     if direction == Dir::Ccw {
         ex.segment(start, Line::default(), true);
     } else {
