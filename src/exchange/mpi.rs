@@ -24,6 +24,9 @@ pub use mpi::Threading;
 pub struct Mpi {
     world: SimpleCommunicator,
     say: fn(usize, usize),
+    /// The most messages one pass of [`Exchange::all_to_all`] carries from
+    /// this rank to each other rank ([`pass_setting`]).
+    pass_cap: usize,
     // Finalizes MPI when dropped, so it must outlive `world`'s use.
     _universe: Universe,
 }
@@ -32,7 +35,9 @@ impl Mpi {
     /// Initializes MPI. An error if it was already initialized in this
     /// process, or if MPI lets a rank have only one thread
     /// (`MPI_THREAD_SINGLE`): the solver's workers never call MPI, but they
-    /// are threads, which takes at least `MPI_THREAD_FUNNELED`.
+    /// are threads, which takes at least `MPI_THREAD_FUNNELED`. Also an
+    /// error, before MPI starts, if `MANCALADB_MPI_PASS` is set and not a
+    /// number above 0 ([`pass_setting`]).
     ///
     /// From then on a panic stops every rank of the job, once its message
     /// is printed as usual and `say(rank, ranks)` has said which rank it
@@ -50,6 +55,10 @@ impl Mpi {
     /// `MPI_THREAD_MULTIPLE` (at least `Funneled`): tests ask for less, to
     /// stop a job from the main thread alone.
     pub fn init_asking(threading: Threading, say: fn(usize, usize)) -> crate::Result<Mpi> {
+        // Read before MPI starts, so that a rank with a bad setting stops
+        // the job through `mpirun` once it has said why, with no rank
+        // waiting for it in a collective call.
+        let pass_setting = pass_setting()?;
         let Some((universe, threading)) = mpi::initialize_with_threading(threading) else {
             return Err(crate::Error::Invalid(
                 "MPI was already initialised in this process".into(),
@@ -76,6 +85,11 @@ impl Mpi {
         Ok(Mpi {
             world,
             say,
+            // What a rank receives in a pass, at most `ranks` times this,
+            // must fit MPI's `int` counts and displacements.
+            pass_cap: pass_setting
+                .unwrap_or(usize::MAX)
+                .min(i32::MAX as usize / ranks),
             _universe: universe,
         })
     }
@@ -114,18 +128,19 @@ impl Exchange for Mpi {
         self.world.size() as usize
     }
 
-    /// One `MPI_Allreduce` of the longest batch, which sets the number of
-    /// passes (none when no rank sends anything), then per pass one
-    /// `MPI_Alltoall` of the counts and one `MPI_Alltoallv` of the data:
-    /// sent from the outbox as it is when one pass holds it, else each pass
-    /// gathers its share of the batches (a batch outgrew MPI's `int`
-    /// counts).
+    /// One `MPI_Allreduce` of the number of passes the longest batch needs
+    /// (`pass_cap` messages to a rank per pass; none when no rank sends
+    /// anything), then per pass one `MPI_Alltoall` of the counts and one
+    /// `MPI_Alltoallv` of the data: sent from the outbox as it is when one
+    /// pass holds it, else each pass gathers its share of the batches (a
+    /// batch outgrew MPI's `int` counts). The messages arrive grouped by
+    /// pass, then by sender; their order does not matter to the solver.
+    /// Ranks may even differ in their cap: each sends its share of every
+    /// pass, and the counts say how much that is.
     fn all_to_all(&self, outbox: &Outbox) -> Vec<u64> {
         let ranks = self.ranks();
         debug_assert_eq!(outbox.ranks(), ranks);
-        // Per destination and pass, so that the received total (at most
-        // `ranks * cap`) still fits the `int` displacements.
-        let cap = i32::MAX as usize / ranks;
+        let cap = self.pass_cap;
         let longest = (0..ranks).map(|r| outbox.to(r).len()).max().unwrap_or(0);
         let passes = self.max(longest.div_ceil(cap) as u64) as usize;
         let mut received = Vec::new();
@@ -188,6 +203,26 @@ impl Exchange for Mpi {
     /// a level reads or writes its table.
     fn barrier(&self) {
         wait_idly(self.world.immediate_barrier());
+    }
+}
+
+/// `MANCALADB_MPI_PASS`: the most messages one pass of an exchange may
+/// carry from a rank to each other rank, below the most MPI's `int` counts
+/// allow (about 2 G in all a pass), which is the cap without it. Tests force
+/// many passes with it, which real levels take only past about 2 G messages
+/// a round. A value that is not a number above 0 is a usage error.
+fn pass_setting() -> crate::Result<Option<usize>> {
+    const NAME: &str = "MANCALADB_MPI_PASS";
+    let bad = |v: &str| {
+        crate::Error::Invalid(format!("{NAME}={v}: expected a number of messages above 0"))
+    };
+    match std::env::var(NAME) {
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(v)) => Err(bad(&v.to_string_lossy())),
+        Ok(v) => match v.parse::<usize>() {
+            Ok(cap) if cap > 0 => Ok(Some(cap)),
+            _ => Err(bad(&v)),
+        },
     }
 }
 

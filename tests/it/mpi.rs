@@ -63,6 +63,11 @@ fn finish_within(child: std::process::Child, secs: u64) -> Output {
 }
 
 fn build_distributed(ranks: usize, max_seeds: usize, db: &Path) -> Output {
+    within(distributed_job(ranks, max_seeds, db), 600)
+}
+
+/// `build --distributed --max-seeds <max_seeds> --db <db>` on `ranks` ranks.
+fn distributed_job(ranks: usize, max_seeds: usize, db: &Path) -> Command {
     let mut job = mpirun(ranks);
     job.args([
         "build",
@@ -72,7 +77,7 @@ fn build_distributed(ranks: usize, max_seeds: usize, db: &Path) -> Output {
     ])
     .arg("--db")
     .arg(db);
-    within(job, 600)
+    job
 }
 
 fn ok(out: &Output) -> String {
@@ -85,15 +90,24 @@ fn ok(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The same bytes from 1..4 ranks. With 3 ranks every exchange carries at
+/// most [`SMALL_PASS`] messages from a rank to each other rank per pass,
+/// so that the rounds of the larger levels take many passes, a path that
+/// real levels take only past about 2 G messages a round.
 #[test]
 fn one_to_four_ranks_build_the_same_files_as_one_process() {
     const MAX: usize = 16;
+    const SMALL_PASS: &str = "5000";
     let single = awari_db(); // levels 0..=18, one process
     let single_vu = scratch("mpi-single-vu");
     export_vu(single, &single_vu);
     for ranks in 1..=4 {
         let db = scratch(&format!("mpi-{ranks}"));
-        let text = ok(&build_distributed(ranks, MAX, &db));
+        let mut job = distributed_job(ranks, MAX, &db);
+        if ranks == 3 {
+            job.env("MANCALADB_MPI_PASS", SMALL_PASS);
+        }
+        let text = ok(&within(job, 600));
         // Rank 0 alone prints, one line per level.
         assert_eq!(
             text.lines().filter(|l| l.starts_with("level")).count(),
@@ -397,4 +411,27 @@ fn ranks_that_disagree_stop_the_job_before_solving() {
     );
     ok(&out);
     assert_committed(&db, 10);
+}
+
+/// A pass size that is not a number, on one rank only, stops the job before
+/// anything is solved: that rank refuses it before MPI starts, naming the
+/// setting, and `mpirun` stops the others.
+#[test]
+fn a_bad_pass_size_on_one_rank_stops_the_job() {
+    let db = scratch("mpi-bad-pass");
+    let d = db.to_str().unwrap();
+    let out = within(
+        two_ranks(
+            &["--max-seeds", "4", "--db", d],
+            &["MANCALADB_MPI_PASS=0", "--max-seeds", "4", "--db", d],
+        ),
+        300,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("mancaladb: MANCALADB_MPI_PASS=0: expected a number of messages above 0"),
+        "{err}"
+    );
+    assert!(!db.join("awari-00.mdb").exists());
 }
