@@ -15,6 +15,7 @@ Known values (README, issue 13): 1 1 1 1 1 2 4 2 3 0 0 0 is a draw, pit 5
 import os
 import sys
 import tempfile
+import time
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -109,11 +110,17 @@ def main(url, out):
             wait_for(d, "the best move by key", lambda d: board(d) == after and moves(d) and moves(d)[0][0] == 2)
             d.save_screenshot(os.path.join(out, "board.png"))
 
-            # Edit mode: a click adds a seed to any pit.
+            # Edit mode: a click adds a seed to any pit; no move is played,
+            # by the best-move button or its key.
             d.find_element(By.CSS_SELECTOR, "input[name=mode][value=edit]").click()
             d.find_element(By.ID, "pit-11").click()
             wait_for(d, "an edited pit", lambda d: board(d)[11] == 1)
             assert "board=5,0,3,0,0,0,1,1,1,1,1,1" in d.current_url, d.current_url
+            wait_for(d, "the edited board's moves", lambda d: moves(d) and moves(d)[0][0] == 2)
+            assert not d.find_element(By.ID, "best").is_enabled()
+            body.send_keys("b")
+            time.sleep(0.5)
+            assert board(d) == [5, 0, 3, 0, 0, 0, 1, 1, 1, 1, 1, 1], board(d)
 
             # A board that is not twelve whole counts is refused where it is
             # typed; the board stays.

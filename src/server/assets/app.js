@@ -151,6 +151,8 @@ function renderBoard() {
     }
   }
   if (focused !== null) restorePitFocus(focused);
+  // A move is played in play mode only; edit mode sets seeds.
+  $("best").disabled = mode() !== "play";
 }
 
 function clickPit(p, delta) {
@@ -502,7 +504,7 @@ function start() {
     const typing = t.tagName === "SELECT" || t.tagName === "TEXTAREA"
       || (t.tagName === "INPUT" && !["radio", "checkbox", "button", "submit"].includes(t.type));
     if (typing || ev.ctrlKey || ev.metaKey || ev.altKey || $("view-board").hidden) return;
-    if (ev.key === "b" && mode() === "play") playBest();
+    if (ev.key === "b") playBest();
     if (ev.key === "u") undo();
   });
   document.addEventListener("focusin", forgetFocus);
@@ -530,6 +532,7 @@ function start() {
 }
 
 function playBest() {
+  if (mode() !== "play") return;
   if (state.analysis && state.analysis.best.length) play(state.analysis.best[0]);
 }
 
