@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::db::{Db, map_raw};
 use crate::error::{Error, Result};
-use crate::exchange::Exchange;
+use crate::exchange::{Exchange, ranks_on_this_machine};
 use crate::files::{self, DirLock, RemoveOnDrop, remove_leftovers_strictly};
 /// This machine's memory, to weigh [`Needs`] against.
 pub use crate::memory::memory_total;
@@ -197,8 +197,11 @@ pub fn build_until(
     // A directory not there yet holds no level: what cannot be built in it
     // is refused before it is made (with its lock and `raw/`). Otherwise
     // the checks wait for the lock, under which the levels there stand.
+    // (How many ranks share this machine is learnt only once they agree,
+    // below: here each counts as on a machine of its own.)
     if ex.rank() == 0 && !db.dir().exists() {
-        check_memory(db, rules, &levels, ex.ranks(), memory_total())?;
+        let top = highest_to_build(db, rules, &levels)?;
+        check_memory(top, ex.ranks(), 1, memory_total())?;
         check_lower_levels(db, rules, &levels)?;
     }
     let _lock = match ex.rank() {
@@ -237,8 +240,15 @@ pub fn build_until(
     ex.barrier(); // the directory is ready
     agree(db, rules, &levels, ex)?;
     let threads = ex.sum(rayon::current_num_threads() as u64) as usize;
+    // Rank 0 finds what is to be built; every rank weighs its machine's
+    // share of it against that machine.
+    let top = match ex.rank() {
+        0 => highest_to_build(db, rules, &levels)?.map_or(0, |n| n as u64 + 1),
+        _ => 0,
+    };
+    let top = ex.broadcast(top).checked_sub(1).map(|n| n as usize);
+    check_memory(top, ex.ranks(), ranks_on_this_machine(ex), memory_total())?;
     if ex.rank() == 0 {
-        check_memory(db, rules, &levels, ex.ranks(), memory_total())?;
         check_lower_levels(db, rules, &levels)?;
         check_places(db, rules, &levels)?;
     }
@@ -463,43 +473,49 @@ fn digest(text: &str) -> u64 {
     u64::from_le_bytes(sum[..8].try_into().expect("8 bytes"))
 }
 
-/// Refuses, before anything is solved, to build a level whose working
-/// memory ([`WORKING_BYTES_PER_POSITION`], each rank's share of it) is more
-/// than this machine has at all (`total`, `MemTotal`): it could only fail
-/// hours later, after the levels below it. Levels already there count as
-/// built (a damaged one is rebuilt, and would fail then).
-fn check_memory(
-    db: &Db,
-    rules: Rules,
-    levels: &[usize],
-    ranks: usize,
-    total: Option<u64>,
-) -> Result<()> {
-    let Some(total) = total else {
-        return Ok(());
-    };
-    let need = |n: usize| WORKING_BYTES_PER_POSITION * level_size(n) as f64 / ranks as f64;
-    let mut to_build = Vec::new();
+/// The highest of `levels` without a table in `db` yet (levels there count
+/// as built: a damaged one is rebuilt, and checked then).
+fn highest_to_build(db: &Db, rules: Rules, levels: &[usize]) -> Result<Option<usize>> {
+    let mut top = None;
     for &n in levels {
         if !built(db, rules, n)? {
-            to_build.push(n);
+            top = top.max(Some(n));
         }
     }
-    let Some(&top) = to_build.iter().max() else {
+    Ok(top)
+}
+
+/// Refuses, before anything is solved, to build level `top` (the highest
+/// level to build; none, nothing to check) when the working memory this
+/// machine would hold for it ([`WORKING_BYTES_PER_POSITION`]; each of
+/// `ranks` ranks holds a share, `here` of them on this machine,
+/// [`ranks_on_this_machine`]) is more than
+/// it has at all (`total`, `MemTotal`): it could only fail hours later,
+/// after the levels below it.
+fn check_memory(top: Option<usize>, ranks: usize, here: usize, total: Option<u64>) -> Result<()> {
+    let (Some(top), Some(total)) = (top, total) else {
         return Ok(());
     };
-    if need(top) <= total as f64 {
+    let need = |n: usize| WORKING_BYTES_PER_POSITION * level_size(n) as f64;
+    let share = |n: usize| need(n) * here as f64 / ranks as f64;
+    if share(top) <= total as f64 {
         return Ok(());
     }
-    let per_rank = if ranks > 1 { " on each rank" } else { "" };
-    let here = match (0..top).rev().find(|&n| need(n) <= total as f64) {
+    let held = match ranks {
+        1 => String::new(),
+        _ => format!(
+            ", {:.1} GB of it on this machine ({here} of {ranks} ranks),",
+            share(top) / 1e9
+        ),
+    };
+    let fit = match (0..top).rev().find(|&n| share(n) <= total as f64) {
         Some(n) => format!("levels up to {n} fit here; build level {top}"),
         None => format!("build level {top}"),
     };
     Err(Error::Invalid(format!(
-        "level {top} needs about {:.1} GB of working memory{per_rank} \
-         ({WORKING_BYTES_PER_POSITION} bytes per position) and this machine has {:.1} GB: \
-         {here} on a larger machine or over more ranks (`mancaladb known` says what each level needs)",
+        "level {top} needs about {:.1} GB of working memory \
+         ({WORKING_BYTES_PER_POSITION} bytes per position){held} and this machine has {:.1} GB: \
+         {fit} on a larger machine or over ranks on more machines (`mancaladb known` says what each level needs)",
         need(top) / 1e9,
         total as f64 / 1e9
     )))
@@ -831,25 +847,35 @@ mod tests {
         let db = Db::new(&dir);
         let levels: Vec<usize> = (0..=36).collect();
         let gb = |g: u64| Some(g * 1_000_000_000);
+        let top = highest_to_build(&db, Rules::Awari, &levels).unwrap();
+        assert_eq!(top, Some(36));
         // Level 36 takes 1.25 x 14.26 G bytes = 17.8 GB; level 33 (8.08 GB)
         // is the largest under 10 GB.
-        let err = check_memory(&db, Rules::Awari, &levels, 1, gb(10))
-            .unwrap_err()
-            .to_string();
+        let err = check_memory(top, 1, 1, gb(10)).unwrap_err().to_string();
         assert!(
             err.starts_with("level 36 needs about 17.8 GB of working memory (1.25 bytes per position) and this machine has 10.0 GB: levels up to 33 fit here; build level 36 on a larger machine"),
             "{err}"
         );
-        // Two ranks hold half each; a machine that says nothing is trusted.
-        assert!(check_memory(&db, Rules::Awari, &levels, 2, gb(10)).is_ok());
-        assert!(check_memory(&db, Rules::Awari, &levels, 1, gb(18)).is_ok());
-        assert!(check_memory(&db, Rules::Awari, &levels, 1, None).is_ok());
+        // Two ranks on two machines hold half each there; a machine that
+        // says nothing is trusted.
+        assert!(check_memory(top, 2, 1, gb(10)).is_ok());
+        assert!(check_memory(top, 1, 1, gb(18)).is_ok());
+        assert!(check_memory(top, 1, 1, None).is_ok());
+        // Ranks on one machine hold their shares together: 3 of 4 hold
+        // 13.4 GB, too much for 10 GB, where 2 of 4 (8.9 GB) fit.
+        let err = check_memory(top, 4, 3, gb(10)).unwrap_err().to_string();
+        assert!(
+            err.starts_with("level 36 needs about 17.8 GB of working memory (1.25 bytes per position), 13.4 GB of it on this machine (3 of 4 ranks), and this machine has 10.0 GB: levels up to 34 fit here;"),
+            "{err}"
+        );
+        assert!(check_memory(top, 4, 2, gb(10)).is_ok());
         // A level already there is not built again: the next one down counts.
         std::fs::write(db.table_path(Rules::Awari, 36), b"").unwrap();
-        let err = check_memory(&db, Rules::Awari, &levels, 1, gb(10))
-            .unwrap_err()
-            .to_string();
+        let top = highest_to_build(&db, Rules::Awari, &levels).unwrap();
+        assert_eq!(top, Some(35));
+        let err = check_memory(top, 1, 1, gb(10)).unwrap_err().to_string();
         assert!(err.starts_with("level 35 needs about 13.8 GB"), "{err}");
+        assert_eq!(check_memory(None, 1, 1, gb(1)).ok(), Some(()));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -143,6 +143,27 @@ pub fn newest_held_by_all(held: &[u64], ex: &dyn Exchange) -> Option<u64> {
     (ex.sum(u64::from(!holds)) == 0).then_some(least)
 }
 
+/// How many of the ranks of `ex` run on this machine, this one included:
+/// those with this machine's [`machine_id`](crate::memory::machine_id).
+/// Every rank calls it (one all-to-all of a number from each rank to each
+/// other). 1 where the machine cannot be told.
+pub fn ranks_on_this_machine(ex: &dyn Exchange) -> usize {
+    let ranks = ex.ranks();
+    if ranks == 1 {
+        return 1;
+    }
+    // 0 for a machine not told; a known one has its lowest bit set.
+    let id = crate::memory::machine_id().map_or(0, |id| id | 1);
+    let to_each: Vec<Vec<u64>> = (0..ranks)
+        .map(|r| if r == ex.rank() { vec![] } else { vec![id] })
+        .collect();
+    let ids = ex.all_to_all(&Outbox::gather(&[to_each], ranks));
+    match id {
+        0 => 1,
+        id => 1 + ids.iter().filter(|&&other| other == id).count(),
+    }
+}
+
 /// Slice boundaries of `size` indices split as evenly as possible among
 /// `ranks`: rank `r` owns `bounds[r]..bounds[r + 1]`.
 ///

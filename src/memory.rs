@@ -180,6 +180,16 @@ pub fn memory_total() -> Option<u64> {
     proc_number("/proc/meminfo", "MemTotal:").map(|kb| kb * 1024)
 }
 
+/// A number naming the running kernel, so the same for every process on
+/// this machine and different on another: 64 bits of its boot id (Linux's
+/// `/proc/sys/kernel/random/boot_id`, a random UUID drawn at each boot).
+/// `None` where there is none to read.
+pub fn machine_id() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let hex: String = text.trim().chars().filter(|&c| c != '-').take(16).collect();
+    (hex.len() == 16).then(|| u64::from_str_radix(&hex, 16).ok())?
+}
+
 /// An empty vector with room for `len` items, or an error of kind
 /// `OutOfMemory` saying how much was asked for. A request of 64 MiB or more
 /// is refused also when it is more than the memory available now

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use crate::common::{awari_db, file_sha256, scratch, solved};
-use mancaladb::exchange::{Exchange, Outbox, newest_held_by_all, split};
+use mancaladb::exchange::{Exchange, Outbox, newest_held_by_all, ranks_on_this_machine, split};
 use mancaladb::oware::Rules;
 use mancaladb::oware::solve::{Options, solve_part, solve_part_in};
 use mancaladb::progress::Progress;
@@ -274,6 +274,21 @@ fn ranks_agree_on_the_newest_checkpoint_they_all_hold() {
             got.iter().all(|&g| g == want),
             "{held:?}: {got:?}, want {want:?}"
         );
+    }
+}
+
+/// The simulated ranks, threads of one process, all find themselves on
+/// this machine (whose memory the build weighs their shares against
+/// together).
+#[test]
+fn ranks_count_the_ranks_on_their_machine() {
+    assert!(
+        Path::new("/proc/sys/kernel/random/boot_id").exists(),
+        "no boot id here"
+    );
+    for ranks in 1..=4 {
+        let here = on_ranks(ranks, |ex| ranks_on_this_machine(ex));
+        assert_eq!(here, vec![ranks; ranks]);
     }
 }
 

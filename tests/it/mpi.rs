@@ -435,3 +435,42 @@ fn a_bad_pass_size_on_one_rank_stops_the_job() {
     );
     assert!(!db.join("awari-00.mdb").exists());
 }
+
+/// Two ranks on one machine hold a whole level there between them: the
+/// smallest level that does not fit this machine, though each rank's half
+/// would, is refused before anything is built.
+#[test]
+fn two_ranks_on_one_machine_are_refused_a_level_only_half_of_which_fits() {
+    use mancaladb::build::WORKING_BYTES_PER_POSITION;
+    use mancaladb::oware::level_size;
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let kib: f64 = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|l| l.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("MemTotal in /proc/meminfo");
+    let total = kib * 1024.0;
+    let need = |n: usize| WORKING_BYTES_PER_POSITION * level_size(n) as f64;
+    let n = (0..=48)
+        .find(|&n| need(n) > total)
+        .expect("a level too large");
+    assert!(
+        need(n) / 2.0 <= total,
+        "level {n}: half of it does not fit either"
+    );
+    let db = scratch("mpi-memory");
+    std::fs::create_dir_all(&db).unwrap();
+    let mut job = mpirun(2);
+    job.args(["build", "--distributed", "--levels", &n.to_string()])
+        .arg("--db")
+        .arg(&db);
+    let out = within(job, 300);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("level {n} needs about"))
+            && err.contains("on this machine (2 of 2 ranks)"),
+        "{err}"
+    );
+    assert!(!db.join(format!("awari-{n:02}.mdb")).exists());
+}
