@@ -139,28 +139,50 @@ fn one_to_four_ranks_build_the_same_files_as_one_process() {
     }
 }
 
+/// A rank killed in the middle of a level, once both ranks have written a
+/// checkpoint of it (one every 2 s here), stops the job; the levels done
+/// stand, and a re-run resumes that level from the checkpoint and builds
+/// the same bytes.
 #[test]
 fn a_killed_rank_stops_the_job_and_a_rerun_resumes() {
     const MAX: usize = 20;
+    const EVERY: (&str, &str) = ("MANCALADB_CHECKPOINT_SECS", "2");
     let db = scratch("mpi-killed");
     let mut job = mpirun(2)
         .args(["build", "--distributed", "--max-seeds", &MAX.to_string()])
         .arg("--db")
         .arg(&db)
+        .env(EVERY.0, EVERY.1)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .expect("run mpirun");
-    // Let a few levels finish, then kill one rank in the middle of the next.
+    // Let a few levels finish, then kill one rank in the middle of the
+    // next, once both ranks hold a checkpoint of its thresholds.
+    let checkpointed = |n: usize| {
+        (0..2).all(|rank| {
+            let work = db.join(format!("raw/awari/scores.{n}.work/rank-{rank}"));
+            std::fs::read_dir(work).is_ok_and(|files| {
+                files.flatten().any(|f| {
+                    let name = f.file_name();
+                    let name = name.to_string_lossy();
+                    name.starts_with("state.") && !name.ends_with(".tmp")
+                })
+            })
+        })
+    };
     let started = Instant::now();
-    while !db.join("awari-17.mdb").exists() {
+    let resumed = loop {
+        if let Some(n) = (17..=MAX).find(|&n| checkpointed(n)) {
+            break n;
+        }
         assert!(
             started.elapsed() < Duration::from_secs(300),
-            "level 17 never appeared"
+            "no checkpoint of levels 17..{MAX}"
         );
         assert!(job.try_wait().unwrap().is_none(), "the job ended early");
         std::thread::sleep(Duration::from_millis(20));
-    }
+    };
     let ranks = children(job.id());
     assert_eq!(ranks.len(), 2, "mpirun's rank processes: {ranks:?}");
     let killed = Command::new("kill")
@@ -176,7 +198,7 @@ fn a_killed_rank_stops_the_job_and_a_rerun_resumes() {
         .filter(|n| db.join(format!("awari-{n:02}.mdb")).exists())
         .collect();
     let last = *built.last().unwrap();
-    assert!((17..MAX).contains(&last), "levels {built:?}");
+    assert_eq!(last + 1, resumed, "levels {built:?}");
     assert_eq!(built, (0..=last).collect::<Vec<_>>());
     let seeds = format!("0..{last}");
     ok(&run(&[
@@ -189,10 +211,28 @@ fn a_killed_rank_stops_the_job_and_a_rerun_resumes() {
     ]));
     assert_committed(&db, last);
 
-    // A re-run skips them and finishes the rest.
-    let text = ok(&build_distributed(2, MAX, &db));
+    // A re-run skips them, resumes the level it was killed in and
+    // finishes the rest, to the bytes one process builds.
+    let mut job = distributed_job(2, MAX, &db);
+    job.env(EVERY.0, EVERY.1);
+    let out = within(job, 600);
+    let text = ok(&out);
     assert_eq!(text.matches("already built").count(), last + 1, "{text}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("level {resumed}: resuming at threshold")),
+        "{err}"
+    );
     assert_committed(&db, MAX);
+    let single = awari_db(); // levels 0..=18, one process
+    for n in resumed..=18 {
+        let name = format!("awari-{n:02}.mdb");
+        assert_eq!(
+            file_sha256(&db.join(&name)),
+            file_sha256(&single.join(&name)),
+            "{name}"
+        );
+    }
 }
 
 #[test]
