@@ -197,11 +197,12 @@ pub fn build_until(
     // A directory not there yet holds no level: what cannot be built in it
     // is refused before it is made (with its lock and `raw/`). Otherwise
     // the checks wait for the lock, under which the levels there stand.
-    // (How many ranks share this machine is learnt only once they agree,
-    // below: here each counts as on a machine of its own.)
+    // (Ranks learn how many of them share a machine only once they agree,
+    // below, where they weigh their memory.)
     if ex.rank() == 0 && !db.dir().exists() {
-        let top = highest_to_build(db, rules, &levels)?;
-        check_memory(top, ex.ranks(), 1, memory_total())?;
+        if ex.ranks() == 1 {
+            check_memory(highest_to_build(db, rules, &levels)?, 1, 1, memory_total())?;
+        }
         check_lower_levels(db, rules, &levels)?;
     }
     let _lock = match ex.rank() {
@@ -473,16 +474,16 @@ fn digest(text: &str) -> u64 {
     u64::from_le_bytes(sum[..8].try_into().expect("8 bytes"))
 }
 
-/// The highest of `levels` without a table in `db` yet (levels there count
-/// as built: a damaged one is rebuilt, and checked then).
+/// The highest of `levels` (increasing) without a table in `db` yet
+/// (levels there count as built: a damaged one is rebuilt, and checked
+/// then).
 fn highest_to_build(db: &Db, rules: Rules, levels: &[usize]) -> Result<Option<usize>> {
-    let mut top = None;
-    for &n in levels {
+    for &n in levels.iter().rev() {
         if !built(db, rules, n)? {
-            top = top.max(Some(n));
+            return Ok(Some(n));
         }
     }
-    Ok(top)
+    Ok(None)
 }
 
 /// Refuses, before anything is solved, to build level `top` (the highest

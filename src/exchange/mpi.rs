@@ -58,7 +58,7 @@ impl Mpi {
         // Read before MPI starts, so that a rank with a bad setting stops
         // the job through `mpirun` once it has said why, with no rank
         // waiting for it in a collective call.
-        let pass_setting = pass_setting()?;
+        let pass = pass_setting()?;
         let Some((universe, threading)) = mpi::initialize_with_threading(threading) else {
             return Err(crate::Error::Invalid(
                 "MPI was already initialised in this process".into(),
@@ -87,9 +87,7 @@ impl Mpi {
             say,
             // What a rank receives in a pass, at most `ranks` times this,
             // must fit MPI's `int` counts and displacements.
-            pass_cap: pass_setting
-                .unwrap_or(usize::MAX)
-                .min(i32::MAX as usize / ranks),
+            pass_cap: pass.unwrap_or(usize::MAX).min(i32::MAX as usize / ranks),
             _universe: universe,
         })
     }
@@ -133,7 +131,7 @@ impl Exchange for Mpi {
     /// anything), then per pass one `MPI_Alltoall` of the counts and one
     /// `MPI_Alltoallv` of the data: sent from the outbox as it is when one
     /// pass holds it, else each pass gathers its share of the batches (a
-    /// batch outgrew MPI's `int` counts). The messages arrive grouped by
+    /// batch outgrew `pass_cap`). The messages arrive grouped by
     /// pass, then by sender; their order does not matter to the solver.
     /// Ranks may even differ in their cap: each sends its share of every
     /// pass, and the counts say how much that is.

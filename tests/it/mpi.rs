@@ -140,13 +140,13 @@ fn one_to_four_ranks_build_the_same_files_as_one_process() {
 }
 
 /// A rank killed in the middle of a level, once both ranks have written a
-/// checkpoint of it (one every 2 s here), stops the job; the levels done
-/// stand, and a re-run resumes that level from the checkpoint and builds
-/// the same bytes.
+/// checkpoint of its first half (one every half second here), stops the
+/// job; the levels done stand, and a re-run resumes that level from the
+/// checkpoint and builds the bytes of `db/CHECKSUMS`.
 #[test]
 fn a_killed_rank_stops_the_job_and_a_rerun_resumes() {
     const MAX: usize = 20;
-    const EVERY: (&str, &str) = ("MANCALADB_CHECKPOINT_SECS", "2");
+    const EVERY: (&str, &str) = ("MANCALADB_CHECKPOINT_SECS", "0.5");
     let db = scratch("mpi-killed");
     let mut job = mpirun(2)
         .args(["build", "--distributed", "--max-seeds", &MAX.to_string()])
@@ -158,27 +158,29 @@ fn a_killed_rank_stops_the_job_and_a_rerun_resumes() {
         .spawn()
         .expect("run mpirun");
     // Let a few levels finish, then kill one rank in the middle of the
-    // next, once both ranks hold a checkpoint of its thresholds.
+    // next, once both ranks hold a checkpoint taken before threshold
+    // `n / 2` of level n (`state.<t>`: thresholds above t done), so that
+    // the rest of the level takes seconds more.
     let checkpointed = |n: usize| {
         (0..2).all(|rank| {
             let work = db.join(format!("raw/awari/scores.{n}.work/rank-{rank}"));
             std::fs::read_dir(work).is_ok_and(|files| {
                 files.flatten().any(|f| {
-                    let name = f.file_name();
-                    let name = name.to_string_lossy();
-                    name.starts_with("state.") && !name.ends_with(".tmp")
+                    let name = f.file_name().to_string_lossy().into_owned();
+                    let t = name.strip_prefix("state.").and_then(|t| t.parse().ok());
+                    t.is_some_and(|t: usize| t > n / 2)
                 })
             })
         })
     };
     let started = Instant::now();
     let resumed = loop {
-        if let Some(n) = (17..=MAX).find(|&n| checkpointed(n)) {
+        if let Some(n) = (18..=MAX).find(|&n| checkpointed(n)) {
             break n;
         }
         assert!(
             started.elapsed() < Duration::from_secs(300),
-            "no checkpoint of levels 17..{MAX}"
+            "no checkpoint of levels 18..{MAX}"
         );
         assert!(job.try_wait().unwrap().is_none(), "the job ended early");
         std::thread::sleep(Duration::from_millis(20));
@@ -212,7 +214,7 @@ fn a_killed_rank_stops_the_job_and_a_rerun_resumes() {
     assert_committed(&db, last);
 
     // A re-run skips them, resumes the level it was killed in and
-    // finishes the rest, to the bytes one process builds.
+    // finishes the rest, to the bytes of `db/CHECKSUMS`.
     let mut job = distributed_job(2, MAX, &db);
     job.env(EVERY.0, EVERY.1);
     let out = within(job, 600);
@@ -224,15 +226,6 @@ fn a_killed_rank_stops_the_job_and_a_rerun_resumes() {
         "{err}"
     );
     assert_committed(&db, MAX);
-    let single = awari_db(); // levels 0..=18, one process
-    for n in resumed..=18 {
-        let name = format!("awari-{n:02}.mdb");
-        assert_eq!(
-            file_sha256(&db.join(&name)),
-            file_sha256(&single.join(&name)),
-            "{name}"
-        );
-    }
 }
 
 #[test]
@@ -453,7 +446,7 @@ fn ranks_that_disagree_stop_the_job_before_solving() {
     assert_committed(&db, 10);
 }
 
-/// A pass size that is not a number, on one rank only, stops the job before
+/// A pass size that is not a number above 0, on one rank only, stops the job before
 /// anything is solved: that rank refuses it before MPI starts, naming the
 /// setting, and `mpirun` stops the others.
 #[test]
@@ -473,7 +466,6 @@ fn a_bad_pass_size_on_one_rank_stops_the_job() {
         err.contains("mancaladb: MANCALADB_MPI_PASS=0: expected a number of messages above 0"),
         "{err}"
     );
-    assert!(!db.join("awari-00.mdb").exists());
 }
 
 /// Two ranks on one machine hold a whole level there between them: the
@@ -481,15 +473,9 @@ fn a_bad_pass_size_on_one_rank_stops_the_job() {
 /// would, is refused before anything is built.
 #[test]
 fn two_ranks_on_one_machine_are_refused_a_level_only_half_of_which_fits() {
-    use mancaladb::build::WORKING_BYTES_PER_POSITION;
+    use mancaladb::build::{WORKING_BYTES_PER_POSITION, memory_total};
     use mancaladb::oware::level_size;
-    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
-    let kib: f64 = meminfo
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))
-        .and_then(|l| l.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("MemTotal in /proc/meminfo");
-    let total = kib * 1024.0;
+    let total = memory_total().expect("MemTotal in /proc/meminfo") as f64;
     let need = |n: usize| WORKING_BYTES_PER_POSITION * level_size(n) as f64;
     let n = (0..=48)
         .find(|&n| need(n) > total)
@@ -512,5 +498,4 @@ fn two_ranks_on_one_machine_are_refused_a_level_only_half_of_which_fits() {
             && err.contains("on this machine (2 of 2 ranks)"),
         "{err}"
     );
-    assert!(!db.join(format!("awari-{n:02}.mdb")).exists());
 }
