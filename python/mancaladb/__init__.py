@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, List, NamedTuple, Optional, Sequence
 import numpy as np
 
 from . import _native, omweso
-from ._arguments import integer
+from ._arguments import flag, integer
 from ._errors import CorruptTableError, MancalaDbError, MissingLevelError
 
 __all__ = [
@@ -175,7 +175,12 @@ class Database:
         """The principal line: best moves (see :class:`Ply`) until the game
         ends, a position repeats (``"cycle"`` at value 0, ``"no-progress"``
         otherwise), or ``max_plies`` plies. Raises
-        :class:`MissingLevelError` when it reaches a level not present."""
+        :class:`MissingLevelError` when it reaches a level not present;
+        ``max_plies`` not an integer, ``TypeError``; negative,
+        ``ValueError``."""
+        max_plies = integer(max_plies, "max_plies")
+        if max_plies < 0:
+            raise ValueError(f"max_plies {max_plies}: a number of plies is at least 0")
         plies, end, cycle_ply = self._db.line(pits, max_plies)
         return Line([Ply(tuple(b), pit, captures, value) for b, pit, captures, value in plies],
                     end, cycle_ply)
@@ -325,6 +330,7 @@ def build(db: Union[str, os.PathLike] = "db", max_seeds: int = 16, rules: str = 
     released while building; Ctrl-C (or an exception in ``on_level``) stops
     the build after the level it is on, finished levels kept."""
     max_seeds = integer(max_seeds, "max_seeds")
+    wait = flag(wait, "wait")
     bar = None
     stages = _stages(progress)
     if isinstance(stages, tuple):
@@ -343,7 +349,7 @@ def build(db: Union[str, os.PathLike] = "db", max_seeds: int = 16, rules: str = 
 
     try:
         return json.loads(
-            _native.build(os.fspath(db), max_seeds, rules, stages, bool(wait), level_done,
+            _native.build(os.fspath(db), max_seeds, rules, stages, wait, level_done,
                           _log_notice)
         )
     finally:
@@ -399,7 +405,7 @@ def _stages(progress: Optional[bool]) -> Any:
     the command line's on a terminal, else tqdm bars in a notebook (a bar
     factory and the least time between updates)."""
     if progress is not None:
-        return bool(progress)
+        return flag(progress, "progress")
     if _stderr_is_terminal():
         return True
     if _in_notebook() and _tqdm() is not None:
@@ -458,7 +464,8 @@ def _board_array(boards: Any) -> np.ndarray:
     # As a uint64 scalar: NumPy before 2.0 compares uint64 with a Python int
     # through float64, which lets 2**63 + 7 pass.
     past_int64 = np.uint64(np.iinfo(np.int64).max)
-    if a.dtype == np.uint64 and a.size and a.max() > past_int64:
+    # Either byte order: dtype('>u8') == np.uint64 is False.
+    if a.dtype.kind == "u" and a.dtype.itemsize == 8 and a.size and a.max() > past_int64:
         # Past int64 (where the conversion below would wrap to a negative
         # count): the library's message for a count too large.
         row = int(np.argmax(a.max(axis=1) > past_int64))

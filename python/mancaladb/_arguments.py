@@ -14,3 +14,16 @@ def integer(value: Any, name: str) -> int:
         return operator.index(value)
     except TypeError:
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}") from None
+
+
+def flag(value: Any, name: str) -> bool:
+    """``value`` as a ``bool``: a ``bool`` (NumPy's too) or an integer, as
+    Python's own flags take them (``sorted``'s ``reverse``), else
+    ``TypeError`` naming the argument: ``bool("false")`` is ``True``, which
+    would answer another question than the one asked."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return bool(value)
+    try:
+        return bool(operator.index(value))
+    except TypeError:
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__}") from None

@@ -8,7 +8,7 @@ import json
 from typing import Optional, Sequence, Union
 
 from . import _native
-from ._arguments import integer
+from ._arguments import flag, integer
 
 Side = Union[str, Sequence[int]]
 """A side: 16 pit counts, 0..7 the row nearest the player from their left,
@@ -31,12 +31,13 @@ def loops(side: Side, opponent: Optional[Side] = None, pit: Optional[int] = None
     play, both sides together (each side still holds at most 64).
     Bad input raises ``ValueError`` with the command line's message (a
     ``pit`` or ``max_laps`` out of range too); counts, a ``pit`` or a
-    ``max_laps`` that are not integers, ``TypeError``. Ctrl-C stops the
+    ``max_laps`` that are not integers, or flags that are not ``True`` or
+    ``False``, ``TypeError``. Ctrl-C stops the
     analysis within about 10 to 40 ms (``KeyboardInterrupt``, or whatever a
     signal handler raises); ``max_laps`` bounds its time."""
     if pit is not None and not 0 <= integer(pit, "pit") <= 15:
         raise ValueError(f"pit {pit}: pits are numbered 0..15")
     if not 1 <= integer(max_laps, "max_laps") < 2**64:
         raise ValueError(f"max_laps {max_laps}: a lap budget must be at least 1 (and below 2**64)")
-    return json.loads(_native.loops(side, opponent, pit, bool(first_turn), max_laps,
-                                    bool(any_seeds)))
+    return json.loads(_native.loops(side, opponent, pit, flag(first_turn, "first_turn"),
+                                    max_laps, flag(any_seeds, "any_seeds")))

@@ -20,6 +20,7 @@ pub fn board(obj: &Bound<'_, PyAny>) -> PyResult<Board> {
     if let Ok(s) = obj.cast::<PyString>() {
         return Board::parse(&[s.to_cow()?]).py();
     }
+    check_not_longer(obj, PITS, "an Oware board")?;
     if let Ok(counts) = obj.extract::<Vec<i64>>()
         && !is_bytes(obj)
     {
@@ -31,10 +32,26 @@ pub fn board(obj: &Bound<'_, PyAny>) -> PyResult<Board> {
         "a board is twelve counts, got a sequence of sequences (values() takes many boards)";
     Board::parse(&count_words(
         obj,
+        (PITS, "an Oware board"),
         "a board is a string or twelve counts",
         nested,
     )?)
     .py()
+}
+
+/// Refuses a sequence of more than `pits` items before any is read (the
+/// library's message for a wrong count, with its length): reading
+/// `range(2**61)` would ask for more memory than there is. Bytes pass: they
+/// are no counts at all, which the type check after this one says.
+pub fn check_not_longer(obj: &Bound<'_, PyAny>, pits: usize, what: &str) -> PyResult<()> {
+    match obj.len() {
+        Ok(len) if len > pits && !is_bytes(obj) => Err(too_long(what, pits, &len.to_string())),
+        _ => Ok(()),
+    }
+}
+
+fn too_long(what: &str, pits: usize, got: &str) -> PyErr {
+    PyValueError::new_err(format!("{what} has {pits} pits, got {got} numbers"))
 }
 
 /// The counts of a sequence of integers (NumPy's and those past i64
@@ -42,15 +59,25 @@ pub fn board(obj: &Bound<'_, PyAny>) -> PyResult<Board> {
 /// its message is the library's. Bytes are no such sequence (`b"1 1 ..."`
 /// would be its character codes): a `TypeError` saying `what` a value is;
 /// so is an item that is not an integer; a sequence of sequences is a
-/// `ValueError` saying `nested`.
-pub fn count_words(obj: &Bound<'_, PyAny>, what: &str, nested: &str) -> PyResult<Vec<String>> {
+/// `ValueError` saying `nested`. Of an iterable without end (or merely
+/// long), no more than one count past `pits.0` is read: a `ValueError`
+/// says that `pits.1` (the library's noun) has no more.
+pub fn count_words(
+    obj: &Bound<'_, PyAny>,
+    pits: (usize, &str),
+    what: &str,
+    nested: &str,
+) -> PyResult<Vec<String>> {
     if is_bytes(obj) {
         return Err(PyTypeError::new_err(format!(
             "{what}, got {}",
             obj.get_type().name()?
         )));
     }
-    obj.try_iter()?
+    check_not_longer(obj, pits.0, pits.1)?;
+    let words = obj
+        .try_iter()?
+        .take(pits.0 + 1)
         .map(|item| {
             let item = item?;
             // NumPy rows have `__index__` too: they are looked at first.
@@ -68,7 +95,11 @@ pub fn count_words(obj: &Bound<'_, PyAny>, what: &str, nested: &str) -> PyResult
                 item.repr()?
             )))
         })
-        .collect()
+        .collect::<PyResult<Vec<String>>>()?;
+    match words.len() > pits.0 {
+        true => Err(too_long(pits.1, pits.0, &format!("more than {}", pits.0))),
+        false => Ok(words),
+    }
 }
 
 fn is_bytes(obj: &Bound<'_, PyAny>) -> bool {

@@ -3,8 +3,8 @@
 //! it (the Python layer turns the JSON into a dict).
 
 use mancaladb::Error;
-use mancaladb::omweso::Side;
 use mancaladb::omweso::moves::{Position, Variant, analyze_unless};
+use mancaladb::omweso::{PITS, Side};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
@@ -19,6 +19,7 @@ fn side(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Side> {
         Ok(s) => vec![s.to_string()],
         Err(_) => count_words(
             obj,
+            (PITS, what),
             "a side is a string or sixteen counts",
             "a side is sixteen counts, got a sequence of sequences",
         )?,

@@ -90,6 +90,20 @@ def test_bad_rows_name_the_row(db_dir):
                 mancaladb.ranks([[0] * 12, row])
         with pytest.raises(TypeError, match="got float64"):
             db.values([[0.5] * 12])
+        # A sequence far too long is refused by its length, not read
+        # (range(2**61) asked for 16 EiB); an iterator is read no further
+        # than one count too many.
+        for many in [range(2**61), list(range(13))]:
+            with pytest.raises(ValueError, match=f"an Oware board has 12 pits, got {len(many)} numbers"):
+                db.value(many)
+        with pytest.raises(ValueError, match="an Oware board has 12 pits, got more than 12 numbers"):
+            db.value(iter(range(10**12)))
+        with pytest.raises(ValueError, match=f"pit count {2**64 - 1} exceeds the 48 seeds"):
+            db.values(np.array([[2**64 - 1] + [0] * 11], dtype=">u8"))
+        with pytest.raises(TypeError, match="max_plies must be an integer, got bool"):
+            db.line("1 1 1 1 1 2 4 2 3 0 0 0", max_plies=True)
+        with pytest.raises(ValueError, match="max_plies -1: a number of plies is at least 0"):
+            db.line("1 1 1 1 1 2 4 2 3 0 0 0", max_plies=-1)
         # One board wanted, a row of boards given.
         with pytest.raises(ValueError, match="a board is twelve counts"):
             db.value([[1] * 12])
@@ -212,9 +226,14 @@ def test_bad_arguments(tmp_path):
     # Refused as it stands, not after collecting a trillion levels.
     with pytest.raises(ValueError, match="level 49: an Oware game has 48 seeds"):
         mancaladb.build(tmp_path, 2**40, progress=False)
-    # True is no seed count; flags take any truth value, as Python's do.
+    # True is no seed count; flags take integers, as Python's own do
+    # (sorted's reverse), but no text: "false" would be true.
     with pytest.raises(TypeError, match="max_seeds must be an integer, got bool"):
         mancaladb.build(tmp_path, True, progress=False)
+    with pytest.raises(TypeError, match="wait must be True or False, got str"):
+        mancaladb.build(tmp_path, 1, progress=False, wait="no")
+    with pytest.raises(TypeError, match="progress must be True or False, got str"):
+        mancaladb.build(tmp_path, 1, progress="no")
     assert [r["seeds"] for r in mancaladb.build(tmp_path, 1, progress=False, wait=1)] == [0, 1]
 
 

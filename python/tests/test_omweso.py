@@ -51,11 +51,21 @@ def test_bad_sides_get_the_command_lines_message():
         mancaladb.omweso.loops([2] * 16, pit=-1)
     with pytest.raises(ValueError, match="pit 18446744073709551616: pits are numbered 0..15"):
         mancaladb.omweso.loops([2] * 16, pit=2**64)
-    # True is no pit; the flags take any truth value.
+    # True is no pit; the flags take integers, but no text ("false" would
+    # be true, and first_turn another game).
     with pytest.raises(TypeError, match="pit must be an integer, got bool"):
         mancaladb.omweso.loops([2] * 16, pit=True)
     assert (mancaladb.omweso.loops([2] * 16, pit=0, first_turn=1, any_seeds=0)
             == mancaladb.omweso.loops([2] * 16, pit=0, first_turn=True))
+    for flag in ["first_turn", "any_seeds"]:
+        with pytest.raises(TypeError, match=f"{flag} must be True or False, got str"):
+            mancaladb.omweso.loops([2] * 16, **{flag: "false"})
+    # A side far too long is refused by its length, or after one count too
+    # many, never read to its end.
+    with pytest.raises(ValueError, match="the player's side has 16 pits, got 1000000000000 numbers"):
+        mancaladb.omweso.loops(range(10**12))
+    with pytest.raises(ValueError, match="opponent has 16 pits, got more than 16 numbers"):
+        mancaladb.omweso.loops([2] * 16, opponent=iter(range(10**12)))
     for laps in [-1, 0, 2**64]:
         with pytest.raises(ValueError, match=f"max_laps {laps}: a lap budget must be at least 1"):
             mancaladb.omweso.loops([2] * 16, max_laps=laps)

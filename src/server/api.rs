@@ -94,13 +94,18 @@ fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(f).await.map_err(|e| ApiError {
+    tokio::task::spawn_blocking(f).await.map_err(failed)?
+}
+
+/// A task that panicked (or was cancelled): a 500.
+fn failed(e: tokio::task::JoinError) -> ApiError {
+    ApiError {
         status: StatusCode::INTERNAL_SERVER_ERROR,
         body: ErrorBody {
             error: format!("request failed: {e}"),
             missing_level: None,
         },
-    })?
+    }
 }
 
 impl State {
@@ -559,8 +564,11 @@ pub async fn levels(
 
 /// `GET /api/stats/{rules}/{seeds}`: the level's value histogram and
 /// outcomes, counted once per server: requests that come while a level is
-/// being counted wait for that count rather than start their own (a count
-/// outlives a request that times out, and the next one finds it).
+/// being counted wait for that count rather than start their own. The
+/// count runs in a task of its own, which outlives a request that times
+/// out (the next one finds it), and requests wait for it without holding
+/// a thread of the blocking pool: a crowd of them waiting for a level of
+/// minutes must not leave the other routes none.
 pub async fn stats(
     Shared(state): Shared<Arc<State>>,
     Path((rules, seeds)): Path<(String, String)>,
@@ -576,27 +584,31 @@ pub async fn stats(
             )));
         }
     };
-    blocking(move || {
-        let (rules, source) = state.source(Some(&rules))?;
-        source.require(seeds)?;
-        // The map lock is held only to find the level's slot; the slot's
-        // lock is held while its level is counted.
-        let slot = Arc::clone(
-            state
-                .stats
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .entry((rules, seeds))
-                .or_default(),
-        );
-        let mut counted = slot.lock().unwrap_or_else(|p| p.into_inner());
+    let rules = state.source(Some(&rules))?.0;
+    // The map lock is held only to find the level's slot; the slot's lock
+    // is held while its level is counted.
+    let slot = Arc::clone(
+        state
+            .stats
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry((rules, seeds))
+            .or_default(),
+    );
+    let count = tokio::spawn(async move {
+        let mut counted = slot.lock_owned().await;
         if counted.is_none() {
             // An error leaves the slot empty: the next request tries again.
-            *counted = Some(LevelStats::of_source(source, seeds)?);
+            let stats = blocking(move || {
+                let source = state.source(Some(rules.name()))?.1;
+                source.require(seeds)?;
+                Ok(LevelStats::of_source(source, seeds)?)
+            });
+            *counted = Some(stats.await?);
         }
         Ok(Json(counted.clone().expect("counted above")))
-    })
-    .await
+    });
+    count.await.map_err(failed)?
 }
 
 /// Query of `GET /api/omweso/loops`.

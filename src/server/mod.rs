@@ -55,8 +55,9 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A level's statistics once counted; its lock is held while they are
-/// counted, so that requests arriving meanwhile wait for that count.
-type StatsSlot = Arc<Mutex<Option<LevelStats>>>;
+/// counted, so that requests arriving meanwhile wait for that count (an
+/// asynchronous lock: they wait without holding a thread).
+type StatsSlot = Arc<tokio::sync::Mutex<Option<LevelStats>>>;
 
 /// What every request reads: the sources, fixed at start, and the level
 /// statistics computed so far.
