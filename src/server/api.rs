@@ -2,6 +2,7 @@
 //! shapes the answer. Errors are [`ApiError`]: JSON with a status.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::Json;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
@@ -90,11 +91,58 @@ fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
         .map_err(|e| ApiError::bad(format!("bad query string: {}", e.body_text())))
 }
 
-/// Runs `f` on the blocking pool (for work longer than a few probes).
+/// A query parameter's value, trimmed; an empty one is one not given.
+fn given(p: &Option<String>) -> Option<&str> {
+    p.as_deref().map(str::trim).filter(|p| !p.is_empty())
+}
+
+/// Runs `f` on the blocking pool (for work longer than a few probes),
+/// telling it when its request is [`Gone`].
 async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+    f: impl FnOnce(&Gone) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(f).await.map_err(failed)?
+    let gone = Gone::default();
+    let _mark = MarkWhenDropped(gone.clone());
+    tokio::task::spawn_blocking(move || f(&gone))
+        .await
+        .map_err(failed)?
+}
+
+/// Whether the request that handed work to the blocking pool is gone: cut
+/// by the time limit (its 503 sent) or left by its client. The pool cannot
+/// stop a thread, so work that can stop midway (a batch between boards,
+/// Omweso starts between laps) looks at this, and an answer no one will
+/// read does not go on holding a thread and a core.
+#[derive(Clone, Default)]
+struct Gone(Arc<AtomicBool>);
+
+impl Gone {
+    fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// What work that stopped for its request's sake returns (no one
+    /// receives it).
+    fn error() -> ApiError {
+        ApiError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            body: ErrorBody {
+                error: "the request was gone before its answer".into(),
+                missing_level: None,
+            },
+        }
+    }
+}
+
+/// Sets its [`Gone`] when dropped, with the future of [`blocking`]: once
+/// that is dropped unfinished, its request is gone (once it has finished,
+/// no one looks).
+struct MarkWhenDropped(Gone);
+
+impl Drop for MarkWhenDropped {
+    fn drop(&mut self) {
+        self.0.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// A task that panicked (or was cancelled): a 500.
@@ -362,7 +410,9 @@ pub async fn mainline(
 ) -> Answer<Mainline> {
     let q = query(q)?;
     let b = board(q.board.as_deref())?;
-    blocking(move || {
+    // One library call: a line cannot stop midway (at most a few seconds
+    // at level 36, BENCHMARKS "Principal lines").
+    blocking(move |_| {
         let (rules, source) = state.source(q.rules.as_deref())?;
         let first = answer(&state, rules, source, &b, None)?;
         Ok(Json(Mainline {
@@ -479,12 +529,16 @@ pub async fn batch(
             batch.boards.len()
         )));
     }
-    blocking(move || {
+    // Boards read cold from the top levels take up to a few milliseconds
+    // each: a batch can outlast the time limit, and then stops.
+    blocking(move |gone| {
         let (rules, source) = state.source(batch.rules.as_deref())?;
-        let results = batch
-            .boards
-            .iter()
-            .map(|item| {
+        let mut results = Vec::with_capacity(batch.boards.len());
+        for item in &batch.boards {
+            if gone.is_set() {
+                return Err(Gone::error());
+            }
+            results.push(
                 match batch_board(item)
                     .map_err(ApiError::from)
                     .and_then(|b| answer(&state, rules, source, &b, None))
@@ -494,9 +548,9 @@ pub async fn batch(
                         status: e.status.as_u16(),
                         body: e.body,
                     },
-                }
-            })
-            .collect();
+                },
+            );
+        }
         Ok(Json(BatchAnswer { results }))
     })
     .await
@@ -531,7 +585,7 @@ pub async fn levels(
     q: Result<Query<NoQuery>, QueryRejection>,
 ) -> Answer<Levels> {
     query(q)?;
-    blocking(move || {
+    blocking(move |_| {
         let rules = state
             .sources
             .iter()
@@ -599,7 +653,8 @@ pub async fn stats(
         let mut counted = slot.lock_owned().await;
         if counted.is_none() {
             // An error leaves the slot empty: the next request tries again.
-            let stats = blocking(move || {
+            // Not stopped when its request is gone: it is this task's.
+            let stats = blocking(move |_| {
                 let source = state.source(Some(rules.name()))?.1;
                 source.require(seeds)?;
                 Ok(LevelStats::of_source(source, seeds)?)
@@ -634,18 +689,18 @@ pub struct Loops {
 /// `GET /api/omweso/loops?side=...[&opponent=...][&pit=S][&first_turn=true][&max_laps=B]`.
 pub async fn loops(q: Result<Query<LoopsQuery>, QueryRejection>) -> Answer<Loops> {
     use mancaladb::omweso::Side;
-    use mancaladb::omweso::moves::{Position, Variant, analyze};
+    use mancaladb::omweso::moves::{Position, Variant, analyze_unless};
     let q = query(q)?;
     let side = q
         .side
         .ok_or_else(|| ApiError::bad("give side=c0,...,c15: the player's 16 pits"))?;
     let me = Side::parse(&[side], "side")?;
-    let opp = match q.opponent {
-        Some(o) if !o.trim().is_empty() => Side::parse(&[o], "opponent")?,
-        _ => Side::EMPTY,
+    let opp = match given(&q.opponent) {
+        Some(o) => Side::parse(&[o], "opponent")?,
+        None => Side::EMPTY,
     };
-    let first_turn = match q.first_turn.as_deref() {
-        None | Some("false" | "0" | "") => false,
+    let first_turn = match given(&q.first_turn) {
+        None | Some("false" | "0") => false,
         Some("true" | "1") => true,
         Some(t) => {
             return Err(ApiError::bad(format!(
@@ -653,12 +708,12 @@ pub async fn loops(q: Result<Query<LoopsQuery>, QueryRejection>) -> Answer<Loops
             )));
         }
     };
-    let max_laps = match q.max_laps.as_deref().map(str::parse::<u64>) {
+    let max_laps = match given(&q.max_laps).map(str::parse::<u64>) {
         None => MAX_LAPS,
         Some(Ok(n)) if (1..=MAX_LAPS).contains(&n) => n,
         Some(_) => return Err(ApiError::bad(format!("max_laps: give 1..={MAX_LAPS}"))),
     };
-    let pit = match q.pit.as_deref().map(|p| p.trim().parse::<usize>()) {
+    let pit = match given(&q.pit).map(str::parse::<usize>) {
         None => None,
         Some(Ok(p)) => Some(p),
         Some(Err(_)) => return Err(ApiError::bad("pit: give 0..=15")),
@@ -666,9 +721,46 @@ pub async fn loops(q: Result<Query<LoopsQuery>, QueryRejection>) -> Answer<Loops
     let pos = Position { me, opp };
     pos.check_in_game()?;
     let variant = Variant { first_turn };
-    blocking(move || {
-        let analysis = analyze(variant, pos, pit, max_laps)?;
-        Ok(Json(Loops { analysis, max_laps }))
+    blocking(move |gone| {
+        match analyze_unless(variant, pos, pit, max_laps, &mut || gone.is_set())? {
+            Some(analysis) => Ok(Json(Loops { analysis, max_laps })),
+            None => Err(Gone::error()),
+        }
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    /// The future of [`blocking`] dropped unfinished (as the time limit
+    /// drops a request's) tells the work on the pool, which would
+    /// otherwise run on for nothing.
+    #[tokio::test]
+    async fn work_on_the_pool_is_told_when_its_request_is_gone() {
+        let (told, heard) = std::sync::mpsc::channel();
+        let work = blocking(move |gone| {
+            let start = Instant::now();
+            while !gone.is_set() && start.elapsed() < Duration::from_secs(10) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            told.send(gone.is_set()).expect("the test waits");
+            Ok(())
+        });
+        let cut = tokio::time::timeout(Duration::from_millis(50), work).await;
+        assert!(cut.is_err(), "the work waits to be told");
+        let heard =
+            tokio::task::spawn_blocking(move || heard.recv_timeout(Duration::from_secs(30)));
+        assert_eq!(heard.await.unwrap(), Ok(true));
+    }
+
+    /// Work that finishes is not told it is gone while it runs.
+    #[tokio::test]
+    async fn finished_work_was_never_gone() {
+        let was_gone = blocking(|gone| Ok(gone.is_set())).await.unwrap();
+        assert!(!was_gone);
+    }
 }

@@ -671,6 +671,20 @@ fn mainline_levels_stats_and_omweso() {
     );
     assert_eq!(o["starts"][0]["verdict"], "infinite");
     assert_eq!(o["starts"][0]["period"], 128);
+    // Empty parameters are ones not given (every start, no opponent seeds,
+    // not the first turn), and numbers may have spaces around them.
+    let side = "side=2,6,5,2,3,4,3,4,8,2,6,3,2,5,6,3";
+    let (status, all) = s.get(&format!("/api/omweso/loops?{side}&max_laps=5000"));
+    assert_eq!(status, 200, "{all}");
+    assert!(
+        all["starts"].as_array().unwrap().len() > 1,
+        "every start: {all}"
+    );
+    let (status, empty) = s.get(&format!(
+        "/api/omweso/loops?{side}&pit=&opponent=&first_turn=&max_laps=%205000%20"
+    ));
+    assert_eq!(status, 200, "{empty}");
+    assert_eq!(empty, all);
 }
 
 #[test]
