@@ -3,12 +3,14 @@
 import operator
 from typing import Any
 
+import numpy as np
+
 
 def integer(value: Any, name: str) -> int:
     """``value`` as an ``int``: an integer or anything with ``__index__``,
-    but not a ``bool`` (``True`` is no seed count or pit), else
-    ``TypeError`` naming the argument."""
-    if isinstance(value, bool):
+    but not a ``bool``, NumPy's included (``True`` is no seed count or
+    pit), else ``TypeError`` naming the argument."""
+    if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be an integer, got bool")
     try:
         return operator.index(value)
@@ -21,9 +23,11 @@ def flag(value: Any, name: str) -> bool:
     Python's own flags take them (``sorted``'s ``reverse``), else
     ``TypeError`` naming the argument: ``bool("false")`` is ``True``, which
     would answer another question than the one asked."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if isinstance(value, (bool, np.bool_)):
         return bool(value)
     try:
         return bool(operator.index(value))
     except TypeError:
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__}") from None
+        raise TypeError(
+            f"{name} must be True, False or an integer, got {type(value).__name__}"
+        ) from None

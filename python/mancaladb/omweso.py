@@ -31,8 +31,8 @@ def loops(side: Side, opponent: Optional[Side] = None, pit: Optional[int] = None
     play, both sides together (each side still holds at most 64).
     Bad input raises ``ValueError`` with the command line's message (a
     ``pit`` or ``max_laps`` out of range too); counts, a ``pit`` or a
-    ``max_laps`` that are not integers, or flags that are not ``True`` or
-    ``False``, ``TypeError``. Ctrl-C stops the
+    ``max_laps`` that are not integers, or flags that are not ``True``,
+    ``False`` or an integer, ``TypeError``. Ctrl-C stops the
     analysis within about 10 to 40 ms (``KeyboardInterrupt``, or whatever a
     signal handler raises); ``max_laps`` bounds its time."""
     if pit is not None and not 0 <= integer(pit, "pit") <= 15:

@@ -20,14 +20,17 @@ pub fn board(obj: &Bound<'_, PyAny>) -> PyResult<Board> {
     if let Ok(s) = obj.cast::<PyString>() {
         return Board::parse(&[s.to_cow()?]).py();
     }
-    check_not_longer(obj, PITS, "an Oware board")?;
-    if let Ok(counts) = obj.extract::<Vec<i64>>()
+    // A sequence no longer than a board at once; a longer one (even
+    // `range(2**63)`, which has no `len()`) and integers past i64 (2**64)
+    // as their text, read as the command line reads words, so that the
+    // message is the command line's and no more than a count too many is
+    // read.
+    if matches!(obj.len(), Ok(n) if n <= PITS)
         && !is_bytes(obj)
+        && let Ok(counts) = obj.extract::<Vec<i64>>()
     {
         return Board::from_counts(&counts).py();
     }
-    // Integers past i64 (2**64): their text, read as the command line
-    // reads words, so the message is the command line's.
     let nested =
         "a board is twelve counts, got a sequence of sequences (values() takes many boards)";
     Board::parse(&count_words(
@@ -39,29 +42,16 @@ pub fn board(obj: &Bound<'_, PyAny>) -> PyResult<Board> {
     .py()
 }
 
-/// Refuses a sequence of more than `pits` items before any is read (the
-/// library's message for a wrong count, with its length): reading
-/// `range(2**61)` would ask for more memory than there is. Bytes pass: they
-/// are no counts at all, which the type check after this one says.
-pub fn check_not_longer(obj: &Bound<'_, PyAny>, pits: usize, what: &str) -> PyResult<()> {
-    match obj.len() {
-        Ok(len) if len > pits && !is_bytes(obj) => Err(too_long(what, pits, &len.to_string())),
-        _ => Ok(()),
-    }
-}
-
-fn too_long(what: &str, pits: usize, got: &str) -> PyErr {
-    PyValueError::new_err(format!("{what} has {pits} pits, got {got} numbers"))
-}
-
 /// The counts of a sequence of integers (NumPy's and those past i64
 /// included) as the command line's words, so that every check of them and
 /// its message is the library's. Bytes are no such sequence (`b"1 1 ..."`
 /// would be its character codes): a `TypeError` saying `what` a value is;
 /// so is an item that is not an integer; a sequence of sequences is a
 /// `ValueError` saying `nested`. Of an iterable without end (or merely
-/// long), no more than one count past `pits.0` is read: a `ValueError`
-/// says that `pits.1` (the library's noun) has no more.
+/// long: `range(2**61)` would ask for more memory than there is), no more
+/// than one count past `pits.0` is read: a `ValueError` says that `pits.1`
+/// (the library's noun) has no more, with the sequence's length when it
+/// has one.
 pub fn count_words(
     obj: &Bound<'_, PyAny>,
     pits: (usize, &str),
@@ -74,32 +64,41 @@ pub fn count_words(
             obj.get_type().name()?
         )));
     }
-    check_not_longer(obj, pits.0, pits.1)?;
-    let words = obj
-        .try_iter()?
-        .take(pits.0 + 1)
-        .map(|item| {
-            let item = item?;
-            // NumPy rows have `__index__` too: they are looked at first.
-            let text = item.is_instance_of::<PyString>() || is_bytes(&item);
-            if !text && item.try_iter().is_ok() {
-                return Err(PyValueError::new_err(nested.to_string()));
-            }
-            if item.hasattr("__index__")? {
-                // As the integer it stands for (`True` is 1).
-                return Ok(item.call_method0("__index__")?.str()?.to_string());
-            }
-            Err(PyTypeError::new_err(format!(
+    // A plain loop: an iterator adapter would ask the object for its length
+    // hint, which `range(2**64)` cannot give (PyO3 reports that failure as
+    // an unraisable exception).
+    let mut words = Vec::with_capacity(pits.0 + 1);
+    for item in obj.try_iter()? {
+        let item = item?;
+        // NumPy rows have `__index__` too: they are looked at first.
+        let text = item.is_instance_of::<PyString>() || is_bytes(&item);
+        if !text && item.try_iter().is_ok() {
+            return Err(PyValueError::new_err(nested.to_string()));
+        }
+        if !item.hasattr("__index__")? {
+            return Err(PyTypeError::new_err(format!(
                 "pit counts must be integers, got {} {}",
                 item.get_type().name()?,
                 item.repr()?
-            )))
-        })
-        .collect::<PyResult<Vec<String>>>()?;
-    match words.len() > pits.0 {
-        true => Err(too_long(pits.1, pits.0, &format!("more than {}", pits.0))),
-        false => Ok(words),
+            )));
+        }
+        // As the integer it stands for (`True` is 1).
+        words.push(item.call_method0("__index__")?.str()?.to_string());
+        if words.len() > pits.0 {
+            break;
+        }
     }
+    if words.len() <= pits.0 {
+        return Ok(words);
+    }
+    let got = match obj.len() {
+        Ok(n) => n.to_string(),
+        Err(_) => format!("more than {}", pits.0),
+    };
+    Err(PyValueError::new_err(format!(
+        "{} has {} pits, got {got} numbers",
+        pits.1, pits.0
+    )))
 }
 
 fn is_bytes(obj: &Bound<'_, PyAny>) -> bool {

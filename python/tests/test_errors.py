@@ -96,8 +96,14 @@ def test_bad_rows_name_the_row(db_dir):
         for many in [range(2**61), list(range(13))]:
             with pytest.raises(ValueError, match=f"an Oware board has 12 pits, got {len(many)} numbers"):
                 db.value(many)
-        with pytest.raises(ValueError, match="an Oware board has 12 pits, got more than 12 numbers"):
-            db.value(iter(range(10**12)))
+        # No len() (past sys.maxsize) or none at all.
+        for endless in [range(2**64), iter(range(10**12))]:
+            with pytest.raises(ValueError, match="an Oware board has 12 pits, got more than 12 numbers"):
+                db.value(endless)
+        # Many boards where one is wanted, however many.
+        for boards in [[[1] * 12] * 13, np.zeros((13, 12), dtype=np.int64)]:
+            with pytest.raises(ValueError, match="a board is twelve counts, got a sequence of sequences"):
+                db.value(boards)
         with pytest.raises(ValueError, match=f"pit count {2**64 - 1} exceeds the 48 seeds"):
             db.values(np.array([[2**64 - 1] + [0] * 11], dtype=">u8"))
         with pytest.raises(TypeError, match="max_plies must be an integer, got bool"):
@@ -228,11 +234,12 @@ def test_bad_arguments(tmp_path):
         mancaladb.build(tmp_path, 2**40, progress=False)
     # True is no seed count; flags take integers, as Python's own do
     # (sorted's reverse), but no text: "false" would be true.
-    with pytest.raises(TypeError, match="max_seeds must be an integer, got bool"):
-        mancaladb.build(tmp_path, True, progress=False)
-    with pytest.raises(TypeError, match="wait must be True or False, got str"):
+    for true in [True, np.True_]:
+        with pytest.raises(TypeError, match="max_seeds must be an integer, got bool"):
+            mancaladb.build(tmp_path, true, progress=False)
+    with pytest.raises(TypeError, match="wait must be True, False or an integer, got str"):
         mancaladb.build(tmp_path, 1, progress=False, wait="no")
-    with pytest.raises(TypeError, match="progress must be True or False, got str"):
+    with pytest.raises(TypeError, match="progress must be True, False or an integer, got str"):
         mancaladb.build(tmp_path, 1, progress="no")
     assert [r["seeds"] for r in mancaladb.build(tmp_path, 1, progress=False, wait=1)] == [0, 1]
 

@@ -1,5 +1,6 @@
 """Omweso loops: the same report as `mancaladb loops --json`."""
 
+import numpy as np
 import pytest
 
 import mancaladb
@@ -56,9 +57,12 @@ def test_bad_sides_get_the_command_lines_message():
     with pytest.raises(TypeError, match="pit must be an integer, got bool"):
         mancaladb.omweso.loops([2] * 16, pit=True)
     assert (mancaladb.omweso.loops([2] * 16, pit=0, first_turn=1, any_seeds=0)
+            == mancaladb.omweso.loops([2] * 16, pit=0, first_turn=np.True_)
             == mancaladb.omweso.loops([2] * 16, pit=0, first_turn=True))
+    with pytest.raises(ValueError, match="a side is sixteen counts, got a sequence of sequences"):
+        mancaladb.omweso.loops([[2] * 16] * 17)
     for flag in ["first_turn", "any_seeds"]:
-        with pytest.raises(TypeError, match=f"{flag} must be True or False, got str"):
+        with pytest.raises(TypeError, match=f"{flag} must be True, False or an integer, got str"):
             mancaladb.omweso.loops([2] * 16, **{flag: "false"})
     # A side far too long is refused by its length, or after one count too
     # many, never read to its end.

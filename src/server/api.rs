@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use mancaladb::Error;
+use mancaladb::omweso::{Side, moves as omweso};
 use mancaladb::oware::{Board, MAX_SEEDS, Rules};
 use mancaladb::query::{Analysis, Category, Line, analyze, principal_line};
 use mancaladb::source::{LevelInfo, Source};
@@ -529,31 +530,33 @@ pub async fn batch(
             batch.boards.len()
         )));
     }
-    // Boards read cold from the top levels take up to a few milliseconds
-    // each: a batch can outlast the time limit, and then stops.
-    blocking(move |gone| {
-        let (rules, source) = state.source(batch.rules.as_deref())?;
-        let mut results = Vec::with_capacity(batch.boards.len());
-        for item in &batch.boards {
-            if gone.is_set() {
-                return Err(Gone::error());
-            }
-            results.push(
-                match batch_board(item)
-                    .map_err(ApiError::from)
-                    .and_then(|b| answer(&state, rules, source, &b, None))
-                {
-                    Ok(p) => BatchItem::Ok(p),
-                    Err(e) => BatchItem::Err {
-                        status: e.status.as_u16(),
-                        body: e.body,
-                    },
-                },
-            );
+    blocking(move |gone| batch_answer(&state, &batch, gone).map(Json)).await
+}
+
+/// The answers of a batch, one board after the other; its request gone,
+/// it stops (boards read cold from the top levels take up to a few
+/// milliseconds each, so a batch can outlast the time limit).
+fn batch_answer(state: &State, batch: &Batch, gone: &Gone) -> Result<BatchAnswer, ApiError> {
+    let (rules, source) = state.source(batch.rules.as_deref())?;
+    let mut results = Vec::with_capacity(batch.boards.len());
+    for item in &batch.boards {
+        if gone.is_set() {
+            return Err(Gone::error());
         }
-        Ok(Json(BatchAnswer { results }))
-    })
-    .await
+        results.push(
+            match batch_board(item)
+                .map_err(ApiError::from)
+                .and_then(|b| answer(state, rules, source, &b, None))
+            {
+                Ok(p) => BatchItem::Ok(p),
+                Err(e) => BatchItem::Err {
+                    status: e.status.as_u16(),
+                    body: e.body,
+                },
+            },
+        );
+    }
+    Ok(BatchAnswer { results })
 }
 
 /// The answer of `GET /api/levels`.
@@ -649,10 +652,18 @@ pub async fn stats(
             .entry((rules, seeds))
             .or_default(),
     );
+    let gone = Gone::default();
+    let _mark = MarkWhenDropped(gone.clone());
     let count = tokio::spawn(async move {
         let mut counted = slot.lock_owned().await;
         if counted.is_none() {
-            // An error leaves the slot empty: the next request tries again.
+            // An error leaves the slot empty: the next request tries again,
+            // if it is still there (after a count that failed late, those
+            // that waited for it and were cut by the time limit do not
+            // each count again for no one).
+            if gone.is_set() {
+                return Err(Gone::error());
+            }
             // Not stopped when its request is gone: it is this task's.
             let stats = blocking(move |_| {
                 let source = state.source(Some(rules.name()))?.1;
@@ -682,17 +693,14 @@ pub struct LoopsQuery {
 #[derive(Serialize)]
 pub struct Loops {
     #[serde(flatten)]
-    analysis: mancaladb::omweso::moves::Analysis,
+    analysis: omweso::Analysis,
     max_laps: u64,
 }
 
 /// `GET /api/omweso/loops?side=...[&opponent=...][&pit=S][&first_turn=true][&max_laps=B]`.
 pub async fn loops(q: Result<Query<LoopsQuery>, QueryRejection>) -> Answer<Loops> {
-    use mancaladb::omweso::Side;
-    use mancaladb::omweso::moves::{Position, Variant, analyze_unless};
     let q = query(q)?;
-    let side = q
-        .side
+    let side = given(&q.side)
         .ok_or_else(|| ApiError::bad("give side=c0,...,c15: the player's 16 pits"))?;
     let me = Side::parse(&[side], "side")?;
     let opp = match given(&q.opponent) {
@@ -718,16 +726,25 @@ pub async fn loops(q: Result<Query<LoopsQuery>, QueryRejection>) -> Answer<Loops
         Some(Ok(p)) => Some(p),
         Some(Err(_)) => return Err(ApiError::bad("pit: give 0..=15")),
     };
-    let pos = Position { me, opp };
+    let pos = omweso::Position { me, opp };
     pos.check_in_game()?;
-    let variant = Variant { first_turn };
-    blocking(move |gone| {
-        match analyze_unless(variant, pos, pit, max_laps, &mut || gone.is_set())? {
-            Some(analysis) => Ok(Json(Loops { analysis, max_laps })),
-            None => Err(Gone::error()),
-        }
-    })
-    .await
+    let variant = omweso::Variant { first_turn };
+    blocking(move |gone| omweso_loops(variant, pos, pit, max_laps, gone).map(Json)).await
+}
+
+/// The analysis of the loops route, which stops within a few hundredths
+/// of a second once its request is gone.
+fn omweso_loops(
+    variant: omweso::Variant,
+    pos: omweso::Position,
+    pit: Option<usize>,
+    max_laps: u64,
+    gone: &Gone,
+) -> Result<Loops, ApiError> {
+    match omweso::analyze_unless(variant, pos, pit, max_laps, &mut || gone.is_set())? {
+        Some(analysis) => Ok(Loops { analysis, max_laps }),
+        None => Err(Gone::error()),
+    }
 }
 
 #[cfg(test)]
@@ -762,5 +779,47 @@ mod tests {
     async fn finished_work_was_never_gone() {
         let was_gone = blocking(|gone| Ok(gone.is_set())).await.unwrap();
         assert!(!was_gone);
+    }
+
+    fn gone() -> Gone {
+        let gone = Gone::default();
+        drop(MarkWhenDropped(gone.clone()));
+        gone
+    }
+
+    /// A batch whose request is gone stops before its next board.
+    #[test]
+    fn a_batch_stops_when_its_request_is_gone() {
+        let dir = std::env::temp_dir().join(format!("mancaladb-gone-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let state = State::new(&dir, None, 1 << 20);
+        let batch: Batch =
+            serde_json::from_str(r#"{"boards": ["0,0,0,0,0,0,0,0,0,0,0,0"]}"#).unwrap();
+        // Answered (the empty board needs no table) while the request is there.
+        let answer = batch_answer(&state, &batch, &Gone::default()).unwrap();
+        assert_eq!(answer.results.len(), 1);
+        let stopped = batch_answer(&state, &batch, &gone()).err().unwrap();
+        assert_eq!(stopped.status, StatusCode::SERVICE_UNAVAILABLE);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// An Omweso analysis whose request is gone stops, and says so. Pit 0
+    /// of this side is undecided after 10^8 laps (BENCHMARKS), so its
+    /// analysis asks whether to stop at least twice within the route's
+    /// budget.
+    #[test]
+    fn loops_stop_when_their_request_is_gone() {
+        let side = Side::parse(&["2 6 5 2 3 4 3 4 8 2 6 3 2 5 6 3"], "side").unwrap();
+        let pos = omweso::Position {
+            me: side,
+            opp: Side::EMPTY,
+        };
+        let variant = omweso::Variant { first_turn: false };
+        let loops = omweso_loops(variant, pos, Some(0), MAX_LAPS, &Gone::default()).unwrap();
+        assert!(!loops.analysis.starts.is_empty());
+        let stopped = omweso_loops(variant, pos, Some(0), MAX_LAPS, &gone())
+            .err()
+            .unwrap();
+        assert_eq!(stopped.status, StatusCode::SERVICE_UNAVAILABLE);
     }
 }
