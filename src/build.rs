@@ -13,9 +13,9 @@ use crate::db::{Db, map_raw};
 use crate::error::{Error, Result};
 use crate::exchange::{Exchange, ranks_on_this_machine};
 use crate::files::{self, DirLock, RemoveOnDrop, remove_leftovers_strictly};
-/// This machine's memory, to weigh [`Needs`] against.
-pub use crate::memory::memory_total;
 use crate::memory::{AnonPeak, disk_read_bytes, peak_rss, reset_peak_rss};
+/// The memory this process may fill, to weigh [`Needs`] against.
+pub use crate::memory::{MemoryLimit, memory_limit};
 use crate::oware::solve::{ForwardResume, Options, solve_part_in};
 use crate::oware::{Rules, game_levels, level_size, reads_level};
 use crate::progress::{Notice, Progress};
@@ -201,7 +201,7 @@ pub fn build_until(
     // below, where they weigh their memory.)
     if ex.rank() == 0 && !db.dir().exists() {
         if ex.ranks() == 1 {
-            check_memory(highest_to_build(db, rules, &levels)?, 1, 1, memory_total())?;
+            check_memory(highest_to_build(db, rules, &levels)?, 1, 1, memory_limit())?;
         }
         check_lower_levels(db, rules, &levels)?;
     }
@@ -248,7 +248,7 @@ pub fn build_until(
         _ => 0,
     };
     let top = ex.broadcast(top).checked_sub(1).map(|n| n as usize);
-    check_memory(top, ex.ranks(), ranks_on_this_machine(ex), memory_total())?;
+    check_memory(top, ex.ranks(), ranks_on_this_machine(ex), memory_limit())?;
     if ex.rank() == 0 {
         check_lower_levels(db, rules, &levels)?;
         check_places(db, rules, &levels)?;
@@ -493,10 +493,16 @@ fn highest_to_build(db: &Db, rules: Rules, levels: &[usize]) -> Result<Option<us
 /// [`ranks_on_this_machine`]) is more than
 /// it has at all (`total`, `MemTotal`): it could only fail hours later,
 /// after the levels below it.
-fn check_memory(top: Option<usize>, ranks: usize, here: usize, total: Option<u64>) -> Result<()> {
-    let (Some(top), Some(total)) = (top, total) else {
+fn check_memory(
+    top: Option<usize>,
+    ranks: usize,
+    here: usize,
+    limit: Option<MemoryLimit>,
+) -> Result<()> {
+    let (Some(top), Some(limit)) = (top, limit) else {
         return Ok(());
     };
+    let total = limit.bytes;
     let need = |n: usize| WORKING_BYTES_PER_POSITION * level_size(n) as f64;
     let share = |n: usize| need(n) * here as f64 / ranks as f64;
     if share(top) <= total as f64 {
@@ -515,10 +521,9 @@ fn check_memory(top: Option<usize>, ranks: usize, here: usize, total: Option<u64
     };
     Err(Error::Invalid(format!(
         "level {top} needs about {:.1} GB of working memory \
-         ({WORKING_BYTES_PER_POSITION} bytes per position){held} and this machine has {:.1} GB: \
+         ({WORKING_BYTES_PER_POSITION} bytes per position){held} and {limit}: \
          {fit} on a larger machine or over ranks on more machines (`mancaladb known` says what each level needs)",
         need(top) / 1e9,
-        total as f64 / 1e9
     )))
 }
 
@@ -847,7 +852,12 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let db = Db::new(&dir);
         let levels: Vec<usize> = (0..=36).collect();
-        let gb = |g: u64| Some(g * 1_000_000_000);
+        let gb = |g: u64| {
+            Some(MemoryLimit {
+                bytes: g * 1_000_000_000,
+                by_cgroup: false,
+            })
+        };
         let top = highest_to_build(&db, Rules::Awari, &levels).unwrap();
         assert_eq!(top, Some(36));
         // Level 36 takes 1.25 x 14.26 G bytes = 17.8 GB; level 33 (8.08 GB)
@@ -877,6 +887,18 @@ mod tests {
         let err = check_memory(top, 1, 1, gb(10)).unwrap_err().to_string();
         assert!(err.starts_with("level 35 needs about 13.8 GB"), "{err}");
         assert_eq!(check_memory(None, 1, 1, gb(1)).ok(), Some(()));
+        // A control group's limit below the machine's memory says so.
+        let cgroup = MemoryLimit {
+            bytes: 4_000_000_000,
+            by_cgroup: true,
+        };
+        let err = check_memory(top, 1, 1, Some(cgroup))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("(1.25 bytes per position) and this process's control group allows 4.0 GB: levels up to 30 fit here;"),
+            "{err}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

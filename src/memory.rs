@@ -175,9 +175,87 @@ pub fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
-/// This machine's memory (`MemTotal`), in bytes.
-pub fn memory_total() -> Option<u64> {
-    proc_number("/proc/meminfo", "MemTotal:").map(|kb| kb * 1024)
+/// The memory this process may fill, and what sets it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryLimit {
+    /// Bytes.
+    pub bytes: u64,
+    /// Set by a control group's limit (a container's `--memory`, a systemd
+    /// unit's `MemoryMax`), below the machine's memory: the kernel kills a
+    /// process of the group that fills more, though `/proc/meminfo` shows
+    /// the whole machine's.
+    pub by_cgroup: bool,
+}
+
+impl std::fmt::Display for MemoryLimit {
+    /// "this machine has 25.3 GB", or what the control group allows.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let gb = self.bytes as f64 / 1e9;
+        match self.by_cgroup {
+            false => write!(f, "this machine has {gb:.1} GB"),
+            true => write!(f, "this process's control group allows {gb:.1} GB"),
+        }
+    }
+}
+
+/// The memory this process may fill: the machine's (`MemTotal`), or less
+/// where its control group (v2's `memory.max`, v1's
+/// `memory.limit_in_bytes`, the group's own or an ancestor's) says so.
+pub fn memory_limit() -> Option<MemoryLimit> {
+    let total = proc_number("/proc/meminfo", "MemTotal:")? * 1024;
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok();
+    let read = |path: &std::path::Path| std::fs::read_to_string(path).ok();
+    Some(match cgroup.and_then(|c| cgroup_limit(&c, read)) {
+        Some(limit) if limit < total => MemoryLimit {
+            bytes: limit,
+            by_cgroup: true,
+        },
+        _ => MemoryLimit {
+            bytes: total,
+            by_cgroup: false,
+        },
+    })
+}
+
+/// The lowest memory limit of the control group named in `proc_cgroup`
+/// (the text of `/proc/self/cgroup`) and its ancestors, each file read by
+/// `read`; `None` where none is set. Inside a container the group's path
+/// may not exist under its own `/sys/fs/cgroup` (the container's group is
+/// the root there): the ancestors, the root included, are read too.
+fn cgroup_limit(
+    proc_cgroup: &str,
+    read: impl Fn(&std::path::Path) -> Option<String>,
+) -> Option<u64> {
+    use std::path::Path;
+    let mut limits = Vec::new();
+    for line in proc_cgroup.lines() {
+        // `ID:CONTROLLERS:PATH`; v2's is `0::PATH`.
+        let mut fields = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        let (root, file) = match controllers {
+            "" => ("/sys/fs/cgroup", "memory.max"),
+            c if c.split(',').any(|c| c == "memory") => {
+                ("/sys/fs/cgroup/memory", "memory.limit_in_bytes")
+            }
+            _ => continue,
+        };
+        let mut group = Some(Path::new(path.trim_start_matches('/')));
+        while let Some(g) = group {
+            // "max" (v2) and v1's near-2^63 have no limit: not numbers, or
+            // above the machine's memory.
+            if let Some(limit) = read(&Path::new(root).join(g).join(file))
+                .and_then(|text| text.trim().parse::<u64>().ok())
+            {
+                limits.push(limit);
+            }
+            group = g.parent();
+        }
+    }
+    limits.into_iter().min()
 }
 
 /// A number naming the running kernel, so the same for every process on
@@ -417,7 +495,48 @@ impl AnonPeak {
 
 #[cfg(test)]
 mod tests {
-    use super::{AnonPages, LAG, Pipeline};
+    use super::{AnonPages, LAG, Pipeline, cgroup_limit};
+
+    /// Control groups of both versions, a limit on the group or an
+    /// ancestor, the lowest taken; none where no file has a number.
+    #[test]
+    fn the_lowest_limit_of_a_group_and_its_ancestors() {
+        let files = |pairs: &'static [(&'static str, &'static str)]| {
+            move |p: &std::path::Path| {
+                pairs
+                    .iter()
+                    .find(|(path, _)| std::path::Path::new(path) == p)
+                    .map(|(_, text)| text.to_string())
+            }
+        };
+        let v2 = "0::/user.slice/job.scope\n";
+        let v2_files = &[
+            ("/sys/fs/cgroup/user.slice/job.scope/memory.max", "max\n"),
+            ("/sys/fs/cgroup/user.slice/memory.max", "8589934592\n"),
+        ];
+        assert_eq!(cgroup_limit(v2, files(v2_files)), Some(8 << 30));
+        // v1, the memory controller beside others, the group's path absent
+        // (inside a container) and the root's limit read.
+        let v1 = "5:cpu,cpuacct:/x\n4:memory:/docker/abc\n1:name=systemd:/y\n";
+        let v1_files = &[(
+            "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+            "4294967296\n",
+        )];
+        assert_eq!(cgroup_limit(v1, files(v1_files)), Some(4 << 30));
+        let unlimited = &[
+            (
+                "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                "9223372036854771712",
+            ),
+            ("/sys/fs/cgroup/memory.max", "max"),
+        ];
+        assert_eq!(
+            cgroup_limit(v1, files(unlimited)),
+            Some(9223372036854771712)
+        );
+        assert_eq!(cgroup_limit("0::/\n", files(unlimited)), None);
+        assert_eq!(cgroup_limit("4:cpu:/x\n", files(v1_files)), None);
+    }
 
     /// The lines of a real `smaps_rollup` (the level-34 check 3 of the long
     /// run, before `khugepaged` had moved its arrays).

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use mancaladb::Error;
-use mancaladb::build::{Needs, WORKING_BYTES_PER_POSITION, level_set_text, memory_total};
+use mancaladb::build::{Needs, WORKING_BYTES_PER_POSITION, level_set_text, memory_limit};
 use mancaladb::known::starts;
 use mancaladb::oware::levels_needed;
 use mancaladb::stored::DEFAULT_RAW_CACHE;
@@ -101,11 +101,8 @@ fn cost(n: Needs, levels: usize, positions: u64, rate: Option<f64>) -> String {
         gb(n.disk),
         DEFAULT_RAW_CACHE >> 30
     );
-    match memory_total() {
-        Some(total) if n.memory > total => text.push_str(&format!(
-            ": more memory than this machine's {:.1} GB, so not here",
-            gb(total)
-        )),
+    match memory_limit() {
+        Some(limit) if n.memory > limit.bytes => text.push_str(&format!(": {limit}, so not here")),
         _ => {
             if let Some(r) = rate {
                 text.push_str(&format!(
