@@ -1,7 +1,7 @@
 #!/bin/sh
 # The long awari run of issue 11 (levels 0..36 on one machine), resumable.
 # Run it in a directory outside the checkout, detached so that it outlives the
-# shell (BENCHMARKS.md, "Levels 25..36: the run under way"):
+# shell (BENCHMARKS.md, "Levels 25..36: the run"):
 #
 #   mkdir -p DIR
 #   setsid nohup sh scripts/awari-run.sh all    DIR BIN >> DIR/run.out 2>&1 &
