@@ -1,6 +1,7 @@
 //! Flags shared by several commands, and the parsers clap uses to check
 //! values before a command runs.
 
+use std::net::SocketAddr;
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
 
@@ -140,6 +141,24 @@ pub fn lap_budget(text: &str) -> Result<u64, String> {
     match whole_number(text, "laps")? {
         0 => Err("must be at least 1".into()),
         n => Ok(n),
+    }
+}
+
+/// Where the server listens (`--addr`, or `--port`): `HOST:PORT` with an
+/// address or a name (`localhost:8080`, the first address it resolves
+/// to), or a port alone, on 127.0.0.1.
+pub fn listen_addr(text: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    let text = text.trim();
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    let give = "give HOST:PORT (127.0.0.1:8080, localhost:8080, [::1]:8080) or a port";
+    match text.to_socket_addrs() {
+        Ok(mut addrs) => addrs
+            .next()
+            .ok_or_else(|| format!("{text} names no address: {give}")),
+        Err(e) => Err(format!("{e}: {give}")),
     }
 }
 

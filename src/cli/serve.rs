@@ -24,9 +24,9 @@ pub struct Args {
     /// only) of this directory instead of tables.
     #[arg(long, conflicts_with = "db")]
     vu: Option<PathBuf>,
-    /// Address to listen on (port 0: any free port; the bound address is
-    /// printed).
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    /// Address to listen on: HOST:PORT, or a port alone on 127.0.0.1
+    /// (port 0: any free port; the bound address is printed).
+    #[arg(long, visible_alias = "port", default_value = "127.0.0.1:8080", value_parser = args::listen_addr)]
     addr: SocketAddr,
     /// Memory for decompressed blocks, per rule set, in MiB.
     #[arg(long, default_value_t = 512, value_parser = args::mib, allow_negative_numbers = true)]

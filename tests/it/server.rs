@@ -415,6 +415,44 @@ fn serve_refuses_a_directory_that_is_not_there() {
 }
 
 #[test]
+fn serve_listens_on_a_port_alone_or_a_host_name() {
+    let dir = scratch("server-addr");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (flag, value, host) in [
+        ("--port", "0", "http://127.0.0.1:"),
+        ("--addr", " 0 ", "http://127.0.0.1:"),
+        ("--addr", "localhost:0", "http://"),
+    ] {
+        let mut child = bin()
+            .args(["serve", "--db", dir.to_str().unwrap(), flag, value])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start mancaladb serve");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(line.contains(host), "{flag} {value}: {line}");
+    }
+    let out = run(&[
+        "serve",
+        "--db",
+        dir.to_str().unwrap(),
+        "--addr",
+        "127.0.0.1",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("give HOST:PORT (127.0.0.1:8080, localhost:8080, [::1]:8080) or a port"),
+        "{err}"
+    );
+}
+
+#[test]
 fn one_unreadable_level_does_not_hide_the_others() {
     let dir = scratch("server-damaged");
     for n in 0..=5 {
