@@ -68,6 +68,7 @@ pub fn export_vu(
         Some(levels) => levels,
         None => db.present(rules)?,
     };
+    db.require_levels(rules, &levels)?;
     let tables = levels
         .iter()
         .map(|&seeds| db.open(rules, seeds))

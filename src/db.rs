@@ -101,6 +101,31 @@ impl Db {
         }
     }
 
+    /// Fails unless the table of each of `levels` is there: one missing
+    /// is [`Missing::Level`], more are [`Missing::SomeLevels`] (all of
+    /// them, so that the remedy builds them all); a file that cannot be
+    /// looked at is an I/O error.
+    pub fn require_levels(&self, rules: Rules, levels: &[usize]) -> Result<()> {
+        let mut missing = Vec::new();
+        for &seeds in levels {
+            if !files::exists(&self.table_path(rules, seeds))? {
+                missing.push(seeds);
+            }
+        }
+        missing.sort_unstable();
+        missing.dedup();
+        let (dir, rules) = (self.dir.clone(), rules.name());
+        Err(Error::Missing(match missing[..] {
+            [] => return Ok(()),
+            [seeds] => Missing::Level { dir, rules, seeds },
+            _ => Missing::SomeLevels {
+                dir,
+                rules,
+                seeds: missing,
+            },
+        }))
+    }
+
     /// Opens the table of a level and checks that it is the one asked for.
     /// A missing file is [`Error::Missing`]; one that cannot be looked at
     /// (no permission) is an I/O error, not a level to build.

@@ -303,6 +303,16 @@ pub enum Missing {
         /// The level.
         seeds: usize,
     },
+    /// Several levels' tables: all those a command over a range of
+    /// levels needs and does not find, ascending.
+    SomeLevels {
+        /// The table directory.
+        dir: PathBuf,
+        /// The rule set's name.
+        rules: &'static str,
+        /// The levels.
+        seeds: Vec<usize>,
+    },
     /// Any table of a rule set.
     Levels {
         /// The table directory.
@@ -329,7 +339,7 @@ impl Missing {
     pub fn level(&self) -> Option<usize> {
         match self {
             Missing::Level { seeds, .. } | Missing::VuLevel { seeds, .. } => Some(*seeds),
-            Missing::Levels { .. } | Missing::VuLevels { .. } => None,
+            Missing::SomeLevels { .. } | Missing::Levels { .. } | Missing::VuLevels { .. } => None,
         }
     }
 }
@@ -339,6 +349,15 @@ impl fmt::Display for Missing {
         match self {
             Missing::Level { dir, rules, seeds } => {
                 write!(f, "level {seeds} ({rules}) not found in {}", dir.display())
+            }
+            Missing::SomeLevels { dir, rules, seeds } => {
+                let seeds: Vec<String> = seeds.iter().map(usize::to_string).collect();
+                write!(
+                    f,
+                    "levels {} ({rules}) not found in {}",
+                    seeds.join(", "),
+                    dir.display()
+                )
             }
             Missing::Levels { dir, rules } => {
                 write!(f, "{rules} levels not found in {}", dir.display())

@@ -127,7 +127,7 @@ pub fn vu_rules(rules: Rules) -> Result<()> {
     match rules {
         Rules::Awari => Ok(()),
         _ => Err(Error::Invalid(format!(
-            "the VU files hold awari values; {rules} rules cannot read them"
+            "the VU files hold awari values only: no {rules} values are read from them or written to them"
         ))),
     }
 }
@@ -408,6 +408,24 @@ impl Source {
     /// file only, unlike [`Source::levels`].
     pub fn has_level(&self, seeds: usize) -> Result<bool> {
         crate::files::exists(&self.path(seeds))
+    }
+
+    /// Fails unless the file of each of `levels` is there: for tables, all
+    /// the missing ones ([`Db::require_levels`]); for VU files, the
+    /// highest (whose remedy is the same for all).
+    pub fn require_levels(&self, levels: &[usize]) -> Result<()> {
+        match self {
+            Source::Tables(t) => t.db.require_levels(t.rules, levels),
+            Source::Vu(_) => {
+                let mut highest = None;
+                for &k in levels {
+                    if !self.has_level(k)? {
+                        highest = highest.max(Some(k));
+                    }
+                }
+                highest.map_or(Ok(()), |k| self.require(k))
+            }
+        }
     }
 
     /// Opens level `seeds` (structure only), or says why it cannot be read.

@@ -274,17 +274,9 @@ pub fn verify_until(
             _ => levels_needed(seeds),
         })
         .collect();
-    let mut missing = None;
-    for k in reads {
-        if !source.has_level(k)? {
-            missing = Some(k);
-        }
-    }
-    if let Some(k) = missing {
-        // The error that says what is missing and how to build it: the
-        // highest such level, whose remedy builds the levels it reads too.
-        source.require(k)?;
-    }
+    // The error that says what is missing and how to build it: every such
+    // level, whose remedy builds them with the levels they read.
+    source.require_levels(&reads.into_iter().collect::<Vec<_>>())?;
     let every = checkpoint_interval()?;
     let mut out = Vec::new();
     let mut broken = Vec::new();

@@ -330,14 +330,15 @@ def build(db: Union[str, os.PathLike] = "db", max_seeds: int = 16, rules: str = 
     released while building; Ctrl-C (or an exception in ``on_level``) stops
     the build after the level it is on, finished levels kept."""
     max_seeds = integer(max_seeds, "max_seeds")
+    if not 0 <= max_seeds <= 48:
+        # The number given, as the command line's --max-seeds says it (the
+        # build would name level 49, which was not asked for).
+        raise ValueError(f"max_seeds {max_seeds}: an Oware game has 0 to 48 seeds")
     wait = flag(wait, "wait")
     bar = None
     stages = _stages(progress)
     if isinstance(stages, tuple):
-        # Levels past the game are the build's error to raise, with the
-        # message it gives without a bar.
-        top = min(max_seeds, 48)
-        bar = _tqdm_bar(sum(level_size(n) for n in range(top + 1)), rules)
+        bar = _tqdm_bar(sum(level_size(n) for n in range(max_seeds + 1)), rules)
 
     def level_done(text: str) -> None:
         report = json.loads(text)

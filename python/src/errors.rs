@@ -50,7 +50,9 @@ pub fn to_py(e: Error) -> PyErr {
                 Missing::Level { seeds, dir, .. } | Missing::VuLevel { seeds, dir } => {
                     (Some(*seeds), dir)
                 }
-                Missing::Levels { dir, .. } | Missing::VuLevels { dir } => (None, dir),
+                Missing::SomeLevels { dir, .. }
+                | Missing::Levels { dir, .. }
+                | Missing::VuLevels { dir } => (None, dir),
             };
             raise("MissingLevelError", format!("{e}: {}", remedy(m)), |exc| {
                 exc.setattr("seeds", seeds)?;
@@ -72,6 +74,11 @@ fn remedy(m: &Missing) -> String {
         Missing::Level { dir, rules, seeds } => format!(
             "build it: mancaladb.build({:?}, max_seeds={seeds}, rules={rules:?})",
             dir.display().to_string()
+        ),
+        Missing::SomeLevels { dir, rules, seeds } => format!(
+            "build them: mancaladb.build({:?}, max_seeds={}, rules={rules:?})",
+            dir.display().to_string(),
+            seeds.iter().max().expect("some levels")
         ),
         Missing::Levels { dir, rules } => format!(
             "build them: mancaladb.build({:?}, rules={rules:?})",

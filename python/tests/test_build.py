@@ -116,9 +116,9 @@ def test_progress_lines_off_a_terminal_and_a_bar_in_a_notebook(tmp_path, capfd, 
     assert not any(b.late for b in bars), "a bar updated after it was closed"
     assert len(stages) == 18
     assert capfd.readouterr().err == ""
-    # A level past the game is the build's error, as without a bar (the
-    # bar's total used to ask for level 49 first, with another message).
-    with pytest.raises(ValueError, match="level 49: an Oware game has 48 seeds"):
+    # A level past the game is refused before the bar is made, as without
+    # one (the bar's total used to ask for level 49 first).
+    with pytest.raises(ValueError, match="max_seeds 49: an Oware game has 0 to 48 seeds"):
         mancaladb.build(tmp_path / "c", 49)
 
 

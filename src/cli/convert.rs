@@ -62,10 +62,10 @@ pub fn export(a: ExportArgs) -> Result<ExitCode, Error> {
     let Format::Vu = a.format;
     let levels = a.seeds.map(|r| r.collect());
     let levels = export_vu(&Db::new(&a.at.db), a.at.rules, &a.out, levels)?;
-    out!(
-        "wrote scores.N for levels {} to {}",
-        level_set_text(&levels),
-        a.out.display()
-    );
+    let which = match levels[..] {
+        [seeds] => format!("scores.{seeds} (level {seeds})"),
+        _ => format!("scores.N for levels {}", level_set_text(&levels)),
+    };
+    out!("wrote {which} to {}", a.out.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -119,6 +119,16 @@ fn explain(e: &Error) -> String {
             level_set_text(&levels_needed(*seeds)),
             shell_quote(dir)
         ),
+        Error::Missing(Missing::SomeLevels { dir, rules, seeds }) => format!(
+            "build them and the levels they read: mancaladb build --rules {rules} --levels {} --db {}",
+            level_set_text(&Vec::from_iter(
+                seeds
+                    .iter()
+                    .flat_map(|&s| levels_needed(s))
+                    .collect::<std::collections::BTreeSet<_>>()
+            )),
+            shell_quote(dir)
+        ),
         Error::Missing(Missing::Levels { dir, rules }) => format!(
             "build them: mancaladb build --rules {rules} --db {}",
             shell_quote(dir)

@@ -93,6 +93,26 @@ fn a_board_outside_the_stored_domain_needs_only_its_childrens_levels() {
     let out = run(&["query", "--db", d, "1 1 1 1 1 1 0 0 0 0 0 0"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("level 6 (awari) not found"));
+    // Commands over a range name every level of it that is missing, and
+    // the build that makes them all (levels 0..5 are there).
+    let vu = scratch("export-missing");
+    let out_dir = vu.to_str().unwrap();
+    for args in [
+        &["verify", "--db", d, "--seeds", "6..7"][..],
+        &[
+            "export", "--format", "vu", "--db", d, "--seeds", "4..7", "--out", out_dir,
+        ][..],
+    ] {
+        let out = run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("levels 6, 7 (awari) not found in")
+                && err.contains("build them and the levels they read: mancaladb build --rules awari --levels 0..7 --db"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!vu.join("scores.4").exists(), "nothing exported");
 }
 
 #[test]
@@ -311,19 +331,22 @@ fn bad_input_is_refused_with_one_line_and_exit_2() {
         if command == "query" {
             args.push("1 0 0 0 0 0 0 0 0 0 0 0");
         }
-        refuses(&args, "abapa rules cannot read them");
+        refuses(
+            &args,
+            "the VU files hold awari values only: no abapa values are read from them or written to them",
+        );
     }
     let out = scratch("vu-abapa");
     let out = out.to_str().unwrap();
     refuses(
         &["import", "--vu", db, "--db", out, "--rules", "abapa"],
-        "abapa rules cannot read them",
+        "the VU files hold awari values only: no abapa values are read from them or written to them",
     );
     refuses(
         &[
             "export", "--format", "vu", "--db", db, "--out", out, "--rules", "abapa",
         ],
-        "abapa rules cannot read them",
+        "the VU files hold awari values only: no abapa values are read from them or written to them",
     );
     refuses(&["serve", "--db", db, "--vu", db], "cannot be used with");
     refuses(
