@@ -491,8 +491,9 @@ fn highest_to_build(db: &Db, rules: Rules, levels: &[usize]) -> Result<Option<us
 /// machine would hold for it ([`WORKING_BYTES_PER_POSITION`]; each of
 /// `ranks` ranks holds a share, `here` of them on this machine,
 /// [`ranks_on_this_machine`]) is more than
-/// it has at all (`total`, `MemTotal`): it could only fail hours later,
-/// after the levels below it.
+/// this process may fill at all (`limit`: the machine's memory, or its
+/// control group's limit where lower, [`memory_limit`]): it could only
+/// fail hours later, after the levels below it.
 fn check_memory(
     top: Option<usize>,
     ranks: usize,
@@ -519,10 +520,14 @@ fn check_memory(
         Some(n) => format!("levels up to {n} fit here; build level {top}"),
         None => format!("build level {top}"),
     };
+    let larger = match limit.by_cgroup {
+        false => "on a larger machine",
+        true => "under a higher memory limit",
+    };
     Err(Error::Invalid(format!(
         "level {top} needs about {:.1} GB of working memory \
          ({WORKING_BYTES_PER_POSITION} bytes per position){held} and {limit}: \
-         {fit} on a larger machine or over ranks on more machines (`mancaladb known` says what each level needs)",
+         {fit} {larger} or over ranks on more machines (`mancaladb known` says what each level needs)",
         need(top) / 1e9,
     )))
 }
@@ -896,7 +901,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("(1.25 bytes per position) and this process's control group allows 4.0 GB: levels up to 30 fit here;"),
+            err.contains("(1.25 bytes per position) and this process's control group allows 4.0 GB: levels up to 30 fit here; build level 35 under a higher memory limit or"),
             "{err}"
         );
         std::fs::remove_dir_all(&dir).unwrap();

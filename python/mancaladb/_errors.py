@@ -7,9 +7,10 @@ class MancalaDbError(Exception):
 
 class MissingLevelError(MancalaDbError, KeyError):
     """A level needed to answer is not in the directory (a ``KeyError``, as
-    python-chess's ``MissingTableError``). ``seeds`` is the level (``None``
-    when no level at all is there) and ``dir`` the directory (a ``Path``); the message
-    says how to build it."""
+    python-chess's ``MissingTableError``). ``seeds`` is the level (the
+    highest, when several are missing; ``None`` when no level at all is
+    there) and ``dir`` the directory (a ``Path``); the message says how to
+    build it."""
 
     seeds = None
     dir = None

@@ -50,9 +50,9 @@ pub fn to_py(e: Error) -> PyErr {
                 Missing::Level { seeds, dir, .. } | Missing::VuLevel { seeds, dir } => {
                     (Some(*seeds), dir)
                 }
-                Missing::SomeLevels { dir, .. }
-                | Missing::Levels { dir, .. }
-                | Missing::VuLevels { dir } => (None, dir),
+                // The highest, which the remedy builds up to.
+                Missing::SomeLevels { seeds, dir, .. } => (seeds.iter().max().copied(), dir),
+                Missing::Levels { dir, .. } | Missing::VuLevels { dir } => (None, dir),
             };
             raise("MissingLevelError", format!("{e}: {}", remedy(m)), |exc| {
                 exc.setattr("seeds", seeds)?;

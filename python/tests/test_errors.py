@@ -139,6 +139,11 @@ def test_missing_levels_are_key_errors(db_dir, vu_dir, tmp_path):
         assert str(e.value).startswith(f"level 17 (awari) not found in {db_dir}: build it: mancaladb.build(")
         with pytest.raises(mancaladb.MissingLevelError):
             db.level(20)
+        # Several missing: all named, the highest as `seeds`.
+        with pytest.raises(mancaladb.MissingLevelError, match="levels 17, 18 .awari. not found") as e:
+            db.verify([17, 18])
+        assert e.value.seeds == 18
+        assert "mancaladb.build(" in str(e.value) and "max_seeds=18" in str(e.value)
         with pytest.raises(mancaladb.MissingLevelError):
             db.moves("0 0 0 0 0 0 0 0 0 0 0 17")
         # A principal line that reaches a level not present: that level's

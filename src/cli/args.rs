@@ -145,8 +145,8 @@ pub fn lap_budget(text: &str) -> Result<u64, String> {
 }
 
 /// Where the server listens (`--addr`, or `--port`): `HOST:PORT` with an
-/// address or a name (`localhost:8080`, the first address it resolves
-/// to), or a port alone, on 127.0.0.1.
+/// address or a name (`localhost:8080`: its first IPv4 address, else its
+/// first), or a port alone, on 127.0.0.1.
 pub fn listen_addr(text: &str) -> Result<SocketAddr, String> {
     use std::net::ToSocketAddrs;
     let text = text.trim();
@@ -154,10 +154,19 @@ pub fn listen_addr(text: &str) -> Result<SocketAddr, String> {
         return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
     }
     let give = "give HOST:PORT (127.0.0.1:8080, localhost:8080, [::1]:8080) or a port";
+    // An IPv4 address first: the docs and the printed link say 127.0.0.1,
+    // and `localhost` often resolves to ::1 first (a machine without IPv6
+    // could not bind that).
     match text.to_socket_addrs() {
-        Ok(mut addrs) => addrs
-            .next()
-            .ok_or_else(|| format!("{text} names no address: {give}")),
+        Ok(addrs) => {
+            let addrs: Vec<SocketAddr> = addrs.collect();
+            addrs
+                .iter()
+                .find(|a| a.is_ipv4())
+                .or(addrs.first())
+                .copied()
+                .ok_or_else(|| format!("{text} names no address: {give}"))
+        }
         Err(e) => Err(format!("{e}: {give}")),
     }
 }

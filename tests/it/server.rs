@@ -421,7 +421,7 @@ fn serve_listens_on_a_port_alone_or_a_host_name() {
     for (flag, value, host) in [
         ("--port", "0", "http://127.0.0.1:"),
         ("--addr", " 0 ", "http://127.0.0.1:"),
-        ("--addr", "localhost:0", "http://"),
+        ("--addr", "localhost:0", "http://127.0.0.1:"),
     ] {
         let mut child = bin()
             .args(["serve", "--db", dir.to_str().unwrap(), flag, value])
