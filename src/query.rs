@@ -60,21 +60,30 @@ pub struct Analysis {
     pub moves: Vec<MoveValue>,
     /// Pits of the moves that achieve the value.
     pub best: Vec<u8>,
-    /// Whether the position is in the stored domain (else it was valued
-    /// from its children, one ply).
+    /// Whether the position's own value was read from its level
+    /// ([`reads_own_level`]); else it was valued from its moves, one ply,
+    /// or, without moves, by the rules.
     #[serde(skip)]
     pub stored: bool,
 }
 
+/// Whether a value of `board` reads its own level: it is in the stored
+/// domain and the player to move has seeds. A player without seeds has no
+/// move, and the rules give the value: `-seeds`, the opponent takes the
+/// rest. No table is needed for it, stored or not.
+pub fn reads_own_level(board: &Board) -> bool {
+    board.in_domain() && board.own_seeds() > 0
+}
+
 /// The levels [`analyze`] reads for `board` under `rules`, increasing: its
-/// own when it is stored (in the domain), and its moves' children's.
+/// own when [`reads_own_level`], and its moves' children's.
 pub fn levels_read(rules: Rules, board: &Board) -> Vec<usize> {
     let mut levels: Vec<usize> = moves(rules, board)
         .as_slice()
         .iter()
         .map(|m| m.child.seeds())
         .collect();
-    if board.in_domain() {
+    if reads_own_level(board) {
         levels.push(board.seeds());
     }
     levels.sort_unstable();
@@ -94,6 +103,8 @@ pub fn levels_read(rules: Rules, board: &Board) -> Vec<usize> {
 /// assert_eq!(levels_rested_on(Rules::Awari, &start), [(0..=34).collect::<Vec<_>>(), vec![36]].concat());
 /// let over = Board([0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]);
 /// assert!(levels_rested_on(Rules::Awari, &over).is_empty());
+/// let stored_over = Board([0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 0, 0]);
+/// assert!(levels_rested_on(Rules::Awari, &stored_over).is_empty());
 /// ```
 pub fn levels_rested_on(rules: Rules, board: &Board) -> Vec<usize> {
     let mut levels: Vec<usize> = levels_read(rules, board)
@@ -114,7 +125,7 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
     let seeds = board.seeds();
     // A stored board's own value first: when its level is missing, that
     // level, not one a move reaches, is the one to name (and build).
-    let stored = board.in_domain();
+    let stored = reads_own_level(board);
     let own = stored.then(|| values.value(board)).transpose()?;
     let mut list = Vec::new();
     for m in moves(rules, board).as_slice() {
@@ -181,14 +192,16 @@ fn move_value(values: &dyn Values, captured: u8, board: &Board, child: i8) -> Re
     }
 }
 
-/// The value of `board` for the player to move: the stored value when the
+/// The value of `board` for the player to move: `-seeds` when they have
+/// no seeds (the rules' value, no probe); else the stored value when the
 /// board is in the stored domain (one probe), else (every opponent pit
 /// filled, like the starting positions) the best of its moves, one ply,
 /// as [`analyze`] values it.
 pub fn value(rules: Rules, values: &dyn Values, board: &Board) -> Result<i8> {
-    match board.in_domain() {
-        true => values.value(board),
-        false => analyze(rules, values, board).map(|a| a.value),
+    match (board.own_seeds(), board.in_domain()) {
+        (0, _) => Ok(-(board.seeds() as i8)),
+        (_, true) => values.value(board),
+        (_, false) => analyze(rules, values, board).map(|a| a.value),
     }
 }
 
@@ -206,7 +219,7 @@ pub fn values(
     out.clear();
     let mut rest = boards;
     while let Some(first) = rest.first() {
-        let stored = rest.iter().take_while(|b| b.in_domain()).count();
+        let stored = rest.iter().take_while(|b| reads_own_level(b)).count();
         if stored == 0 {
             out.push(value(rules, values, first)?);
             rest = &rest[1..];
@@ -251,6 +264,46 @@ mod tests {
         fn origin(&self, _: &Board) -> PathBuf {
             PathBuf::from("constant")
         }
+    }
+
+    /// A source without any level: every probe is a missing level.
+    struct NoLevels;
+
+    impl Values for NoLevels {
+        fn value(&self, board: &Board) -> Result<i8> {
+            Err(Error::Missing(crate::error::Missing::Level {
+                dir: PathBuf::from("nowhere"),
+                rules: "awari",
+                seeds: board.seeds(),
+            }))
+        }
+        fn origin(&self, _: &Board) -> PathBuf {
+            PathBuf::from("nowhere")
+        }
+    }
+
+    #[test]
+    fn a_player_without_seeds_has_lost_the_rest_without_a_table() {
+        // Stored (an empty opponent pit) and not; the empty board.
+        for pits in [
+            [0, 0, 0, 0, 0, 0, 48, 0, 0, 0, 0, 0],
+            [0, 0, 0, 0, 0, 0, 3, 0, 1, 0, 0, 2],
+            [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1],
+            [0; 12],
+        ] {
+            let b = Board(pits);
+            let lost = -(b.seeds() as i8);
+            assert_eq!(value(Rules::Awari, &NoLevels, &b).unwrap(), lost, "{b}");
+            let a = analyze(Rules::Awari, &NoLevels, &b).unwrap();
+            assert_eq!((a.value, a.moves.len(), a.stored), (lost, 0, false), "{b}");
+            assert!(levels_read(Rules::Awari, &b).is_empty(), "{b}");
+            let mut out = Vec::new();
+            values(Rules::Awari, &NoLevels, &[b, b], &mut out).unwrap();
+            assert_eq!(out, [lost, lost], "{b}");
+        }
+        // A player with seeds reads the level, stored or not.
+        let b = Board([1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert!(value(Rules::Awari, &NoLevels, &b).is_err());
     }
 
     #[test]

@@ -82,10 +82,9 @@ fn print(rules: Rules, a: &Analysis, line: Option<&Line>) {
         a.board
     );
     out!("seeds:  {}", a.seeds);
-    let how = if a.stored {
-        ""
-    } else {
-        " (not stored: valued from its moves)"
+    let how = match (a.stored, a.moves.is_empty()) {
+        (false, false) => " (not stored: valued from its moves)",
+        _ => "",
     };
     out!("value:  {:+} ({}){how}", a.value, verdict(a.value));
     if a.moves.is_empty() {

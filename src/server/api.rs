@@ -295,7 +295,8 @@ pub struct Position {
     rules: &'static str,
     value: i8,
     category: Category,
-    /// `table`, `vu` (stored values), or `one-ply` (valued from its moves).
+    /// `table`, `vu` (stored values), `one-ply` (valued from its moves) or
+    /// `rules` (no moves: the player to move has no seeds).
     source: &'static str,
     #[serde(rename = "final", skip_serializing_if = "Option::is_none")]
     final_score: Option<FinalScore>,
@@ -344,6 +345,7 @@ impl Position {
             value: a.value,
             category: Category::of(a.value),
             source: match (a.stored, kind) {
+                (false, _) if a.moves.is_empty() => "rules",
                 (false, _) => "one-ply",
                 (true, "vu") => "vu",
                 (true, _) => "table",
@@ -359,9 +361,9 @@ impl Position {
 }
 
 /// A position answered from `source`: its own level must be present
-/// (404 naming it otherwise), then its moves' levels. The empty board is
-/// a position like any other (the game is over: value 0, no moves), as
-/// for `query`.
+/// (404 naming it otherwise), then its moves' levels. A position whose
+/// player to move has no seeds, the empty board among them, reads no
+/// level: the game is over (value `-seeds`, no moves), as for `query`.
 fn answer(
     state: &State,
     rules: Rules,
@@ -795,9 +797,14 @@ mod tests {
         let state = State::new(&dir, None, 1 << 20);
         let batch: Batch =
             serde_json::from_str(r#"{"boards": ["0,0,0,0,0,0,0,0,0,0,0,0"]}"#).unwrap();
-        // Answered (the empty board needs no table) while the request is there.
+        // Answered while the request is there: the empty board needs no
+        // table (the rules give its value), and the directory holds none.
         let answer = batch_answer(&state, &batch, &Gone::default()).unwrap();
-        assert_eq!(answer.results.len(), 1);
+        assert!(
+            matches!(&answer.results[..], [BatchItem::Ok(p)] if p.value == 0 && p.source == "rules"),
+            "{}",
+            serde_json::to_string(&answer).unwrap()
+        );
         let stopped = batch_answer(&state, &batch, &gone()).err().unwrap();
         assert_eq!(stopped.status, StatusCode::SERVICE_UNAVAILABLE);
         std::fs::remove_dir_all(&dir).unwrap();

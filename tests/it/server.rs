@@ -740,12 +740,19 @@ fn mainline_stops_at_a_missing_level() {
     let missing = l["missing_level"].as_u64().unwrap();
     assert!(missing < 13, "{l}");
     assert!(l["line"].as_array().unwrap().len() >= 2, "{l}");
-    // Asked directly, the same gap is a 404.
+    // Asked directly, the same gap is a 404 (a board whose player to move
+    // has a seed: one without is valued by the rules, no level read).
     refused(
         &s,
-        "/api/awari?board=0,0,0,0,0,0,0,0,0,0,2,1",
+        "/api/awari?board=1,0,0,0,0,0,0,0,0,0,2,0",
         404,
         "level 3",
+    );
+    let (status, over) = s.get("/api/awari?board=0,0,0,0,0,0,0,0,0,0,2,1");
+    assert_eq!(
+        (status, &over["value"], &over["source"]),
+        (200, &(-3).into(), &"rules".into()),
+        "{over}"
     );
 }
 
