@@ -63,7 +63,7 @@ pub fn export_vu(
     levels: Option<Vec<usize>>,
 ) -> Result<Vec<usize>> {
     vu_rules(rules)?;
-    crate::files::check_dir(db.dir())?;
+    crate::files::existing_dir(db.dir())?;
     let levels = match levels {
         Some(levels) => levels,
         None => db.present(rules)?,

@@ -33,9 +33,12 @@ pub struct Reading {
 
 impl Reading {
     /// The one place a command chooses tables or VU files, and the rules
-    /// it reads them under ([`Source::open`]).
+    /// it reads them under ([`Source::open`]). A directory that is not
+    /// there is refused ("no such directory"): more likely a typo than a
+    /// wish to be told to build into it.
     pub fn open(&self) -> Result<(Rules, Source), Error> {
         let source = Source::open(&self.at.db, self.at.rules, self.vu.clone())?;
+        source.require_dir()?;
         Ok((self.at.rules, source))
     }
 }

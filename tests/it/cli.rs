@@ -309,9 +309,26 @@ fn bad_input_is_refused_with_one_line_and_exit_2() {
             "/nonexistent/db",
             "1 0 0 0 0 0 0 0 0 0 0 0",
         ],
-        "mancaladb build",
+        "/nonexistent/db: no such directory",
     );
-    refuses(&["stats", "--db", "/nonexistent/db"], "mancaladb build");
+    // A directory that is not there is more likely a typo than a wish to
+    // build into it: every reader says so, not "build it there".
+    for args in [
+        &["stats", "--db", "/nonexistent/db"][..],
+        &["known", "--db", "/nonexistent/db"],
+        &["verify", "--db", "/nonexistent/db"],
+        &[
+            "export",
+            "--format",
+            "vu",
+            "--db",
+            "/nonexistent/db",
+            "--out",
+            "/nonexistent/vu",
+        ],
+    ] {
+        refuses(args, "/nonexistent/db: no such directory");
+    }
     refuses(
         &["query", "--rules", "kalah", "1 0 0 0 0 0 0 0 0 0 0 0"],
         "unknown rule set 'kalah'",

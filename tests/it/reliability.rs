@@ -1034,6 +1034,26 @@ fn export_refuses_what_it_can_find_wrong_before_it_writes_any_level() {
 }
 
 #[test]
+fn known_opens_every_level_it_counts_as_present() {
+    // Level 11 is neither read nor rested on by the 12-seed start, but
+    // `known` counts it as present for the 24-seed game's plan: damaged,
+    // or a directory in its place, it was counted, exit 0, and the plan
+    // printed then failed on it.
+    let db = built("known-opens-all", Rules::Awari, 12);
+    let table = db.join("awari-11.mdb");
+    let bytes = std::fs::read(&table).unwrap();
+    crate::common::cut_short(&table, 10);
+    refuses(&["known", "--db", s(&db)], "awari-11.mdb: corrupt table");
+    std::fs::remove_file(&table).unwrap();
+    std::fs::create_dir(&table).unwrap();
+    refuses(&["known", "--db", s(&db)], "awari-11.mdb: is a directory");
+    std::fs::remove_dir(&table).unwrap();
+    std::fs::write(&table, bytes).unwrap();
+    let out = run(&["known", "--db", s(&db)]);
+    assert!(out.status.success(), "{out:?}");
+}
+
+#[test]
 fn a_level_an_answer_rests_on_is_opened_not_taken_for_unverified() {
     // The 12-seed start reads levels 10 and 12 but rests on 0..10 and 12;
     // `known` and `query` say whether all of those are verified, and took a

@@ -588,8 +588,14 @@ fn damaged_vu_files_fail_verification() {
     // Queries on it are refused, exit 2.
     let out = run(&["query", "--vu", v, "1 1 1 1 1 1 1 1 0 0 0 0"]);
     assert_eq!(out.status.code(), Some(2));
-    // A missing directory: exit 2 with what to do.
+    // A missing directory: exit 2, named as such.
     let out = run(&["verify", "--vu", "/nonexistent"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent: no such directory"));
+    // An empty one: exit 2 with what to do.
+    let empty = dir.join("empty-vu");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = run(&["verify", "--vu", empty.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("export --format vu"));
 }
