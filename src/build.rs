@@ -220,7 +220,7 @@ pub fn build_until(
             };
             let raw_dir = db.raw_dir(rules);
             files::check_dir(&raw_dir)?; // a file at `raw` or `raw/awari`, named as such
-            std::fs::create_dir_all(&raw_dir).map_err(|e| Error::io(&raw_dir, e))?;
+            crate::files::create_dirs(&raw_dir)?;
             // Only the tables' temporaries and a distributed build's token
             // ([`agree`]): a census or a verify may be writing its own files
             // in the directory meanwhile. A directory under such a name is

@@ -51,7 +51,7 @@ impl Ranker {
         let constrained_from = need_empty_from.unwrap_or(pits);
         assert!(constrained_from >= 1 && constrained_from <= pits);
         let s1 = max_seeds + 1;
-        let binom = pascal(max_seeds + pits);
+        let binom = pascal(max_seeds + pits, pits);
         let c = |n: usize, k: usize| -> u64 { if k > n { 0 } else { binom[n][k] } };
         // Fillings of j pits (indices j-1..=0) with s seeds.
         let fill = |j: usize, s: usize, ok: bool| -> u64 {
@@ -344,13 +344,15 @@ pub struct Trail {
     depth: usize,
 }
 
-/// Pascal's triangle up to row `n`.
-fn pascal(n: usize) -> Vec<Vec<u64>> {
+/// Pascal's triangle up to row `n`, columns `0..=k` only: the entries a
+/// ranker of `k` pits reads (the others, for the census's long rows, would
+/// not fit in a `u64`).
+fn pascal(n: usize, k: usize) -> Vec<Vec<u64>> {
     let mut rows: Vec<Vec<u64>> = Vec::with_capacity(n + 1);
     for i in 0..=n {
-        let mut row = vec![1u64; i + 1];
-        for k in 1..i {
-            row[k] = rows[i - 1][k - 1] + rows[i - 1][k];
+        let mut row = vec![1u64; i.min(k) + 1];
+        for j in 1..row.len().min(i) {
+            row[j] = rows[i - 1][j - 1] + rows[i - 1][j];
         }
         rows.push(row);
     }
@@ -373,6 +375,19 @@ pub fn binomial(n: u64, k: u64) -> u128 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pascal_holds_the_columns_a_ranker_reads_even_in_rows_past_u64() {
+        // Row 100's middle, C(100, 50), is about 1e29: only columns 0..=16
+        // are kept (C(100, 16) is about 1.3e18).
+        let rows = pascal(100, 16);
+        for (n, row) in rows.iter().enumerate() {
+            assert_eq!(row.len(), n.min(16) + 1);
+            for (k, &c) in row.iter().enumerate() {
+                assert_eq!(u128::from(c), binomial(n as u64, k as u64), "C({n}, {k})");
+            }
+        }
+    }
 
     /// All compositions of `n` into `pits` parts in rank order, by brute force.
     fn brute(pits: usize, n: usize, need_empty_from: Option<usize>) -> Vec<Vec<u8>> {

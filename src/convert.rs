@@ -31,7 +31,7 @@ pub fn import_vu(db: &Db, rules: Rules, vu: &Path) -> Result<Vec<usize>> {
     }
     let _lock = DirLock::acquire(db.dir())?;
     let raw_dir = db.raw_dir(rules);
-    std::fs::create_dir_all(&raw_dir).map_err(|e| Error::io(&raw_dir, e))?;
+    crate::files::create_dirs(&raw_dir)?;
     for &seeds in &levels {
         let map = files.open(seeds)?; // mapped once: the bytes checked above
         let values = table::as_values(&map);
@@ -84,8 +84,19 @@ pub fn export_vu(
         t.verify()?;
     }
     let _lock = DirLock::acquire(out)?;
+    // What a killed export left: a `scores.N.tmp` as large as its level,
+    // which no other export of another level would replace.
+    crate::files::remove_leftovers(out, is_vu_tmp)?;
     for (t, file) in tables.iter().zip(&files) {
         t.write_raw(file)?;
     }
     Ok(levels)
+}
+
+/// Whether `name` is the temporary name of a VU file being written,
+/// `scores.N.tmp`.
+fn is_vu_tmp(name: &str) -> bool {
+    name.strip_prefix("scores.")
+        .and_then(|rest| rest.strip_suffix(".tmp"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }

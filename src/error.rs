@@ -3,7 +3,7 @@
 //! command to run) is the caller's to say: the library knows no command line.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The library's error type.
 #[derive(Debug, thiserror::Error)]
@@ -385,6 +385,21 @@ impl Error {
             path: path.into(),
             kind,
         }
+    }
+
+    /// [`Corruption::ValueRange`] of the file at `path` (a table or VU
+    /// file): `value` at `index` of level `seeds` is outside its range.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn value_range(path: &Path, seeds: usize, index: u64, value: i8) -> Error {
+        Error::corrupt(
+            path,
+            Corruption::ValueRange {
+                index,
+                value,
+                seeds,
+            },
+        )
     }
 }
 

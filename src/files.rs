@@ -25,16 +25,39 @@ pub fn write_atomically(
     replaceable(path)?;
     let tmp = tmp_path(path);
     let mut f = create_tmp(&tmp)?;
-    let result = (|| {
+    let written = (|| {
         write(&mut f)?;
         f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        File::open(parent_dir(path))?.sync_all()
+        std::fs::rename(&tmp, path)
     })();
-    result.map_err(|e| {
+    if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);
-        Error::io(path, e)
-    })
+        return Err(Error::io(path, e));
+    }
+    // The file is in place; what fails now is its directory's sync, and
+    // the error names the directory.
+    sync_dir(parent_dir(path))
+}
+
+/// Syncs directory `dir`: what was renamed or created in it stays there
+/// after a power loss.
+fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io(dir, e))
+}
+
+/// Creates `dir` and its missing parents ([`missing_dirs`]), each synced
+/// into its parent, so that the files later written into it durably
+/// ([`write_atomically`]) stay reachable after a power loss.
+pub fn create_dirs(dir: &Path) -> Result<()> {
+    let made = missing_dirs(dir)?;
+    if made.is_empty() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    // Deepest first: each made directory's entry, in its parent.
+    made.iter().try_for_each(|d| sync_dir(parent_dir(d)))
 }
 
 /// Refuses what [`write_atomically`] would refuse at `path`, at its own
@@ -364,7 +387,7 @@ impl DirLock {
     /// [`Error::Locked`] if another process holds it.
     pub fn acquire(dir: &Path) -> Result<DirLock> {
         check_dir(dir)?;
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        create_dirs(dir)?;
         DirLock::acquire_file(&dir.join(".lock"), false)
     }
 
@@ -377,7 +400,7 @@ impl DirLock {
         keep_waiting: impl FnMut() -> bool,
     ) -> Result<DirLock> {
         check_dir(dir)?;
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        create_dirs(dir)?;
         DirLock::acquire_file_waiting(&dir.join(".lock"), waiting, keep_waiting)
     }
 

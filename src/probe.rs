@@ -57,7 +57,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use memmap2::Mmap;
 
 use crate::db::{map_raw, read_at_random};
-use crate::error::{Corruption, Error, Result};
+use crate::error::{Error, Result};
 use crate::memory::prefetch;
 use crate::table::{Table, sha256};
 
@@ -241,23 +241,9 @@ impl Level {
             }
         };
         if usize::from(v.unsigned_abs()) > self.seeds {
-            return Err(self.out_of_range(index, v));
+            return Err(Error::value_range(self.table.path(), self.seeds, index, v));
         }
         Ok(v)
-    }
-
-    /// The error for value `value` at `index`, outside the level's range.
-    #[cold]
-    #[inline(never)]
-    fn out_of_range(&self, index: u64, value: i8) -> Error {
-        Error::corrupt(
-            self.table.path(),
-            Corruption::ValueRange {
-                index,
-                value,
-                seeds: self.seeds,
-            },
-        )
     }
 
     /// Asks the memory system for the raw byte of `index` ahead of a

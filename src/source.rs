@@ -486,11 +486,17 @@ impl Source {
                     let level = t.level(k)?;
                     let raw = if level.check_raw() { level.raw() } else { None };
                     Ok(match raw {
-                        Some(raw) => Stored::Mapped(Arc::clone(raw)),
+                        Some(raw) => Stored::Mapped {
+                            map: Arc::clone(raw),
+                            path: level.table().path().to_path_buf(),
+                        },
                         None => Stored::Table(Arc::clone(level)),
                     })
                 }
-                Source::Vu(vu) => vu.open(k).map(Stored::Mapped),
+                Source::Vu(vu) => vu.open(k).map(|map| Stored::Mapped {
+                    map,
+                    path: vu.path(k),
+                }),
             })
             .collect::<Result<_>>()?;
         let cache = match self {

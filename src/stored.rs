@@ -24,6 +24,7 @@
 
 use std::borrow::Borrow;
 use std::ops::Range;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use memmap2::Mmap;
@@ -105,8 +106,14 @@ pub fn prepare_raw_cache(db: &Db, rules: Rules, n: usize, budget: Option<u64>) -
 /// One lower level as a solver reads it.
 pub enum Stored {
     /// One byte per position, mapped: a raw copy known to match its table,
-    /// or a published VU file.
-    Mapped(Arc<Mmap>),
+    /// or a published VU file. `path` is the file a damaged value is
+    /// reported in: the table a raw copy stands for, or the VU file.
+    Mapped {
+        /// The values.
+        map: Arc<Mmap>,
+        /// The table or VU file they are the values of.
+        path: PathBuf,
+    },
     /// A table, read block by block through the block cache.
     Table(Arc<Level>),
     /// The level just below the one solved, never read ([`reads_level`]):
@@ -158,10 +165,13 @@ impl Lower {
                 (false, _) => Ok(Stored::Unread),
                 // A copy stands for its table, which must still be there: a
                 // missing one is an error as a reader gives it.
-                (true, true) => db.open(rules, k).and_then(|_| {
+                (true, true) => db.open(rules, k).and_then(|table| {
                     let m = map_raw(&db.raw_path(rules, k))?;
                     read_at_random(&m);
-                    Ok(Stored::Mapped(Arc::new(m)))
+                    Ok(Stored::Mapped {
+                        map: Arc::new(m),
+                        path: table.path().to_path_buf(),
+                    })
                 }),
                 (true, false) => db
                     .open(rules, k)
@@ -181,35 +191,34 @@ impl<C: Borrow<BlockCache> + Sync> LowerLevels for StoredLevels<C> {
 
     /// A value outside `-level..=level` (a damaged raw copy or VU file, or
     /// a table written with one, its checksums all valid) is an error, not
-    /// a value: what is built or checked from it would be wrong.
+    /// a value: what is built or checked from it would be wrong. It is
+    /// [`Corruption::ValueRange`](crate::error::Corruption::ValueRange) of
+    /// the table or VU file, as [`Level::value`] reports it.
     #[inline]
     fn value(&self, level: usize, index: u64) -> Result<i8> {
-        let v = match &self.levels[level] {
-            Stored::Mapped(m) => match m.get(index as usize) {
-                Some(&b) => b as i8,
-                None => {
+        match &self.levels[level] {
+            Stored::Mapped { map, path } => {
+                let Some(&b) = map.get(index as usize) else {
                     return Err(Error::Invalid(format!(
                         "index {index} beyond the {} positions of level {level}",
-                        m.len()
+                        map.len()
                     )));
+                };
+                let value = b as i8;
+                if usize::from(value.unsigned_abs()) > level {
+                    return Err(Error::value_range(path, level, index, value));
                 }
-            },
-            Stored::Table(l) => l.value(self.cache.borrow(), index)?,
-            Stored::Unread => return Err(unread(level)),
-        };
-        if v.unsigned_abs() as usize > level {
-            return Err(Error::Invalid(format!(
-                "level {level}: value {v} at index {index} is outside -{level}..={level}: \
-                 the level is damaged (mancaladb verify --seeds {level})"
-            )));
+                Ok(value)
+            }
+            Stored::Table(l) => l.value(self.cache.borrow(), index),
+            Stored::Unread => Err(unread(level)),
         }
-        Ok(v)
     }
 
     #[inline]
     fn prefetch(&self, level: usize, index: u64) {
-        if let Stored::Mapped(m) = &self.levels[level]
-            && let Some(b) = m.get(index as usize)
+        if let Stored::Mapped { map, .. } = &self.levels[level]
+            && let Some(b) = map.get(index as usize)
         {
             prefetch(b);
         }

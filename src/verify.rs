@@ -729,7 +729,7 @@ impl Check2Saves {
             return Ok(());
         }
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        crate::files::create_dirs(dir)?;
         write_compressed(&self.path, &self.identity, &tally.to_bytes())?;
         self.clock.reset();
         Ok(())
@@ -978,7 +978,7 @@ impl Saves for Check3Saves<'_> {
         }
         let took = Instant::now();
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        crate::files::create_dirs(dir)?;
         let written = write_compressed(&self.path, &self.header(mark), as_bytes(bytes))?;
         self.progress.notice(Notice::Check3Checkpoint {
             seeds: self.seeds,

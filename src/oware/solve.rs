@@ -461,7 +461,7 @@ fn solve_once(
                         progress.notice(Notice::SolveAfresh { seeds, why });
                     }
                     wipe(dir)?;
-                    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                    crate::files::create_dirs(dir)?;
                 }
             }
             let pass = ForwardPass {

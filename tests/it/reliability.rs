@@ -1034,6 +1034,36 @@ fn export_refuses_what_it_can_find_wrong_before_it_writes_any_level() {
 }
 
 #[test]
+fn export_removes_what_a_killed_export_left() {
+    // A killed export left `scores.N.tmp`, as large as its level, for as
+    // long as no export of level N into the same directory came.
+    let db = built("export-leftovers", Rules::Awari, 3);
+    let out = db.join("vu");
+    std::fs::create_dir_all(&out).unwrap();
+    for name in ["scores.16.tmp", "scores.x.tmp", "notes.tmp", "scores.16"] {
+        std::fs::write(out.join(name), b"left").unwrap();
+    }
+    let done = run(&["export", "--format", "vu", "--db", s(&db), "--out", s(&out)]);
+    assert!(done.status.success(), "{done:?}");
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    let want = [
+        ".lock",
+        "notes.tmp",
+        "scores.0",
+        "scores.1",
+        "scores.16",
+        "scores.2",
+        "scores.3",
+        "scores.x.tmp",
+    ];
+    assert_eq!(names, want);
+}
+
+#[test]
 fn known_opens_every_level_it_counts_as_present() {
     // Level 11 is neither read nor rested on by the 12-seed start, but
     // `known` counts it as present for the 24-seed game's plan: damaged,

@@ -558,7 +558,10 @@ fn out_of_range_lower_values_are_an_error_not_a_verdict() {
     let out = run(&["verify", "--vu", vu.to_str().unwrap(), "--seeds", "10"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("level 8: value 100 at index"), "{err}");
+    assert!(
+        err.contains("scores.8: corrupt table: value 100 at index"),
+        "{err}"
+    );
     assert!(!String::from_utf8_lossy(&out.stdout).contains("FAILED"));
 }
 
