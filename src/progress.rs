@@ -184,7 +184,7 @@ pub enum Notice {
     SolveResumed {
         /// The level.
         seeds: usize,
-        /// The threshold it resumes at.
+        /// The threshold it resumes at (0: every threshold is done).
         threshold: usize,
     },
     /// A level's solver resumes its forward pass after a part.
@@ -471,6 +471,10 @@ impl fmt::Display for Notice {
                 dir.display()
             ),
             Notice::Rebuilding { seeds, why } => write!(f, "{why}; rebuilding level {seeds}"),
+            Notice::SolveResumed {
+                seeds,
+                threshold: 0,
+            } => write!(f, "level {seeds}: resuming with every threshold done"),
             Notice::SolveResumed { seeds, threshold } => {
                 write!(f, "level {seeds}: resuming at threshold {threshold}")
             }

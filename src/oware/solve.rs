@@ -155,7 +155,7 @@ pub struct Options {
     /// Least time between checkpoints (taken only between the parts of the
     /// forward pass and between thresholds); `None`: never. `Some(0)`: after
     /// every part of the forward pass, after the pass, and after every
-    /// threshold but the last.
+    /// threshold, the last included.
     pub checkpoint_every: Option<Duration>,
     /// Most boards in one frontier; `None`: this rank's positions / 160
     /// (0.075 bytes per position of its slice), at least 2^16.
@@ -365,11 +365,12 @@ fn solve_once(
     // Resume from the newest checkpoint that every rank holds, if any: of
     // a threshold, else of the forward pass.
     // Threshold `t` numbered by progress: `seeds + 1 - t` (1 for the
-    // checkpoint right after the forward pass).
+    // checkpoint right after the forward pass, `seeds + 1` for the one
+    // after the last threshold, `t = 0`: nothing left but writing values).
     let held: Vec<u64> = checkpoint
         .saved(dir)?
         .into_iter()
-        .filter(|t| (1..=seeds).contains(t))
+        .filter(|t| (0..=seeds).contains(t))
         .map(|t| (seeds + 1 - t) as u64)
         .collect();
     let mut resumed_at = newest_held_by_all(&held, ex).map(|p| seeds + 1 - p as usize);
@@ -556,9 +557,10 @@ fn solve_once(
             told += decided;
             (frontier, outbox) = solver.round(t as i8, &frontier, cap);
         }
-        if t > 1 {
-            save_if_due(t - 1, &state)?;
-        }
+        // After the last threshold too: writing the table takes minutes at
+        // the top levels, and a kill or a full disk there would otherwise
+        // lose the thresholds since the last checkpoint.
+        save_if_due(t - 1, &state)?;
     }
     // The positions no threshold decided are done too: they are worth 0.
     stage.inc(size.saturating_sub(told));

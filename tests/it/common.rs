@@ -274,3 +274,50 @@ impl StageSink for RecordedStage<'_> {
             .push((self.label, self.total, done));
     }
 }
+
+/// An observer that, as the checkpoint before threshold `threshold` is
+/// saved in the work directory `dir`, copies that directory to `to`: that
+/// checkpoint and the seed lists it reads (no other checkpoint). A finished
+/// solve leaves only its checkpoint after the last threshold, the lists
+/// gone; tests that damage a checkpoint between thresholds or its lists
+/// resume from such a copy.
+pub struct Snapshot {
+    pub dir: PathBuf,
+    pub to: PathBuf,
+    pub threshold: usize,
+}
+
+impl Observer for Snapshot {
+    fn stage(&self, _: &str, _: u64) -> Option<Box<dyn StageSink + '_>> {
+        None
+    }
+
+    fn notice(&self, notice: &Notice) {
+        let Notice::SolveCheckpoint { threshold, .. } = notice else {
+            return;
+        };
+        if *threshold != self.threshold {
+            return;
+        }
+        let keep = format!("state.{threshold}");
+        let _ = std::fs::remove_dir_all(&self.to);
+        std::fs::create_dir_all(&self.to).unwrap();
+        for e in std::fs::read_dir(&self.dir).unwrap().flatten() {
+            let name = e.file_name().into_string().unwrap();
+            let checkpoint = name.starts_with("state.") || name.starts_with("forward.");
+            if name == keep || !(checkpoint || name.ends_with(".tmp")) {
+                std::fs::copy(e.path(), self.to.join(&name)).unwrap();
+            }
+        }
+    }
+}
+
+/// Makes `to` a copy of the flat directory `from` (whatever `to` held
+/// goes).
+pub fn copy_dir(from: &Path, to: &Path) {
+    let _ = std::fs::remove_dir_all(to);
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}

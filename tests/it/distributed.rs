@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use crate::common::{awari_db, file_sha256, scratch, solved};
+use crate::common::{Snapshot, awari_db, copy_dir, file_sha256, scratch, solved};
 use mancaladb::exchange::{Exchange, Outbox, newest_held_by_all, ranks_on_this_machine, split};
 use mancaladb::oware::Rules;
 use mancaladb::oware::solve::{Options, solve_part, solve_part_in};
@@ -303,6 +303,8 @@ fn a_damaged_seed_list_on_one_rank_is_solved_afresh_by_all() {
     let lower: Vec<&[i8]> = levels[..seeds].iter().map(|v| v.as_slice()).collect();
     for ranks in [1, 2] {
         let dir = |rank: usize| base.join(format!("{ranks}-{rank}"));
+        // Each rank's work directory as it was before threshold 1.
+        let before = |rank: usize| base.join(format!("{ranks}-{rank}-before-1"));
         let solve = || {
             on_ranks(ranks, |ex| {
                 let options = Options {
@@ -312,7 +314,13 @@ fn a_damaged_seed_list_on_one_rank_is_solved_afresh_by_all() {
                     forward_part: 1 << 20,
                     lower: [0; 32],
                 };
-                let part = solve_part_in(rules, seeds, &lower, ex, &options, Progress::QUIET);
+                let snapshot = Snapshot {
+                    dir: dir(ex.rank),
+                    to: before(ex.rank),
+                    threshold: 1,
+                };
+                let progress = Progress::to(&snapshot);
+                let part = solve_part_in(rules, seeds, &lower, ex, &options, progress);
                 let part = part.expect("a damaged seed list is dropped");
                 (part.resumed_at, part.values.to_vec())
             })
@@ -324,8 +332,12 @@ fn a_damaged_seed_list_on_one_rank_is_solved_afresh_by_all() {
                 .collect::<Vec<i8>>()
         };
         assert!(whole(&solve()) == levels[seeds]);
-        // The finished solve left the checkpoint before threshold 1 and
-        // that threshold's lists: damage the longer list of the last rank.
+        // Every rank's work directory back as it was before threshold 1,
+        // with that threshold's lists: damage the longer list of the last
+        // rank.
+        for rank in 0..ranks {
+            copy_dir(&before(rank), &dir(rank));
+        }
         let last = dir(ranks - 1);
         assert!(
             last.join("state.1").exists(),

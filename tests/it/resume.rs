@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 
-use crate::common::{Recorder, assert_committed, awari_db, bin, scratch, solved};
+use crate::common::{
+    Recorder, Snapshot, assert_committed, awari_db, bin, copy_dir, scratch, solved,
+};
 use mancaladb::error::{Error, Result};
 use mancaladb::exchange::Alone;
 use mancaladb::oware::solve::{Options, Part, solve_part_in};
@@ -347,8 +349,8 @@ fn a_forward_pass_stopped_part_way_resumes_to_the_same_values() {
         let levels = solved(rules);
         let options = checkpoint_always(dir.join(rules.to_string()));
         let solve = |reads: i64| solve_failing(rules, seeds, &options, reads);
-        // A finished solve leaves its last threshold's checkpoint: each
-        // solve below but the resumed ones starts in an empty directory.
+        // A finished solve leaves the checkpoint after its last threshold:
+        // each solve below but the resumed ones starts in an empty directory.
         let afresh = || {
             let _ = std::fs::remove_dir_all(&options.dir);
         };
@@ -394,9 +396,12 @@ fn checkpoints_over_other_lower_levels_are_not_resumed() {
     };
     let (all, fresh) = solve_failing(rules, seeds, &first, i64::MAX);
     assert!(fresh.unwrap().values[..] == levels[seeds][..]);
-    // The same lower levels resume before threshold 1, reading none of them.
+    // The same lower levels resume after the last threshold (a kill while
+    // the table was written), reading none of them.
     let (reads, resumed) = solve_failing(rules, seeds, &first, i64::MAX);
-    assert_eq!((reads, resumed.unwrap().resumed_at), (0, Some(1)));
+    let resumed = resumed.unwrap();
+    assert_eq!((reads, resumed.resumed_at), (0, Some(0)));
+    assert!(resumed.values[..] == levels[seeds][..]);
     let (reads, afresh) = solve_failing(rules, seeds, &other, i64::MAX);
     let afresh = afresh.unwrap();
     assert_eq!((reads, afresh.resumed_at), (all, None));
@@ -411,11 +416,13 @@ fn checkpoints_over_other_lower_levels_are_not_resumed() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A solve resumed before its last threshold tells its values stage that
-/// the positions the checkpoint had decided (every one worth 2 or more
-/// either way) were done before it: done, not part of its rate.
+/// A solve resumed from a checkpoint tells its values stage that the
+/// positions the checkpoint had decided were done before it: done, not
+/// part of its rate. Resumed after the last threshold (the checkpoint a
+/// finished solve leaves), those are all positions not worth 0, and the
+/// values are the level's.
 #[test]
-fn a_solve_resumed_between_thresholds_reports_what_was_decided_before() {
+fn a_solve_resumed_from_a_checkpoint_reports_what_was_decided_before() {
     let dir = scratch("resumed-values");
     let (rules, seeds) = (Rules::Awari, 12);
     let levels = solved(rules);
@@ -425,9 +432,9 @@ fn a_solve_resumed_between_thresholds_reports_what_was_decided_before() {
     assert_eq!(solve(Progress::QUIET).unwrap().resumed_at, None);
     let heard = Recorder::default();
     let resumed = solve(Progress::to(&heard)).unwrap();
-    assert_eq!(resumed.resumed_at, Some(1));
+    assert_eq!(resumed.resumed_at, Some(0));
     assert!(resumed.values[..] == levels[seeds][..]);
-    let before = levels[seeds].iter().filter(|v| v.abs() >= 2).count() as u64;
+    let before = levels[seeds].iter().filter(|&&v| v != 0).count() as u64;
     assert!(before > 0 && before < levels[seeds].len() as u64);
     let label = format!("level {seeds}: values");
     assert_eq!(heard.resumed(), [(label.clone(), before)]);
@@ -536,10 +543,9 @@ fn a_damaged_checkpoint_is_dropped_and_the_level_solved_afresh() {
         bytes[k] ^= 0x5a;
         std::fs::write(path, bytes).unwrap();
     };
-    // A finished solve leaves the checkpoint taken before threshold 1.
-    assert!(solve(i64::MAX).unwrap().values[..] == levels[seeds][..]);
+    // The work directory as it was before threshold 1.
+    copy_dir(&before_threshold_1(rules, seeds, &options), &dir);
     let state = dir.join("state.1");
-    assert!(state.exists(), "no threshold checkpoint");
     damage(&state);
     let part = solve(i64::MAX).expect("a damaged threshold checkpoint is dropped");
     assert_eq!(part.resumed_at, None);
@@ -553,6 +559,30 @@ fn a_damaged_checkpoint_is_dropped_and_the_level_solved_afresh() {
     let part = solve(i64::MAX).expect("a damaged forward checkpoint is dropped");
     assert!(part.values[..] == levels[seeds][..]);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Solves level `seeds` of `rules` in `options.dir` (which must take a
+/// checkpoint before every threshold) and returns a copy of that work
+/// directory as it was when the checkpoint before threshold 1 was saved:
+/// that checkpoint and the seed lists of threshold 1, which the finished
+/// solve no longer holds.
+fn before_threshold_1(rules: Rules, seeds: usize, options: &Options) -> std::path::PathBuf {
+    let levels = solved(rules);
+    let to = options.dir.with_extension("before-1");
+    let snapshot = Snapshot {
+        dir: options.dir.clone(),
+        to: to.clone(),
+        threshold: 1,
+    };
+    let _ = std::fs::remove_dir_all(&options.dir);
+    let progress = Progress::to(&snapshot);
+    let part = solve_part_in(rules, seeds, &levels[..seeds], &Alone, options, progress);
+    assert!(part.unwrap().values[..] == levels[seeds][..]);
+    assert!(
+        to.join("state.1").exists(),
+        "no checkpoint before threshold 1"
+    );
+    to
 }
 
 /// The first seed list of threshold 1 in `dir` that holds records, and
@@ -581,9 +611,10 @@ fn a_seed_list_cut_between_records_or_missing_is_dropped_not_resumed() {
     let levels = solved(rules);
     let options = checkpoint_always(dir.clone());
     let solve = || solve_failing(rules, seeds, &options, i64::MAX).1.unwrap();
-    // A finished solve leaves the checkpoint taken before threshold 1, and
+    // The work directory as it was before threshold 1: its checkpoint and
     // the lists of threshold 1.
-    assert!(solve().values[..] == levels[seeds][..]);
+    let before = before_threshold_1(rules, seeds, &options);
+    copy_dir(&before, &dir);
     // Resumed as it is, with what a killed checkpoint write left: the
     // leftover goes at once.
     let leftover = dir.join("state.0.tmp");
@@ -596,6 +627,7 @@ fn a_seed_list_cut_between_records_or_missing_is_dropped_not_resumed() {
         "the leftover of a killed write is still there"
     );
     for cut in ["first record", "empty", "missing"] {
+        copy_dir(&before, &dir);
         let (path, first) = a_list_with_records(&dir);
         match cut {
             "first record" => {
