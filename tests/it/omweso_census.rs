@@ -276,9 +276,16 @@ fn edited_rows_are_recomputed() {
     assert!(bad(|r| r.configs += 1).contains("configs"));
     assert!(bad(|r| r.legal_pairs -= 16).contains("legal_pairs"));
     assert!(bad(|r| r.cfg_any = r.loop_pairs + 16).contains("cfg_any"));
+    let more_than_configs = |r: &mut Row| {
+        (r.undecided, r.loop_pairs, r.cfg_any) = (0, r.legal_pairs, r.configs + 1);
+        r.longest_finite = 0;
+    };
+    assert!(bad(more_than_configs).contains("more than the"));
     assert!(bad(|r| r.cfg_all = r.cfg_any + 1).contains("cfg_all"));
     assert!(bad(|r| r.loop_pairs += 1).contains("multiples of 16"));
     assert!(bad(|r| r.undecided = r.legal_pairs).contains("within legal_pairs"));
+    // A sum past 2^64 that would wrap to within legal_pairs.
+    assert!(bad(|r| r.undecided = 0u64.wrapping_sub(16)).contains("within legal_pairs"));
     assert!(bad(|r| r.period = None).contains("period"));
     assert!(bad(|r| r.longest_finite = 0).contains("longest_finite"));
     assert!(bad(|r| r.longest_finite = 1001).contains("longest_finite"));
@@ -884,6 +891,23 @@ fn atlas_of_rows_11_to_15() {
     let mut f = kept;
     f.sown += 1000;
     assert!(atlas::entry(&f).unwrap_err().contains("sows 272 seeds"));
+    // Nor a period of no lap (which panicked), nor a side whose pit 0 no
+    // move lifts: its "laps" of no seeds leave it as it is, a false loop.
+    let mut f = kept;
+    f.period = 0;
+    assert!(atlas::entry(&f).unwrap_err().contains("a period of 0 laps"));
+    let mut side = [0; 16];
+    side[1] = 11;
+    let f = Found {
+        side,
+        period: 1,
+        sown: 0,
+    };
+    assert!(
+        atlas::entry(&f)
+            .unwrap_err()
+            .contains("fewer than a move lifts")
+    );
     let mut other = Side::from_pits(kept.side);
     other.lap_from_zero();
     let f = Found {

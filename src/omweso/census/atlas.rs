@@ -108,7 +108,7 @@ pub struct Entry {
 /// with period `f.period` laps sowing `f.sown` seeds, and the side is the
 /// cycle's canonical state (the least of its states brought to start 0).
 pub fn entry(f: &Found) -> std::result::Result<Entry, String> {
-    let start = Side::from_pits(f.side);
+    let start = f.start()?;
     let no_loop = || format!("{start} from pit 0 does not loop with period {}", f.period);
     let mut states = HashSet::with_capacity(f.period.min(1 << 24) as usize);
     let (mut s, mut p, mut sown) = (start, 0usize, 0u64);

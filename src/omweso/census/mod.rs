@@ -127,6 +127,26 @@ pub struct Found {
     pub sown: u64,
 }
 
+impl Found {
+    /// Its side, if it can start a relay cycle: at least one lap in a
+    /// period, and at least 2 seeds in pit 0, the fewest a move lifts (a
+    /// "lap" of fewer would leave the side as it is, a false loop of
+    /// period 1). Why not otherwise: for files a user may edit.
+    pub fn start(&self) -> std::result::Result<Side, String> {
+        let side = Side::from_pits(self.side);
+        if self.period == 0 {
+            return Err(format!("{side}: a period of 0 laps"));
+        }
+        if self.side[0] < 2 {
+            return Err(format!(
+                "{side}: pit 0 holds {} seeds, fewer than a move lifts",
+                self.side[0]
+            ));
+        }
+        Ok(side)
+    }
+}
+
 /// Cycles found so far: their states brought to start 0, and one entry per
 /// class (up to rotation).
 #[derive(Default)]
@@ -164,7 +184,7 @@ impl Cycles {
     fn rebuild(found: &[Found], seeds: usize) -> std::result::Result<Cycles, String> {
         let mut c = Cycles::default();
         for f in found {
-            let side = Side::from_pits(f.side);
+            let side = f.start()?;
             if side.seeds() != seeds || c.states.contains(&side.0) {
                 return Err(format!("cycle {side} is not a new cycle of {seeds} seeds"));
             }
@@ -811,5 +831,30 @@ mod tests {
             }
             assert!(!ranker.advance(&mut x));
         }
+    }
+
+    /// A checkpoint's cycles are walked again: a side whose pit 0 no move
+    /// lifts "loops" with period 1 (its laps sow nothing), and was taken
+    /// for a cycle of a false row; a period of no lap is none either.
+    #[test]
+    fn a_checkpoint_cycle_no_move_starts_is_refused() {
+        let mut side = [0u8; PITS];
+        side[1] = 12;
+        let forged = Found {
+            side,
+            period: 1,
+            sown: 0,
+        };
+        let e = Cycles::rebuild(&[forged], 12).err().unwrap();
+        assert!(e.contains("fewer than a move lifts"), "{e}");
+        side[0] = 2;
+        side[1] = 10;
+        let none = Found {
+            side,
+            period: 0,
+            sown: 0,
+        };
+        let e = Cycles::rebuild(&[none], 12).err().unwrap();
+        assert!(e.contains("a period of 0 laps"), "{e}");
     }
 }

@@ -441,9 +441,17 @@ pub fn check(r: &Row) -> std::result::Result<(), String> {
             r.cfg_all, r.cfg_any, r.loop_pairs, r.legal_pairs
         ));
     }
+    if r.cfg_any > r.configs {
+        return Err(format!(
+            "cfg_any {} is more than the {} configurations",
+            r.cfg_any, r.configs
+        ));
+    }
+    // Added without wrapping: a sum past 2^64 is not within legal_pairs.
+    let not_ending = r.loop_pairs.checked_add(r.undecided);
     if !r.loop_pairs.is_multiple_of(16)
         || !r.undecided.is_multiple_of(16)
-        || r.loop_pairs + r.undecided > r.legal_pairs
+        || not_ending.is_none_or(|n| n > r.legal_pairs)
     {
         return Err(
             "loop_pairs and undecided must be multiples of 16, together within legal_pairs".into(),
@@ -451,7 +459,7 @@ pub fn check(r: &Row) -> std::result::Result<(), String> {
     }
     // A move that ends takes at least one lap and at most the budget; if
     // every legal pair loops or is undecided, none ends.
-    let ends = r.loop_pairs + r.undecided < r.legal_pairs;
+    let ends = not_ending.is_some_and(|n| n < r.legal_pairs);
     if r.longest_finite > r.budget || ends != (r.longest_finite > 0) {
         return Err(format!(
             "longest_finite {} is not within 1..={} laps exactly when some pair ends",
