@@ -119,8 +119,15 @@ def main(url, out):
             wait_for(d, "the edited board's moves", lambda d: moves(d) and moves(d)[0][0] == 2)
             assert not d.find_element(By.ID, "best").is_enabled()
             body.send_keys("b")
+            # Nor by a row of the moves table.
+            d.find_element(By.CSS_SELECTOR, "#moves tbody tr").click()
             time.sleep(0.5)
             assert board(d) == [5, 0, 3, 0, 0, 0, 1, 1, 1, 1, 1, 1], board(d)
+            # From the keyboard: - takes a seed away from the focused pit.
+            d.find_element(By.ID, "pit-11").send_keys("-")
+            wait_for(d, "a seed taken away by key", lambda d: board(d)[11] == 0)
+            d.find_element(By.ID, "pit-11").send_keys("+")
+            wait_for(d, "a seed added by key", lambda d: board(d)[11] == 1)
 
             # A board that is not twelve whole counts is refused where it is
             # typed; the board stays.
@@ -165,6 +172,23 @@ def main(url, out):
                      and "game is over" in d.find_element(By.ID, "moves").text)
             assert "+0 (draw" in d.find_element(By.ID, "value").text
             assert not d.find_element(By.ID, "error").is_displayed()
+            # Set again (a stray Enter), the board keeps its history: u
+            # takes back the move that emptied it.
+            d.find_element(By.ID, "set-board").click()
+            time.sleep(0.5)
+            d.find_element(By.TAG_NAME, "body").send_keys("u")
+            wait_for(d, "the move taken back", lambda d: board(d) == [0, 0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0])
+            d.find_element(By.ID, "pit-5").click()
+            wait_for(d, "the empty board again", lambda d: board(d) == [0] * 12)
+            assert "valued by the rules" in d.find_element(By.ID, "source").text
+
+            # An address with an anchor that is no view shows the board.
+            d.get(url + "?board=0,0,0,0,0,0,3,0,1,0,0,0#Board")
+            wait_for(d, "the board of a player without seeds",
+                     lambda d: "-4 (loss" in d.find_element(By.ID, "value").text)
+            assert d.find_element(By.ID, "view-board").is_displayed()
+            assert "no move: the opponent takes the rest" in d.find_element(By.ID, "moves").text
+            d.get(url + "?board=0,0,0,0,0,0,0,0,0,0,0,0")
 
             # Levels: the histogram of the largest level (16: 2 * 16 + 1
             # values), one win/draw/loss bar per level 0..16; a level's row

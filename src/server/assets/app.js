@@ -35,11 +35,30 @@ function svg(tag, attrs, text) {
   return e;
 }
 
+// One AbortController per kind of request: a new request of a kind
+// aborts the one before it, whose answer would be dropped anyway, so that
+// it neither holds one of the browser's few connections to the server nor
+// keeps the server working.
+const controllers = {};
+function freshSignal(kind) {
+  if (controllers[kind]) controllers[kind].abort();
+  controllers[kind] = new AbortController();
+  return controllers[kind].signal;
+}
+
 // The JSON answer of url; an error answer throws with the API's message,
 // or with the HTTP status where the body is not JSON (a 414 or 431 has
-// none).
-async function getJSON(url) {
-  const r = await fetch(url);
+// none); a server that cannot be reached throws saying so. An aborted
+// request throws its AbortError, which callers drop with the answers of
+// requests no longer current.
+async function getJSON(url, signal) {
+  let r;
+  try {
+    r = await fetch(url, { signal });
+  } catch (e) {
+    if (e.name === "AbortError") throw e;
+    throw new Error("cannot reach the server (" + e.message + "); retry with the set button");
+  }
   const status = `HTTP ${r.status} ${r.statusText}`.trim();
   let body;
   try {
@@ -141,6 +160,15 @@ function renderBoard() {
       }
       b.setAttribute("aria-label", name);
       b.addEventListener("click", (ev) => clickPit(p, ev.shiftKey ? -1 : 1));
+      // In edit mode the keyboard takes seeds away too (Enter and Space
+      // add one, as a click does).
+      b.addEventListener("keydown", (ev) => {
+        if (mode() !== "edit" || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+        const delta = { "-": -1, Delete: -1, Backspace: -1, ArrowDown: -1, "+": 1, ArrowUp: 1 }[ev.key];
+        if (!delta) return;
+        ev.preventDefault();
+        clickPit(p, delta);
+      });
       // Taking a seed away is for edit mode; in play mode the menu stays.
       b.addEventListener("contextmenu", (ev) => {
         if (mode() !== "edit") return;
@@ -166,6 +194,8 @@ function clickPit(p, delta) {
 }
 
 function play(pit) {
+  // Edit mode sets seeds; no move is played, from the pits or the table.
+  if (mode() !== "play") return;
   const m = state.analysis && state.analysis.moves.find((x) => x.pit === pit);
   if (!m) return;
   state.history.push(state.board);
@@ -202,8 +232,9 @@ async function analyze() {
   $("value").textContent = "";
   $("source").textContent = "";
   $("seeds").textContent = state.board.reduce((a, b) => a + b, 0) + " seeds,";
+  const signal = freshSignal("board");
   try {
-    const a = await getJSON(apiURL("/api/awari", q));
+    const a = await getJSON(apiURL("/api/awari", q), signal);
     if (id !== state.request) return;
     state.analysis = a;
     renderAnalysis(a);
@@ -215,7 +246,7 @@ async function analyze() {
     return;
   }
   try {
-    const line = await getJSON(apiURL("/api/awari/mainline", q));
+    const line = await getJSON(apiURL("/api/awari/mainline", q), signal);
     if (id !== state.request) return;
     renderLine(line);
   } catch (e) {
@@ -228,7 +259,8 @@ function renderAnalysis(a) {
   const v = $("value");
   v.textContent = "value " + signed(a.value) + " (" + a.category + " for the player to move)";
   v.className = a.category;
-  $("source").textContent = a.source === "one-ply" ? "· not stored: valued from its moves" : "";
+  const sources = { "one-ply": "· not stored: valued from its moves", rules: "· no move: valued by the rules" };
+  $("source").textContent = sources[a.source] || "";
   const body = $("moves").tBodies[0];
   for (const m of a.moves) {
     const tr = document.createElement("tr");
@@ -297,9 +329,10 @@ async function showLevels() {
   const rules = state.rules;
   const id = ++state.levelsRequest;
   const current = () => id === state.levelsRequest;
+  const signal = freshSignal("levels");
   let info;
   try {
-    info = await getJSON("/api/levels");
+    info = await getJSON("/api/levels", signal);
   } catch (e) {
     if (current()) $("wdl").textContent = e.message;
     return;
@@ -349,7 +382,7 @@ async function showLevels() {
   for (const [i, l] of levels.entries()) {
     let s;
     try {
-      s = await getJSON(statsURL(rules, l.seeds));
+      s = await getJSON(statsURL(rules, l.seeds), signal);
     } catch (e) {
       if (!current()) return;
       const t = svg("text", { x: 30 + i * w + w / 2, y: h - 5, "text-anchor": "middle", class: "loss" }, "?");
@@ -386,7 +419,7 @@ async function showHistogram(rules, n) {
   $("hist").textContent = "counting…";
   let s;
   try {
-    s = await getJSON(statsURL(rules, n));
+    s = await getJSON(statsURL(rules, n), freshSignal("histogram"));
   } catch (e) {
     if (id === state.histRequest) $("hist").textContent = e.message;
     return;
@@ -421,7 +454,7 @@ async function decideOmweso(ev) {
   body.replaceChildren();
   $("om-error").hidden = true;
   try {
-    const r = await getJSON("/api/omweso/loops?" + q);
+    const r = await getJSON("/api/omweso/loops?" + q, freshSignal("omweso"));
     if (id !== state.omwesoRequest) return;
     for (const s of r.starts) {
       const tr = document.createElement("tr");
@@ -443,7 +476,9 @@ async function decideOmweso(ev) {
 // ---- views and start ----
 
 function showView() {
-  const view = (location.hash || "#board").slice(1);
+  // An address with another anchor shows the board, not an empty page.
+  const asked = location.hash.slice(1);
+  const view = ["board", "levels", "omweso"].includes(asked) ? asked : "board";
   for (const v of ["board", "levels", "omweso"]) {
     $("view-" + v).hidden = v !== view;
     $("nav-" + v).classList.toggle("active", v === view);
@@ -474,7 +509,9 @@ function start() {
   });
   const setTyped = () => {
     const nums = parseBoard($("board-text").value);
-    if (nums) setBoard(nums, false);
+    // The board shown, set again (a stray Enter), keeps its history.
+    const same = nums && nums.every((n, i) => n === state.board[i]);
+    if (nums) setBoard(nums, same);
     else showError("give twelve pit counts, whole numbers from 0 to " + MAX_PIT + " separated by commas or spaces");
   };
   $("set-board").addEventListener("click", setTyped);
@@ -487,7 +524,7 @@ function start() {
   // either).
   const hint = () => {
     $("mode-hint").textContent = mode() === "edit"
-      ? "Click a pit to add a seed; shift-click or right-click to take one away."
+      ? "Click a pit to add a seed; shift-click or right-click to take one away (keys on a pit: + or ↑ adds, - ↓ or Delete takes away)."
       : "Click one of your pits (bottom row) to sow it; the board turns for the next player. Keys: b best move, u undo.";
   };
   hint();
