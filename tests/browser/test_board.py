@@ -101,11 +101,17 @@ def main(url, out):
             wait_for(d, "pit 2 winning 3", lambda d: moves(d)[0] == (2, "+3", 0, "win")
                      and "+3 (win" in d.find_element(By.ID, "value").text)
             assert "board=5,0,3,0,0,0,1,1,1,1,1,0" in d.current_url, d.current_url
+            # The 3 seeds pit 5 took are the opponent's now, in the address
+            # too.
+            score = lambda d: d.find_element(By.ID, "score").text
+            assert score(d) == "captured so far: 0 by the player to move, 3 by the opponent", score(d)
+            assert "captured=0,3" in d.current_url, d.current_url
 
             # u takes it back; b plays the best move again.
             body = d.find_element(By.TAG_NAME, "body")
             body.send_keys("u")
             wait_for(d, "undo", lambda d: board(d)[:6] == [1, 1, 1, 1, 1, 2] and len(moves(d)) == 6)
+            assert score(d).startswith("captured so far: 0 by the player to move, 0 by"), score(d)
             body.send_keys("b")
             wait_for(d, "the best move by key", lambda d: board(d) == after and moves(d) and moves(d)[0][0] == 2)
             d.save_screenshot(os.path.join(out, "board.png"))
@@ -143,6 +149,14 @@ def main(url, out):
             text.send_keys("[0,0,0,0,0,2,1,1,0,0,0,0]\n")
             wait_for(d, "the typed board", lambda d: board(d) == [0, 0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0]
                      and moves(d) and moves(d)[0][:3] == (5, "+4", 4))
+
+            # Captures given with the address that account for the whole
+            # game: what each side ends with, by the API's final score.
+            d.get(url + "?board=1,1,1,1,1,2,4,2,3,0,0,0&captured=16,16")
+            wait_for(d, "the final score", lambda d: "with best play they end with 24 and 24 of 48" in score(d))
+            d.get(url + "?board=1,1,1,1,1,2,4,2,3,0,0,0&captured=40,1")
+            wait_for(d, "the captures' notice", lambda d: "captured=40,1 is not two seed counts" in d.find_element(By.ID, "error").text)
+            assert score(d).startswith("captured so far: 0 by the player to move, 0 by"), score(d)
 
             # A level that is not here: the API's 404 is shown, not hidden.
             d.get(url + "?board=2,2,2,2,2,2,1,1,1,1,1,0")

@@ -7,9 +7,17 @@ const DEFAULT_BOARD = [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0];
 const MAX_PIT = 48;
 const RULES = ["awari", "abapa"];
 
+// Seeds in a whole game: captures and the board's seeds add up to it.
+const GAME_SEEDS = 48;
+
 const state = {
   board: DEFAULT_BOARD.slice(),
   rules: "awari",
+  // Seeds taken so far by the player to move and by the opponent: counted
+  // from the moves played since the board was set, or given by the address
+  // (captured=M,O, as the API takes it).
+  captured: [0, 0],
+  // The boards before the moves played, each with its captures.
   history: [],
   analysis: null, // the last answer of /api/awari for state.board
   // What the address asked for that is not shown (a bad board, rules not
@@ -198,18 +206,25 @@ function play(pit) {
   if (mode() !== "play") return;
   const m = state.analysis && state.analysis.moves.find((x) => x.pit === pit);
   if (!m) return;
-  state.history.push(state.board);
-  setBoard(m.board, true);
+  state.history.push({ board: state.board, captured: state.captured });
+  // The board turns: the opponent moves next, and the mover's captures
+  // are now the opponent's.
+  const [mover, opponent] = state.captured;
+  setBoard(m.board, true, [], [opponent, mover + m.captures]);
 }
 
-function setBoard(board, keepHistory, notices = []) {
+// Shows board (seen by the player to move), with captured, the seeds each
+// side has taken (zero when a board is set afresh).
+function setBoard(board, keepHistory, notices = [], captured = [0, 0]) {
   if (!keepHistory) state.history = [];
   state.notices = notices;
   state.board = board;
+  state.captured = captured;
   state.analysis = null;
   // Commas unescaped, so that the address reads as it is shared.
   const q = new URLSearchParams({ board: board.join(",") });
   if (state.rules !== "awari") q.set("rules", state.rules);
+  if (captured[0] || captured[1]) q.set("captured", captured.join(","));
   history.replaceState(null, "", "?" + q.toString().replace(/%2C/g, ",") + location.hash);
   // The text field follows the board only when the board changes, so that
   // text being typed survives the redraws of answers.
@@ -221,6 +236,10 @@ function setBoard(board, keepHistory, notices = []) {
 async function analyze() {
   const id = ++state.request;
   const q = { board: state.board.join(","), rules: state.rules };
+  // With the whole game's seeds accounted for, the answer says what each
+  // side ends with (the principal line takes no captures).
+  const whole = seedsOn(state.board) + state.captured[0] + state.captured[1] === GAME_SEEDS;
+  const positionQuery = whole ? { ...q, captured: state.captured.join(",") } : q;
   const say = (error) => showError([...state.notices, error].filter((m) => m).join("; "));
   if (state.notices.length) say("");
   else $("error").hidden = true;
@@ -231,13 +250,15 @@ async function analyze() {
   $("line-end").textContent = "";
   $("value").textContent = "";
   $("source").textContent = "";
-  $("seeds").textContent = state.board.reduce((a, b) => a + b, 0) + " seeds,";
+  $("seeds").textContent = seedsOn(state.board) + " seeds,";
+  $("score").textContent = scoreText(null);
   const signal = freshSignal("board");
   try {
-    const a = await getJSON(apiURL("/api/awari", q), signal);
+    const a = await getJSON(apiURL("/api/awari", positionQuery), signal);
     if (id !== state.request) return;
     state.analysis = a;
     renderAnalysis(a);
+    $("score").textContent = scoreText(a.final);
     renderBoard();
   } catch (e) {
     if (id !== state.request) return;
@@ -253,6 +274,19 @@ async function analyze() {
     if (id !== state.request) return;
     say("principal line: " + e.message);
   }
+}
+
+function seedsOn(board) {
+  return board.reduce((a, b) => a + b, 0);
+}
+
+// The seeds taken so far, and with final (the API's answer when the whole
+// game's seeds are accounted for) what each side ends with.
+function scoreText(final) {
+  const [mover, opponent] = state.captured;
+  let text = `captured so far: ${mover} by the player to move, ${opponent} by the opponent`;
+  if (final) text += ` · with best play they end with ${final.mover} and ${final.opponent} of ${GAME_SEEDS}`;
+  return text;
 }
 
 function renderAnalysis(a) {
@@ -505,13 +539,13 @@ function start() {
   const board = given === null ? DEFAULT_BOARD.slice() : parseBoard(given) || DEFAULT_BOARD.slice();
   $("rules").addEventListener("change", () => {
     setRules($("rules").value);
-    setBoard(state.board, true);
+    setBoard(state.board, true, [], state.captured);
   });
   const setTyped = () => {
     const nums = parseBoard($("board-text").value);
     // The board shown, set again (a stray Enter), keeps its history.
     const same = nums && nums.every((n, i) => n === state.board[i]);
-    if (nums) setBoard(nums, same);
+    if (nums) setBoard(nums, same, [], same ? state.captured : [0, 0]);
     else showError("give twelve pit counts, whole numbers from 0 to " + MAX_PIT + " separated by commas or spaces");
   };
   $("set-board").addEventListener("click", setTyped);
@@ -553,7 +587,11 @@ function start() {
     notices.push("board=" + given + " is not twelve pit counts from 0 to " + MAX_PIT + ": showing the default position");
   }
   if (badRules) notices.push("rules=" + askedRules + " is not a rule set (" + RULES.join(" or ") + "): showing awari");
-  setBoard(board, false, notices);
+  const captured = parseCaptured(params.get("captured"), board);
+  if (captured === null) {
+    notices.push("captured=" + params.get("captured") + " is not two seed counts that fit beside the board's: counting from 0");
+  }
+  setBoard(board, false, notices, captured || [0, 0]);
   // Offer only the rule sets with levels here (a VU directory holds awari
   // values only; a table directory may hold no abapa level); rules asked
   // for that are not served give way to awari, with a notice.
@@ -563,7 +601,7 @@ function start() {
     if (!served.has(state.rules) && served.has("awari")) {
       const notice = state.rules + " values are not served here: showing awari";
       setRules("awari");
-      setBoard(state.board, true, [...state.notices, notice]);
+      setBoard(state.board, true, [...state.notices, notice], state.captured);
     }
   }, () => {});
 }
@@ -574,7 +612,19 @@ function playBest() {
 }
 
 function undo() {
-  if (state.history.length) setBoard(state.history.pop(), true);
+  if (!state.history.length) return;
+  const before = state.history.pop();
+  setBoard(before.board, true, [], before.captured);
+}
+
+// The address's captured=M,O beside board: [M, O], [0, 0] when not given,
+// null when not two counts that fit beside the board's seeds in a game.
+function parseCaptured(text, board) {
+  if (text === null) return [0, 0];
+  const m = /^(\d{1,2}),(\d{1,2})$/.exec(text.trim());
+  if (!m) return null;
+  const taken = [Number(m[1]), Number(m[2])];
+  return seedsOn(board) + taken[0] + taken[1] <= GAME_SEEDS ? taken : null;
 }
 
 start();
