@@ -131,7 +131,7 @@ def test_bad_rows_name_the_row(db_dir):
 def test_missing_levels_are_key_errors(db_dir, vu_dir, tmp_path):
     with mancaladb.open(db_dir) as db:
         with pytest.raises(KeyError) as e:
-            db.value("0 0 0 0 0 0 0 0 0 0 0 17")
+            db.value("1 0 0 0 0 0 0 0 0 0 0 16")
         assert isinstance(e.value, mancaladb.MissingLevelError)
         assert isinstance(e.value, mancaladb.MancalaDbError)
         assert e.value.seeds == 17
@@ -145,7 +145,7 @@ def test_missing_levels_are_key_errors(db_dir, vu_dir, tmp_path):
         assert e.value.seeds == 18
         assert "mancaladb.build(" in str(e.value) and "max_seeds=18" in str(e.value)
         with pytest.raises(mancaladb.MissingLevelError):
-            db.moves("0 0 0 0 0 0 0 0 0 0 0 17")
+            db.moves("1 0 0 0 0 0 0 0 0 0 0 16")
         # A principal line that reaches a level not present: that level's
         # error, for tables as for VU files. Only level 8 is copied; the
         # line of this board captures (its value, 8, is all seeds taken).
@@ -338,3 +338,4 @@ def test_signals_while_waiting_for_a_writer_run_their_handlers(tmp_path):
             t.join()
         signal.signal(signal.SIGUSR1, old)
         lock.close()
+

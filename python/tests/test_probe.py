@@ -60,8 +60,10 @@ def test_children_are_the_boards_after_each_move(db_dir):
 def test_get_value_and_levels(db_dir):
     with mancaladb.open(db_dir) as db:
         assert db.levels() == list(range(17))
-        assert db.get_value("0 0 0 0 0 0 0 0 0 0 0 17") is None
-        assert db.get_value("0 0 0 0 0 0 0 0 0 0 0 17", default=99) == 99
+        assert db.get_value("1 0 0 0 0 0 0 0 0 0 0 16") is None
+        assert db.get_value("1 0 0 0 0 0 0 0 0 0 0 16", default=99) == 99
+        # A player to move without seeds has lost the rest: no level read.
+        assert db.get_value("0 0 0 0 0 0 0 0 0 0 0 17") == -17
         assert db.get_value("0 0 0 0 0 2 1 1 0 0 0 0", default=99) == 4
         assert db.verified(16) is False
         assert db.rules == "awari"
