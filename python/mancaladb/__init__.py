@@ -108,7 +108,15 @@ class Database:
         if db is not None and vu is not None:
             raise ValueError("give db (tables) or vu (published files), not both")
         db = "db" if db is None else db
-        self._db = _native.Database(os.fspath(db), rules, None if vu is None else os.fspath(vu))
+        self._db = _native.Database(_path(db, "db"), rules, None if vu is None else _path(vu, "vu"))
+
+    def __reduce__(self) -> Any:
+        """Pickled as what it reads (its directory, made absolute, and its
+        rules): unpickled, in a worker process say, it opens the same
+        directory afresh. A closed handle is not pickled (``ValueError``)."""
+        where, vu = self._db.location
+        where = os.path.abspath(where)
+        return (Database, (None, self.rules, where) if vu else (where, self.rules, None))
 
     def __enter__(self) -> "Database":
         return self
@@ -181,7 +189,9 @@ class Database:
         max_plies = integer(max_plies, "max_plies")
         if max_plies < 0:
             raise ValueError(f"max_plies {max_plies}: a number of plies is at least 0")
-        plies, end, cycle_ply = self._db.line(pits, max_plies)
+        # A line ends at the first repeat, long before 2**63 plies: no limit
+        # above that is any different.
+        plies, end, cycle_ply = self._db.line(pits, min(max_plies, 2**63 - 1))
         return Line([Ply(tuple(b), pit, captures, value) for b, pit, captures, value in plies],
                     end, cycle_ply)
 
@@ -197,7 +207,7 @@ class Database:
         raises ``CorruptTableError`` (damaged) or ``OSError`` (not a file),
         as reading it would. Damage inside a block since the check is caught
         when that block is read."""
-        return self._db.verified(seeds)
+        return self._db.verified(_level_number(seeds))
 
     def verify(self, seeds: Union[None, int, Iterable[int]] = None, checks: int = 3, *,
                progress: Optional[bool] = None,
@@ -257,7 +267,7 @@ class Database:
         decompressed once; while an array of the level is alive, later calls
         share it (calls from other threads meanwhile wait for that one
         decompression)."""
-        return self._db.level(seeds)
+        return self._db.level(_level_number(seeds))
 
 
 def open(db: Optional[Union[str, os.PathLike]] = None, rules: str = "awari", *,
@@ -288,7 +298,7 @@ def ranks(boards: Union[np.ndarray, Sequence[Sequence[int]]]) -> np.ndarray:
 
 def unrank(seeds: int, index: int) -> Board:
     """The board at ``index`` of level ``seeds``."""
-    return tuple(_native.unrank(seeds, index))
+    return tuple(_native.unrank(_level_number(seeds), _index(index, "index")))
 
 
 def boards(seeds: int, start: int = 0, stop: Optional[int] = None) -> np.ndarray:
@@ -296,15 +306,16 @@ def boards(seeds: int, start: int = 0, stop: Optional[int] = None) -> np.ndarray
     defaults to the level's end) as a ``(stop - start, 12)`` ``uint8`` array,
     row ``i`` being the board of index ``start + i``: walked in index order,
     not unranked one by one."""
+    seeds = _level_number(seeds)
     if stop is None:
         stop = level_size(seeds)
-    return _native.boards(seeds, start, stop)
+    return _native.boards(seeds, _index(start, "start"), _index(stop, "stop"))
 
 
 def level_size(seeds: int) -> int:
     """The number of positions in level ``seeds``:
     ``C(seeds+11, 11) - C(seeds+5, 11)``."""
-    return _native.level_size(seeds)
+    return _native.level_size(_level_number(seeds))
 
 
 def build(db: Union[str, os.PathLike] = "db", max_seeds: int = 16, rules: str = "awari", *,
@@ -350,7 +361,7 @@ def build(db: Union[str, os.PathLike] = "db", max_seeds: int = 16, rules: str = 
 
     try:
         return json.loads(
-            _native.build(os.fspath(db), max_seeds, rules, stages, wait, level_done,
+            _native.build(_path(db, "db"), max_seeds, rules, stages, wait, level_done,
                           _log_notice)
         )
     finally:
@@ -426,6 +437,29 @@ def _level_number(n: Any) -> int:
     return seeds
 
 
+def _index(i: Any, name: str) -> int:
+    """A position's index (or a bound of a range of them): an integer
+    (``TypeError`` otherwise) of 0 or more and below 2**64 (``ValueError``;
+    the library checks it against its level)."""
+    index = integer(i, name)
+    if index < 0:
+        raise ValueError(f"{name} {index}: an index is 0 or more")
+    if index >= 2**64:
+        raise ValueError(f"{name} {index}: past the positions of every level")
+    return index
+
+
+def _path(p: Any, name: str) -> str:
+    """A directory given as ``str``, ``bytes`` or ``os.PathLike``, as the
+    ``str`` the library takes; anything else is a ``TypeError`` naming the
+    argument."""
+    try:
+        return os.fsdecode(p)
+    except TypeError:
+        raise TypeError(f"{name} must be a path (str, bytes or os.PathLike), "
+                        f"got {type(p).__name__}") from None
+
+
 def _refuse_counts_past_int64(boards: Any) -> None:
     """Rows of Python integers, one past int64, become an ``object`` or
     ``float64`` array, which is no integer array: raises the library's
@@ -446,14 +480,38 @@ def _refuse_counts_past_int64(boards: Any) -> None:
                 raise ValueError(f"row {i}: {e}") from None
 
 
+def _is_count(c: Any) -> bool:
+    """Whether ``c`` is an integer that can be a pit count's value (not a
+    ``bool``, not a float)."""
+    if isinstance(c, (bool, np.bool_)):
+        return False
+    try:
+        operator.index(c)
+    except TypeError:
+        return False
+    return True
+
+
 def _board_array(boards: Any) -> np.ndarray:
     """``boards`` as a ``uint8`` array when it is one, else as ``int64`` (so
     negative or large counts reach the library's checks, never wrap);
     non-integer data raises ``TypeError``, another shape ``ValueError``;
     an empty list is no boards."""
+    if isinstance(boards, (str, bytes)):
+        raise TypeError("boards must be a (k, 12) integer array; one board given as text "
+                        "is valued by value()")
+    if not isinstance(boards, (np.ndarray, Sequence)) and isinstance(boards, Iterable):
+        boards = list(boards)  # rows from a generator
     a = np.asarray(boards)
     if a.shape == (0,):  # an empty list: no boards
         return np.empty((0, 12), np.uint8)
+    if a.dtype == object and a.ndim == 2:
+        # Rows of Python (or NumPy) integers in an object array, as pandas
+        # gives them: the same boards as that list of lists.
+        boards = a.tolist()
+        if all(_is_count(c) for row in boards for c in row):
+            _refuse_counts_past_int64(boards)
+            a = np.array(boards, dtype=np.int64)
     if a.dtype == object or np.issubdtype(a.dtype, np.floating):
         _refuse_counts_past_int64(boards)
     if not np.issubdtype(a.dtype, np.integer):

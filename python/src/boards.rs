@@ -11,7 +11,7 @@ use numpy::ndarray::ArrayView2;
 use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyString};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyString};
 
 use crate::errors::IntoPy;
 
@@ -28,6 +28,7 @@ pub fn board(obj: &Bound<'_, PyAny>) -> PyResult<Board> {
     if matches!(obj.len(), Ok(n) if n <= PITS)
         && !is_bytes(obj)
         && let Ok(counts) = obj.extract::<Vec<i64>>()
+        && !holds_bool(obj)?
     {
         return Board::from_counts(&counts).py();
     }
@@ -75,14 +76,15 @@ pub fn count_words(
         if !text && item.try_iter().is_ok() {
             return Err(PyValueError::new_err(nested.to_string()));
         }
-        if !item.hasattr("__index__")? {
+        // `True` is an int to Python, but no seed count (as for `level()`).
+        if !item.hasattr("__index__")? || item.is_instance_of::<PyBool>() {
             return Err(PyTypeError::new_err(format!(
                 "pit counts must be integers, got {} {}",
                 item.get_type().name()?,
                 item.repr()?
             )));
         }
-        // As the integer it stands for (`True` is 1).
+        // As the integer it stands for.
         words.push(item.call_method0("__index__")?.str()?.to_string());
         if words.len() > pits.0 {
             break;
@@ -99,6 +101,16 @@ pub fn count_words(
         "{} has {} pits, got {got} numbers",
         pits.1, pits.0
     )))
+}
+
+/// Whether the sequence `obj` (of at most a board's counts) holds a `bool`.
+fn holds_bool(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    for item in obj.try_iter()? {
+        if item?.is_instance_of::<PyBool>() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 fn is_bytes(obj: &Bound<'_, PyAny>) -> bool {

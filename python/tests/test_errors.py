@@ -339,3 +339,62 @@ def test_signals_while_waiting_for_a_writer_run_their_handlers(tmp_path):
         signal.signal(signal.SIGUSR1, old)
         lock.close()
 
+
+def test_true_is_no_seed_count_or_level_anywhere(db_dir):
+    # `value([True] * 12)` was the all-ones board and `level(True)` level 1,
+    # while values() and verify() refused bools.
+    with mancaladb.open(db_dir) as db:
+        for call in [lambda: db.value([True] * 12), lambda: db.moves([True] + [0] * 11)]:
+            with pytest.raises(TypeError, match="pit counts must be integers, got bool True"):
+                call()
+        for call in [lambda: db.level(True), lambda: db.verified(True),
+                     lambda: mancaladb.level_size(True), lambda: mancaladb.unrank(True, 0),
+                     lambda: mancaladb.boards(True)]:
+            with pytest.raises(TypeError, match="a level must be an integer, got bool"):
+                call()
+    with pytest.raises(TypeError, match="pit counts must be integers, got bool"):
+        mancaladb.omweso.loops([True] + [2] * 15)
+
+
+def test_levels_and_indices_out_of_range_are_value_errors():
+    # Past 2**64 they were an unnamed OverflowError ("int too big to convert").
+    for call in [lambda: mancaladb.level_size(2**70), lambda: mancaladb.unrank(2**64, 0),
+                 lambda: mancaladb.boards(-1)]:
+        with pytest.raises(ValueError, match="level"):
+            call()
+    with pytest.raises(ValueError, match=f"index {2**64}: past the positions of every level"):
+        mancaladb.unrank(3, 2**64)
+    with pytest.raises(ValueError, match="start -1: an index is 0 or more"):
+        mancaladb.boards(3, -1, 2)
+
+
+def test_rows_as_objects_or_from_a_generator_are_boards(db_dir):
+    rows = [[1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0], [0, 0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0]]
+    with mancaladb.open(db_dir) as db:
+        want = db.values(rows).tolist()
+        assert want == [0, 4]
+        # pandas' to_numpy() of mixed columns gives object arrays.
+        assert db.values(np.array(rows, dtype=object)).tolist() == want
+        assert db.values(row for row in rows).tolist() == want
+        assert mancaladb.ranks(np.array(rows, dtype=object)).tolist() == mancaladb.ranks(rows).tolist()
+        with pytest.raises(TypeError, match="boards must hold integers, got object"):
+            db.values(np.array([rows[0], [None] * 12], dtype=object))
+        with pytest.raises(TypeError, match="one board given as text is valued by value"):
+            db.values("1 1 1 1 1 2 4 2 3 0 0 0")
+        # A huge max_plies is no limit, not an OverflowError.
+        assert db.line(rows[0], max_plies=2**70).end == "cycle"
+
+
+def test_a_database_pickles_as_what_it_reads(db_dir, vu_dir):
+    import pickle
+    for db in [mancaladb.open(db_dir), mancaladb.open(vu=vu_dir), mancaladb.open(os.fsencode(db_dir))]:
+        with db:
+            again = pickle.loads(pickle.dumps(db))
+            assert again.value("1 1 1 1 1 2 4 2 3 0 0 0") == 0
+            assert repr(again) == repr(db)
+            again.close()
+    db.close()
+    with pytest.raises(ValueError, match="closed"):
+        pickle.dumps(db)
+    with pytest.raises(TypeError, match="db must be a path"):
+        mancaladb.open(3)
