@@ -50,7 +50,7 @@
 //! raw map now (whole-level reads, benchmarks).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
@@ -216,9 +216,10 @@ impl Level {
     }
 
     /// The value at `index` of the level. A value outside `-seeds..=seeds`
-    /// is [`Corruption::ValueRange`] of the table: its checksums hold
-    /// whatever it was written with, so this is the one check a probe makes
-    /// of the value itself (one compare; BENCHMARKS, "Random probes").
+    /// is [`Corruption::ValueRange`] of the file it was read from: the
+    /// table (its checksums hold whatever it was written with), or the raw
+    /// copy, damaged since it was checked. This is the one check a probe
+    /// makes of the value itself (one compare; BENCHMARKS, "Random probes").
     #[inline]
     pub fn value(self: &Arc<Self>, cache: &BlockCache, index: u64) -> Result<i8> {
         let h = self.table.header();
@@ -241,9 +242,18 @@ impl Level {
             }
         };
         if usize::from(v.unsigned_abs()) > self.seeds {
-            return Err(Error::value_range(self.table.path(), self.seeds, index, v));
+            let read_from = match self.raw.get() {
+                Some(_) => &self.raw_path,
+                None => self.table.path(),
+            };
+            return Err(Error::value_range(read_from, self.seeds, index, v));
         }
         Ok(v)
+    }
+
+    /// Where the level's raw copy is (or would be).
+    pub fn raw_path(&self) -> &Path {
+        &self.raw_path
     }
 
     /// Asks the memory system for the raw byte of `index` ahead of a

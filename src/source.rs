@@ -456,11 +456,19 @@ impl Source {
                 // The raw copy, when it matches, is mapped rather than the
                 // table decompressed: large levels then cost page cache only.
                 let level = t.level(seeds)?;
-                let data = match level.check_raw() {
-                    true => LevelData::Mapped(Arc::clone(level.raw().expect("checked"))),
-                    false => LevelData::Owned(level.table().read_all()?),
+                let (data, read_from) = match level.check_raw() {
+                    true => (
+                        LevelData::Mapped(Arc::clone(level.raw().expect("checked"))),
+                        level.raw_path(),
+                    ),
+                    false => (
+                        LevelData::Owned(level.table().read_all()?),
+                        level.table().path(),
+                    ),
                 };
-                check_values(level.table().path(), seeds, 0, &data)?;
+                // Named as the file read (a raw copy damaged since it was
+                // checked is what to remove).
+                check_values(read_from, seeds, 0, &data)?;
                 Ok(data)
             }
             Source::Vu(vu) => {
@@ -488,7 +496,7 @@ impl Source {
                     Ok(match raw {
                         Some(raw) => Stored::Mapped {
                             map: Arc::clone(raw),
-                            path: level.table().path().to_path_buf(),
+                            path: level.raw_path().to_path_buf(),
                         },
                         None => Stored::Table(Arc::clone(level)),
                     })

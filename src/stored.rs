@@ -106,12 +106,13 @@ pub fn prepare_raw_cache(db: &Db, rules: Rules, n: usize, budget: Option<u64>) -
 /// One lower level as a solver reads it.
 pub enum Stored {
     /// One byte per position, mapped: a raw copy known to match its table,
-    /// or a published VU file. `path` is the file a damaged value is
-    /// reported in: the table a raw copy stands for, or the VU file.
+    /// or a published VU file. A damaged value is reported in the file it
+    /// was read from, `path`: the raw copy (damaged since it was checked
+    /// against its table) or the VU file.
     Mapped {
         /// The values.
         map: Arc<Mmap>,
-        /// The table or VU file they are the values of.
+        /// The raw copy or VU file mapped.
         path: PathBuf,
     },
     /// A table, read block by block through the block cache.
@@ -165,12 +166,13 @@ impl Lower {
                 (false, _) => Ok(Stored::Unread),
                 // A copy stands for its table, which must still be there: a
                 // missing one is an error as a reader gives it.
-                (true, true) => db.open(rules, k).and_then(|table| {
-                    let m = map_raw(&db.raw_path(rules, k))?;
+                (true, true) => db.open(rules, k).and_then(|_| {
+                    let path = db.raw_path(rules, k);
+                    let m = map_raw(&path)?;
                     read_at_random(&m);
                     Ok(Stored::Mapped {
                         map: Arc::new(m),
-                        path: table.path().to_path_buf(),
+                        path,
                     })
                 }),
                 (true, false) => db
@@ -193,7 +195,7 @@ impl<C: Borrow<BlockCache> + Sync> LowerLevels for StoredLevels<C> {
     /// a table written with one, its checksums all valid) is an error, not
     /// a value: what is built or checked from it would be wrong. It is
     /// [`Corruption::ValueRange`](crate::error::Corruption::ValueRange) of
-    /// the table or VU file, as [`Level::value`] reports it.
+    /// the file read, as [`Level::value`] reports it.
     #[inline]
     fn value(&self, level: usize, index: u64) -> Result<i8> {
         match &self.levels[level] {

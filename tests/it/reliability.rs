@@ -695,7 +695,9 @@ fn a_table_holding_values_out_of_range_is_refused_by_probes_and_loads() {
         mancaladb::table::as_bytes(&bad),
     )
     .unwrap();
-    let out_of_range = |r: mancaladb::error::Result<i8>| match r {
+    // Named as the file the value was read from: the table, or its raw
+    // copy (which, damaged after it was checked, is what to remove).
+    let out_of_range = |r: mancaladb::error::Result<i8>, file: &str| match r {
         Err(Error::Corrupt {
             path,
             kind:
@@ -704,7 +706,7 @@ fn a_table_holding_values_out_of_range_is_refused_by_probes_and_loads() {
                     value: -128,
                     seeds: 5,
                 },
-        }) => path.ends_with("awari-05.mdb"),
+        }) => path.ends_with(file),
         _ => false,
     };
     let board = Encoder::new(5).board_at(5, 7).unwrap();
@@ -715,16 +717,16 @@ fn a_table_holding_values_out_of_range_is_refused_by_probes_and_loads() {
     // From a decompressed block, then from the raw copy (which matches
     // the table's content checksum, so probes read it).
     assert!(tables.level(5).unwrap().raw().is_none());
-    assert!(out_of_range(source.value(&board)));
+    assert!(out_of_range(source.value(&board), "awari-05.mdb"));
     assert!(tables.level(5).unwrap().check_raw());
-    assert!(out_of_range(source.value(&board)));
+    assert!(out_of_range(source.value(&board), "raw/awari/scores.5"));
     // Many at once, and the whole level (Python's `level()`).
     let mut out = Vec::new();
     let e = tables.values(&[board], &mut out).unwrap_err();
-    assert!(out_of_range(Err(e)));
+    assert!(out_of_range(Err(e), "raw/awari/scores.5"));
     let e = source.load(5).err().unwrap().to_string();
     assert!(
-        e.ends_with("value -128 at index 0 is outside -5..=5"),
+        e.ends_with("scores.5: corrupt table: value -128 at index 0 is outside -5..=5"),
         "{e}"
     );
     // A stored board of level 5, and a board valued from its moves (the
