@@ -2,7 +2,7 @@
 //! value, the value of each move, and the principal variation.
 
 use crate::error::{Corruption, Error, Result};
-use crate::oware::{Board, Rules, levels_needed, moves};
+use crate::oware::{Board, MAX_SEEDS, Rules, levels_needed, moves};
 use crate::source::Values;
 
 mod line;
@@ -75,6 +75,18 @@ pub fn reads_own_level(board: &Board) -> bool {
     board.in_domain() && board.own_seeds() > 0
 }
 
+/// Refuses a board of more seeds than a game has (one a library caller
+/// made; parsed boards never are): it is no position, and `-seeds` would
+/// not fit a value.
+fn a_position(board: &Board) -> Result<()> {
+    match board.seeds() {
+        n if n > MAX_SEEDS => Err(Error::Invalid(format!(
+            "{board}: {n} seeds, more than the {MAX_SEEDS} of a game"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The levels [`analyze`] reads for `board` under `rules`, increasing: its
 /// own when [`reads_own_level`], and its moves' children's.
 pub fn levels_read(rules: Rules, board: &Board) -> Vec<usize> {
@@ -122,6 +134,7 @@ pub fn levels_rested_on(rules: Rules, board: &Board) -> Vec<usize> {
 /// if it does not, the tables are inconsistent and this is an error rather
 /// than an answer.
 pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analysis> {
+    a_position(board)?;
     let seeds = board.seeds();
     // A stored board's own value first: when its level is missing, that
     // level, not one a move reaches, is the one to name (and build).
@@ -198,6 +211,7 @@ fn move_value(values: &dyn Values, captured: u8, board: &Board, child: i8) -> Re
 /// filled, like the starting positions) the best of its moves, one ply,
 /// as [`analyze`] values it.
 pub fn value(rules: Rules, values: &dyn Values, board: &Board) -> Result<i8> {
+    a_position(board)?;
     match (board.own_seeds(), board.in_domain()) {
         (0, _) => Ok(-(board.seeds() as i8)),
         (_, true) => values.value(board),
@@ -304,6 +318,18 @@ mod tests {
         // A player with seeds reads the level, stored or not.
         let b = Board([1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
         assert!(value(Rules::Awari, &NoLevels, &b).is_err());
+        // More seeds than a game has is no position (-200 is no value).
+        let b = Board([0, 0, 0, 0, 0, 0, 200, 0, 0, 0, 0, 0]);
+        for e in [
+            value(Rules::Awari, &NoLevels, &b).err(),
+            analyze(Rules::Awari, &NoLevels, &b).err(),
+        ] {
+            assert!(
+                e.unwrap()
+                    .to_string()
+                    .contains("200 seeds, more than the 48 of a game")
+            );
+        }
     }
 
     #[test]

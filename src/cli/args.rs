@@ -37,8 +37,15 @@ impl Reading {
     /// there is refused ("no such directory"): more likely a typo than a
     /// wish to be told to build into it.
     pub fn open(&self) -> Result<(Rules, Source), Error> {
-        let source = Source::open(&self.at.db, self.at.rules, self.vu.clone())?;
+        let (rules, source) = self.open_anywhere()?;
         source.require_dir()?;
+        Ok((rules, source))
+    }
+
+    /// [`Reading::open`] without the directory's check: for a command that
+    /// may need no level at all.
+    pub fn open_anywhere(&self) -> Result<(Rules, Source), Error> {
+        let source = Source::open(&self.at.db, self.at.rules, self.vu.clone())?;
         Ok((self.at.rules, source))
     }
 }

@@ -47,7 +47,12 @@ struct Answer<'a> {
 /// Answers one position.
 pub fn run(a: Args) -> Result<ExitCode, Error> {
     let board = Board::parse(&a.pits)?;
-    let (rules, source) = a.read.open()?;
+    // A position whose player to move has no seeds reads no level: it is
+    // answered wherever the directory is, or is not.
+    let (rules, source) = a.read.open_anywhere()?;
+    if !levels_read(rules, &board).is_empty() {
+        source.require_dir()?;
+    }
     let analysis = analyze(rules, &source, &board)?;
     let line = match a.line {
         true => Some(principal_line(rules, &source, &board, MAX_PLIES)?),

@@ -311,6 +311,19 @@ fn bad_input_is_refused_with_one_line_and_exit_2() {
         ],
         "/nonexistent/db: no such directory",
     );
+    // A position that reads no level (its player to move has no seeds) is
+    // answered without the directory.
+    let over = run(&[
+        "query",
+        "--db",
+        "/nonexistent/db",
+        "0 0 0 0 0 0 1 1 1 1 1 1",
+    ]);
+    let text = String::from_utf8_lossy(&over.stdout);
+    assert!(
+        over.status.success() && text.contains("value:  -6"),
+        "{over:?}"
+    );
     // A directory that is not there is more likely a typo than a wish to
     // build into it: every reader says so, not "build it there".
     for args in [
