@@ -202,7 +202,7 @@ pub enum Notice {
     SolveCheckpoint {
         /// The level.
         seeds: usize,
-        /// The threshold it is taken before.
+        /// The threshold it is taken before (0: after the last one).
         threshold: usize,
         /// Bytes written.
         bytes: u64,
@@ -492,11 +492,17 @@ impl fmt::Display for Notice {
                 threshold,
                 bytes,
                 seconds,
-            } => write!(
-                f,
-                "level {seeds}: checkpoint before threshold {threshold} ({:.1} MB in {seconds:.1} s)",
-                mb(bytes)
-            ),
+            } => {
+                let at = match threshold {
+                    0 => "after the last threshold".to_string(),
+                    t => format!("before threshold {t}"),
+                };
+                write!(
+                    f,
+                    "level {seeds}: checkpoint {at} ({:.1} MB in {seconds:.1} s)",
+                    mb(bytes)
+                )
+            }
             Notice::ForwardCheckpoint {
                 seeds,
                 walk,

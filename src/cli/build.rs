@@ -159,6 +159,7 @@ fn print_level(r: &LevelReport) {
         format!(", {:.2} GB read from disk", b as f64 / 1e9)
     });
     let resumed = match (r.resumed_at, r.resumed_forward) {
+        (Some(0), _) => ", resumed with every threshold done".to_string(),
         (Some(t), _) => format!(", resumed at threshold {t}"),
         (None, Some(f)) => format!(", resumed after {} part {} of {}", f.walk, f.done, f.parts),
         (None, None) => String::new(),
