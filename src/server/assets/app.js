@@ -381,6 +381,7 @@ async function showLevels() {
   body.replaceChildren();
   if (!levels.length) {
     ++state.histRequest; // an answer still on its way is not shown
+    if (controllers.histogram) controllers.histogram.abort();
     $("hist-title").textContent = "Values of a level";
     $("hist").textContent = "No level of " + rules + " rules is here.";
   }
@@ -518,7 +519,15 @@ function showView() {
     $("nav-" + v).classList.toggle("active", v === view);
   }
   if (view === "levels") showLevels();
-  else ++state.levelsRequest; // the Levels view's requests stop
+  else stopLevels();
+}
+
+// The Levels view's requests stop: their answers are dropped and those
+// still on their way aborted.
+function stopLevels() {
+  ++state.levelsRequest;
+  ++state.histRequest;
+  for (const kind of ["levels", "histogram"]) if (controllers[kind]) controllers[kind].abort();
 }
 
 // Sets the rule set shown; the Levels view, when shown, follows it.
@@ -526,7 +535,7 @@ function setRules(rules) {
   state.rules = rules;
   $("rules").value = rules;
   if (!$("view-levels").hidden) showLevels();
-  else ++state.levelsRequest;
+  else stopLevels();
 }
 
 function start() {
