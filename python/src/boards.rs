@@ -77,7 +77,7 @@ pub fn count_words(
             return Err(PyValueError::new_err(nested.to_string()));
         }
         // `True` is an int to Python, but no seed count (as for `level()`).
-        if !item.hasattr("__index__")? || item.is_instance_of::<PyBool>() {
+        if !item.hasattr("__index__")? || is_bool(&item)? {
             return Err(PyTypeError::new_err(format!(
                 "pit counts must be integers, got {} {}",
                 item.get_type().name()?,
@@ -106,11 +106,21 @@ pub fn count_words(
 /// Whether the sequence `obj` (of at most a board's counts) holds a `bool`.
 fn holds_bool(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     for item in obj.try_iter()? {
-        if item?.is_instance_of::<PyBool>() {
+        if is_bool(&item?)? {
             return Ok(true);
         }
     }
     Ok(false)
+}
+
+/// Whether `item` is a `bool`: Python's, or NumPy's (`numpy.bool`, or
+/// `numpy.bool_` before NumPy 2, which still has `__index__` there).
+fn is_bool(item: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if item.is_instance_of::<PyBool>() {
+        return Ok(true);
+    }
+    let name = item.get_type().name()?;
+    Ok(name == "bool" || name == "bool_")
 }
 
 fn is_bytes(obj: &Bound<'_, PyAny>) -> bool {

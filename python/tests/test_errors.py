@@ -354,6 +354,11 @@ def test_true_is_no_seed_count_or_level_anywhere(db_dir):
                 call()
     with pytest.raises(TypeError, match="pit counts must be integers, got bool"):
         mancaladb.omweso.loops([True] + [2] * 15)
+    # Nor in a list of boards, where NumPy would read it as 1.
+    with mancaladb.open(db_dir) as db:
+        for rows in [[[True] + [1] * 11], ([1] * 12, (np.True_,) + (0,) * 11)]:
+            with pytest.raises(TypeError, match="boards must hold integers, got bool"):
+                db.values(rows)
 
 
 def test_levels_and_indices_out_of_range_are_value_errors():
@@ -376,6 +381,19 @@ def test_rows_as_objects_or_from_a_generator_are_boards(db_dir):
         # pandas' to_numpy() of mixed columns gives object arrays.
         assert db.values(np.array(rows, dtype=object)).tolist() == want
         assert db.values(row for row in rows).tolist() == want
+        # A data frame (anything with __array__) is read through __array__,
+        # not iterated (pandas iterates column labels, polars columns).
+        class Frame:
+            def __init__(self, rows):
+                self.rows = rows
+
+            def __array__(self, dtype=None, copy=None):
+                return np.array(self.rows, dtype=dtype)
+
+            def __iter__(self):
+                return iter(range(12))
+
+        assert db.values(Frame(rows)).tolist() == want
         assert mancaladb.ranks(np.array(rows, dtype=object)).tolist() == mancaladb.ranks(rows).tolist()
         with pytest.raises(TypeError, match="boards must hold integers, got object"):
             db.values(np.array([rows[0], [None] * 12], dtype=object))
@@ -396,5 +414,8 @@ def test_a_database_pickles_as_what_it_reads(db_dir, vu_dir):
     db.close()
     with pytest.raises(ValueError, match="closed"):
         pickle.dumps(db)
+    with pytest.raises(ValueError, match="the database is closed"):
+        with db:
+            pass
     with pytest.raises(TypeError, match="db must be a path"):
         mancaladb.open(3)
