@@ -422,6 +422,12 @@ pub enum Check3At {
         /// The position of that threshold's scan.
         position: u64,
     },
+    /// Threshold `threshold` done, its scan at the level's end: the next
+    /// one is under way.
+    ThresholdDone {
+        /// The threshold.
+        threshold: i8,
+    },
 }
 
 impl fmt::Display for Check3At {
@@ -434,6 +440,7 @@ impl fmt::Display for Check3At {
                 threshold,
                 position,
             } => write!(f, "at threshold {threshold} (position {position})"),
+            Check3At::ThresholdDone { threshold } => write!(f, "after threshold {threshold}"),
         }
     }
 }
@@ -460,9 +467,13 @@ impl fmt::Display for Notice {
                     "building {rules} level{plural} {levels} in {} with ",
                     dir.display()
                 )?;
+                let threads = match threads {
+                    1 => "1 thread".to_string(),
+                    n => format!("{n} threads"),
+                };
                 match *ranks {
-                    1 => write!(f, "{threads} threads"),
-                    _ => write!(f, "{ranks} ranks, {threads} threads in all"),
+                    1 => write!(f, "{threads}"),
+                    _ => write!(f, "{ranks} ranks, {threads} in all"),
                 }
             }
             Notice::WaitingForWriter { dir, holder } => write!(

@@ -956,7 +956,7 @@ impl Saves for Check3Saves<'_> {
             Ok(()) => {
                 self.progress.notice(Notice::Check3Resumed {
                     seeds,
-                    at: check3_at(mark),
+                    at: check3_at(mark, seeds),
                 });
                 Ok(Some(mark))
             }
@@ -982,7 +982,7 @@ impl Saves for Check3Saves<'_> {
         let written = write_compressed(&self.path, &self.header(mark), as_bytes(bytes))?;
         self.progress.notice(Notice::Check3Checkpoint {
             seeds: self.seeds,
-            at: check3_at(mark),
+            at: check3_at(mark, self.seeds),
             bytes: written,
             seconds: took.elapsed().as_secs_f64(),
         });
@@ -992,9 +992,13 @@ impl Saves for Check3Saves<'_> {
 }
 
 /// How a notice tells where check 3 stands at `mark`.
-fn check3_at(mark: Mark) -> Check3At {
+fn check3_at(mark: Mark, seeds: usize) -> Check3At {
     match mark {
         Mark::Exits { done, parts } => Check3At::Captures { done, parts },
+        // At (or, from a checkpoint of an earlier binary, past) the end.
+        Mark::Batch { t, next } if next >= level_size(seeds) => {
+            Check3At::ThresholdDone { threshold: t }
+        }
         Mark::Batch { t, next } => Check3At::Threshold {
             threshold: t,
             position: next,
@@ -1052,6 +1056,20 @@ pub fn compare(
 mod tests {
     use super::*;
     use crate::oware::forward::solve_level_forward;
+
+    /// A check-3 mark at (or, from an earlier binary, past) the level's end
+    /// is its threshold done, not a position past the level.
+    #[test]
+    fn a_check_3_mark_at_the_levels_end_is_its_threshold_done() {
+        let size = level_size(10);
+        let at = |next| check3_at(Mark::Batch { t: 3, next }, 10).to_string();
+        assert_eq!(
+            at(size - 1),
+            format!("at threshold 3 (position {})", size - 1)
+        );
+        assert_eq!(at(size), "after threshold 3");
+        assert_eq!(at(1 << 24), "after threshold 3");
+    }
 
     /// Check 2 stopped after any part and resumed from its tally's bytes
     /// (a checkpoint written and read back) finds what it finds straight

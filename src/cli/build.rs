@@ -177,7 +177,7 @@ fn print_level(r: &LevelReport) {
         ),
     };
     out!(
-        "level {:>2}: {:>12} positions in {:>7.2} s, {:>10.0} pos/s ({:.0}/core), peak RSS {rss}, {} bytes ({:.3} bits/pos){read}{exchanged}{resumed}{replaced}",
+        "level {:>2}: {:>12} positions in {:>7.2} s, {:>10.0} pos/s ({:.0}/thread), peak RSS {rss}, {} bytes ({:.3} bits/pos){read}{exchanged}{resumed}{replaced}",
         r.seeds,
         r.positions,
         r.seconds,

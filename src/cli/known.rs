@@ -70,11 +70,11 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
                         "build {them}: mancaladb build --rules {rules} --levels {levels} --db {}",
                         shell_quote(dir)
                     ),
+                    // Only the levels it needs: level seeds - 1 is never read.
                     None => format!(
-                        "build tables of levels 0..{} elsewhere (mancaladb build --max-seeds {} --db DB) and export them here: mancaladb export --format vu --db DB --out {}",
-                        s.seeds,
-                        s.seeds,
-                        shell_quote(dir)
+                        "build tables of levels {needed} elsewhere (mancaladb build --levels {needed} --db DB) and export them here: mancaladb export --format vu --db DB --out {}",
+                        shell_quote(dir),
+                        needed = level_set_text(&levels_needed(s.seeds)),
                     ),
                 };
                 out!(

@@ -404,7 +404,8 @@ fn solve_in_batches<G: Game>(
                 .collect();
             work.extend(next);
         }
-        let next = (start + batch) as u64;
+        // The last batch ends at the level's end, not past it.
+        let next = (start + batch).min(n) as u64;
         saves.after_batch(Mark::Batch { t, next }, now())?;
     }
 

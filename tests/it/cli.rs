@@ -224,7 +224,7 @@ fn exported_vu_files_match_published_hashes_and_sizes() {
     );
     assert!(
         text.contains(&format!(
-            "build tables of levels 0..24 elsewhere (mancaladb build --max-seeds 24 --db DB) and export them here: mancaladb export --format vu --db DB --out {vu}"
+            "build tables of levels 0..22,24 elsewhere (mancaladb build --levels 0..22,24 --db DB) and export them here: mancaladb export --format vu --db DB --out {vu}"
         )),
         "{text}"
     );
