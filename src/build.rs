@@ -3,13 +3,14 @@
 //! decides what stands, writes each level's files (by rename, only once
 //! every rank has finished it) and reports.
 
-use std::ops::{ControlFlow, RangeInclusive};
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::time::Instant;
 
 use serde::Serialize;
 
 use crate::db::{Db, map_raw};
+pub use crate::error::level_set_text;
 use crate::error::{Error, Result};
 use crate::exchange::{Exchange, ranks_on_this_machine};
 use crate::files::{self, DirLock, RemoveOnDrop, remove_leftovers_strictly};
@@ -600,35 +601,6 @@ fn check_places(db: &Db, rules: Rules, levels: &[usize]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Sorted `levels` as runs of consecutive levels: `[0..=34, 36..=36]`.
-fn level_runs(levels: &[usize]) -> Vec<RangeInclusive<usize>> {
-    let mut runs: Vec<RangeInclusive<usize>> = Vec::new();
-    for &n in levels {
-        match runs.last_mut() {
-            Some(run) if *run.end() + 1 == n => *run = *run.start()..=n,
-            _ => runs.push(n..=n),
-        }
-    }
-    runs
-}
-
-/// Sorted levels as `build --levels` takes them: `0..34,36`.
-///
-/// ```
-/// use mancaladb::build::level_set_text;
-/// assert_eq!(level_set_text(&[0, 1, 2, 4]), "0..2,4");
-/// ```
-pub fn level_set_text(levels: &[usize]) -> String {
-    let runs: Vec<String> = level_runs(levels)
-        .into_iter()
-        .map(|r| match r.start() == r.end() {
-            true => r.start().to_string(),
-            false => format!("{}..{}", r.start(), r.end()),
-        })
-        .collect();
-    runs.join(",")
 }
 
 /// Solves one level on every rank. Several ranks, or a level whose raw copy

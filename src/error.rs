@@ -350,15 +350,12 @@ impl fmt::Display for Missing {
             Missing::Level { dir, rules, seeds } => {
                 write!(f, "level {seeds} ({rules}) not found in {}", dir.display())
             }
-            Missing::SomeLevels { dir, rules, seeds } => {
-                let seeds: Vec<String> = seeds.iter().map(usize::to_string).collect();
-                write!(
-                    f,
-                    "levels {} ({rules}) not found in {}",
-                    seeds.join(", "),
-                    dir.display()
-                )
-            }
+            Missing::SomeLevels { dir, rules, seeds } => write!(
+                f,
+                "levels {} ({rules}) not found in {}",
+                level_set_text(seeds),
+                dir.display()
+            ),
             Missing::Levels { dir, rules } => {
                 write!(f, "{rules} levels not found in {}", dir.display())
             }
@@ -401,6 +398,31 @@ impl Error {
             },
         )
     }
+}
+
+/// Sorted levels as `build --levels` takes them, runs of consecutive
+/// levels joined: `0..34,36`. Messages name level sets so.
+///
+/// ```
+/// use mancaladb::error::level_set_text;
+/// assert_eq!(level_set_text(&[0, 1, 2, 4]), "0..2,4");
+/// ```
+pub fn level_set_text(levels: &[usize]) -> String {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for &n in levels {
+        match runs.last_mut() {
+            Some((_, end)) if *end + 1 == n => *end = n,
+            _ => runs.push((n, n)),
+        }
+    }
+    let runs: Vec<String> = runs
+        .into_iter()
+        .map(|(start, end)| match start == end {
+            true => start.to_string(),
+            false => format!("{start}..{end}"),
+        })
+        .collect();
+    runs.join(",")
 }
 
 /// Result with the library's [`Error`].

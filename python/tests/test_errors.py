@@ -140,7 +140,7 @@ def test_missing_levels_are_key_errors(db_dir, vu_dir, tmp_path):
         with pytest.raises(mancaladb.MissingLevelError):
             db.level(20)
         # Several missing: all named, the highest as `seeds`.
-        with pytest.raises(mancaladb.MissingLevelError, match="levels 17, 18 .awari. not found") as e:
+        with pytest.raises(mancaladb.MissingLevelError, match="levels 17..18 .awari. not found") as e:
             db.verify([17, 18])
         assert e.value.seeds == 18
         assert "mancaladb.build(" in str(e.value) and "max_seeds=18" in str(e.value)

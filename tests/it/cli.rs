@@ -107,7 +107,7 @@ fn a_board_outside_the_stored_domain_needs_only_its_childrens_levels() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert!(
-            err.contains("levels 6, 7 (awari) not found in")
+            err.contains("levels 6..7 (awari) not found in")
                 && err.contains("build them and the levels they read: mancaladb build --rules awari --levels 0..7 --db"),
             "{args:?}: {err}"
         );
