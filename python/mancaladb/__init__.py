@@ -496,12 +496,10 @@ def _holds_bool(rows: Sequence[Any]) -> bool:
 
 
 def _is_count(c: Any) -> bool:
-    """Whether ``c`` is an integer that can be a pit count's value (not a
+    """Whether ``c`` is an integer as :func:`integer` takes one (not a
     ``bool``, not a float)."""
-    if isinstance(c, (bool, np.bool_)):
-        return False
     try:
-        operator.index(c)
+        integer(c, "a pit count")
     except TypeError:
         return False
     return True
