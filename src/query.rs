@@ -256,8 +256,18 @@ mod tests {
     use crate::oware::solve::solve_level;
     use crate::progress::Progress;
 
-    /// Levels solved in memory.
-    struct Solved(Vec<Vec<i8>>, Encoder);
+    /// Levels solved in memory (the tests of [`super::line`] use them too).
+    pub(super) struct Solved(Vec<Vec<i8>>, Encoder);
+
+    /// Levels 0..=top of awari, solved in memory.
+    pub(super) fn solved_to(top: usize) -> Solved {
+        let mut levels: Vec<Vec<i8>> = Vec::new();
+        for n in 0..=top {
+            let lower: Vec<&[i8]> = levels.iter().map(|v| v.as_slice()).collect();
+            levels.push(solve_level(Rules::Awari, n, &lower, Progress::QUIET).to_vec());
+        }
+        Solved(levels, Encoder::new(top))
+    }
 
     impl Values for Solved {
         fn value(&self, board: &Board) -> Result<i8> {
@@ -370,12 +380,7 @@ mod tests {
     #[test]
     fn value_is_the_stored_one_in_the_domain_and_one_ply_outside() {
         let top = 8;
-        let mut levels: Vec<Vec<i8>> = Vec::new();
-        for n in 0..=top {
-            let lower: Vec<&[i8]> = levels.iter().map(|v| v.as_slice()).collect();
-            levels.push(solve_level(Rules::Awari, n, &lower, Progress::QUIET).to_vec());
-        }
-        let solved = Solved(levels, Encoder::new(top));
+        let solved = solved_to(top);
         // Every board of up to `top` seeds, stored or not.
         let all = Ranker::new(12, top, None);
         let mut outside = 0;

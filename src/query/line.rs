@@ -359,34 +359,11 @@ mod tests {
 
     use super::*;
     use crate::compose::Ranker;
-    use crate::oware::Encoder;
-    use crate::oware::solve::solve_level;
-    use crate::progress::Progress;
+    use crate::query::tests::{Solved, solved_to};
 
     /// Levels 0..=10 of awari, solved in memory.
-    struct Solved(Vec<Vec<i8>>, Encoder);
-
-    impl Values for Solved {
-        fn value(&self, board: &Board) -> Result<i8> {
-            Ok(self.0[board.seeds()][self.1.rank(board) as usize])
-        }
-        fn origin(&self, _: &Board) -> PathBuf {
-            PathBuf::from("memory")
-        }
-    }
-
     fn solved() -> Solved {
         solved_to(10)
-    }
-
-    /// Levels 0..=top of awari, solved in memory.
-    fn solved_to(top: usize) -> Solved {
-        let mut levels: Vec<Vec<i8>> = Vec::new();
-        for n in 0..=top {
-            let lower: Vec<&[i8]> = levels.iter().map(|v| v.as_slice()).collect();
-            levels.push(solve_level(Rules::Awari, n, &lower, Progress::QUIET).to_vec());
-        }
-        Solved(levels, Encoder::new(top))
     }
 
     /// A position worth -2 whose best moves let the side ahead shuffle: by
