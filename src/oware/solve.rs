@@ -1035,21 +1035,21 @@ struct Propagation<'a> {
 }
 
 impl Propagation<'_> {
+    /// Replaces the code `c` of slice position `j` by `next(c)` if it is
+    /// undecided (one compare-and-swap loop, as other workers may change it
+    /// meanwhile): the code it replaced, or `None` if `j` was decided.
+    #[inline]
+    fn update_undecided(&self, j: usize, next: impl Fn(u8) -> u8) -> Option<u8> {
+        self.state[j]
+            .fetch_update(Relaxed, Relaxed, |c| (c < DECIDED).then(|| next(c)))
+            .ok()
+    }
+
     /// Decides slice position `j` for value `v` (fresh) if still
     /// undecided; true if this call did.
     #[inline]
     fn claim(&self, j: usize, v: i8) -> bool {
-        let cell = &self.state[j];
-        let mut c = cell.load(Relaxed);
-        loop {
-            if c >= DECIDED {
-                return false;
-            }
-            match cell.compare_exchange_weak(c, decided(v) | FRESH, Relaxed, Relaxed) {
-                Ok(_) => return true,
-                Err(now) => c = now,
-            }
-        }
+        self.update_undecided(j, |_| decided(v) | FRESH).is_some()
     }
 
     /// Tells slice position `p` that one of its children entered `W_t`
@@ -1067,42 +1067,22 @@ impl Propagation<'_> {
     /// move; left with none and not blocked, it enters `L_t`.
     #[inline]
     fn after_win(&self, t: i8, p: usize) -> bool {
-        let cell = &self.state[p];
-        let mut c = cell.load(Relaxed);
-        loop {
-            if c >= DECIDED {
-                return false;
-            }
+        let was = self.update_undecided(p, |c| {
             debug_assert!(c & !BLOCKED > 0, "a quiet move is counted once");
-            let next = if c == 1 { decided(-t) | FRESH } else { c - 1 };
-            match cell.compare_exchange_weak(c, next, Relaxed, Relaxed) {
-                Ok(_) => return c == 1,
-                Err(now) => c = now,
-            }
-        }
+            if c == 1 { decided(-t) | FRESH } else { c - 1 }
+        });
+        was == Some(1)
     }
 
     /// Slice position `j` has best capture `-t`: it is blocked no longer,
     /// and enters `L_t` if no quiet move is left. True if this decided it.
     #[inline]
     fn unblock(&self, t: i8, j: usize) -> bool {
-        let cell = &self.state[j];
-        let mut c = cell.load(Relaxed);
-        loop {
-            if c >= DECIDED {
-                return false;
-            }
-            let counter = c & !BLOCKED;
-            let next = if counter == 0 {
-                decided(-t) | FRESH
-            } else {
-                counter
-            };
-            match cell.compare_exchange_weak(c, next, Relaxed, Relaxed) {
-                Ok(_) => return counter == 0,
-                Err(now) => c = now,
-            }
-        }
+        let was = self.update_undecided(j, |c| match c & !BLOCKED {
+            0 => decided(-t) | FRESH,
+            counter => counter,
+        });
+        was.is_some_and(|c| c & !BLOCKED == 0)
     }
 
     /// Puts `j`, just decided for `v`, into `next` if `quota` has room
