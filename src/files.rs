@@ -463,7 +463,11 @@ impl DirLock {
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
         }
-        let me: Vec<String> = std::env::args().collect();
+        // `args_os`: an argument that is not UTF-8 (a path, say) is still
+        // an argument, and `args` would panic on it.
+        let me: Vec<String> = std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
         let said = file
             .set_len(0)
             .and_then(|()| file.rewind())
