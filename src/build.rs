@@ -230,7 +230,7 @@ pub fn build_until(
                 name.ends_with(".mdb.tmp") || name.starts_with(RANKS_TOKEN)
             })?;
             remove_leftovers_strictly(&raw_dir, |name| {
-                name.ends_with(".part") || name.ends_with(".tmp")
+                name.ends_with(".part") || name.ends_with(".tmp") || name.starts_with(RANKS_TOKEN)
             })?;
             // Each level's report is appended to the build log: a log that
             // cannot take it (a link, a named pipe) is an error now too.
@@ -318,16 +318,17 @@ pub fn build_until(
 }
 
 /// The token file by which the ranks of a distributed build prove that they
-/// see the same table directory ([`agree`]).
+/// see the same table directory and raw copies' directory ([`agree`]).
 const RANKS_TOKEN: &str = ".ranks-token";
 
 /// Makes sure, before anything is solved, that every rank of `ex` builds
 /// the same thing in the same place; else every rank fails with
 /// [`Error::Disagree`], naming the first rank that differs from rank 0 and
 /// the first thing it differs in (see [`agreed_fields`]). The
-/// directory: rank 0 writes a random token into [`RANKS_TOKEN`] in its
-/// `db` (which it holds the lock of), every rank reads it back through its
-/// own `db`, and rank 0 removes it once all have. Ranks that disagreed
+/// directories: rank 0 writes a random token into [`RANKS_TOKEN`] in its
+/// `db` (which it holds the lock of) and in its raw copies' directory,
+/// every rank reads both back through its own `db`, and rank 0 removes
+/// them once all have. Ranks that disagreed
 /// would otherwise fall out of step in their collective calls (a hang, or
 /// reductions of different things), or write their slices where rank 0
 /// never reads them (a table with draws in their place). One process alone
@@ -338,26 +339,38 @@ fn agree(db: &Db, rules: Rules, levels: &[usize], ex: &dyn Exchange) -> Result<(
     }
     let (rank, ranks) = (ex.rank(), ex.ranks());
     let mut fields = agreed_fields(db, rules, levels)?;
-    let path = db.dir().join(RANKS_TOKEN);
-    let mut written = None;
+    // The slices of a level meet in its raw file, so the raw copies'
+    // directory must be shared as well (not a disk of each node's own).
+    let places = [
+        ("table directory (--db)", db.dir().join(RANKS_TOKEN)),
+        (
+            "raw copies' directory (raw/ of --db)",
+            db.raw_dir(rules).join(RANKS_TOKEN),
+        ),
+    ];
+    let mut written = Vec::new();
     let mine = match rank {
         0 => {
             use std::hash::BuildHasher;
             let token = std::hash::RandomState::new()
                 .hash_one((std::process::id(), std::time::SystemTime::now()))
                 .max(1);
-            files::write_atomically(&path, |f| {
-                use std::io::Write;
-                writeln!(f, "{token:016x}")
-            })?;
-            written = Some(RemoveOnDrop::new(path.clone()));
+            for (_, path) in &places {
+                files::write_atomically(path, |f| {
+                    use std::io::Write;
+                    writeln!(f, "{token:016x}")
+                })?;
+                written.push(RemoveOnDrop::new(path.clone()));
+            }
             token
         }
         _ => 0,
     };
-    // Rank 0 sends it only once it is in its directory.
+    // Rank 0 sends it only once it is in both directories.
     let token = ex.broadcast(mine);
-    fields.push(("table directory (--db)", read_token(&path, token)));
+    for (what, path) in &places {
+        fields.push((*what, read_token(path, token)));
+    }
     // Every field is broadcast on every rank, whatever differs.
     let differs: Vec<bool> = fields
         .iter()

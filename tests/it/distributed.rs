@@ -368,8 +368,10 @@ fn a_damaged_seed_list_on_one_rank_is_solved_afresh_by_all() {
 }
 
 /// The ranks of a build agree, before anything is solved, on what they
-/// build and where: ranks that differ in their levels, rules, raw cache or
-/// table directory (one that does not see rank 0's token) all get the same
+/// build and where: ranks that differ in their levels, rules, raw cache,
+/// table directory (one that does not see rank 0's token) or raw copies'
+/// directory (one of their own under a shared table directory, where their
+/// slices would never reach rank 0's table) all get the same
 /// error, naming the first rank that differs and what in; that rank alone
 /// also hears what it has. Nothing is built and no token is left. Ranks
 /// that agree build the single process's tables.
@@ -410,7 +412,7 @@ fn ranks_that_disagree_on_what_or_where_to_build_stop_before_solving() {
     // What the rank at fault is given instead of levels 0..=10 of awari
     // in `shared`, keeping every raw copy (`Db::new`'s default).
     type Differ = fn(&Path, &Path) -> (Db, Rules, usize);
-    let cases: [(usize, usize, Differ, &str, &str); 5] = [
+    let cases: [(usize, usize, Differ, &str, &str); 6] = [
         (
             2,
             1,
@@ -446,6 +448,23 @@ fn ranks_that_disagree_on_what_or_where_to_build_stop_before_solving() {
             |_, e| (Db::new(e), Rules::Awari, 10),
             "table directory",
             "holds no token from rank 0",
+        ),
+        // The table directory seen through a link to rank 0's token, as if
+        // shared, but raw copies of its own.
+        (
+            2,
+            1,
+            |d, e| {
+                let linked = e.with_file_name("linked");
+                std::fs::create_dir_all(&linked).unwrap();
+                let token = linked.join(".ranks-token");
+                if !token.is_symlink() {
+                    std::os::unix::fs::symlink(d.join(".ranks-token"), token).unwrap();
+                }
+                (Db::new(linked), Rules::Awari, 10)
+            },
+            "raw copies' directory",
+            "linked/raw/awari holds no token from rank 0",
         ),
     ];
     for (ranks, at_fault, differ, what, here) in cases {
