@@ -59,6 +59,14 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
     if a.distributed {
         return distributed(&db, a.at.rules, levels, a.wait);
     }
+    if let Some((var, ranks)) = launched_as_ranks() {
+        // Each would build alone, and all but one would find the
+        // directory locked by the first.
+        return Err(Error::Invalid(format!(
+            "started as one of {ranks} MPI ranks ({var}={ranks}) without --distributed: \
+             add --distributed to build together, or run one process"
+        )));
+    }
     build(
         &db,
         a.at.rules,
@@ -131,6 +139,18 @@ fn distributed(
         "--distributed needs a build with MPI: cargo build --release --features mpi (see README)"
             .into(),
     ))
+}
+
+/// The variable and number of processes when an MPI launcher (Open MPI's
+/// `mpirun`, or one that speaks PMI, such as MPICH's) started this one
+/// among several.
+fn launched_as_ranks() -> Option<(&'static str, u64)> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
+        .into_iter()
+        .find_map(|var| {
+            let ranks = std::env::var(var).ok()?.trim().parse::<u64>().ok()?;
+            (ranks > 1).then_some((var, ranks))
+        })
 }
 
 fn print_level(r: &LevelReport) {

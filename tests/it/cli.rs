@@ -1,7 +1,7 @@
 //! The command line end to end: build, query (text, JSON, line), stats,
 //! export, and every bad input giving one line and exit code 2.
 
-use crate::common::{assert_committed, awari_db, file_sha256, refuses, run, scratch};
+use crate::common::{assert_committed, awari_db, bin, file_sha256, refuses, run, scratch};
 
 fn query_json(pits: &str) -> String {
     let db = awari_db().to_str().unwrap();
@@ -418,6 +418,45 @@ fn bad_input_is_refused_with_one_line_and_exit_2() {
         &["build", "--distributed", "--db", db],
         "--distributed needs a build with MPI: cargo build --release --features mpi",
     );
+}
+
+/// Started by mpirun among several ranks without `--distributed`, each
+/// process would build alone and all but one would find the directory
+/// locked: `build` says what is missing and creates nothing. One rank of
+/// its own builds as usual.
+#[test]
+fn a_build_started_as_several_mpi_ranks_asks_for_distributed() {
+    let db = scratch("cli-mpi-ranks").join("db");
+    for (var, ranks) in [("OMPI_COMM_WORLD_SIZE", "2"), ("PMI_SIZE", "3")] {
+        let out = bin()
+            .args(["build", "--max-seeds", "4", "--db"])
+            .arg(&db)
+            .env(var, ranks)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(
+            err.trim_end(),
+            format!(
+                "mancaladb: started as one of {ranks} MPI ranks ({var}={ranks}) without \
+                 --distributed: add --distributed to build together, or run one process"
+            )
+        );
+        assert!(!db.exists(), "{var}");
+    }
+    let out = bin()
+        .args(["build", "--max-seeds", "4", "--db"])
+        .arg(&db)
+        .env("OMPI_COMM_WORLD_SIZE", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_committed(&db, 4);
 }
 
 /// Every line of `tests/known-answers.txt` (values that do not come from the

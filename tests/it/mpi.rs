@@ -383,6 +383,26 @@ fn two_ranks(args: &[&str], args1: &[&str]) -> Command {
     job
 }
 
+/// Without `--distributed`, ranks started by mpirun would each build
+/// alone, all but one stopped by the first one's lock: each says what is
+/// missing instead, before the directory is made.
+#[test]
+fn ranks_started_without_distributed_say_so() {
+    let db = scratch("mpi-not-distributed").join("db");
+    let mut job = mpirun(2);
+    job.args(["build", "--max-seeds", "4", "--db"]).arg(&db);
+    let out = within(job, 120);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert_eq!(
+        err.matches("started as one of 2 MPI ranks (OMPI_COMM_WORLD_SIZE=2) without --distributed")
+            .count(),
+        2,
+        "{err}"
+    );
+    assert!(!db.exists());
+}
+
 /// Ranks that differ in what they build or where (here rank 1: its
 /// checkpoint setting, its levels, its `--db`) stop before anything is
 /// solved, with one line from the rank at fault naming itself and what it
