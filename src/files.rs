@@ -453,8 +453,19 @@ impl DirLock {
                 file.lock().map_err(|e| Error::io(&path, e))?
             }
             Err(std::fs::TryLockError::WouldBlock) => {
+                // The holder writes its line just after it takes the lock:
+                // one that has only just taken it is given a moment.
                 let mut holder = String::new();
-                let _ = file.read_to_string(&mut holder);
+                for _ in 0..10 {
+                    holder.clear();
+                    let _ = file
+                        .rewind()
+                        .and_then(|()| file.read_to_string(&mut holder));
+                    if !holder.trim().is_empty() {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
                 let holder = match holder.trim() {
                     "" => "a process that did not say which".to_string(),
                     h => h.to_string(),
@@ -920,6 +931,30 @@ mod tests {
             "{e}"
         );
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_writer_stopped_by_a_lock_names_a_holder_that_has_just_taken_it() {
+        let dir = scratch("holder");
+        let path = dir.join(".lock");
+        // The holder's lock is taken, its line not yet written.
+        let held = File::create(&path).unwrap();
+        held.try_lock().unwrap();
+        let late = std::thread::spawn({
+            let mut held = held.try_clone().unwrap();
+            move || {
+                std::thread::sleep(Duration::from_millis(40));
+                writeln!(held, "process 1 (mancaladb build)").unwrap();
+            }
+        });
+        let e = DirLock::acquire(&dir).unwrap_err();
+        late.join().unwrap();
+        assert!(
+            matches!(&e, Error::Locked { holder, .. } if holder == "process 1 (mancaladb build)"),
+            "{e}"
+        );
+        drop(held);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
