@@ -6,7 +6,7 @@
 #
 #   mkdir -p DIR
 #   setsid nohup sh scripts/census-run.sh DIR BIN FROM [TO] [--cycles] >> DIR/run.out 2>&1 &
-#   python3 scripts/census-data.py collect DIR > census.new && mv census.new docs/omweso-census.jsonl
+#   python3 scripts/census-data.py collect --into docs/omweso-census.jsonl DIR
 #
 # Row k runs `BIN census --seeds k --db .` in DIR at `nice -n $NICE`
 # (default 19) under `/usr/bin/time -v`, whose statistics are appended to
