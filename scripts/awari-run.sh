@@ -34,10 +34,12 @@
 # status: where the run stands: the levels built and verified here, the
 #         levels under way (their process holds the level's lock) or stopped
 #         part-way, with their newest work file and the last line the binary
-#         wrote of them, whether a run holds the directory, and the last
-#         report line.
+#         wrote of them, whether a run holds the directory, the binary of the
+#         last run started (run.bin), and the last report line.
 # The first three modes hold DIR/run.lock (a second run in DIR stops at once),
-# write the script's process group to DIR/run.pid, log the directory's and the
+# write the script's process group to DIR/run.pid and BIN's absolute path to
+# DIR/run.bin (`status` prints it: resume a stopped run with that binary,
+# since one built from another commit may restart the level under way), log the directory's and the
 # work files' bytes every minute to DIR/disk.tsv while they run, and need GNU
 # time (/usr/bin/time, Debian package `time`) and procps (ps, pgrep, pkill).
 # Exit status: 0 all done and passed,
@@ -99,6 +101,7 @@ if [ "$mode" != check ] && [ "$mode" != status ]; then
   exec 9> run.lock
   flock -n 9 || die "another awari-run.sh is running in $dir (run.lock)"
   ps -o pgid= $$ | tr -d ' ' > run.pid   # the process group, whoever leads it
+  echo "$bin" > run.bin   # the binary, so that a stopped run resumes with the same one
   if [ -n "${AUTOGROUP_NICE:-}" ]; then
     echo "$AUTOGROUP_NICE" > /proc/self/autogroup || die "cannot set the autogroup's nice value"
   fi
@@ -337,6 +340,7 @@ status)
   else
     echo "running:       no run holds $dir"
   fi
+  [ -s run.bin ] && echo "binary:        $(cat run.bin) (of the last run started: run.bin)"
   [ -s log ] && echo "last report:   $(tail -n 1 log)"
   exit 0
   ;;
