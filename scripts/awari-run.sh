@@ -34,17 +34,23 @@
 # status: where the run stands: the levels built and verified here, the
 #         levels under way (their process holds the level's lock) or stopped
 #         part-way, with their newest work file and the last line the binary
-#         wrote of them, whether a run holds the directory, and the last
-#         report line.
+#         wrote of them, whether a run holds the directory, the binary of the
+#         last run started (run.bin), and the last report line.
 # The first three modes hold DIR/run.lock (a second run in DIR stops at once),
-# write the script's process group to DIR/run.pid, log the directory's and the
+# write the script's process group to DIR/run.pid and BIN's absolute path to
+# DIR/run.bin (`status` prints it: resume a stopped run with that binary,
+# since one built from another commit may restart the level under way), log the directory's and the
 # work files' bytes every minute to DIR/disk.tsv while they run, and need GNU
 # time (/usr/bin/time, Debian package `time`) and procps (ps, pgrep, pkill).
 # Exit status: 0 all done and passed,
 # 1 a check failed, 2 an error (a build or a verify that could not run; it is
 # named on standard error, with the last line the binary wrote).
 # AUTOGROUP_NICE=N gives the run's scheduling group a lower weight (0..19), so
-# that it yields to interactive work; plain `nice` does not (autogroups).
+# that it yields to interactive work; plain `nice` does not (autogroups). The
+# group is the session's, so the script must lead its own (started with
+# `setsid`, as above); otherwise it refuses, since it would lower the
+# caller's whole session (a terminal's), and that would outlast the run.
+# Extra arguments to any mode are refused (exit 2).
 # BUILD_FLAGS adds options to every `build` (e.g. `--raw-cache all` where the
 # disk has room for every raw copy).
 set -u
@@ -61,18 +67,33 @@ all|build|verify)
   bin=$(realpath -e "$3" 2>/dev/null) || die "no binary $3"
   [ -f "$bin" ] && [ -x "$bin" ] || die "BIN $3 is not an executable file"
   if [ "$mode" = verify ]; then
-    # Checked here, before the run takes the directory.
-    [ $# -ge 5 ] || die "$usage"
-    case ${6:-3} in 2|3) ;; *) die "CHECKS must be 2 or 3, not $6" ;; esac
-    case $4$5 in *[!0-9]*|'') die "FROM and TO must be levels, not $4 and $5" ;; esac
+    # Checked here, before the run takes the directory: each number on
+    # its own (an empty FROM beside a TO is no level).
+    [ $# -ge 5 ] && [ $# -le 6 ] || die "$usage"
+    for n in "$4" "$5"; do
+      case $n in *[!0-9]*|'') die "FROM and TO must be levels, not '$4' and '$5'" ;; esac
+    done
+    case ${6-3} in 2|3) ;; *) die "CHECKS must be 2 or 3, not '$6'" ;; esac
     [ "$4" -le "$5" ] || die "FROM ($4) is above TO ($5)"
+  else
+    [ $# = 3 ] || die "$mode takes DIR and BIN only; $usage"
+  fi
+  # The autogroup is the session's: one the script does not lead is its
+  # caller's (a terminal's), whose weight would stay lowered after the run.
+  if [ -n "${AUTOGROUP_NICE:-}" ]; then
+    case $AUTOGROUP_NICE in
+    *[!0-9]*) die "AUTOGROUP_NICE must be 0..19, not $AUTOGROUP_NICE" ;;
+    esac
+    [ "$AUTOGROUP_NICE" -le 19 ] || die "AUTOGROUP_NICE must be 0..19, not $AUTOGROUP_NICE"
+    [ "$(ps -o sid= $$ | tr -d ' ')" = "$$" ] ||
+      die "AUTOGROUP_NICE needs a session of the script's own (it would lower the caller's whole session, and stay so after the run): start it with setsid, e.g. setsid nohup sh scripts/awari-run.sh ..."
   fi
   [ -x /usr/bin/time ] || die "needs GNU time (/usr/bin/time, Debian package time)"
   for tool in ps pgrep pkill flock; do
     command -v "$tool" > /dev/null || die "needs $tool (Debian packages procps and util-linux)"
   done
   ;;
-check|status) ;;
+check|status) [ $# = 2 ] || die "$mode takes DIR only; $usage" ;;
 *) die "unknown mode $mode; $usage" ;;
 esac
 cd "$dir" 2>/dev/null || die "no directory $dir"
@@ -80,6 +101,7 @@ if [ "$mode" != check ] && [ "$mode" != status ]; then
   exec 9> run.lock
   flock -n 9 || die "another awari-run.sh is running in $dir (run.lock)"
   ps -o pgid= $$ | tr -d ' ' > run.pid   # the process group, whoever leads it
+  echo "$bin" > run.bin   # the binary, so that a stopped run resumes with the same one
   if [ -n "${AUTOGROUP_NICE:-}" ]; then
     echo "$AUTOGROUP_NICE" > /proc/self/autogroup || die "cannot set the autogroup's nice value"
   fi
@@ -318,6 +340,7 @@ status)
   else
     echo "running:       no run holds $dir"
   fi
+  [ -s run.bin ] && echo "binary:        $(cat run.bin) (of the last run started: run.bin)"
   [ -s log ] && echo "last report:   $(tail -n 1 log)"
   exit 0
   ;;

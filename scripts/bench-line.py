@@ -13,11 +13,15 @@ counted apart).
 
 The boards come from a fixed seed (--seed), so two runs time the same
 positions. A board the tables cannot answer (a level not there) stops the
-script with the binary's error.
+script with the binary's error. A binary given twice is refused (its
+timings would be one row): to time a binary against itself, give a copy.
+Exit status: 0 done, 2 bad arguments or a binary that failed (one line on
+standard error).
 """
 
 import argparse
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -33,6 +37,12 @@ def board(rng, seeds):
     return [edges[i + 1] - edges[i] - 1 for i in range(12)]
 
 
+def fail(message):
+    """Stops with a one-line error and exit status 2."""
+    print(f"bench-line.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--db", required=True)
@@ -41,7 +51,23 @@ def main():
     p.add_argument("--seed", type=int, default=29)
     p.add_argument("bins", nargs="+")
     a = p.parse_args()
-    levels = [int(n) for n in a.levels.split(",")]
+    try:
+        levels = [int(n) for n in a.levels.split(",")]
+    except ValueError:
+        levels = []
+    if not levels or not all(0 <= n <= 48 for n in levels):
+        fail(f"--levels must be seed counts 0..48 separated by commas, not {a.levels!r}")
+    if a.boards < 1:
+        fail(f"--boards must be 1 or more, not {a.boards}")
+    seen = {}
+    for b in a.bins:
+        if not (os.path.isfile(b) and os.access(b, os.X_OK)):
+            fail(f"{b} is not an executable file")
+        real = os.path.realpath(b)
+        if real in seen:
+            fail(f"{b} is the binary {seen[real]} again (its timings would be merged); "
+                 f"to time a binary against itself, give a copy")
+        seen[real] = b
     rng = random.Random(a.seed)
     print(f"# query --line on {a.db}; {a.boards} boards per level, seed {a.seed}; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
@@ -60,8 +86,11 @@ def main():
                     capture_output=True, text=True)
                 took = time.perf_counter() - start
                 if out.returncode != 0:
-                    sys.exit(f"bench-line.py: {b}: {out.stderr.strip()}")
-                j = json.loads(out.stdout)
+                    fail(f"{b}: {out.stderr.strip()}")
+                try:
+                    j = json.loads(out.stdout)
+                except ValueError:
+                    fail(f"{b}: its answer is not JSON: {out.stdout[:200]!r}")
                 times[b].append(took)
                 plies[b].append(len(j["line"]))
                 end = j["line_end"]

@@ -1,17 +1,27 @@
 #!/usr/bin/env python3
 """The Omweso census data file and its plot (standard library only).
 
-  census-data.py collect RUN_DIR... > census.new && mv census.new docs/omweso-census.jsonl
-      One JSON line per row found in RUN_DIR/omweso-census.jsonl (budget
-      10^9), with the cost of computing it read from RUN_DIR/time-K.txt
-      (`/usr/bin/time -v`, one process per row, as scripts/census-run.sh
-      writes them; a row stopped and resumed has one block per run, and
-      its cost is their sum): seconds (wall), user and system CPU seconds,
-      max_rss_kb (the largest), and when the row first started and the load
-      average then (from RUN_DIR/log). A row present in several directories
-      is taken from the first. A RUN_DIR without omweso-census.jsonl, or no
-      row at all, is an error (exit 2): write to another file first, as
-      above, so that the data file is kept.
+  census-data.py collect --into docs/omweso-census.jsonl RUN_DIR...
+      Merges into the data file the rows found in RUN_DIR/omweso-census.jsonl
+      (budget 10^9), each with the cost of computing it read from
+      RUN_DIR/time-K.txt (`/usr/bin/time -v`, one process per row, as
+      scripts/census-run.sh writes them; a row stopped and resumed has one
+      block per run, and its cost is their sum): seconds (wall), user and
+      system CPU seconds, max_rss_kb (the largest), and when the row first
+      started and the load average then (from RUN_DIR/log). A row present
+      in several directories is taken from the first. The data file's rows
+      not found in the directories are kept as they are; a row found there
+      replaces the file's (or, with the same counts and no time-K.txt,
+      leaves it as it is), keeping its hand-written "note" (often the only
+      record that the cost covers part of the row) unless the counts differ.
+      Standard error names each row whose counts changed (its note, if any,
+      dropped and quoted) and each note kept beside a cost that changed
+      (read it again). The file is replaced at once (a new file
+      renamed over it), and only once everything was read. Without --into,
+      the directories' rows alone go to standard output.
+      A RUN_DIR without omweso-census.jsonl, no row at all, or a data file
+      that is missing or has a line that is not a JSON row is an error
+      (exit 2, the data file untouched).
 
   census-data.py plot docs/omweso-census.jsonl docs/omweso-census.svg
       A hand-written SVG: looping pairs, looping configurations and cycles
@@ -33,10 +43,14 @@
       shortest and longest period with their sides, cycles by period /
       states, seeds sown per lap, and whether the family h 1 0 1 0 ... 1
       (pit 0 holding k - 8, the odd pits 1) loops.
+
+Exit status: 0 done, 2 bad usage or data that fails a check (a one-line
+error names it on standard error).
 """
 
 import json
 import math
+import os
 import re
 import sys
 from pathlib import Path
@@ -72,7 +86,61 @@ def fail(message):
     sys.exit(2)
 
 
-def collect(dirs):
+# The fields that say what a row cost, not what it counts: a new run of a
+# row may change these and keep the row's note.
+COST = {"seconds", "user_seconds", "system_seconds", "max_rss_kb", "started", "load_at_start"}
+
+
+def read_rows(path):
+    """The rows of data file `path` by seed count; any line that is not a
+    JSON row with a seed count, or a seed count twice, is an error."""
+    rows = {}
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        fail(f"cannot read the data file {path}: {e.strerror}")
+    for i, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            row = None
+        if not isinstance(row, dict) or not isinstance(row.get("seeds"), int):
+            fail(f"{path}:{i}: not a JSON row with a seed count")
+        if row["seeds"] in rows:
+            fail(f"{path}:{i}: a second row k={row['seeds']}")
+        rows[row["seeds"]] = row
+    return rows
+
+
+def merge(old, new):
+    """Row `new` (from a run directory) in place of the data file's row
+    `old`: with the old row's note if the counts are the same, and with
+    its cost if the directory had none (no time-K.txt); each change that
+    touches a note or the counts named on standard error."""
+    k = new["seeds"]
+    counts = lambda r: {f: v for f, v in r.items() if f not in COST and f != "note"}
+    if counts(old) != counts(new):
+        changed = sorted(f for f in counts(old).keys() | counts(new).keys()
+                         if old.get(f) != new.get(f))
+        dropped = f"; its note is dropped: {old['note']}" if "note" in old else ""
+        print(f"census-data.py: row k={k}: its counts changed ({', '.join(changed)})"
+              f"{dropped}", file=sys.stderr)
+        return new
+    if not COST.intersection(new):
+        return old  # the same counts, and no cost measured there
+    if "note" not in old:
+        return new
+    if any(old.get(f) != new.get(f) for f in COST):
+        print(f"census-data.py: row k={k}: its note is kept, but its cost changed; "
+              f"check the note still holds: {old['note']}", file=sys.stderr)
+    return {**new, "note": old["note"]}
+
+
+def collect(dirs, into=None):
+    # Read first, so that a bad data file stops before any work.
+    kept = read_rows(into) if into is not None else {}
     rows = {}
     for d in map(Path, dirs):
         loads = {}
@@ -105,8 +173,26 @@ def collect(dirs):
             rows[k] = row
     if not rows:
         fail(f"no rows with the budget {BUDGET} in {', '.join(dirs)}")
-    for k in sorted(rows):
-        print(json.dumps(rows[k], separators=(",", ":")))
+    for k, row in rows.items():
+        if k in kept:
+            kept[k] = merge(kept[k], row)
+        else:
+            kept[k] = row
+    text = "".join(json.dumps(kept[k], separators=(",", ":")) + "\n" for k in sorted(kept))
+    if into is None:
+        sys.stdout.write(text)
+        return
+    # A new file renamed over the old one: an interrupted write leaves the
+    # data file as it was.
+    tmp = Path(f"{into}.new")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, into)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        fail(f"cannot write the data file {into}: {e.strerror}")
+    print(f"census-data.py: {into}: {len(kept)} rows, {len(rows)} of them from "
+          f"{', '.join(dirs)}", file=sys.stderr)
 
 
 def relay_cycle(side):
@@ -137,12 +223,20 @@ def relay_cycle(side):
 
 
 def cycles(path):
-    rows = [json.loads(l) for l in Path(path).read_text().splitlines() if l.strip()]
+    try:
+        rows = [json.loads(l) for l in Path(path).read_text().splitlines() if l.strip()]
+    except OSError as e:
+        fail(f"cannot read {path}: {e.strerror}")
+    except ValueError:
+        fail(f"{path}: a line that is not JSON")
+    if not all(isinstance(r, dict) and isinstance(r.get("side"), list)
+               and isinstance(r.get("period"), int) for r in rows):
+        fail(f"{path}: a line that is not a cycle (side, period)")
     ks = {r.get("seeds", sum(r["side"])) for r in rows}
     if not rows:
         return {"file": str(path), "cycles": 0}
     if len(ks) != 1:
-        sys.exit(f"{path}: cycles of several seed counts {sorted(ks)}")
+        fail(f"{path}: cycles of several seed counts {sorted(ks)}")
     (k,) = ks
     every = set()  # every looping start-0 state of the row
     per_cycle = []
@@ -151,20 +245,20 @@ def cycles(path):
     for r in rows:
         walked = relay_cycle(r["side"])
         if walked is None:
-            sys.exit(f"{path}: {r['side']} does not loop")
+            fail(f"{path}: {r['side']} does not loop")
         states, rot, sown = walked
         turn = 16 // math.gcd(rot, 16)
         period = len(states) * turn
         if period != r["period"]:
-            sys.exit(f"{path}: {r['side']} has period {period}, the file says {r['period']}")
+            fail(f"{path}: {r['side']} has period {period}, the file says {r['period']}")
         if "sown" in r and sown * turn != r["sown"]:
-            sys.exit(f"{path}: {r['side']} sows {sown * turn} per period, the file says {r['sown']}")
+            fail(f"{path}: {r['side']} sows {sown * turn} per period, the file says {r['sown']}")
         if min(states) != bytes(r["side"]):
-            sys.exit(f"{path}: {r['side']} is not the least of its states")
+            fail(f"{path}: {r['side']} is not the least of its states")
         if "states" in r and r["states"] != len(states):
-            sys.exit(f"{path}: {r['side']} has {len(states)} states, the file says {r['states']}")
+            fail(f"{path}: {r['side']} has {len(states)} states, the file says {r['states']}")
         if every.intersection(states):
-            sys.exit(f"{path}: {r['side']} shares a state with an earlier cycle")
+            fail(f"{path}: {r['side']} shares a state with an earlier cycle")
         every.update(states)
         turns[turn] = turns.get(turn, 0) + 1
         unrotated += rot == 0
@@ -221,7 +315,7 @@ def plot(data, svg):
     pts = {key: [(r["seeds"], r[key]) for r in rows if r.get(key, 0) > 0] for key, *_ in series}
     values = [v for p in pts.values() for _, v in p]
     if not values:
-        sys.exit("no positive values to plot")
+        fail("no positive values to plot")
     ratio = [
         (r["seeds"], r["loop_pairs"] / r["cfg_any"]) for r in rows if r.get("cfg_any", 0) > 0
     ]
@@ -350,13 +444,24 @@ def plot(data, svg):
     Path(svg).write_text("\n".join(out) + "\n")
 
 
+USAGE = ("usage: census-data.py collect [--into DATA.jsonl] RUN_DIR... | "
+         "plot JSONL SVG | cycles CYCLES.jsonl...")
+
 if __name__ == "__main__":
-    if len(sys.argv) >= 3 and sys.argv[1] == "collect":
-        collect(sys.argv[2:])
-    elif len(sys.argv) >= 3 and sys.argv[1] == "cycles":
-        for f in sys.argv[2:]:
+    args = sys.argv[1:]
+    if len(args) >= 2 and args[0] == "collect":
+        dirs, into = args[1:], None
+        if dirs[0] == "--into":
+            if len(dirs) < 3 or not dirs[1]:
+                fail(USAGE)
+            into, dirs = dirs[1], dirs[2:]
+        if any(d.startswith("-") for d in dirs):
+            fail(f"unknown option {next(d for d in dirs if d.startswith('-'))}; {USAGE}")
+        collect(dirs, into)
+    elif len(args) >= 2 and args[0] == "cycles":
+        for f in args[1:]:
             print(json.dumps(cycles(f), separators=(",", ":")))
-    elif len(sys.argv) == 4 and sys.argv[1] == "plot":
-        plot(sys.argv[2], sys.argv[3])
+    elif len(args) == 3 and args[0] == "plot":
+        plot(args[1], args[2])
     else:
-        fail("usage: census-data.py collect RUN_DIR... | plot JSONL SVG | cycles CYCLES.jsonl...")
+        fail(USAGE)

@@ -6,11 +6,12 @@
 #
 #   mkdir -p DIR
 #   setsid nohup sh scripts/census-run.sh DIR BIN FROM [TO] [--cycles] >> DIR/run.out 2>&1 &
-#   python3 scripts/census-data.py collect DIR > census.new && mv census.new docs/omweso-census.jsonl
+#   kill -- -"$(cat DIR/run.pid)"     # stops the run and the census it started
+#   python3 scripts/census-data.py collect --into docs/omweso-census.jsonl DIR
 #
-# Row k runs `BIN census --seeds k --db .` in DIR at `nice -n $NICE`
-# (default 19) under `/usr/bin/time -v`, whose statistics are appended to
-# DIR/time-k.txt (the cost that census-data.py collects: summed over the
+# Row k runs `BIN census --seeds k --db . $CENSUS_FLAGS` in DIR at `nice -n
+# $NICE` (default 19) under `/usr/bin/time -v`, whose statistics are appended
+# to DIR/time-k.txt (the cost that census-data.py collects: summed over the
 # runs of a row stopped and resumed), its report to DIR/log after a line
 # `=== k=K start TIME load L` (the load average when it started); with
 # --cycles, also the row's cycle atlas to DIR/atlas-k.jsonl. A row in the
@@ -18,8 +19,22 @@
 # (running it again would only read its result, and add to its cost); a row
 # stopped part-way resumes from its checkpoint in DIR. (Not `time -v`'s
 # exit status: it says 0 for a process killed by a signal.)
-# Exit status: 0 every row done, 2 a row that failed (named on standard
-# error; the run stops there) or bad arguments.
+# A run the binary refused before walking the row (no `census: ... to walk`
+# line: its estimate over a day, another census holding DIR, a bad flag)
+# adds nothing to the row's cost: its `=== k=` line and `time -v` block are
+# taken out again, and a line `# k=K refused ...` left in DIR/log instead.
+# CENSUS_FLAGS adds options to every `census` (e.g. `--force`: `census`
+# refuses a row estimated at more than a day, and the estimate, sampled at
+# nice 19 on a loaded machine, can be several times the real time).
+# The script holds DIR/run.lock (a second run in DIR stops at once) and
+# writes its process group to DIR/run.pid; stop it, and the census it
+# started, with
+#   kill -- -"$(cat DIR/run.pid)"
+# (killing the script's PID alone leaves the row's census running). It
+# needs GNU time (/usr/bin/time, Debian package `time`), procps (ps) and
+# util-linux (flock).
+# Exit status: 0 every row done, 2 a row that failed or was refused (named
+# on standard error; the run stops there) or bad arguments.
 set -u
 usage='usage: census-run.sh DIR BIN FROM [TO] [--cycles]'
 die() { echo "census-run.sh: $*" >&2; exit 2; }
@@ -42,19 +57,43 @@ done
 case $from in *[!0-9]*|'') die "FROM must be a seed count, not $from" ;; esac
 [ "$from" -le "$to" ] || die "FROM ($from) is above TO ($to)"
 [ -x /usr/bin/time ] || die "needs GNU time (/usr/bin/time, Debian package time)"
+for tool in ps flock truncate; do
+  command -v "$tool" > /dev/null || die "needs $tool (Debian packages procps, util-linux and coreutils)"
+done
 cd "$dir" 2>/dev/null || die "no directory $dir"
+exec 9> run.lock
+flock -n 9 || die "another census-run.sh is running in $dir (run.lock)"
+ps -o pgid= $$ | tr -d ' ' > run.pid   # the process group, whoever leads it
+
+# The size of file $1 in bytes (0 if there is none).
+size() {
+  if [ -e "$1" ]; then wc -c < "$1"; else echo 0; fi
+}
+
 for k in $(seq "$from" "$to"); do
   grep -q "^{\"seeds\":$k,.*\"budget\":1000000000[,}]" omweso-census.jsonl 2>/dev/null && continue
+  log_from=$(size log)
+  time_from=$(size "time-$k.txt")
   echo "=== k=$k start $(date -u +%FT%TZ) load $(cut -d' ' -f1 /proc/loadavg)" >> log
+  # shellcheck disable=SC2086 # CENSUS_FLAGS is a list of words
   if [ -n "$cycles" ]; then
-    /usr/bin/time -v nice -n "${NICE:-19}" "$bin" census --seeds "$k" --db . \
+    /usr/bin/time -v nice -n "${NICE:-19}" "$bin" census --seeds "$k" --db . ${CENSUS_FLAGS:-} \
       --cycles "atlas-$k.jsonl" >> log 2>> "time-$k.txt"
   else
-    /usr/bin/time -v nice -n "${NICE:-19}" "$bin" census --seeds "$k" --db . >> log 2>> "time-$k.txt"
+    /usr/bin/time -v nice -n "${NICE:-19}" "$bin" census --seeds "$k" --db . ${CENSUS_FLAGS:-} \
+      >> log 2>> "time-$k.txt"
   fi
   s=$?
-  if [ $s != 0 ]; then
-    said=$(grep -E '^mancaladb: |^error: |panicked at' "time-$k.txt" | tail -n 1)
-    die "row $k failed (exit $s)${said:+: $said}; see $dir/time-$k.txt"
+  [ $s = 0 ] && continue
+  said=$(tail -c +"$((time_from + 1))" "time-$k.txt" | tr '\r' '\n' |
+    grep -E '^mancaladb: |^error: |panicked at' | tail -n 1)
+  if ! tail -c +"$((time_from + 1))" "time-$k.txt" | tr '\r' '\n' | grep -q '^census: .* to walk'; then
+    # Refused before it walked anything: not a run of the row.
+    if [ "$time_from" = 0 ]; then rm -f "time-$k.txt"; else truncate -s "$time_from" "time-$k.txt"; fi
+    truncate -s "$log_from" log
+    echo "# k=$k refused $(date -u +%FT%TZ) (not counted in its cost): ${said:-exit $s}" >> log
+    case $said in *--force*) said="$said (CENSUS_FLAGS=--force passes it)" ;; esac
+    die "row $k refused (exit $s)${said:+: $said}"
   fi
+  die "row $k failed (exit $s)${said:+: $said}; see $dir/time-$k.txt"
 done

@@ -15,6 +15,10 @@ if [[ -z ${VENV:-} ]]; then
 fi
 cargo build --release --quiet
 python3 -m venv "$VENV"
+# `pip install ./python` needs pip 21.3 or later (it builds in the tree; an
+# older one builds a copy of python/ without the crate at `..`), and a venv
+# brings the pip of its Python, which may be older (upgraded only then).
+"$VENV/bin/python" -m pip install --quiet 'pip>=21.3'
 "$VENV/bin/pip" install --quiet ./python pytest
 # From the root, so that `import mancaladb` is the installed package, not
 # the sources under python/.
