@@ -8,31 +8,63 @@ use crate::error::{Error, Missing, Result};
 use crate::files::{DirLock, check_replaceable};
 use crate::oware::Rules;
 use crate::source::{VuDir, vu_rules};
+use crate::stored::{prepare_raw_cache, raw_window};
 use crate::table::{self, check_values};
 
-/// Imports every `scores.N` of the directory `vu` (awari values:
-/// [`vu_rules`]) as a table of `rules` in
-/// `db` (and its raw working copy), holding the directory's writer lock.
-/// A file of the wrong size or with a value outside `-N..=N` refuses the
-/// import, before any level is written. Returns the levels imported.
-pub fn import_vu(db: &Db, rules: Rules, vu: &Path) -> Result<Vec<usize>> {
+/// Imports `levels` (every `scores.N` there if `None`) of the directory
+/// `vu` (awari values: [`vu_rules`]) as tables of `rules` in `db`, holding
+/// the directory's writer lock. What can be found wrong without writing is
+/// an error before anything is written: a level not in `vu`, a file of the
+/// wrong size or with a value outside `-N..=N`, a sound table of a level
+/// there already that holds other values (a damaged one is replaced, one
+/// with the same values kept), an output place that is not a regular file.
+/// A failed write stops the import at that level and leaves the complete
+/// tables of the levels before it. Raw copies are then left as a build
+/// leaves them ([`prepare_raw_cache`]): those of the largest levels within
+/// `db`'s raw cache budget. Returns what it did.
+pub fn import_vu(db: &Db, rules: Rules, vu: &Path, levels: Option<Vec<usize>>) -> Result<Imported> {
     vu_rules(rules)?;
-    crate::files::check_dir(vu)?;
+    crate::files::existing_dir(vu)?;
     let files = VuDir::new(vu);
-    let levels = files.levels()?;
+    let levels = match levels {
+        Some(levels) => levels,
+        None => files.levels()?,
+    };
     if levels.is_empty() {
         return Err(Error::Missing(Missing::VuLevels {
             dir: vu.to_path_buf(),
         }));
     }
+    crate::files::check_dir(db.dir())?;
+    let mut imported = Imported::default();
     for &seeds in &levels {
         let map = files.open(seeds)?;
-        check_values(&files.path(seeds), seeds, 0, table::as_values(&map))?;
+        let values = table::as_values(&map);
+        check_values(&files.path(seeds), seeds, 0, values)?;
+        match holds_already(db, rules, seeds, &files.path(seeds), values)? {
+            true => imported.kept.push(seeds),
+            false => {
+                check_replaceable(&db.table_path(rules, seeds))?;
+                imported.written.push(seeds);
+            }
+        }
+    }
+    let top = db
+        .levels(rules)?
+        .into_iter()
+        .chain(levels.iter().copied())
+        .max();
+    let window = raw_window(top.map_or(0, |n| n + 2), db.raw_cache());
+    for seeds in window.clone() {
+        check_replaceable(&db.raw_path(rules, seeds))?;
     }
     let _lock = DirLock::acquire(db.dir())?;
     let raw_dir = db.raw_dir(rules);
     crate::files::create_dirs(&raw_dir)?;
-    for &seeds in &levels {
+    // What a killed import or build left under a temporary name.
+    crate::files::remove_leftovers(db.dir(), |name| name.ends_with(".mdb.tmp"))?;
+    crate::files::remove_leftovers(&raw_dir, |name| name.ends_with(".tmp"))?;
+    for &seeds in &imported.written {
         let map = files.open(seeds)?; // mapped once: the bytes checked above
         let values = table::as_values(&map);
         table::write_table(
@@ -40,9 +72,50 @@ pub fn import_vu(db: &Db, rules: Rules, vu: &Path) -> Result<Vec<usize>> {
             Db::table_id(rules, seeds),
             values,
         )?;
-        write_raw(&db.raw_path(rules, seeds), values)?;
+        if window.contains(&seeds) {
+            write_raw(&db.raw_path(rules, seeds), values)?;
+        }
     }
-    Ok(levels)
+    if let Some(top) = top {
+        prepare_raw_cache(db, rules, top + 2, db.raw_cache())?;
+    }
+    Ok(imported)
+}
+
+/// What [`import_vu`] did: the levels it wrote, and those it found in the
+/// table directory already with the same values.
+#[derive(Debug, Default)]
+pub struct Imported {
+    /// Levels written.
+    pub written: Vec<usize>,
+    /// Levels whose sound table held the same values already.
+    pub kept: Vec<usize>,
+}
+
+/// Whether the table of level `seeds` holds `values` (read from `from`)
+/// already: false when there is none or it is damaged (to be replaced), an
+/// error naming both when it is sound and holds other values.
+fn holds_already(db: &Db, rules: Rules, seeds: usize, from: &Path, values: &[i8]) -> Result<bool> {
+    if !db.has_table(rules, seeds)? {
+        return Ok(false);
+    }
+    let table = match db.open(rules, seeds).and_then(|t| t.verify().map(|_| t)) {
+        Ok(table) => table,
+        Err(Error::Corrupt { .. }) => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let stored = table.header().content_sha256;
+    let importing = table::sha256(table::as_bytes(values));
+    if stored == importing {
+        return Ok(true);
+    }
+    Err(Error::Invalid(format!(
+        "{} holds other values than {} (content sha256 {} against {}): remove it first to replace it",
+        db.table_path(rules, seeds).display(),
+        from.display(),
+        &table::hex(&stored)[..16],
+        &table::hex(&importing)[..16],
+    )))
 }
 
 /// Writes `scores.N` into `out` for `levels` of `rules` (awari:

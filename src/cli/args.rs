@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use mancaladb::Error;
 use mancaladb::oware::{MAX_SEEDS, Rules};
 use mancaladb::source::Source;
+use mancaladb::stored::DEFAULT_RAW_CACHE;
 
 /// Options of the commands that read or write a table directory.
 #[derive(clap::Args)]
@@ -99,6 +100,16 @@ pub fn oware_level(text: &str) -> Result<usize, String> {
         Ok(_) => Err(format!("an Oware game has {MAX_SEEDS} seeds")),
         Err(_) => Err(format!("give a level 0..={MAX_SEEDS}")),
     }
+}
+
+/// The raw copies' budget of the commands that write them.
+#[derive(clap::Args)]
+pub struct RawCache {
+    /// Most disk for raw copies of levels (`raw/`, one byte per position),
+    /// e.g. 8G, or `all`. Copies of the largest levels the next one reads
+    /// are kept within it; the other levels are read from their tables.
+    #[arg(long, default_value_t = Limit(Some(DEFAULT_RAW_CACHE)), value_parser = limit, allow_hyphen_values = true)]
+    pub raw_cache: Limit,
 }
 
 /// A limit in bytes, or none (`all`).

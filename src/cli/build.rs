@@ -7,7 +7,6 @@ use mancaladb::build::{LevelReport, build};
 use mancaladb::db::Db;
 use mancaladb::exchange::Alone;
 use mancaladb::progress::{Progress, Terminal};
-use mancaladb::stored::DEFAULT_RAW_CACHE;
 
 use super::args::{self, Where};
 use super::output::out;
@@ -37,11 +36,8 @@ pub struct Args {
     /// finish instead of stopping at once.
     #[arg(long)]
     wait: bool,
-    /// Most disk for raw copies of levels (`raw/`, one byte per position),
-    /// e.g. 8G, or `all`. Copies of the largest levels the next one reads
-    /// are kept within it; the other levels are read from their tables.
-    #[arg(long, default_value_t = args::Limit(Some(DEFAULT_RAW_CACHE)), value_parser = args::limit, allow_hyphen_values = true)]
-    raw_cache: args::Limit,
+    #[command(flatten)]
+    raw: args::RawCache,
 }
 
 /// Builds the levels asked for.
@@ -52,7 +48,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
             .build_global()
             .map_err(|e| Error::Invalid(format!("cannot start {t} threads: {e}")))?;
     }
-    let db = Db::new(&a.at.db).with_raw_cache(a.raw_cache.0);
+    let db = Db::new(&a.at.db).with_raw_cache(a.raw.raw_cache.0);
     let levels = a
         .levels
         .map_or_else(|| (0..=a.max_seeds).collect(), |l| l.0);

@@ -20,6 +20,11 @@ pub struct ImportArgs {
     /// Directory of `scores.N` files.
     #[arg(long)]
     vu: PathBuf,
+    /// Level N or range N..M (default: every `scores.N` there).
+    #[arg(long, value_parser = args::oware_levels, allow_negative_numbers = true)]
+    seeds: Option<RangeInclusive<usize>>,
+    #[command(flatten)]
+    raw: args::RawCache,
 }
 
 /// Options of `export`.
@@ -45,16 +50,32 @@ enum Format {
     Vu,
 }
 
-/// Imports every `scores.N` of a directory.
+/// Imports the levels asked for, or every `scores.N` of a directory.
 pub fn import(a: ImportArgs) -> Result<ExitCode, Error> {
-    let levels = import_vu(&Db::new(&a.at.db), a.at.rules, &a.vu)?;
-    out!(
-        "imported levels {} from {} into {}",
-        level_set_text(&levels),
-        a.vu.display(),
-        a.at.db.display()
-    );
+    let db = Db::new(&a.at.db).with_raw_cache(a.raw.raw_cache.0);
+    let levels = a.seeds.map(|r| r.collect());
+    let done = import_vu(&db, a.at.rules, &a.vu, levels)?;
+    let mut said = match done.written.is_empty() {
+        true => "imported nothing".to_string(),
+        false => format!("imported {}", levels_text(&done.written)),
+    };
+    said += &format!(" from {} into {}", a.vu.display(), a.at.db.display());
+    if !done.kept.is_empty() {
+        said += &format!(
+            "; {} there already with the same values",
+            levels_text(&done.kept)
+        );
+    }
+    out!("{said}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// "level N" or "levels N..M".
+fn levels_text(levels: &[usize]) -> String {
+    match levels {
+        [seeds] => format!("level {seeds}"),
+        _ => format!("levels {}", level_set_text(levels)),
+    }
 }
 
 /// Exports the levels asked for, or every level present.

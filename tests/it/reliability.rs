@@ -503,6 +503,102 @@ fn paths_that_are_not_utf8_are_written_and_locked_like_any_other() {
     assert_committed(&again, 6);
 }
 
+/// `import` writes like `build`: every place refused before anything is
+/// written, what a killed import left removed, raw copies within the
+/// budget, and no sound table replaced by other values (a damaged one is
+/// repaired, one with the same values kept).
+#[test]
+fn import_checks_every_place_first_and_replaces_only_damaged_tables() {
+    let dir = scratch("import-places");
+    let vu = dir.join("vu");
+    let mut export = export_into(s(&vu)).to_vec();
+    export.extend(["--seeds", "0..10"]);
+    assert!(run(&export).status.success());
+    let db = dir.join("db");
+    let import = |extra: &[&str]| {
+        let mut args = vec!["import", "--vu", s(&vu), "--db", s(&db)];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let said = |out: Output| {
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .trim_end()
+            .to_string()
+    };
+    // A directory where level 5's table or its temporary file goes.
+    for place in ["awari-05.mdb", "awari-05.mdb.tmp"] {
+        std::fs::create_dir_all(db.join(place)).unwrap();
+        refuses(
+            &["import", "--vu", s(&vu), "--db", s(&db), "--seeds", "0..6"],
+            place,
+        );
+        assert!(!db.join("awari-00.mdb").exists(), "{place}");
+        std::fs::remove_dir(db.join(place)).unwrap();
+    }
+    // Levels 0..6 without raw copies; what a killed import left goes.
+    std::fs::write(db.join("awari-03.mdb.tmp"), b"half").unwrap();
+    assert_eq!(
+        said(import(&["--seeds", "0..6", "--raw-cache", "0"])),
+        format!("imported levels 0..6 from {} into {}", s(&vu), s(&db))
+    );
+    assert!(!db.join("awari-03.mdb.tmp").exists());
+    assert_eq!(std::fs::read_dir(db.join("raw/awari")).unwrap().count(), 0);
+    // Then all of them: levels 0..6 are kept, the rest written, and the
+    // raw copies are a build's (every one, within the default budget).
+    let all = Encoder::new(10);
+    assert_eq!(
+        said(import(&[])),
+        format!(
+            "imported levels 7..10 from {} into {}; levels 0..6 there already with the same values",
+            s(&vu),
+            s(&db)
+        )
+    );
+    crate::common::assert_committed(&db, 10);
+    for n in 0..=10 {
+        let raw = std::fs::read(db.join(format!("raw/awari/scores.{n}"))).unwrap();
+        assert_eq!(raw.len() as u64, all.level_size(n), "level {n}");
+    }
+    // Other values in a sound table: refused, the table left as it was.
+    let level_4 = all.level_size(4) as usize;
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("scores.4"), vec![0u8; level_4]).unwrap();
+    let table = db.join("awari-04.mdb");
+    let before = std::fs::read(&table).unwrap();
+    refuses(
+        &["import", "--vu", s(&other), "--db", s(&db)],
+        &format!(
+            "{} holds other values than {} (content sha256 ",
+            table.display(),
+            other.join("scores.4").display()
+        ),
+    );
+    assert_eq!(std::fs::read(&table).unwrap(), before);
+    // A damaged one is replaced.
+    let mut damaged = before.clone();
+    let mid = damaged.len() / 2;
+    damaged[mid] ^= 1;
+    std::fs::write(&table, damaged).unwrap();
+    assert_eq!(
+        said(import(&["--seeds", "4"])),
+        format!("imported level 4 from {} into {}", s(&vu), s(&db))
+    );
+    assert_eq!(std::fs::read(&table).unwrap(), before);
+    // No such directory to import from, or no such level in it.
+    refuses(
+        &["import", "--vu", s(&dir.join("nosuch")), "--db", s(&db)],
+        "nosuch: no such directory",
+    );
+    refuses(
+        &["import", "--vu", s(&other), "--db", s(&db), "--seeds", "5"],
+        "scores.5 not found in",
+    );
+}
+
 #[test]
 fn values_out_of_range_are_refused_on_import_and_by_check_1() {
     let dir = scratch("range");
