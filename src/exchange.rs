@@ -11,7 +11,7 @@
 //! * [`Exchange::sum`], [`Exchange::max`], [`Exchange::broadcast`]: the small
 //!   agreements ("anything left this round?", "is this level built?").
 //!
-//! [`Alone`] is the single process. With the `mpi` feature, [`mpi::Mpi`]
+//! [`Alone`] is the single process. With the `mpi` feature, `mpi::Mpi`
 //! runs the same solver across the ranks of an MPI job.
 
 #[cfg(feature = "mpi")]

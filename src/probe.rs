@@ -216,7 +216,7 @@ impl Level {
     }
 
     /// The value at `index` of the level. A value outside `-seeds..=seeds`
-    /// is [`Corruption::ValueRange`] of the file it was read from: the
+    /// is [`Corruption::ValueRange`](crate::error::Corruption::ValueRange) of the file it was read from: the
     /// table (its checksums hold whatever it was written with), or the raw
     /// copy, damaged since it was checked. This is the one check a probe
     /// makes of the value itself (one compare; BENCHMARKS, "Random probes").

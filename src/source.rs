@@ -6,7 +6,7 @@
 //!
 //! A solver that reads a source's levels as lower levels (the checker's
 //! re-derivation) gets them from [`Source::lower_levels`] as
-//! [`LowerLevels`]: VU files and raw copies that match their table mapped,
+//! [`LowerLevels`](crate::oware::LowerLevels): VU files and raw copies that match their table mapped,
 //! the other tables read block by block through the source's
 //! [`BlockCache`], so that no level has to be decompressed whole.
 

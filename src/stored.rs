@@ -38,8 +38,9 @@ use crate::oware::{LowerLevels, Rules, level_size, reads_level};
 use crate::probe::{BlockCache, Level};
 use crate::table;
 
-/// The raw-copy budget of `build` unless told otherwise: 8 GiB, which keeps
-/// every raw copy of a build up to level 28 and the largest levels' above.
+/// The raw-copy budget of `build` and `import` unless told otherwise:
+/// 8 GiB, which keeps every raw copy of a build up to level 29 (levels
+/// 0..29 are 7,064,203,120 bytes) and the largest levels' above.
 pub const DEFAULT_RAW_CACHE: u64 = 8 << 30;
 
 /// The levels whose raw copies pay while level `n` is built: `lo..n-1`,

@@ -114,10 +114,10 @@ const CHUNK: usize = 1 << 15;
 /// The state byte of a position.
 ///
 /// * `0..=6`: undecided, that many quiet moves not known to lead into `W`;
-///   plus [`BLOCKED`](code::BLOCKED) when its best capture is better than
+///   plus [`BLOCKED`] when its best capture is better than
 ///   `-t`;
 /// * [`decided(v)`](code::decided) `= v + 64` (16..=112): value `v`; plus
-///   [`FRESH`](code::FRESH) while its predecessors are still to be told and
+///   [`FRESH`] while its predecessors are still to be told and
 ///   it is in no frontier.
 pub mod code {
     /// Undecided and kept out of `L_t` by a capture better than `-t`.
