@@ -1,7 +1,13 @@
 //! A second, independent level solver: forward evaluation to a fixed point.
 //!
 //! It shares no solving code with [`super::solve`] (no unmove generator, no
-//! move counters, no stored move graph). For each threshold `t = n..1` a
+//! move counters, no stored move graph); both rest on the rules' one move
+//! generator ([`super::rules`], which check 2 holds every stored value to)
+//! and read the lower levels the same way. Its best captures come from the
+//! full move list ([`super::rules::moves`]), the builder's from the
+//! capture-only variant, in a loop of the same shape ([`OwareLevel`]'s
+//! `exits`, kept apart from the builder's so that neither can change the
+//! other). For each threshold `t = n..1` a
 //! position is *evaluated* from its moves: it enters `W_t` when some move is
 //! worth `>= t` (a capture, or a quiet move to a position in `L_t`) and
 //! `L_t` when every move is worth `<= -t`, judged from the values decided so
@@ -506,11 +512,6 @@ impl Targets {
             .iter()
             .copied()
             .zip(self.index[..n].iter().copied())
-    }
-
-    /// Whether the player to move has no move (and no seeds).
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 }
 

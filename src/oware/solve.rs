@@ -158,7 +158,11 @@ pub struct Options {
     /// threshold, the last included.
     pub checkpoint_every: Option<Duration>,
     /// Most boards in one frontier; `None`: this rank's positions / 160
-    /// (0.075 bytes per position of its slice), at least 2^16.
+    /// (0.075 bytes per position of its slice; two frontiers are held, so
+    /// 0.15 in all), at least 2^16. A round hands the places left to its
+    /// workers in blocks of 1024 ([`Room`]): of a cap below 1024, the
+    /// decisions of rounds take none and are all left to sweeps, which
+    /// tests force so.
     pub frontier_cap: Option<usize>,
     /// Positions per part of each forward walk (a checkpoint may be taken
     /// after any part): [`FORWARD_PART`] unless tests force small parts.

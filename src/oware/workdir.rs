@@ -36,7 +36,8 @@
 //!   so a file under its final name is always complete (the older one and
 //!   the lists of the thresholds done go once it is); the seed lists are
 //!   synced before the first checkpoint is written.
-//! * **Forward checkpoints.** `forward.<walk>.<done>` holds the state
+//! * **Forward checkpoints.** `forward.<walk>.<done>` (`<walk>` is the
+//!   walk's number: 1 for captures, 2 for moves) holds the state
 //!   bytes part-way through the forward pass ([`ForwardMark`]: which of its
 //!   two walks, how many of its parts are done, and the length of every
 //!   seed list then), in the same format behind its own header (which
@@ -164,19 +165,7 @@ impl SeedLists {
     /// in the order [`SeedLists::reopen`] takes them (what [`check_lists`]
     /// and [`SeedReader::open`] hold the lists to).
     pub fn finish(self) -> Result<Vec<u64>> {
-        let mut lengths = Vec::with_capacity(self.files.len());
-        for (k, f) in self.files.into_iter().enumerate() {
-            let path = list_path(&self.dir, k / 2 + 1, k % 2 == 1);
-            let f = f.into_inner().expect("a seed list writer panicked");
-            let len = f
-                .into_inner()
-                .map_err(|e| e.into_error())
-                .and_then(|f| f.sync_all().and_then(|()| f.metadata()))
-                .map_err(|e| Error::io(&path, e))?
-                .len();
-            lengths.push(len);
-        }
-        Ok(lengths)
+        self.sync() // and the files close as `self` goes
     }
 }
 
@@ -496,12 +485,14 @@ fn state_path(dir: &Path, t: usize) -> PathBuf {
     dir.join(format!("state.{t}"))
 }
 
-/// The forward checkpoint taken at `mark`: `forward.<walk>.<parts done>`.
+/// The forward checkpoint taken at `mark`: `forward.<walk>.<parts done>`,
+/// the walk by its number ([`Walk`]).
 fn forward_path(dir: &Path, mark: &ForwardMark) -> PathBuf {
     dir.join(format!("forward.{}.{}", mark.walk as u8, mark.done))
 }
 
-/// The two walks of the forward pass, in the order they run.
+/// The two walks of the forward pass, in the order they run; their numbers
+/// name the forward checkpoints' files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Walk {
     /// Best captures into the state bytes, in mover-major order.

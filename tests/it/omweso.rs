@@ -242,7 +242,8 @@ fn check_facts(s: Side) {
 
 #[test]
 fn facts_1_to_3_exhaustively_for_small_seed_counts() {
-    // k = 11 includes the first loops; every state of every side.
+    // Every state of every side of up to 8 seeds; of 11 seeds (the first
+    // loops), every side that can be sown from pit 0, every start checked.
     for k in 1..=8 {
         every_side(k, check_facts);
     }
