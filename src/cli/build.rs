@@ -78,7 +78,8 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
 /// `build --distributed`: this process is one rank of an MPI job. An error
 /// or a panic on any rank stops every rank (the levels already written stay
 /// valid), as do ranks that disagree on what to build or where
-/// ([`Error::Disagree`]); rank 0 alone prints progress.
+/// ([`Error::Disagree`]); rank 0 alone prints progress, the others their
+/// own warnings.
 #[cfg(feature = "mpi")]
 fn distributed(
     db: &Db,
@@ -93,10 +94,11 @@ fn distributed(
         ))
     })?;
     let (rank, ranks) = (mpi.rank(), mpi.ranks());
+    let warnings = RankWarnings(rank);
     let progress = if rank == 0 {
         Progress::to(&Terminal)
     } else {
-        Progress::QUIET
+        Progress::to(&warnings)
     };
     let built = mpi.stop_on_panic(|| build(db, rules, levels, &mpi, progress, wait, print_level));
     match built {
@@ -119,6 +121,27 @@ fn distributed(
                 super::explain(&e)
             ));
             mpi.abort(2)
+        }
+    }
+}
+
+/// What a rank other than 0 tells: its warnings alone (such as a damaged
+/// work file of its own), each naming the rank; rank 0 tells the rest.
+#[cfg(feature = "mpi")]
+struct RankWarnings(usize);
+
+#[cfg(feature = "mpi")]
+impl mancaladb::progress::Observer for RankWarnings {
+    fn stage(&self, _: &str, _: u64) -> Option<Box<dyn mancaladb::progress::StageSink + '_>> {
+        None
+    }
+
+    fn notice(&self, notice: &mancaladb::progress::Notice) {
+        if notice.is_warning() {
+            super::output::diag(format_args!(
+                "mancaladb: warning: rank {}: {notice}",
+                self.0
+            ));
         }
     }
 }

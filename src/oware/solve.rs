@@ -598,7 +598,8 @@ fn settle_state(state: &[u8], seeds: usize, progress: Progress<'_>) {
 /// recorded length, its records whole). A damaged or missing one, on any
 /// rank, is reported and dropped by them all (`None`): the level is then
 /// solved afresh (its work directory emptied), rather than stopping every
-/// rerun on the same file. Any other error stops the solve.
+/// rerun on the same file. A rank with such a file names it; the others
+/// name the first such rank. Any other error stops the solve.
 fn read_by_every_rank<T>(
     read: Result<T>,
     ex: &dyn Exchange,
@@ -610,12 +611,18 @@ fn read_by_every_rank<T>(
         Err(e @ Error::Corrupt { .. }) => (None, Some(e)),
         Err(e) => return Err(e),
     };
-    if ex.sum(u64::from(damaged.is_some())) == 0 {
+    let ranks = ex.ranks();
+    let first = ex.max(damaged.as_ref().map_or(0, |_| (ranks - ex.rank()) as u64));
+    if first == 0 {
         return Ok(read);
     }
-    let why = damaged.map_or("another rank's work file is damaged".into(), |e| {
-        e.to_string()
-    });
+    let why = damaged.map_or_else(
+        || {
+            let rank = ranks - first as usize;
+            format!("a work file of rank {rank} is damaged (rank {rank} names it)")
+        },
+        |e| e.to_string(),
+    );
     progress.notice(Notice::SolveAfresh { seeds, why });
     Ok(None)
 }

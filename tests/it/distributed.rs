@@ -5,11 +5,11 @@
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use crate::common::{Snapshot, awari_db, copy_dir, file_sha256, scratch, solved};
+use crate::common::{Recorder, Snapshot, awari_db, copy_dir, file_sha256, scratch, solved};
 use mancaladb::exchange::{Exchange, Outbox, newest_held_by_all, ranks_on_this_machine, split};
 use mancaladb::oware::Rules;
 use mancaladb::oware::solve::{Options, solve_part, solve_part_in};
-use mancaladb::progress::Progress;
+use mancaladb::progress::{Notice, Progress};
 
 /// What the simulated ranks share.
 struct Hub {
@@ -294,7 +294,8 @@ fn ranks_count_the_ranks_on_their_machine() {
 
 /// A seed list damaged on disk (one changed bit of one rank's list, which
 /// would still decode) is found as it is read, and every rank drops its
-/// work and solves the level afresh, to the same values.
+/// work and solves the level afresh, to the same values: the rank that read
+/// it names the file, the others that rank.
 #[test]
 fn a_damaged_seed_list_on_one_rank_is_solved_afresh_by_all() {
     let base = std::env::temp_dir().join(format!("mancaladb-seeds-{}", std::process::id()));
@@ -305,7 +306,9 @@ fn a_damaged_seed_list_on_one_rank_is_solved_afresh_by_all() {
         let dir = |rank: usize| base.join(format!("{ranks}-{rank}"));
         // Each rank's work directory as it was before threshold 1.
         let before = |rank: usize| base.join(format!("{ranks}-{rank}-before-1"));
-        let solve = || {
+        // With `snap`, copies the work directories before threshold 1;
+        // without, hears what each rank tells.
+        let solve = |snap: bool| {
             on_ranks(ranks, |ex| {
                 let options = Options {
                     dir: dir(ex.rank),
@@ -319,19 +322,23 @@ fn a_damaged_seed_list_on_one_rank_is_solved_afresh_by_all() {
                     to: before(ex.rank),
                     threshold: 1,
                 };
-                let progress = Progress::to(&snapshot);
+                let heard = Recorder::default();
+                let progress = match snap {
+                    true => Progress::to(&snapshot),
+                    false => Progress::to(&heard),
+                };
                 let part = solve_part_in(rules, seeds, &lower, ex, &options, progress);
                 let part = part.expect("a damaged seed list is dropped");
-                (part.resumed_at, part.values.to_vec())
+                (part.resumed_at, part.values.to_vec(), heard.notices())
             })
         };
-        let whole = |parts: &[(Option<usize>, Vec<i8>)]| {
+        let whole = |parts: &[(Option<usize>, Vec<i8>, Vec<Notice>)]| {
             parts
                 .iter()
-                .flat_map(|(_, v)| v.clone())
+                .flat_map(|(_, v, _)| v.clone())
                 .collect::<Vec<i8>>()
         };
-        assert!(whole(&solve()) == levels[seeds]);
+        assert!(whole(&solve(true)) == levels[seeds]);
         // Every rank's work directory back as it was before threshold 1,
         // with that threshold's lists: damage the longer list of the last
         // rank.
@@ -357,12 +364,32 @@ fn a_damaged_seed_list_on_one_rank_is_solved_afresh_by_all() {
         );
         bytes[17] ^= 1; // in the first record's offsets, past its head
         std::fs::write(&list, bytes).unwrap();
-        let again = solve();
+        let again = solve(false);
         assert!(whole(&again) == levels[seeds], "{ranks} ranks");
-        assert!(
-            again.iter().all(|(resumed, _)| resumed.is_none()),
-            "{ranks} ranks: every rank solved afresh"
-        );
+        for (rank, (resumed, _, heard)) in again.iter().enumerate() {
+            assert!(
+                resumed.is_none(),
+                "{ranks} ranks: rank {rank} solved afresh"
+            );
+            let why: Vec<&str> = heard
+                .iter()
+                .filter_map(|n| match n {
+                    Notice::SolveAfresh { why, .. } => Some(why.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let damaged = ranks - 1;
+            let want = match rank == damaged {
+                true => format!("{}: damaged solver work file", list.display()),
+                false => {
+                    format!("a work file of rank {damaged} is damaged (rank {damaged} names it)")
+                }
+            };
+            assert!(
+                why.len() == 1 && why[0].starts_with(&want),
+                "{ranks} ranks, rank {rank}: {why:?}"
+            );
+        }
     }
     std::fs::remove_dir_all(&base).unwrap();
 }
