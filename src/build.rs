@@ -30,6 +30,12 @@ use crate::table;
 /// top, as page cache; its seed lists and checkpoints go to disk.
 pub const WORKING_BYTES_PER_POSITION: f64 = 1.25;
 
+/// [`WORKING_BYTES_PER_POSITION`] of a rank of a distributed build, per
+/// position of its slice: a round's messages to and from the other ranks
+/// come on top (RssAnon measured 1.4..1.6 bytes per position of rank 0's
+/// slice of level 20 with 2 ranks, BENCHMARKS.md "Projections").
+pub const RANK_BYTES_PER_POSITION: f64 = 1.6;
+
 /// Disk per position of a built level's table, as measured here: 4.1 bits
 /// (at most 4.114, level 35; BENCHMARKS.md).
 pub const TABLE_BYTES_PER_POSITION: f64 = 4.1 / 8.0;
@@ -502,9 +508,9 @@ fn highest_to_build(db: &Db, rules: Rules, levels: &[usize]) -> Result<Option<us
 
 /// Refuses, before anything is solved, to build level `top` (the highest
 /// level to build; none, nothing to check) when the working memory this
-/// machine would hold for it ([`WORKING_BYTES_PER_POSITION`]; each of
-/// `ranks` ranks holds a share, `here` of them on this machine,
-/// [`ranks_on_this_machine`]) is more than
+/// machine would hold for it ([`WORKING_BYTES_PER_POSITION`]; with several
+/// ranks, each holds [`RANK_BYTES_PER_POSITION`] of its share, `here` of
+/// them on this machine, [`ranks_on_this_machine`]) is more than
 /// this process may fill at all (`limit`: the machine's memory, or its
 /// control group's limit where lower, [`memory_limit`]): it could only
 /// fail hours later, after the levels below it.
@@ -518,7 +524,11 @@ fn check_memory(
         return Ok(());
     };
     let total = limit.bytes;
-    let need = |n: usize| WORKING_BYTES_PER_POSITION * level_size(n) as f64;
+    let per_position = match ranks {
+        1 => WORKING_BYTES_PER_POSITION,
+        _ => RANK_BYTES_PER_POSITION,
+    };
+    let need = |n: usize| per_position * level_size(n) as f64;
     let share = |n: usize| need(n) * here as f64 / ranks as f64;
     if share(top) <= total as f64 {
         return Ok(());
@@ -540,7 +550,7 @@ fn check_memory(
     };
     Err(Error::Invalid(format!(
         "level {top} needs about {:.1} GB of working memory \
-         ({WORKING_BYTES_PER_POSITION} bytes per position){held} and {limit}: \
+         ({per_position} bytes per position){held} and {limit}: \
          {fit} {larger} or over ranks on more machines (`mancaladb known` says what each level needs)",
         need(top) / 1e9,
     )))
@@ -857,19 +867,21 @@ mod tests {
             err.starts_with("level 36 needs about 17.8 GB of working memory (1.25 bytes per position) and this machine has 10.0 GB: levels up to 33 fit here; build level 36 on a larger machine"),
             "{err}"
         );
-        // Two ranks on two machines hold half each there; a machine that
-        // says nothing is trusted.
-        assert!(check_memory(top, 2, 1, gb(10)).is_ok());
+        // Two ranks on two machines hold half each there, with their
+        // messages (1.6 x 14.26 G / 2 = 11.4 GB); a machine that says
+        // nothing is trusted.
+        assert!(check_memory(top, 2, 1, gb(12)).is_ok());
+        assert!(check_memory(top, 2, 1, gb(11)).is_err());
         assert!(check_memory(top, 1, 1, gb(18)).is_ok());
         assert!(check_memory(top, 1, 1, None).is_ok());
         // Ranks on one machine hold their shares together: 3 of 4 hold
-        // 13.4 GB, too much for 10 GB, where 2 of 4 (8.9 GB) fit.
-        let err = check_memory(top, 4, 3, gb(10)).unwrap_err().to_string();
+        // 17.1 GB, too much for 15 GB, where 2 of 4 (11.4 GB) fit.
+        let err = check_memory(top, 4, 3, gb(15)).unwrap_err().to_string();
         assert!(
-            err.starts_with("level 36 needs about 17.8 GB of working memory (1.25 bytes per position), 13.4 GB of it on this machine (3 of 4 ranks), and this machine has 10.0 GB: levels up to 34 fit here;"),
+            err.starts_with("level 36 needs about 22.8 GB of working memory (1.6 bytes per position), 17.1 GB of it on this machine (3 of 4 ranks), and this machine has 15.0 GB: levels up to 35 fit here;"),
             "{err}"
         );
-        assert!(check_memory(top, 4, 2, gb(10)).is_ok());
+        assert!(check_memory(top, 4, 2, gb(15)).is_ok());
         // A level already there is not built again: the next one down counts.
         std::fs::write(db.table_path(Rules::Awari, 36), b"").unwrap();
         let top = highest_to_build(&db, Rules::Awari, &levels).unwrap();

@@ -493,10 +493,10 @@ fn a_bad_pass_size_on_one_rank_stops_the_job() {
 /// would, is refused before anything is built.
 #[test]
 fn two_ranks_on_one_machine_are_refused_a_level_only_half_of_which_fits() {
-    use mancaladb::build::{WORKING_BYTES_PER_POSITION, memory_limit};
+    use mancaladb::build::{RANK_BYTES_PER_POSITION, memory_limit};
     use mancaladb::oware::level_size;
     let total = memory_limit().expect("MemTotal in /proc/meminfo").bytes as f64;
-    let need = |n: usize| WORKING_BYTES_PER_POSITION * level_size(n) as f64;
+    let need = |n: usize| RANK_BYTES_PER_POSITION * level_size(n) as f64;
     let n = (0..=48)
         .find(|&n| need(n) > total)
         .expect("a level too large");
