@@ -195,7 +195,11 @@ fn print_level(r: &LevelReport) {
         mib(r.peak_rss),
         mib(r.peak_anon),
         r.peak_anon.unwrap_or(0) as f64 * r.ranks as f64 / r.positions.max(1) as f64,
-        if r.ranks > 1 { " of a rank's slice" } else { "" }
+        if r.ranks > 1 {
+            " of a rank's slice"
+        } else {
+            ""
+        }
     );
     let read = r.disk_read.map_or(String::new(), |b| {
         format!(", {:.2} GB read from disk", b as f64 / 1e9)

@@ -107,7 +107,9 @@ fn cost(n: Needs, levels: usize, positions: u64, rate: Option<f64>) -> String {
         DEFAULT_RAW_CACHE >> 30
     );
     match memory_limit() {
-        Some(limit) if n.memory > limit.bytes => text.push_str(&format!(": {limit}, so not here")),
+        Some(limit) if n.memory > limit.bytes => text.push_str(&format!(
+            ": {limit}, so not here, but over the ranks of several machines (`build --distributed`, README)"
+        )),
         _ => {
             if let Some(r) = rate {
                 text.push_str(&format!(

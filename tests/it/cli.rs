@@ -530,13 +530,30 @@ fn known_lists_what_is_confirmed_and_what_is_missing() {
         text.contains(&format!("({} missing): {missing} positions", 29)),
         "{text}"
     );
-    // And says how to build what is missing, level 47 left out.
+    // And says how to build what is missing, level 47 left out, with the
+    // memory of its largest level: more than this machine has, so not here
+    // (where it has less than 254.6 GB), but over several.
     assert!(
         text.contains(&format!(
             "build them: mancaladb build --rules awari --levels 19..46,48 --db {db}"
         )),
         "{text}"
     );
+    let level_48 = 1.25 * mancaladb::oware::level_size(48) as f64;
+    assert!(
+        text.contains(&format!(
+            "level 48 needs {:.1} GB of working memory (1.25 bytes/position)",
+            level_48 / 1e9
+        )),
+        "{text}"
+    );
+    let limit = mancaladb::build::memory_limit().expect("MemTotal in /proc/meminfo");
+    if (limit.bytes as f64) < level_48 {
+        assert!(
+            text.contains("so not here, but over the ranks of several machines (`build --distributed`, README)"),
+            "{text}"
+        );
+    }
     // One level missing is said as one.
     let ten = crate::common::built("known-one-missing", mancaladb::oware::Rules::Awari, 10);
     let out = run(&["known", "--db", ten.to_str().unwrap()]);
