@@ -703,23 +703,58 @@ fn an_unwritable_directory_fails_before_solving() {
     assert!(out.stdout.is_empty(), "nothing was solved");
 }
 
+/// Places `obstacle` (a directory holding a file) once level 3's solve has
+/// begun, past the build's checks of every place it writes.
+struct Obstacle(std::path::PathBuf);
+
+impl mancaladb::progress::Observer for Obstacle {
+    fn stage(&self, label: &str, _: u64) -> Option<Box<dyn mancaladb::progress::StageSink + '_>> {
+        if label == "level 3: values" {
+            std::fs::create_dir_all(self.0.join("in-the-way")).unwrap();
+        }
+        None
+    }
+
+    fn notice(&self, _: &mancaladb::progress::Notice) {}
+}
+
+/// A level whose table cannot be written once it is solved (the table's
+/// temporary name taken: the raw file through which it is written is left;
+/// its final name taken: the table's temporary file is left) is an error,
+/// and leaves neither file behind, with a raw copy kept or not.
 #[test]
 fn a_failed_level_leaves_no_partial_file() {
+    use mancaladb::build::build;
+    use mancaladb::exchange::Alone;
+    use mancaladb::progress::Progress;
     let dir = built("partial", Rules::Awari, 2);
-    // The table of level 3 cannot be written: its temporary name is taken
-    // by a directory.
-    std::fs::create_dir(dir.join("awari-03.mdb.tmp")).unwrap();
-    let out = run(&["build", "--max-seeds", "3", "--db", s(&dir)]);
-    assert_eq!(out.status.code(), Some(2));
     let raw = dir.join("raw/awari");
-    let left: Vec<_> = std::fs::read_dir(&raw)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".part"))
-        .collect();
-    assert!(left.is_empty(), "{left:?}");
+    for obstacle in ["awari-03.mdb.tmp", "awari-03.mdb"] {
+        for raw_cache in [None, Some(0)] {
+            let db = Db::new(&dir).with_raw_cache(raw_cache);
+            let observer = Obstacle(dir.join(obstacle));
+            let built = build(
+                &db,
+                Rules::Awari,
+                0..=3,
+                &Alone,
+                Progress::to(&observer),
+                false,
+                |_| {},
+            );
+            let e = built.expect_err("level 3 was not written");
+            assert!(e.to_string().contains(obstacle), "{e}");
+            let left: Vec<_> = std::fs::read_dir(&raw)
+                .unwrap()
+                .chain(std::fs::read_dir(&dir).unwrap())
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .filter(|n| n.ends_with(".part") || n.ends_with(".tmp") && n != obstacle)
+                .collect();
+            assert!(left.is_empty(), "{obstacle}, {raw_cache:?}: {left:?}");
+            std::fs::remove_dir_all(dir.join(obstacle)).unwrap();
+        }
+    }
     // A leftover of a killed build is removed by the next one.
-    std::fs::remove_dir(dir.join("awari-03.mdb.tmp")).unwrap();
     std::fs::write(raw.join("scores.3.part"), b"partial").unwrap();
     std::fs::write(dir.join("awari-03.mdb.tmp"), b"partial").unwrap();
     assert!(
