@@ -202,7 +202,11 @@ def main(url, out):
                      lambda d: "-4 (loss" in d.find_element(By.ID, "value").text)
             assert d.find_element(By.ID, "view-board").is_displayed()
             assert "no move: the opponent takes the rest" in d.find_element(By.ID, "moves").text
-            d.get(url + "?board=0,0,0,0,0,0,0,0,0,0,0,0")
+            # A move to take back, for the keys in the Levels view below.
+            d.get(url + "?board=0,0,0,0,0,2,1,1,0,0,0,0")
+            wait_for(d, "its move list", lambda d: moves(d) and moves(d)[0][:3] == (5, "+4", 4))
+            d.find_element(By.ID, "pit-5").click()
+            wait_for(d, "the empty board", lambda d: board(d) == [0] * 12)
 
             # Levels: the histogram of the largest level (16: 2 * 16 + 1
             # values), one win/draw/loss bar per level 0..16; a level's row
@@ -227,10 +231,15 @@ def main(url, out):
             parts = [float(x.strip().rstrip("%")) for x in shares.split("/")]
             assert len(parts) == 3 and abs(sum(parts) - 100) < 0.2, shares
             # Keys act on the board only while it is shown: u here takes
-            # back no move (the last one emptied the board).
+            # back no move; on the board, it does.
             d.find_element(By.TAG_NAME, "body").send_keys("u")
+            time.sleep(0.5)
             assert "board=0,0,0,0,0,0,0,0,0,0,0,0" in d.current_url, d.current_url
             d.save_screenshot(os.path.join(out, "levels.png"))
+            d.find_element(By.ID, "nav-board").click()
+            d.find_element(By.TAG_NAME, "body").send_keys("u")
+            wait_for(d, "the move taken back", lambda d: board(d) == [0, 0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0])
+            d.find_element(By.ID, "nav-levels").click()
 
             # Omweso: the README's looping start.
             d.find_element(By.ID, "nav-omweso").click()

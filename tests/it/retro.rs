@@ -31,17 +31,21 @@ fn inverts_quiet_moves(
         }
     });
     // The same edges, found backwards, each once.
-    let mut backward = 0usize;
+    let mut backward: HashSet<(Board, Board)> = HashSet::new();
     e.for_range(n, 0, size, |_, q| {
         predecessors(q, &mut |p| {
             assert!(
                 forward.contains(&(p, *q)),
                 "{rules}: {p} -> {q} is not a quiet move"
             );
-            backward += 1;
+            assert!(backward.insert((p, *q)), "{rules}: {p} -> {q} twice");
         });
     });
-    assert_eq!(backward, forward.len(), "{rules} level {n}: edges missed");
+    assert_eq!(
+        backward.len(),
+        forward.len(),
+        "{rules} level {n}: edges missed"
+    );
 }
 
 #[test]

@@ -650,9 +650,12 @@ fn a_level_failing_check_1_blocks_only_the_levels_that_read_it() {
 /// move leaving the graph worth -1. The true values are 0 and 0: neither
 /// player gains by leaving, and endless play is worth 0. Yet A = +1, B = -1
 /// satisfies every local equation: A = max(-1, -B) = 1 and B = max(-1, -A)
-/// = -1. Consistency (check 2) accepts it; re-derivation (check 3) does not.
+/// = -1. Consistency (check 2's equation) accepts it; the forward solver
+/// that check 3 runs on every level (here on the explicit graph,
+/// `solve_graph`) finds 0 and 0. `tests/it/fixed_points.rs` runs check 3
+/// itself on such values in real levels.
 #[test]
-fn rederivation_rejects_consistent_values_that_are_wrong_inside_a_cycle() {
+fn check_3s_solver_rejects_consistent_values_that_are_wrong_inside_a_cycle() {
     let g = Graph {
         quiet: vec![
             [1, NO_MOVE, NO_MOVE, NO_MOVE, NO_MOVE, NO_MOVE],
