@@ -69,7 +69,13 @@ pub fn count_words(
     // hint, which `range(2**64)` cannot give (PyO3 reports that failure as
     // an unraisable exception).
     let mut words = Vec::with_capacity(pits.0 + 1);
-    for item in obj.try_iter()? {
+    let Ok(items) = obj.try_iter() else {
+        return Err(PyTypeError::new_err(format!(
+            "{what}, got {}",
+            obj.get_type().name()?
+        )));
+    };
+    for item in items {
         let item = item?;
         // NumPy rows have `__index__` too: they are looked at first.
         let text = item.is_instance_of::<PyString>() || is_bytes(&item);

@@ -58,9 +58,9 @@ def test_bad_rows_name_the_row(db_dir):
             db.values(rows)
         with pytest.raises(ValueError, match=r"\(k, 12\)"):
             db.values(np.zeros((3, 11), dtype=np.uint8))
-        with pytest.raises(TypeError):
+        with pytest.raises(TypeError, match="boards must hold integers, got float32"):
             db.values(np.zeros((3, 12), dtype=np.float32))
-        with pytest.raises(TypeError):
+        with pytest.raises(TypeError, match="a board is a string or twelve counts, got int"):
             db.value(5)
         # Bytes are no board, not even as their character codes.
         for text in [b"1 1 1 1 1 2 4 2 3 0 0 0", bytes(12), bytearray(12)]:
@@ -270,7 +270,7 @@ def test_a_directory_being_written_is_refused_or_waited_for(tmp_path, caplog):
     d.mkdir()
     with open(d / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        with pytest.raises(mancaladb.MancalaDbError):
+        with pytest.raises(mancaladb.MancalaDbError, match="locked by another writer"):
             mancaladb.build(d, 3, progress=False)
         # With wait=True the build starts once the other writer is done.
         done = []

@@ -72,7 +72,7 @@ def test_bad_arguments_are_python_exceptions(db_dir):
         for checks in (0, 4):
             with pytest.raises(ValueError, match="checks is 1"):
                 db.verify(3, checks=checks)
-        with pytest.raises(TypeError):
+        with pytest.raises(TypeError, match="checks must be an integer, got float"):
             db.verify(3, checks=2.0)
         with pytest.raises(ValueError, match="level 49: levels go up to 48"):
             db.verify([3, 49])
@@ -80,7 +80,7 @@ def test_bad_arguments_are_python_exceptions(db_dir):
             db.verify(2**64)
         with pytest.raises(ValueError, match="level -1"):
             db.verify(-1)
-        with pytest.raises(TypeError):
+        with pytest.raises(TypeError, match="a level must be an integer, got float"):
             db.verify(2.5)
         absent = max(db.levels()) + 1
         with pytest.raises(mancaladb.MissingLevelError):

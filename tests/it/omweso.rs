@@ -432,9 +432,22 @@ fn reverse_options_make_moves_that_can_loop() {
         "1 2 1 0 1 0 1 2 0 1 0 2 2 1 1 2",
         "0 0 0 0 1 0 0 0 0 0 0 1 0 0 0 0",
     );
-    // On a first turn there are no captures, hence no choices.
+    // On a first turn there are no captures, hence no choices: the move is
+    // the plain relay from pit 7.
     let r = analyze_start(Variant { first_turn: true }, b, 7, Dir::Ccw, 100_000);
-    assert!(matches!(r.verdict, Verdict::Terminates | Verdict::Infinite));
+    let Relay::Ends { laps, sown, .. } = relay(b.me, 7, 100_000) else {
+        panic!("the relay from pit 7 ends");
+    };
+    assert_eq!(
+        (
+            r.verdict,
+            r.choice_points,
+            r.line.laps,
+            r.line.sown,
+            r.line.captures
+        ),
+        (Verdict::Terminates, 0, laps, sown, 0)
+    );
 }
 
 fn position(me: &str, opp: &str) -> Position {

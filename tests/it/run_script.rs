@@ -61,6 +61,7 @@ fn verify_records_levels_and_skips_only_the_bytes_it_verified() {
 
     // A rerun verifies nothing again.
     let log = len(&dir.join("verify.log"));
+    assert!(log > 0, "the first run logged its verifies");
     let o = run_script(&["verify", d, bin, "0", "6"], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(len(&dir.join("verify.log")), log);

@@ -654,10 +654,8 @@ fn mainline_levels_stats_and_omweso() {
         json!([5, 0, 3, 0, 0, 0, 1, 1, 1, 1, 1, 0])
     );
     assert_eq!((&line[1]["pit"], &line[1]["value"]), (&json!(2), &json!(3)));
-    assert!(
-        ["game-over", "cycle"].contains(&l["line_end"].as_str().unwrap()),
-        "{l}"
-    );
+    // A draw, which neither side can leave for a gain: the line repeats.
+    assert_eq!(l["line_end"], "cycle", "{l}");
 
     let (status, lv) = s.get("/api/levels");
     assert_eq!(status, 200);
@@ -713,10 +711,15 @@ fn mainline_levels_stats_and_omweso() {
     let side = "side=2,6,5,2,3,4,3,4,8,2,6,3,2,5,6,3";
     let (status, all) = s.get(&format!("/api/omweso/loops?{side}&max_laps=5000"));
     assert_eq!(status, 200, "{all}");
-    assert!(
-        all["starts"].as_array().unwrap().len() > 1,
-        "every start: {all}"
-    );
+    // Every pit holds 2 seeds or more: 16 starts, anticlockwise.
+    let starts = all["starts"].as_array().unwrap();
+    assert_eq!(starts.len(), 16, "every start: {all}");
+    for (pit, start) in starts.iter().enumerate() {
+        assert_eq!(
+            (&start["pit"], &start["direction"]),
+            (&json!(pit), &json!("ccw"))
+        );
+    }
     let (status, empty) = s.get(&format!(
         "/api/omweso/loops?{side}&pit=&opponent=&first_turn=&max_laps=%205000%20"
     ));
@@ -737,9 +740,22 @@ fn mainline_stops_at_a_missing_level() {
     let (status, l) = s.get("/api/awari/mainline?board=1,1,1,1,1,2,4,2,3,0,0,0");
     assert_eq!(status, 200, "{l}");
     assert_eq!(l["line_end"], "level-missing", "{l}");
-    let missing = l["missing_level"].as_u64().unwrap();
-    assert!(missing < 13, "{l}");
-    assert!(l["line"].as_array().unwrap().len() >= 2, "{l}");
+    // The line with every level, up to the ply that needs level 10.
+    let (_, whole) =
+        Server::db(awari_db()).get("/api/awari/mainline?board=1,1,1,1,1,2,4,2,3,0,0,0");
+    let (line, whole) = (
+        l["line"].as_array().unwrap(),
+        whole["line"].as_array().unwrap(),
+    );
+    assert_eq!(l["missing_level"], 10, "{l}");
+    assert!(line.len() >= 2 && line[..] == whole[..line.len()], "{l}");
+    let last = line.last().unwrap()["board"].as_array().unwrap();
+    let after = &whole[line.len()];
+    assert_eq!(
+        last.iter().map(|v| v.as_u64().unwrap()).sum::<u64>() - after["captures"].as_u64().unwrap(),
+        10,
+        "the next ply's capture leads to level 10: {after}"
+    );
     // Asked directly, the same gap is a 404 (a board whose player to move
     // has a seed: one without is valued by the rules, no level read).
     refused(
