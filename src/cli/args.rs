@@ -17,7 +17,7 @@ pub struct Where {
     #[arg(long, default_value = "db")]
     pub db: PathBuf,
     /// Rule set: awari (Romein & Bal's) or abapa (international).
-    #[arg(long, default_value = "awari", value_parser = rules)]
+    #[arg(long, default_value = "awari", value_parser = RulesByName)]
     pub rules: Rules,
 }
 
@@ -51,8 +51,32 @@ impl Reading {
     }
 }
 
-fn rules(s: &str) -> Result<Rules, String> {
-    s.parse().map_err(|e: mancaladb::Error| e.to_string())
+/// `--rules`: a rule set by its name, with the library's message for
+/// another; the names are the flag's possible values, which its help and
+/// the shell completions offer.
+#[derive(Clone)]
+struct RulesByName;
+
+impl clap::builder::TypedValueParser for RulesByName {
+    type Value = Rules;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Rules, clap::Error> {
+        let by_name: fn(&str) -> Result<Rules, String> =
+            |s| s.parse().map_err(|e: Error| e.to_string());
+        by_name.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let names = Rules::ALL.into_iter().map(Rules::name);
+        Some(Box::new(names.map(clap::builder::PossibleValue::new)))
+    }
 }
 
 /// `N` or `N..M` (inclusive; `N..=M` too, as messages write ranges),

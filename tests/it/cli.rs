@@ -657,6 +657,8 @@ fn completions_and_man_page_are_generated() {
     assert!(out.status.success());
     let script = String::from_utf8(out.stdout).unwrap();
     assert!(script.contains("_mancaladb()") && script.contains("--max-seeds"));
+    // The rule sets are offered by name.
+    assert!(script.contains(r#"COMPREPLY=($(compgen -W "awari abapa" -- "${cur}"))"#));
     let out = run(&["man"]);
     assert!(out.status.success());
     let page = String::from_utf8(out.stdout).unwrap();
