@@ -72,8 +72,8 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
                     ),
                     // Only the levels it needs: level seeds - 1 is never read.
                     None => format!(
-                        "build tables of levels {needed} elsewhere (mancaladb build --levels {needed} --db DB) and export them here: mancaladb export --format vu --db DB --out {}",
-                        shell_quote(dir),
+                        "take the files here as tables (mancaladb import --vu {dir} --db DB), build the rest (mancaladb build --levels {needed} --db DB) and export them here: mancaladb export --format vu --db DB --out {dir}",
+                        dir = shell_quote(dir),
                         needed = level_set_text(&levels_needed(s.seeds)),
                     ),
                 };

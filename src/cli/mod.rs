@@ -133,8 +133,12 @@ fn explain(e: &Error) -> String {
             "build them: mancaladb build --rules {rules} --db {}",
             shell_quote(dir)
         ),
-        Error::Missing(Missing::VuLevel { dir, .. } | Missing::VuLevels { dir }) => format!(
-            "download the published files into it, or export tables there: mancaladb export --format vu --out {}",
+        Error::Missing(Missing::VuLevel { dir, seeds }) => format!(
+            "download the published file into it, or export a table there: mancaladb export --format vu --db DB --seeds {seeds} --out {}",
+            shell_quote(dir)
+        ),
+        Error::Missing(Missing::VuLevels { dir }) => format!(
+            "download the published files into it, or export tables there: mancaladb export --format vu --db DB --out {}",
             shell_quote(dir)
         ),
         Error::Corrupt {

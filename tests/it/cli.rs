@@ -228,9 +228,16 @@ fn exported_vu_files_match_published_hashes_and_sizes() {
     );
     assert!(
         text.contains(&format!(
-            "build tables of levels 0..22,24 elsewhere (mancaladb build --levels 0..22,24 --db DB) and export them here: mancaladb export --format vu --db DB --out {vu}"
+            "take the files here as tables (mancaladb import --vu {vu} --db DB), build the rest (mancaladb build --levels 0..22,24 --db DB) and export them here: mancaladb export --format vu --db DB --out {vu}"
         )),
         "{text}"
+    );
+    // A level missing there: the export of that one level.
+    crate::common::refuses(
+        &["query", "--vu", vu, "19 0 0 0 0 0 0 0 0 0 0 0"],
+        &format!(
+            "scores.19 not found in {vu}: download the published file into it, or export a table there: mancaladb export --format vu --db DB --seeds 19 --out {vu}"
+        ),
     );
 }
 
