@@ -129,6 +129,17 @@ fn explain(e: &Error) -> String {
             )),
             shell_quote(dir)
         ),
+        // A directory of published-layout files given as tables.
+        Error::Missing(Missing::Levels { dir, .. })
+            if mancaladb::source::VuDir::new(dir)
+                .levels()
+                .is_ok_and(|l| !l.is_empty()) =>
+        {
+            format!(
+                "it holds scores.N files: read them in place with --vu {dir}, or import them: mancaladb import --vu {dir} --db DB",
+                dir = shell_quote(dir)
+            )
+        }
         Error::Missing(Missing::Levels { dir, rules }) => format!(
             "build them: mancaladb build --rules {rules} --db {}",
             shell_quote(dir)

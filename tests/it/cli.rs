@@ -239,6 +239,11 @@ fn exported_vu_files_match_published_hashes_and_sizes() {
             "scores.19 not found in {vu}: download the published file into it, or export a table there: mancaladb export --format vu --db DB --seeds 19 --out {vu}"
         ),
     );
+    // Given as a table directory, it is said to be one of VU files.
+    crate::common::refuses(
+        &["stats", "--db", vu],
+        &format!("it holds scores.N files: read them in place with --vu {vu}, or import them"),
+    );
 }
 
 #[test]
