@@ -24,7 +24,8 @@ pub struct Args {
     /// levels must be among them or built already.
     #[arg(long, value_parser = args::oware_level_set, conflicts_with = "max_seeds", allow_hyphen_values = true)]
     levels: Option<args::LevelSet>,
-    /// Worker threads (default: all cores).
+    /// Worker threads (default: all cores; with --distributed, per rank:
+    /// the cores of its machine shared among the ranks there).
     #[arg(long, value_parser = args::threads, allow_negative_numbers = true)]
     threads: Option<usize>,
     /// Build together with the other ranks of an MPI job, each solving a
@@ -53,7 +54,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         .levels
         .map_or_else(|| (0..=a.max_seeds).collect(), |l| l.0);
     if a.distributed {
-        return distributed(&db, a.at.rules, levels, a.wait);
+        return distributed(&db, a.at.rules, levels, a.threads.is_none(), a.wait);
     }
     if let Some((var, ranks)) = launched_as_ranks() {
         // Each would build alone, and all but one would find the
@@ -79,20 +80,32 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
 /// or a panic on any rank stops every rank (the levels already written stay
 /// valid), as do ranks that disagree on what to build or where
 /// ([`Error::Disagree`]); rank 0 alone prints progress, the others their
-/// own warnings.
+/// own warnings. Unless told (`share_cores`: no `--threads`), the ranks on
+/// one machine share its cores: each takes cores / ranks there (at least
+/// one) rather than a thread per core each.
 #[cfg(feature = "mpi")]
 fn distributed(
     db: &Db,
     rules: mancaladb::oware::Rules,
     levels: Vec<usize>,
+    share_cores: bool,
     wait: bool,
 ) -> Result<ExitCode, Error> {
-    use mancaladb::exchange::{Exchange, mpi::Mpi};
+    use mancaladb::exchange::{Exchange, mpi::Mpi, ranks_on_this_machine};
     let mpi = Mpi::init(|rank, ranks| {
         super::output::diag(format_args!(
             "mancaladb: rank {rank} of {ranks} panicked; stopping every rank"
         ))
     })?;
+    if share_cores {
+        let here = ranks_on_this_machine(&mpi);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = (cores / here).max(1);
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build_global()
+            .map_err(|e| Error::Invalid(format!("cannot start {threads} threads: {e}")))?;
+    }
     let (rank, ranks) = (mpi.rank(), mpi.ranks());
     let warnings = RankWarnings(rank);
     let progress = if rank == 0 {
@@ -152,6 +165,7 @@ fn distributed(
     _: &Db,
     _: mancaladb::oware::Rules,
     _: Vec<usize>,
+    _: bool,
     _: bool,
 ) -> Result<ExitCode, Error> {
     Err(Error::Invalid(

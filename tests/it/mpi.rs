@@ -107,7 +107,16 @@ fn one_to_four_ranks_build_the_same_files_as_one_process() {
         if ranks == 3 {
             job.env("MANCALADB_MPI_PASS", SMALL_PASS);
         }
-        let text = ok(&within(job, 600));
+        let out = within(job, 600);
+        let text = ok(&out);
+        // The ranks, all on this machine, share its cores.
+        let cores = std::thread::available_parallelism().unwrap().get();
+        let threads = ranks * (cores / ranks).max(1);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("with {ranks} ranks, {threads} threads in all")) || ranks == 1,
+            "{err}"
+        );
         // Rank 0 alone prints, one line per level.
         assert_eq!(
             text.lines().filter(|l| l.starts_with("level")).count(),
