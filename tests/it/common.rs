@@ -321,3 +321,24 @@ pub fn copy_dir(from: &Path, to: &Path) {
         std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
     }
 }
+
+/// Where the compressed frame of block `k` lies in the bytes of a table
+/// file, by db/README's layout: an 80-byte header (the block count `B` at
+/// byte 32), `B + 1` offsets of the frames from the start of the data,
+/// `B` block tags, then the frames.
+pub fn frame(bytes: &[u8], k: usize) -> std::ops::Range<usize> {
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    let data = 80 + 8 * (2 * word(32) + 1);
+    data + word(80 + 8 * k)..data + word(80 + 8 * (k + 1))
+}
+
+/// Swaps the frames of blocks 0 and 1 of a table file's bytes, which must
+/// be of equal length: every offset and zstd checksum stays valid, only
+/// the blocks' tags tell.
+pub fn swap_first_frames(bytes: &mut [u8]) {
+    let (a, b) = (frame(bytes, 0), frame(bytes, 1));
+    assert_eq!(a.len(), b.len(), "the first two frames have equal length");
+    let first = bytes[a.clone()].to_vec();
+    bytes.copy_within(b.clone(), a.start);
+    bytes[b].copy_from_slice(&first);
+}

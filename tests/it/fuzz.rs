@@ -53,18 +53,7 @@ fn apply(d: &Damage, bytes: &mut Vec<u8>) {
             let at = at % n;
             bytes.splice(at..at, b.iter().copied());
         }
-        Damage::SwapFirstBlocks => {
-            let off = |k: usize| {
-                u64::from_le_bytes(bytes[80 + 8 * k..88 + 8 * k].try_into().unwrap()) as usize
-            };
-            let blocks = 4; // ceil((3 * 65536 + 777) / 65536)
-            let data = 80 + 8 * (blocks + 1) + 8 * blocks;
-            let (a, b, c) = (data + off(0), data + off(1), data + off(2));
-            assert_eq!(b - a, c - b, "the first two frames have equal length");
-            let first = bytes[a..b].to_vec();
-            bytes.copy_within(b..c, a);
-            bytes[b..c].copy_from_slice(&first);
-        }
+        Damage::SwapFirstBlocks => crate::common::swap_first_frames(bytes),
     }
 }
 

@@ -769,11 +769,8 @@ fn verify_reads_lower_levels_from_tables_alone() {
 /// (version 2) table at `path`.
 fn damage_block(path: &std::path::Path, block: usize) {
     let mut bytes = std::fs::read(path).unwrap();
-    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
-    let blocks = word(32);
-    let data = 80 + 8 * (2 * blocks + 1);
-    let (from, to) = (word(80 + 8 * block), word(80 + 8 * (block + 1)));
-    bytes[data + (from + to) / 2] ^= 0x40;
+    let frame = crate::common::frame(&bytes, block);
+    bytes[(frame.start + frame.end) / 2] ^= 0x40;
     std::fs::write(path, bytes).unwrap();
 }
 
