@@ -5,23 +5,25 @@ use std::path::{Path, PathBuf};
 
 use crate::db::{Db, write_raw};
 use crate::error::{Error, Missing, Result};
-use crate::files::{DirLock, check_replaceable};
+use crate::files::{DirLock, check_replaceable, remove_if_present};
 use crate::oware::Rules;
 use crate::source::{VuDir, vu_rules};
-use crate::stored::{prepare_raw_cache, raw_window};
+use crate::stored::raw_window;
 use crate::table::{self, check_values};
 
 /// Imports `levels` (every `scores.N` there if `None`) of the directory
 /// `vu` (awari values: [`vu_rules`]) as tables of `rules` in `db`, holding
-/// the directory's writer lock. What can be found wrong without writing is
-/// an error before anything is written: a level not in `vu`, a file of the
-/// wrong size or with a value outside `-N..=N`, a sound table of a level
-/// there already that holds other values (a damaged one is replaced, one
-/// with the same values kept), an output place that is not a regular file.
-/// A failed write stops the import at that level and leaves the complete
-/// tables of the levels before it. Raw copies are then left as a build
-/// leaves them ([`prepare_raw_cache`]): those of the largest levels within
-/// `db`'s raw cache budget. Returns what it did.
+/// the directory's writer lock from the first look at its tables. What can
+/// be found wrong without writing is an error before anything is written:
+/// a level not in `vu`, a file of the wrong size or with a value outside
+/// `-N..=N`, a sound table of a level there already that holds other
+/// values (a damaged one is replaced, one with the same values kept), an
+/// output place that is not a regular file. A failed write stops the
+/// import at that level and leaves the complete tables of the levels
+/// before it. Each level written gets the raw copy a build would keep
+/// ([`raw_window`] of the highest level there, within `db`'s budget), or
+/// loses a copy it had; the copies of other levels are left as they are.
+/// Returns what it did.
 pub fn import_vu(db: &Db, rules: Rules, vu: &Path, levels: Option<Vec<usize>>) -> Result<Imported> {
     vu_rules(rules)?;
     crate::files::existing_dir(vu)?;
@@ -35,18 +37,21 @@ pub fn import_vu(db: &Db, rules: Rules, vu: &Path, levels: Option<Vec<usize>>) -
             dir: vu.to_path_buf(),
         }));
     }
-    crate::files::check_dir(db.dir())?;
-    let mut imported = Imported::default();
     for &seeds in &levels {
         let map = files.open(seeds)?;
-        let values = table::as_values(&map);
-        check_values(&files.path(seeds), seeds, 0, values)?;
-        match holds_already(db, rules, seeds, &files.path(seeds), values)? {
+        check_values(&files.path(seeds), seeds, 0, table::as_values(&map))?;
+    }
+    let raw_dir = db.raw_dir(rules);
+    crate::files::check_dir(&raw_dir)?; // a file at `raw` or `raw/awari`, named as such
+    // Under the lock: no other writer changes a table between the look
+    // below and the write.
+    let _lock = DirLock::acquire(db.dir())?;
+    let mut imported = Imported::default();
+    for &seeds in &levels {
+        let map = files.open(seeds)?; // mapped once: the bytes checked above
+        match holds_already(db, rules, seeds, &files.path(seeds), table::as_values(&map))? {
             true => imported.kept.push(seeds),
-            false => {
-                check_replaceable(&db.table_path(rules, seeds))?;
-                imported.written.push(seeds);
-            }
+            false => imported.written.push(seeds),
         }
     }
     let top = db
@@ -55,29 +60,27 @@ pub fn import_vu(db: &Db, rules: Rules, vu: &Path, levels: Option<Vec<usize>>) -
         .chain(levels.iter().copied())
         .max();
     let window = raw_window(top.map_or(0, |n| n + 2), db.raw_cache());
-    for seeds in window.clone() {
+    for &seeds in &imported.written {
+        check_replaceable(&db.table_path(rules, seeds))?;
         check_replaceable(&db.raw_path(rules, seeds))?;
     }
-    let _lock = DirLock::acquire(db.dir())?;
-    let raw_dir = db.raw_dir(rules);
     crate::files::create_dirs(&raw_dir)?;
     // What a killed import or build left under a temporary name.
     crate::files::remove_leftovers(db.dir(), |name| name.ends_with(".mdb.tmp"))?;
     crate::files::remove_leftovers(&raw_dir, |name| name.ends_with(".tmp"))?;
     for &seeds in &imported.written {
-        let map = files.open(seeds)?; // mapped once: the bytes checked above
+        let map = files.open(seeds)?;
         let values = table::as_values(&map);
         table::write_table(
             &db.table_path(rules, seeds),
             Db::table_id(rules, seeds),
             values,
         )?;
-        if window.contains(&seeds) {
-            write_raw(&db.raw_path(rules, seeds), values)?;
+        let raw = db.raw_path(rules, seeds);
+        match window.contains(&seeds) {
+            true => write_raw(&raw, values)?,
+            false => remove_if_present(&raw)?, // another level's values, maybe
         }
-    }
-    if let Some(top) = top {
-        prepare_raw_cache(db, rules, top + 2, db.raw_cache())?;
     }
     Ok(imported)
 }

@@ -69,11 +69,17 @@ pub fn count_words(
     // hint, which `range(2**64)` cannot give (PyO3 reports that failure as
     // an unraisable exception).
     let mut words = Vec::with_capacity(pits.0 + 1);
-    let Ok(items) = obj.try_iter() else {
-        return Err(PyTypeError::new_err(format!(
-            "{what}, got {}",
-            obj.get_type().name()?
-        )));
+    // An object that is not iterable at all is no board; whatever else
+    // its iteration raises (KeyboardInterrupt too) goes on up.
+    let items = match obj.try_iter() {
+        Ok(items) => items,
+        Err(e) if e.is_instance_of::<PyTypeError>(obj.py()) => {
+            return Err(PyTypeError::new_err(format!(
+                "{what}, got {}",
+                obj.get_type().name()?
+            )));
+        }
+        Err(e) => return Err(e),
     };
     for item in items {
         let item = item?;

@@ -130,10 +130,11 @@ fn explain(e: &Error) -> String {
             shell_quote(dir)
         ),
         // A directory of published-layout files given as tables.
-        Error::Missing(Missing::Levels { dir, .. })
-            if mancaladb::source::VuDir::new(dir)
-                .levels()
-                .is_ok_and(|l| !l.is_empty()) =>
+        Error::Missing(Missing::Levels { dir, rules })
+            if *rules == "awari"
+                && mancaladb::source::VuDir::new(dir)
+                    .levels()
+                    .is_ok_and(|l| !l.is_empty()) =>
         {
             format!(
                 "it holds scores.N files: read them in place with --vu {dir}, or import them: mancaladb import --vu {dir} --db DB",

@@ -403,10 +403,11 @@ fn ranks_started_without_distributed_say_so() {
     let out = within(job, 120);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
-    assert_eq!(
-        err.matches("started as one of 2 MPI ranks (OMPI_COMM_WORLD_SIZE=2) without --distributed")
-            .count(),
-        2,
+    // Open MPI may stop the other rank before it says so too.
+    assert!(
+        err.contains(
+            "started as one of 2 MPI ranks (OMPI_COMM_WORLD_SIZE=2) without --distributed"
+        ),
         "{err}"
     );
     assert!(!db.exists());

@@ -487,8 +487,8 @@ fn paths_that_are_not_utf8_are_written_and_locked_like_any_other() {
             "verify".as_ref(),
             "--db".as_ref(),
             again.as_ref(),
-            "--checks".as_ref(),
-            "1".as_ref(),
+            "--seeds".as_ref(),
+            "6".as_ref(),
         ],
     ];
     for args in commands {
@@ -546,8 +546,9 @@ fn import_checks_every_place_first_and_replaces_only_damaged_tables() {
     );
     assert!(!db.join("awari-03.mdb.tmp").exists());
     assert_eq!(std::fs::read_dir(db.join("raw/awari")).unwrap().count(), 0);
-    // Then all of them: levels 0..6 are kept, the rest written, and the
-    // raw copies are a build's (every one, within the default budget).
+    // Then all of them: levels 0..6 are kept as they are (no raw copies),
+    // the rest written with the raw copies a build keeps (every one,
+    // within the default budget).
     let all = Encoder::new(10);
     assert_eq!(
         said(import(&[])),
@@ -558,10 +559,39 @@ fn import_checks_every_place_first_and_replaces_only_damaged_tables() {
         )
     );
     crate::common::assert_committed(&db, 10);
+    let raw = |n: usize| std::fs::read(db.join(format!("raw/awari/scores.{n}")));
     for n in 0..=10 {
-        let raw = std::fs::read(db.join(format!("raw/awari/scores.{n}"))).unwrap();
-        assert_eq!(raw.len() as u64, all.level_size(n), "level {n}");
+        match n {
+            0..=6 => assert!(raw(n).is_err(), "level {n}"),
+            _ => assert_eq!(raw(n).unwrap().len() as u64, all.level_size(n), "level {n}"),
+        }
     }
+    // The directory's own raw copies, imported: there already, and kept;
+    // a damaged table of a level not imported is no concern of the import.
+    crate::common::cut_short(&db.join("awari-09.mdb"), 100);
+    let own = db.join("raw/awari");
+    assert_eq!(
+        said(run(&[
+            "import",
+            "--vu",
+            s(&own),
+            "--db",
+            s(&db),
+            "--seeds",
+            "7..8"
+        ])),
+        format!(
+            "imported nothing from {} into {}; levels 7..8 there already with the same values",
+            s(&own),
+            s(&db)
+        )
+    );
+    assert_eq!(raw(7).unwrap().len() as u64, all.level_size(7));
+    assert_eq!(
+        said(import(&["--seeds", "9"])),
+        format!("imported level 9 from {} into {}", s(&vu), s(&db))
+    );
+    crate::common::assert_committed(&db, 10);
     // Other values in a sound table: refused, the table left as it was.
     let level_4 = all.level_size(4) as usize;
     let other = dir.join("other");
