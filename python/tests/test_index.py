@@ -36,8 +36,8 @@ def test_whole_levels_round_trip(seeds):
 
 
 def test_index_vectors():
-    # The first from the published database (db/README); the others as
-    # counted from the numbering's definition in tests/it/encoder.rs.
+    # The specification's test vectors (issue 2), which tests/it/encoder.rs
+    # also counts from the numbering's definition.
     for pits, index in [
         ("1 1 1 1 1 2 4 2 3 0 0 0", 588_953),
         ("5 0 0 0 0 0 0 0 0 0 0 0", 0),
