@@ -29,11 +29,21 @@ use mancaladb::oware::levels_needed;
 
 use args::shell_quote;
 
+/// The version `--version` gives, and whether this build can run
+/// `build --distributed`.
+#[cfg(feature = "mpi")]
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (with MPI: build --distributed)"
+);
+#[cfg(not(feature = "mpi"))]
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// Endgame databases for mancala games.
 #[derive(Parser)]
 #[command(
     name = "mancaladb",
-    version,
+    version = VERSION,
     about = "Endgame databases for mancala games"
 )]
 pub struct Cli {

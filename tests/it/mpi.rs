@@ -392,6 +392,21 @@ fn two_ranks(args: &[&str], args1: &[&str]) -> Command {
     job
 }
 
+/// A build with MPI says so in its version, so that the two binaries can
+/// be told apart.
+#[test]
+fn the_version_says_it_has_mpi() {
+    let out = run(&["--version"]);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().trim_end(),
+        concat!(
+            "mancaladb ",
+            env!("CARGO_PKG_VERSION"),
+            " (with MPI: build --distributed)"
+        )
+    );
+}
+
 /// Without `--distributed`, ranks started by mpirun would each build
 /// alone, all but one stopped by the first one's lock: each says what is
 /// missing instead, before the directory is made.
