@@ -13,12 +13,15 @@
 //!   the limit; the refusal is JSON like every other error), batches of
 //!   [`api::MAX_BATCH`] boards,
 //!   Omweso lap budgets of [`api::MAX_LAPS`], 30 s per request (503 after),
-//!   10 s to send a request's head (the connection is closed after).
+//!   10 s to send a request's head (the connection is closed after), two
+//!   costly requests per core at once (the others wait their turn).
+//! * Ctrl-C or SIGTERM stops listening and lets the requests under way
+//!   finish (30 s at most, or until a second signal).
 //! * Cross-origin reads are allowed (the data is public and read-only);
 //!   responses are gzip-compressed when the client accepts it.
 //! * One log line per request on standard error: method, path, status,
 //!   time (the log is outside the time limit, so a request cut by it is
-//!   logged too).
+//!   logged too), written by a thread of its own.
 
 mod api;
 mod assets;
@@ -113,17 +116,33 @@ impl State {
 
 /// All routes, with their limits, CORS, compression and the log line.
 fn router(state: Arc<State>) -> Router {
+    // The routes whose one request may take many milliseconds of a core
+    // and megabytes: at most [`costly_at_once`] run at once, the others
+    // wait their turn (within the time limit), their bodies unread.
+    let turns = Arc::new(tokio::sync::Semaphore::new(costly_at_once()));
+    let costly = Router::new()
+        .route("/api/awari/mainline", get(api::mainline))
+        .route("/api/awari/batch", post(api::batch))
+        .route("/api/stats/{rules}/{seeds}", get(api::stats))
+        .route("/api/omweso/loops", get(api::loops))
+        .route_layer(middleware::from_fn(move |req: Request, next: Next| {
+            let turns = turns.clone();
+            async move {
+                let _turn = turns
+                    .acquire()
+                    .await
+                    .expect("the semaphore is never closed");
+                next.run(req).await
+            }
+        }));
     Router::new()
         .route("/", get(assets::index))
         .route("/app.js", get(assets::script))
         .route("/style.css", get(assets::style))
         .route("/health", get(api::health))
         .route("/api/awari", get(api::position))
-        .route("/api/awari/mainline", get(api::mainline))
-        .route("/api/awari/batch", post(api::batch))
         .route("/api/levels", get(api::levels))
-        .route("/api/stats/{rules}/{seeds}", get(api::stats))
-        .route("/api/omweso/loops", get(api::loops))
+        .merge(costly)
         .fallback(api::not_found)
         // Inside the JSON errors, so that its 413 gets a JSON body. It
         // reads the declared length first: a client that declares more
@@ -145,11 +164,63 @@ fn router(state: Arc<State>) -> Router {
         .with_state(state)
 }
 
-/// One line on standard error (a log line that cannot be written is
-/// dropped: the server goes on).
+/// Costly requests served at once: two per core.
+fn costly_at_once() -> usize {
+    2 * std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Log lines waiting for standard error, at most.
+const LOG_QUEUE: usize = 4096;
+
+/// The queue of log lines, and the lines queued and not yet written.
+struct Log {
+    lines: std::sync::mpsc::SyncSender<String>,
+    pending: std::sync::atomic::AtomicUsize,
+}
+
+/// The log, whose lines a thread of its own writes to standard error: a
+/// standard error that does not drain (a paused terminal, a logger that
+/// pushes back) then holds up no request.
+fn the_log() -> &'static Log {
+    static LOG: std::sync::OnceLock<Log> = std::sync::OnceLock::new();
+    LOG.get_or_init(|| {
+        let (lines, queued) = std::sync::mpsc::sync_channel::<String>(LOG_QUEUE);
+        std::thread::spawn(move || {
+            use std::io::Write;
+            for line in queued {
+                let _ = writeln!(std::io::stderr(), "{line}");
+                the_log()
+                    .pending
+                    .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+        Log {
+            lines,
+            pending: std::sync::atomic::AtomicUsize::new(0),
+        }
+    })
+}
+
+/// One line on standard error. A line that cannot be written, or that
+/// finds [`LOG_QUEUE`] lines still waiting, is dropped: the server goes on.
 fn log_line(args: std::fmt::Arguments) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{args}");
+    let log = the_log();
+    log.pending
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    if log.lines.try_send(args.to_string()).is_err() {
+        log.pending
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Waits, up to a second, for the log lines queued to be written.
+fn flush_log() {
+    let start = Instant::now();
+    while the_log().pending.load(std::sync::atomic::Ordering::Relaxed) > 0
+        && start.elapsed() < Duration::from_secs(1)
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// One line per request on standard error.
@@ -207,14 +278,31 @@ pub fn serve(state: State, addr: SocketAddr, bound: impl FnOnce(SocketAddr)) -> 
         );
         accept(listener, router(Arc::new(state))).await;
         Ok(())
-    })
+    })?;
+    flush_log();
+    Ok(())
 }
 
-/// Serves each connection `listener` accepts with `app` until Ctrl-C, then
-/// lets the requests under way finish. (As `axum::serve`, plus a limit on
-/// the time a client may take to send a request's head, which that has
-/// not: a client that opens connections and never finishes a request
-/// would otherwise hold each open for good.)
+/// Ctrl-C (SIGINT) or SIGTERM (what service managers send).
+async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        },
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// Serves each connection `listener` accepts with `app` until Ctrl-C or
+/// SIGTERM, then stops listening and lets the requests under way finish,
+/// for [`TIMEOUT`] at most, or until a second signal. (As `axum::serve`,
+/// plus a limit on the time a client may take to send a request's head,
+/// which that has not: a client that opens connections and never
+/// finishes a request would otherwise hold each open for good.)
 async fn accept(listener: tokio::net::TcpListener, app: Router) {
     use hyper::server::conn::http1;
     use hyper_util::rt::{TokioIo, TokioTimer};
@@ -222,7 +310,7 @@ async fn accept(listener: tokio::net::TcpListener, app: Router) {
     use hyper_util::service::TowerToHyperService;
 
     let connections = GracefulShutdown::new();
-    let mut stop = std::pin::pin!(tokio::signal::ctrl_c());
+    let mut stop = std::pin::pin!(stop_signal());
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -246,5 +334,18 @@ async fn accept(listener: tokio::net::TcpListener, app: Router) {
             let _ = connection.await;
         });
     }
-    connections.shutdown().await;
+    drop(listener);
+    let under_way = connections.count();
+    if under_way > 0 {
+        log_line(format_args!(
+            "mancaladb serve: stopping: {under_way} connection{} to finish, {} s at most (again to stop now)",
+            if under_way == 1 { "" } else { "s" },
+            TIMEOUT.as_secs()
+        ));
+    }
+    tokio::select! {
+        _ = connections.shutdown() => {}
+        _ = tokio::time::sleep(TIMEOUT) => {}
+        _ = stop_signal() => {}
+    }
 }
