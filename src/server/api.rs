@@ -519,6 +519,7 @@ pub async fn batch(
     let Json(batch) = body.map_err(|e| ApiError {
         status: match e.status() {
             StatusCode::PAYLOAD_TOO_LARGE => StatusCode::PAYLOAD_TOO_LARGE,
+            _ if left_mid_body(&e) => super::CLIENT_GONE,
             _ => StatusCode::BAD_REQUEST,
         },
         body: ErrorBody {
@@ -533,6 +534,31 @@ pub async fn batch(
         )));
     }
     blocking(move |gone| batch_answer(&state, &batch, gone).map(Json)).await
+}
+
+/// Whether reading the body failed because the client closed the
+/// connection before it was all sent (hyper's body error holds an
+/// end-of-file or a reset): no answer reaches it, and the log says 499,
+/// not 400.
+fn left_mid_body(e: &JsonRejection) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionReset, UnexpectedEof};
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        let gone = c.downcast_ref::<std::io::Error>().is_some_and(|io| {
+            matches!(
+                io.kind(),
+                UnexpectedEof | ConnectionReset | ConnectionAborted
+            )
+        });
+        if gone
+            || c.downcast_ref::<hyper::Error>()
+                .is_some_and(|h| h.is_incomplete_message())
+        {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
 }
 
 /// The answers of a batch, one board after the other; its request gone,

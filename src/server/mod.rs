@@ -237,7 +237,10 @@ async fn log(req: Request, next: Next) -> Response {
 
 /// Status 499 in the log: the client went before its answer (as nginx
 /// logs it); no answer is sent.
-const CLIENT_GONE: u16 = 499;
+const CLIENT_GONE: StatusCode = match StatusCode::from_u16(499) {
+    Ok(status) => status,
+    Err(_) => panic!("499 is a status code"),
+};
 
 /// A request's log line, written when it is dropped: with its answer's
 /// status, or [`CLIENT_GONE`] when the client closed the connection first
@@ -253,7 +256,7 @@ impl Drop for LogEntry {
         log_line(format_args!(
             "{} {} {:.1} ms",
             self.line,
-            self.status.unwrap_or(CLIENT_GONE),
+            self.status.unwrap_or(CLIENT_GONE.as_u16()),
             self.start.elapsed().as_secs_f64() * 1e3
         ));
     }

@@ -952,6 +952,32 @@ fn a_request_the_client_abandons_is_logged() {
     }
     // The count went on: the next request is answered.
     assert_eq!(s.get("/api/stats/awari/18").0, 200);
+    // A client that leaves in the middle of its body is gone too (its
+    // body cannot be read: that is no bad request of a client there).
+    {
+        let mut c = TcpStream::connect(&s.addr).unwrap();
+        write!(
+            c,
+            "POST /api/awari/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"boards\""
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let text = std::fs::read_to_string(&log).unwrap();
+        if text
+            .lines()
+            .any(|l| l.starts_with("POST /api/awari/batch 499 "))
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no 499 line in {text}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// A client that never finishes a request's head has its connection closed
