@@ -838,17 +838,27 @@ fn every_request_is_logged() {
     assert!(head.contains("access-control-allow-origin: *"), "{head}");
     assert_eq!(s.get("/nowhere").0, 404);
     // The log's own thread writes the lines, soon after the answers.
-    let wants = [
-        "GET /health 200 ",
-        "OPTIONS /api/levels 200 ",
-        "GET /nowhere 404 ",
-    ];
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    logged(
+        &log,
+        &[
+            "GET /health 200 ",
+            "OPTIONS /api/levels 200 ",
+            "GET /nowhere 404 ",
+        ],
+    );
+}
+
+/// Waits, 30 s at most, for a line starting with each of `wants` in the
+/// server's log at `log`.
+fn logged(log: &Path, wants: &[&str]) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
-        let text = std::fs::read_to_string(&log).unwrap();
-        let logged = |want: &&str| text.lines().any(|l| l.starts_with(*want));
-        if wants.iter().all(logged) {
-            break;
+        let text = std::fs::read_to_string(log).unwrap();
+        if wants
+            .iter()
+            .all(|want| text.lines().any(|l| l.starts_with(want)))
+        {
+            return;
         }
         assert!(
             std::time::Instant::now() < deadline,
@@ -935,21 +945,7 @@ fn a_request_the_client_abandons_is_logged() {
         write!(c, "GET /api/stats/awari/18 HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
         std::thread::sleep(Duration::from_millis(20));
     }
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let text = std::fs::read_to_string(&log).unwrap();
-        if text
-            .lines()
-            .any(|l| l.starts_with("GET /api/stats/awari/18 499 "))
-        {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no 499 line in {text}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    logged(&log, &["GET /api/stats/awari/18 499 "]);
     // The count went on: the next request is answered.
     assert_eq!(s.get("/api/stats/awari/18").0, 200);
     // A client that leaves in the middle of its body is gone too (its
@@ -963,21 +959,7 @@ fn a_request_the_client_abandons_is_logged() {
         .unwrap();
         std::thread::sleep(Duration::from_millis(200));
     }
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let text = std::fs::read_to_string(&log).unwrap();
-        if text
-            .lines()
-            .any(|l| l.starts_with("POST /api/awari/batch 499 "))
-        {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no 499 line in {text}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    logged(&log, &["POST /api/awari/batch 499 "]);
 }
 
 /// A client that never finishes a request's head has its connection closed
