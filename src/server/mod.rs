@@ -19,9 +19,10 @@
 //!   finish (30 s at most, or until a second signal).
 //! * Cross-origin reads are allowed (the data is public and read-only);
 //!   responses are gzip-compressed when the client accepts it.
-//! * One log line per request on standard error: method, path, status,
-//!   time (the log is outside the time limit, so a request cut by it is
-//!   logged too), written by a thread of its own.
+//! * One log line per request on standard error: the time (UTC), the
+//!   client's address, method, path, status, milliseconds taken (the log is
+//!   outside the time limit, so a request cut by it is logged too), written
+//!   by a thread of its own.
 
 mod api;
 mod assets;
@@ -30,14 +31,15 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Request};
 use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::{get, post};
+use tower_http::add_extension::AddExtension;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::CorsLayer;
 use tower_http::limit::RequestBodyLimitLayer;
@@ -201,13 +203,15 @@ fn the_log() -> &'static Log {
     })
 }
 
-/// One line on standard error. A line that cannot be written, or that
-/// finds [`LOG_QUEUE`] lines still waiting, is dropped: the server goes on.
+/// One line on standard error, after the time it is logged at. A line that
+/// cannot be written, or that finds [`LOG_QUEUE`] lines still waiting, is
+/// dropped: the server goes on.
 fn log_line(args: std::fmt::Arguments) {
     let log = the_log();
     log.pending
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    if log.lines.try_send(args.to_string()).is_err() {
+    let line = format!("{} {args}", utc_time(SystemTime::now()));
+    if log.lines.try_send(line).is_err() {
         log.pending
             .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
@@ -223,10 +227,49 @@ fn flush_log() {
     }
 }
 
-/// One line per request on standard error.
+/// A time as RFC 3339 in UTC, to the millisecond:
+/// `2026-12-04T19:20:01.123Z`.
+fn utc_time(time: SystemTime) -> String {
+    let since = time
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = since.as_secs();
+    let (days, of_day) = (secs / 86_400, secs % 86_400);
+    // The civil date of a day count (Howard Hinnant's `civil_from_days`):
+    // years of 400 (146,097 days) from 0000-03-01, March first in a year
+    // so that February's leap day ends it.
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let day_of_era = z % 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_from_march = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
+    let month = if month_from_march < 10 {
+        month_from_march + 3
+    } else {
+        month_from_march - 9
+    };
+    let year = era * 400 + year_of_era + u64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        of_day / 3600,
+        of_day / 60 % 60,
+        of_day % 60,
+        since.subsec_millis()
+    )
+}
+
+/// One line per request on standard error: the client's address (`-` when
+/// the connection did not say it), method, path and query.
 async fn log(req: Request, next: Next) -> Response {
+    let client = match req.extensions().get::<ConnectInfo<SocketAddr>>() {
+        Some(ConnectInfo(addr)) => addr.to_string(),
+        None => "-".to_string(),
+    };
     let mut entry = LogEntry {
-        line: format!("{} {}", req.method(), req.uri()),
+        line: format!("{client} {} {}", req.method(), req.uri()),
         start: Instant::now(),
         status: None,
     };
@@ -315,9 +358,9 @@ async fn accept(listener: tokio::net::TcpListener, app: Router) {
     let connections = GracefulShutdown::new();
     let mut stop = std::pin::pin!(stop_signal());
     loop {
-        let stream = tokio::select! {
+        let (stream, client) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of file descriptors, or a connection reset before
                     // it was taken: wait a little rather than spin.
@@ -331,7 +374,10 @@ async fn accept(listener: tokio::net::TcpListener, app: Router) {
         let connection = http1::Builder::new()
             .timer(TokioTimer::new())
             .header_read_timeout(HEAD_TIMEOUT)
-            .serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+            .serve_connection(
+                TokioIo::new(stream),
+                TowerToHyperService::new(AddExtension::new(app.clone(), ConnectInfo(client))),
+            );
         let connection = connections.watch(connection);
         tokio::spawn(async move {
             let _ = connection.await;
@@ -350,5 +396,24 @@ async fn accept(listener: tokio::net::TcpListener, app: Router) {
         _ = connections.shutdown() => {}
         _ = tokio::time::sleep(TIMEOUT) => {}
         _ = stop_signal() => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Known instants, leap days and the end of a century that is not a
+    /// leap year among them (the expected texts are Python's
+    /// `datetime.fromtimestamp(s, timezone.utc).isoformat()`).
+    #[test]
+    fn times_are_utc_dates_to_the_millisecond() {
+        let at = |millis: u64| utc_time(SystemTime::UNIX_EPOCH + Duration::from_millis(millis));
+        assert_eq!(at(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(at(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(at(951_868_799_999), "2000-02-29T23:59:59.999Z");
+        assert_eq!(at(1_796_412_001_123), "2026-12-04T19:20:01.123Z");
+        assert_eq!(at(4_107_542_399_999), "2100-02-28T23:59:59.999Z");
+        assert_eq!(at(4_107_542_400_000), "2100-03-01T00:00:00.000Z");
     }
 }

@@ -848,15 +848,15 @@ fn every_request_is_logged() {
     );
 }
 
-/// Waits, 30 s at most, for a line starting with each of `wants` in the
-/// server's log at `log`.
+/// Waits, 30 s at most, for a request line starting with each of `wants`
+/// (after its time and client) in the server's log at `log`.
 fn logged(log: &Path, wants: &[&str]) {
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         let text = std::fs::read_to_string(log).unwrap();
         if wants
             .iter()
-            .all(|want| text.lines().any(|l| l.starts_with(want)))
+            .all(|want| requests(&text).any(|l| l.starts_with(want)))
         {
             return;
         }
@@ -866,6 +866,30 @@ fn logged(log: &Path, wants: &[&str]) {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// The request lines of a server's log, each from its method on: every
+/// line starts with its time, in UTC to the millisecond, and a request's
+/// line then names the client (`2026-12-04T19:20:01.123Z 127.0.0.1:53422
+/// GET /health 200 0.1 ms`).
+fn requests(log: &str) -> impl Iterator<Item = &str> {
+    log.lines().filter_map(|line| {
+        let (time, rest) = line.split_once(' ').unwrap_or((line, ""));
+        let b = time.as_bytes();
+        assert!(
+            b.len() == 24
+                && [4, 7].iter().all(|&i| b[i] == b'-')
+                && b[10] == b'T'
+                && [13, 16].iter().all(|&i| b[i] == b':')
+                && b[19] == b'.'
+                && b[23] == b'Z',
+            "no time at the start of {line:?}"
+        );
+        rest.strip_prefix("127.0.0.1:")
+            .and_then(|rest| rest.split_once(' '))
+            .filter(|(port, _)| port.parse::<u16>().is_ok())
+            .map(|(_, request)| request)
+    })
 }
 
 /// SIGTERM (what a service manager sends), as Ctrl-C, stops the server:
@@ -905,8 +929,7 @@ fn sigterm_finishes_the_requests_under_way_and_a_second_stops_the_wait() {
     assert!(status.success(), "{status:?}");
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(
-        text.lines()
-            .any(|l| l.starts_with("POST /api/awari/batch 200 ")),
+        requests(&text).any(|l| l.starts_with("POST /api/awari/batch 200 ")),
         "{text}"
     );
 
