@@ -868,6 +868,44 @@ fn logged(log: &Path, wants: &[&str]) {
     }
 }
 
+/// A standard error that does not drain (a paused terminal, a logger that
+/// pushes back) holds up no request: its thread queues the log lines, and
+/// none is lost while fewer than 4,096 wait. 2,000 requests are about
+/// twice what a pipe holds; a log written by the requests themselves
+/// stopped them there.
+#[test]
+fn a_log_that_does_not_drain_holds_up_no_request() {
+    let mut s = Server::logging_to(&["--db", awari_db().to_str().unwrap()], Stdio::piped());
+    let log = s.child.stderr.take().unwrap();
+    const REQUESTS: usize = 2000;
+    for _ in 0..REQUESTS {
+        let mut c = TcpStream::connect(&s.addr).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        write!(
+            c,
+            "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = String::new();
+        c.read_to_string(&mut answer)
+            .expect("an answer while the log is not read");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+    let mut lines = BufReader::new(log).lines();
+    let mut seen = 0;
+    while seen < REQUESTS {
+        let line = lines.next().expect("a log line per request").unwrap();
+        assert_eq!(
+            requests(&line)
+                .next()
+                .map(|r| r.starts_with("GET /health 200 ")),
+            Some(true),
+            "{line}"
+        );
+        seen += 1;
+    }
+}
+
 /// The request lines of a server's log, each from its method on: every
 /// line starts with its time, in UTC to the millisecond, and a request's
 /// line then names the client (`2026-12-04T19:20:01.123Z 127.0.0.1:53422
