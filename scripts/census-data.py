@@ -19,9 +19,11 @@
       (read it again). The file is replaced at once (a new file
       renamed over it), and only once everything was read. Without --into,
       the directories' rows alone go to standard output.
-      A RUN_DIR without omweso-census.jsonl, no row at all, or a data file
-      that is missing or has a line that is not a JSON row is an error
-      (exit 2, the data file untouched).
+      A RUN_DIR without omweso-census.jsonl, a line there that fails the
+      census's own checks (a checksum that does not match, two lines of a
+      row that disagree: run the row's census again, which computes it
+      again), no row at all, or a data file that is missing or has a line
+      that is not a JSON row is an error (exit 2, the data file untouched).
 
   census-data.py plot docs/omweso-census.jsonl docs/omweso-census.svg
       A hand-written SVG: looping pairs, looping configurations and cycles
@@ -48,6 +50,7 @@ Exit status: 0 done, 2 bad usage or data that fails a check (a one-line
 error names it on standard error).
 """
 
+import hashlib
 import json
 import math
 import os
@@ -114,6 +117,31 @@ def read_rows(path):
     return rows
 
 
+def results_rows(path):
+    """The rows of a run directory's results file, each line checked as
+    the census checks it before it trusts a row (src/omweso/census/store.rs):
+    a JSON object whose checksum, the first 16 hex digits of the sha256 of
+    the row's JSON without it, matches. Any other line is an error: the
+    census would have computed its row again, not kept it."""
+    rows = []
+    for i, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            row = None
+        if not isinstance(row, dict) or not isinstance(row.get("seeds"), int):
+            fail(f"{path}:{i}: not a census row")
+        given = row.pop("checksum", None)
+        want = hashlib.sha256(json.dumps(row, separators=(",", ":")).encode()).hexdigest()[:16]
+        if given != want:
+            fail(f"{path}:{i}: row k={row['seeds']} does not match its checksum (edited "
+                 f"or damaged): run its census again, which computes it again")
+        rows.append(row)
+    return rows
+
+
 def merge(old, new):
     """Row `new` (from a run directory) in place of the data file's row
     `old`: with the old row's note if the counts are the same, and with
@@ -153,15 +181,16 @@ def collect(dirs, into=None):
         results = d / "omweso-census.jsonl"
         if not results.is_file():
             fail(f"no census results {results} (is {d} a run directory?)")
-        for line in results.read_text(errors="replace").splitlines():
-            try:
-                row = json.loads(line)
-            except ValueError:
+        here = {}
+        for row in results_rows(results):
+            k = row["seeds"]
+            if row.get("budget") != BUDGET:
                 continue
-            k = row.get("seeds")
-            if row.get("budget") != BUDGET or k in rows:
+            if here.setdefault(k, dict(row)) != row:
+                fail(f"{results}: two lines of row k={k} disagree: run the census of "
+                     f"row {k} in {d} again, which computes it again")
+            if k in rows:
                 continue
-            row.pop("checksum", None)
             t = d / f"time-{k}.txt"
             cost = parse_time(t) if t.exists() else None
             if cost:
@@ -229,9 +258,10 @@ def cycles(path):
         fail(f"cannot read {path}: {e.strerror}")
     except ValueError:
         fail(f"{path}: a line that is not JSON")
-    if not all(isinstance(r, dict) and isinstance(r.get("side"), list)
-               and isinstance(r.get("period"), int) for r in rows):
-        fail(f"{path}: a line that is not a cycle (side, period)")
+    if not all(isinstance(r, dict) and isinstance(r.get("period"), int)
+               and isinstance(r.get("side"), list) and len(r["side"]) == 16
+               and all(isinstance(v, int) and v >= 0 for v in r["side"]) for r in rows):
+        fail(f"{path}: a line that is not a cycle (side of 16 seed counts, period)")
     ks = {r.get("seeds", sum(r["side"])) for r in rows}
     if not rows:
         return {"file": str(path), "cycles": 0}

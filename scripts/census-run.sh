@@ -12,17 +12,18 @@
 # Row k runs `BIN census --seeds k --db . $CENSUS_FLAGS` in DIR at `nice -n
 # $NICE` (default 19) under `/usr/bin/time -v`, whose statistics are appended
 # to DIR/time-k.txt (the cost that census-data.py collects: summed over the
-# runs of a row stopped and resumed), its report to DIR/log after a line
+# runs of a row stopped and resumed; a row walked whole by one run, its
+# checkpoint or saved line found damaged, keeps that run's block alone), its report to DIR/log after a line
 # `=== k=K start TIME load L` (the load average when it started); with
-# --cycles, also the row's cycle atlas to DIR/atlas-k.jsonl. A row in the
-# results file (DIR/omweso-census.jsonl, budget 10^9) is done and skipped
-# (running it again would only read its result, and add to its cost); a row
-# stopped part-way resumes from its checkpoint in DIR. (Not `time -v`'s
-# exit status: it says 0 for a process killed by a signal.)
-# A run the binary refused before walking the row (no `census: ... to walk`
-# line: its estimate over a day, another census holding DIR, a bad flag)
-# adds nothing to the row's cost: its `=== k=` line and `time -v` block are
-# taken out again, and a line `# k=K refused ...` left in DIR/log instead.
+# --cycles, also the row's cycle atlas to DIR/atlas-k.jsonl. A row stopped
+# part-way resumes from its checkpoint in DIR. A run that did not walk the
+# row (no `census: ... to walk` line) adds nothing to its cost: its `=== k=`
+# line, report and `time -v` block are taken out again. Either the row was
+# in the results file (DIR/omweso-census.jsonl, budget 10^9) and passed the
+# census's checks (a damaged line is computed again, not trusted), and the
+# run goes on; or the binary refused it (its estimate over a day, another
+# census holding DIR, a bad flag), a line `# k=K refused ...` is left in
+# DIR/log, and the run stops.
 # CENSUS_FLAGS adds options to every `census` (e.g. `--force`: `census`
 # refuses a row estimated at more than a day, and the estimate, sampled at
 # nice 19 on a loaded machine, can be several times the real time).
@@ -31,8 +32,8 @@
 # started, with
 #   kill -- -"$(cat DIR/run.pid)"
 # (killing the script's PID alone leaves the row's census running). It
-# needs GNU time (/usr/bin/time, Debian package `time`), procps (ps) and
-# util-linux (flock).
+# needs GNU time (/usr/bin/time, Debian package `time`), procps (ps),
+# util-linux (flock) and coreutils 8.31 or later (`env --default-signal`).
 # Exit status: 0 every row done, 2 a row that failed or was refused (named
 # on standard error; the run stops there) or bad arguments.
 set -u
@@ -57,6 +58,7 @@ done
 case $from in *[!0-9]*|'') die "FROM must be a seed count, not $from" ;; esac
 [ "$from" -le "$to" ] || die "FROM ($from) is above TO ($to)"
 [ -x /usr/bin/time ] || die "needs GNU time (/usr/bin/time, Debian package time)"
+env --default-signal=TERM true 2> /dev/null || die "needs env --default-signal (coreutils 8.31 or later)"
 for tool in ps flock truncate; do
   command -v "$tool" > /dev/null || die "needs $tool (Debian packages procps, util-linux and coreutils)"
 done
@@ -71,29 +73,38 @@ size() {
 }
 
 for k in $(seq "$from" "$to"); do
-  grep -q "^{\"seeds\":$k,.*\"budget\":1000000000[,}]" omweso-census.jsonl 2>/dev/null && continue
   log_from=$(size log)
   time_from=$(size "time-$k.txt")
   echo "=== k=$k start $(date -u +%FT%TZ) load $(cut -d' ' -f1 /proc/loadavg)" >> log
+  set -- census --seeds "$k" --db .
+  [ -z "$cycles" ] || set -- "$@" --cycles "atlas-$k.jsonl"
+  # time ignores SIGTERM and env gives the census its default back: a run
+  # stopped with `kill -- -PGID` still has the row's `time -v` block.
   # shellcheck disable=SC2086 # CENSUS_FLAGS is a list of words
-  if [ -n "$cycles" ]; then
-    /usr/bin/time -v nice -n "${NICE:-19}" "$bin" census --seeds "$k" --db . ${CENSUS_FLAGS:-} \
-      --cycles "atlas-$k.jsonl" >> log 2>> "time-$k.txt"
-  else
-    /usr/bin/time -v nice -n "${NICE:-19}" "$bin" census --seeds "$k" --db . ${CENSUS_FLAGS:-} \
-      >> log 2>> "time-$k.txt"
-  fi
+  (
+    trap '' TERM
+    exec /usr/bin/time -v env --default-signal=TERM nice -n "${NICE:-19}" "$bin" "$@" ${CENSUS_FLAGS:-}
+  ) >> log 2>> "time-$k.txt"
   s=$?
-  [ $s = 0 ] && continue
   said=$(tail -c +"$((time_from + 1))" "time-$k.txt" | tr '\r' '\n' |
     grep -E '^mancaladb: |^error: |panicked at' | tail -n 1)
   if ! tail -c +"$((time_from + 1))" "time-$k.txt" | tr '\r' '\n' | grep -q '^census: .* to walk'; then
-    # Refused before it walked anything: not a run of the row.
+    # Not a run of the row: the census read it from the results file
+    # (checked, as every run checks it), or refused it.
     if [ "$time_from" = 0 ]; then rm -f "time-$k.txt"; else truncate -s "$time_from" "time-$k.txt"; fi
     truncate -s "$log_from" log
+    [ $s = 0 ] && continue
     echo "# k=$k refused $(date -u +%FT%TZ) (not counted in its cost): ${said:-exit $s}" >> log
     case $said in *--force*) said="$said (CENSUS_FLAGS=--force passes it)" ;; esac
     die "row $k refused (exit $s)${said:+: $said}"
+  fi
+  if [ $s = 0 ]; then
+    # A row this run walked whole (not resumed: its checkpoint was dropped
+    # as damaged, or its saved line was) owes nothing to the runs before.
+    if ! tail -c +"$((time_from + 1))" "time-$k.txt" | grep -q 'before a resume)'; then
+      tail -c +"$((time_from + 1))" "time-$k.txt" > "time-$k.txt.new" && mv "time-$k.txt.new" "time-$k.txt"
+    fi
+    continue
   fi
   die "row $k failed (exit $s)${said:+: $said}; see $dir/time-$k.txt"
 done

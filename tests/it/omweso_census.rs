@@ -1198,8 +1198,8 @@ fn cycles_command_writes_the_atlas() {
 /// `scripts/census-run.sh`, the driver of the long census runs, and
 /// `scripts/census-data.py collect`, which turns its directory into the
 /// committed data file: the rows collected are the census's own, each with
-/// its cost, a rerun skips the rows done (their cost kept), and what cannot
-/// run is refused.
+/// its cost, a rerun skips the rows done (their cost kept) and computes a
+/// damaged one again, and what cannot run is refused.
 #[test]
 fn the_census_run_script_gives_the_census_rows_with_their_cost() {
     use std::process::Command;
@@ -1264,6 +1264,34 @@ fn the_census_run_script_gives_the_census_rows_with_their_cost() {
     assert_eq!(
         std::fs::read_to_string(dir.join("time-4.txt")).unwrap(),
         cost
+    );
+
+    // A row edited in the results file is not collected, and the script
+    // has the census compute it again (not skip it): its cost is then that
+    // run's alone.
+    let results = dir.join("omweso-census.jsonl");
+    let text = std::fs::read_to_string(&results).unwrap();
+    let edited = text.replace("{\"seeds\":5,\"configs\":", "{\"seeds\":5,\"configs\":1");
+    assert_ne!(edited, text);
+    std::fs::write(&results, edited).unwrap();
+    let (code, _) = collect();
+    assert_eq!(code, Some(2), "an edited row collected");
+    let out = run(&[d, bin, "2", "7"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(log().matches("=== k=").count(), 7, "only row 5 ran again");
+    let cost = std::fs::read_to_string(dir.join("time-5.txt")).unwrap();
+    assert_eq!(cost.matches("Elapsed (wall clock)").count(), 1, "{cost}");
+    let (code, rows) = collect();
+    assert_eq!(code, Some(0));
+    let row5: serde_json::Value = serde_json::from_str(rows.lines().nth(3).unwrap()).unwrap();
+    assert_eq!(row5["seeds"], 5);
+    assert_eq!(
+        row5["configs"],
+        census(5, 1_000_000_000, Progress::QUIET).configs
     );
 
     for (args, says) in [
