@@ -648,18 +648,27 @@ pub fn read_record_file(path: &Path, cap: u64) -> Result<Option<Vec<u8>>> {
         }
         f => f?,
     };
-    let mut bytes = Vec::new();
-    f.take(cap + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, e))?;
-    if bytes.len() as u64 > cap {
-        return Err(Error::io(
+    let too_long = || {
+        Error::io(
             path,
             std::io::Error::new(
                 ErrorKind::InvalidData,
                 format!("more than {cap} bytes; not a record file this program wrote"),
             ),
-        ));
+        )
+    };
+    // Its length first, so that a file far too long is not read at all;
+    // then at most one byte past the cap, in case it grows meanwhile.
+    let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
+    if len > cap {
+        return Err(too_long());
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    f.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 > cap {
+        return Err(too_long());
     }
     Ok(Some(bytes))
 }
@@ -998,6 +1007,35 @@ mod tests {
         std::fs::create_dir(&not_a_file).unwrap();
         let r = read_compressed(&not_a_file, b"head", &mut back);
         assert!(matches!(r, Err(Error::Io { .. })), "{r:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A record file is read whole up to its cap, and one longer than the
+    /// cap is refused by its length (a sparse file of a terabyte here,
+    /// whose reading to the cap would take the cap in memory first).
+    #[test]
+    fn record_files_longer_than_their_cap_are_refused_unread() {
+        let dir = scratch("record-cap");
+        let path = dir.join("record");
+        std::fs::write(&path, b"0123456789").unwrap();
+        assert_eq!(read_record_file(&path, 10).unwrap().unwrap(), b"0123456789");
+        let r = read_record_file(&path, 9);
+        assert!(
+            matches!(&r, Err(e) if e.to_string().contains("more than 9 bytes")),
+            "{r:?}"
+        );
+        File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(1 << 40)
+            .unwrap();
+        let r = read_record_file(&path, 1 << 39);
+        assert!(
+            matches!(&r, Err(e) if e.to_string().contains("not a record file")),
+            "{r:?}"
+        );
+        assert_eq!(read_record_file(&dir.join("none"), 10).unwrap(), None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -361,6 +361,16 @@ pub enum Notice {
         /// Why.
         why: String,
     },
+    /// A census row was saved, but its checkpoint could not be removed
+    /// (the next run removes it: a checkpoint beside a saved row is left
+    /// over).
+    CensusCheckpointNotRemoved {
+        /// The checkpoint.
+        #[serde(serialize_with = "lossy")]
+        path: PathBuf,
+        /// Why.
+        why: String,
+    },
 }
 
 /// A path as text, lossily where it is not UTF-8.
@@ -399,6 +409,7 @@ impl Notice {
                 | Notice::CensusMoreRejected { .. }
                 | Notice::CensusRowAfresh { .. }
                 | Notice::CensusCheckpointNotSaved { .. }
+                | Notice::CensusCheckpointNotRemoved { .. }
         )
     }
 }
@@ -641,6 +652,11 @@ impl fmt::Display for Notice {
             Notice::CensusCheckpointNotSaved { why } => {
                 write!(f, "checkpoint not saved (the run goes on): {why}")
             }
+            Notice::CensusCheckpointNotRemoved { path, why } => write!(
+                f,
+                "the row is saved, its checkpoint {} not removed ({why}); the next run removes it",
+                path.display()
+            ),
         }
     }
 }

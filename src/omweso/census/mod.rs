@@ -4,9 +4,9 @@
 //! Rotating a side rotates its relays, so the pair (configuration `c`, start
 //! `s`) behaves exactly like (`c` rotated to bring `s` to pit 0, start 0). The
 //! census therefore walks every configuration from pit 0 only, 1/16 of the
-//! pairs, and multiplies. Loops are rare: each cycle, once found, is walked a
-//! single time and its states (brought to start 0) are remembered, so the
-//! other starts on it are recognised without walking it again.
+//! pairs, and multiplies. Loops are rare: a cycle found is walked once more
+//! to remember its states (brought to start 0), so that the other starts on
+//! it are recognised by a lookup instead of a walk of the whole budget.
 //!
 //! `cfg_any` and `cfg_all` come from the remembered states alone, without a
 //! table of configurations. For a remembered state `s` let `M(s)` be the
@@ -83,7 +83,7 @@ impl Row {
 }
 
 /// `period` as the two JSON fields `period_min` and `period_max`.
-mod period_fields {
+pub(super) mod period_fields {
     use serde::de::Error as _;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -103,12 +103,15 @@ mod period_fields {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<(u64, u64)>, D::Error> {
         let f = Fields::deserialize(d)?;
-        match (f.period_min, f.period_max) {
+        period(f.period_min, f.period_max).map_err(D::Error::custom)
+    }
+
+    /// The period of the two fields: both given, or both null.
+    pub fn period(min: Option<u64>, max: Option<u64>) -> Result<Option<(u64, u64)>, &'static str> {
+        match (min, max) {
             (Some(a), Some(b)) => Ok(Some((a, b))),
             (None, None) => Ok(None),
-            _ => Err(D::Error::custom(
-                "period_min and period_max must both be given or both null",
-            )),
+            _ => Err("period_min and period_max must both be given or both null"),
         }
     }
 }
@@ -229,7 +232,7 @@ pub fn walked(seeds: usize) -> u64 {
 }
 
 /// Counts the configurations of `seeds` seeds, walking at most `budget` laps
-/// per cycle.
+/// per start.
 pub fn census(seeds: usize, budget: u64, progress: Progress<'_>) -> Row {
     count(seeds, budget, progress, None, None).0
 }
@@ -381,27 +384,30 @@ enum Walk {
 }
 
 /// Decides the move from pit 0 of `side`, recording a newly found cycle.
+/// A short walk first decides most moves; a move it leaves undecided is
+/// looked up among the cycles found before it is walked with the whole
+/// budget.
 fn walk(side: Side, budget: u64, cycles: &Mutex<Cycles>) -> Walk {
-    match run(side, 0, QUICK.min(budget)) {
-        Relay::Ends { laps, .. } => return Walk::Ends(laps),
-        Relay::Loops { .. } => {}
+    let known = || {
+        cycles
+            .lock()
+            .expect("no panics while held")
+            .states
+            .contains(&side.0)
+    };
+    let decided = match run(side, 0, QUICK.min(budget)) {
         Relay::Undecided { .. } if budget <= QUICK => return Walk::Undecided,
-        Relay::Undecided { .. } => {}
-    }
-    if cycles
-        .lock()
-        .expect("no panics while held")
-        .states
-        .contains(&side.0)
-    {
-        return Walk::Cycle;
-    }
-    match run(side, 0, budget) {
+        Relay::Undecided { .. } if known() => return Walk::Cycle,
+        Relay::Undecided { .. } => run(side, 0, budget),
+        quick => quick,
+    };
+    match decided {
         Relay::Ends { laps, .. } => Walk::Ends(laps),
         Relay::Undecided { .. } => Walk::Undecided,
         Relay::Loops { period, sown, laps } => {
             let mut c = cycles.lock().expect("no panics while held");
-            // Another thread may have found the same cycle meanwhile.
+            // Found before (by this walk's short start, or by another
+            // thread meanwhile).
             if !c.states.contains(&side.0) {
                 c.add(side, laps, period, sown);
             }
@@ -437,7 +443,7 @@ fn configurations_looping(states: &HashSet<u128>) -> (u64, u64) {
 /// How a census run goes.
 #[derive(Clone, Copy, Debug)]
 pub struct Options<'a> {
-    /// Most laps to follow per cycle before counting a start undecided.
+    /// Most laps to follow per start before counting a start undecided.
     pub budget: u64,
     /// Least time between two checkpoints of a row (zero: after every batch).
     pub checkpoint_every: Duration,
@@ -612,11 +618,6 @@ impl Census {
         })
     }
 
-    /// The directory.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// [`run_saved`] in this directory.
     pub fn run(&self, range: RangeInclusive<usize>, opt: Options<'_>) -> Result<Outcome> {
         run_locked(&self.dir, range, opt)
@@ -738,12 +739,17 @@ fn run_locked(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> Res
         );
         out.rows.push(row.clone());
         out.computed.push(k);
-        let saved = atlas::save(&atlas::path(dir, k, budget), &found)
-            .and_then(|()| store.save(row))
-            .and_then(|()| checkpoint::remove(&cp));
+        let saved =
+            atlas::save(&atlas::path(dir, k, budget), &found).and_then(|()| store.save(row));
         if let Err(e) = saved {
             out.save_error = Some(e);
             break;
+        }
+        if let Err(e) = checkpoint::remove(&cp) {
+            opt.progress.notice(Notice::CensusCheckpointNotRemoved {
+                path: cp,
+                why: e.to_string(),
+            });
         }
     }
     Ok(out)

@@ -101,11 +101,7 @@ impl Saved {
     }
 
     fn row(&self) -> std::result::Result<Row, String> {
-        let period = match (self.period_min, self.period_max) {
-            (Some(a), Some(b)) => Some((a, b)),
-            (None, None) => None,
-            _ => return Err("period_min and period_max must both be given or both null".into()),
-        };
+        let period = super::period_fields::period(self.period_min, self.period_max)?;
         Ok(Row {
             seeds: self.seeds,
             configs: self.configs,
@@ -246,7 +242,9 @@ impl Store {
 
     /// Adds `row` (replacing the row of the same seeds and budget) and
     /// rewrites the file atomically, every row with its checksum. Rejected
-    /// lines are first appended to `omweso-census.jsonl.rejected`.
+    /// lines are first appended to `omweso-census.jsonl.rejected` (so that
+    /// they are never lost: a run killed between the two appends them there
+    /// again next time).
     pub fn save(&mut self, row: Row) -> Result<()> {
         self.rows
             .retain(|r| (r.seeds, r.budget) != (row.seeds, row.budget));
