@@ -320,6 +320,9 @@ pub fn build_until(
     if let Some(last) = reports.last().filter(|_| ex.rank() == 0 && built) {
         prepare_raw_cache(db, rules, last.seeds + 2, budget)?;
     }
+    // The other ranks wait for it here, idly (MPI's finalize, where they
+    // would wait otherwise, polls: a tenth of a core each).
+    ex.barrier();
     Ok(reports)
 }
 

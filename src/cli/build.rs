@@ -97,15 +97,8 @@ fn distributed(
             "mancaladb: rank {rank} of {ranks} panicked; stopping every rank"
         ))
     })?;
-    if share_cores {
-        let here = ranks_on_this_machine(&mpi);
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let threads = (cores / here).max(1);
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build_global()
-            .map_err(|e| Error::Invalid(format!("cannot start {threads} threads: {e}")))?;
-    }
+    // A collective: every rank counts, also one given its own --threads.
+    let here = ranks_on_this_machine(&mpi);
     let (rank, ranks) = (mpi.rank(), mpi.ranks());
     let warnings = RankWarnings(rank);
     let progress = if rank == 0 {
@@ -113,7 +106,20 @@ fn distributed(
     } else {
         Progress::to(&warnings)
     };
-    let built = mpi.stop_on_panic(|| build(db, rules, levels, &mpi, progress, wait, print_level));
+    // From here on every error goes through the match below, which stops
+    // every rank: a rank that returned alone would leave the others waiting
+    // for it in a collective, and itself in MPI's finalize, for good.
+    let built = mpi.stop_on_panic(|| {
+        if share_cores {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let threads = (cores / here).max(1);
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build_global()
+                .map_err(|e| Error::Invalid(format!("cannot start {threads} threads: {e}")))?;
+        }
+        build(db, rules, levels, &mpi, progress, wait, print_level)
+    });
     match built {
         Ok(_) => Ok(ExitCode::SUCCESS),
         // Every rank learns of a disagreement at once: the rank at fault

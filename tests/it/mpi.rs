@@ -479,11 +479,13 @@ fn ranks_that_disagree_stop_the_job_before_solving() {
         assert!(!db.join("awari-00.mdb").exists(), "{args1:?}");
         assert!(!db.join(".ranks-token").exists(), "{args1:?}");
     }
-    // Agreeing, they build.
+    // Agreeing, they build; `--threads` is each rank's own (rank 1 alone
+    // giving it used to hang the job: rank 0 counted the ranks on its
+    // machine, a collective rank 1 skipped).
     let out = within(
         two_ranks(
             &["--max-seeds", "10", "--db", d],
-            &["--max-seeds", "10", "--db", d],
+            &["--max-seeds", "10", "--db", d, "--threads", "1"],
         ),
         300,
     );
@@ -509,6 +511,35 @@ fn a_bad_pass_size_on_one_rank_stops_the_job() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("mancaladb: MANCALADB_MPI_PASS=0: expected a number of messages above 0"),
+        "{err}"
+    );
+}
+
+/// A rank that cannot start its threads (here a stack no machine has)
+/// stops the job with its message. It used to return alone: the other rank
+/// waited for it in a collective, and it waited in MPI's finalize, for good.
+#[test]
+fn a_rank_that_cannot_start_its_threads_stops_the_job() {
+    let db = scratch("mpi-no-threads");
+    let d = db.to_str().unwrap();
+    let out = within(
+        two_ranks(
+            &["--max-seeds", "4", "--db", d],
+            &[
+                "RUST_MIN_STACK=100000000000000",
+                "--max-seeds",
+                "4",
+                "--db",
+                d,
+            ],
+        ),
+        300,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("mancaladb: rank 1 of 2: cannot start ")
+            && err.contains("stopping every rank"),
         "{err}"
     );
 }
