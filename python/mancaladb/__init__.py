@@ -26,9 +26,23 @@ from typing import (Any, Callable, Iterable, List, NamedTuple, Optional, Sequenc
 
 import numpy as np
 
-from . import _native, omweso
+try:
+    from . import _native
+except ImportError as e:
+    # Python started in python/ of the repository finds the sources there
+    # first, without the built module ("circular import" otherwise). A
+    # module there that fails to load says so itself.
+    if any(n.startswith("_native.") and not n.endswith(".pyi")
+           for n in os.listdir(os.path.dirname(__file__))):
+        raise
+    raise ImportError(f"mancaladb's native module is not in {os.path.dirname(__file__)}: "
+                      f"that is the package's source, not the installed package; install "
+                      f"it (pip install ./python) and run Python from another directory") from e
+from . import omweso
 from ._arguments import flag, integer
 from ._errors import CorruptTableError, MancalaDbError, MissingLevelError
+
+__version__: str = _native.__version__
 
 __all__ = [
     "open",
@@ -47,6 +61,13 @@ __all__ = [
     "MissingLevelError",
     "CorruptTableError",
 ]
+
+for _error in (MancalaDbError, MissingLevelError, CorruptTableError):
+    _error.__module__ = __name__  # mancaladb.MissingLevelError in tracebacks
+del _error
+
+PathArg = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+"""A directory: text, bytes or a path object."""
 
 Pits = Union[str, Sequence[int], np.ndarray]
 """One board: twelve counts as a sequence of integers or one string."""
@@ -106,19 +127,22 @@ class Database:
     ``with``; :meth:`close` drops the maps (arrays from :meth:`level` keep
     their data)."""
 
-    def __init__(self, db: Optional[Union[str, os.PathLike]] = None, rules: str = "awari",
-                 vu: Optional[Union[str, os.PathLike]] = None) -> None:
+    def __init__(self, db: Optional[PathArg] = None, rules: str = "awari",
+                 vu: Optional[PathArg] = None) -> None:
         if db is not None and vu is not None:
             raise ValueError("give db (tables) or vu (published files), not both")
         db = "db" if db is None else db
-        self._db = _native.Database(_path(db, "db"), rules, None if vu is None else _path(vu, "vu"))
+        # Made absolute now: a handle that changing the working directory
+        # (a notebook's os.chdir, Hydra) moved would read from two places.
+        here = os.getcwd()
+        self._db = _native.Database(os.path.join(here, _path(db, "db")), rules,
+                                    None if vu is None else os.path.join(here, _path(vu, "vu")))
 
     def __reduce__(self) -> Any:
-        """Pickled as what it reads (its directory, made absolute, and its
+        """Pickled as what it reads (its directory, absolute, and its
         rules): unpickled, in a worker process say, it opens the same
         directory afresh. A closed handle is not pickled (``ValueError``)."""
         where, vu = self._db.location
-        where = os.path.abspath(where)
         return (Database, (None, self.rules, where) if vu else (where, self.rules, None))
 
     def __enter__(self) -> "Database":
@@ -256,14 +280,8 @@ class Database:
             if on_level is not None:
                 on_level(json.loads(text))
 
-        try:
-            text = self._db.verify(levels, checks, _stages(progress), level_done, _log_notice)
-        except BaseException as e:
-            done = getattr(e, "_mancaladb_results", None)
-            if done is not None:
-                e.results = json.loads(done)  # type: ignore[attr-defined]
-            raise
-        return json.loads(text)
+        return _results_so_far(
+            lambda: self._db.verify(levels, checks, _stages(progress), level_done, _log_notice))
 
     def level(self, seeds: int) -> np.ndarray:
         """All values of level ``seeds`` as a read-only ``int8`` array in index
@@ -276,8 +294,8 @@ class Database:
         return self._db.level(_level_number(seeds))
 
 
-def open(db: Optional[Union[str, os.PathLike]] = None, rules: str = "awari", *,
-         vu: Optional[Union[str, os.PathLike]] = None) -> Database:
+def open(db: Optional[PathArg] = None, rules: str = "awari", *,
+         vu: Optional[PathArg] = None) -> Database:
     """Open the tables of ``rules`` in directory ``db`` (default ``"db"``, as
     built by ``mancaladb build`` or :func:`build`), or with ``vu=DIR`` the
     published ``scores.N`` files in ``DIR``, read in place (``db`` and
@@ -324,7 +342,7 @@ def level_size(seeds: int) -> int:
     return _native.level_size(_level_number(seeds))
 
 
-def build(db: Union[str, os.PathLike] = "db", max_seeds: int = 16, rules: str = "awari", *,
+def build(db: PathArg = "db", max_seeds: int = 16, rules: str = "awari", *,
           progress: Optional[bool] = None, wait: bool = False,
           on_level: Optional[Callable[[dict], Any]] = None) -> List[dict]:
     """Build levels ``0..max_seeds`` of ``rules`` into ``db``, as ``mancaladb
@@ -345,7 +363,9 @@ def build(db: Union[str, os.PathLike] = "db", max_seeds: int = 16, rules: str = 
     a time: if another process is building in ``db``, this raises
     :class:`MancalaDbError` at once, or with ``wait=True`` waits for it. The GIL is
     released while building; Ctrl-C (or an exception in ``on_level``) stops
-    the build after the level it is on, finished levels kept."""
+    the build after the level it is on, finished levels kept; the exception
+    raised holds their reports, that level's included, in its ``results``
+    attribute."""
     max_seeds = integer(max_seeds, "max_seeds")
     if not 0 <= max_seeds <= 48:
         # The number given, as the command line's --max-seeds says it (the
@@ -366,13 +386,25 @@ def build(db: Union[str, os.PathLike] = "db", max_seeds: int = 16, rules: str = 
             on_level(report)
 
     try:
-        return json.loads(
-            _native.build(_path(db, "db"), max_seeds, rules, stages, wait, level_done,
-                          _log_notice)
-        )
+        return _results_so_far(
+            lambda: _native.build(_path(db, "db"), max_seeds, rules, stages, wait, level_done,
+                                  _log_notice))
     finally:
         if bar is not None:
             bar.close()
+
+
+def _results_so_far(run: Callable[[], str]) -> Any:
+    """The JSON text ``run`` returns, parsed; an exception that stopped it
+    (Ctrl-C, or one raised by ``on_level``) gets the results of the levels
+    done so far in its ``results`` attribute."""
+    try:
+        return json.loads(run())
+    except BaseException as e:
+        done = getattr(e, "_mancaladb_results", None)
+        if done is not None:
+            e.results = json.loads(done)  # type: ignore[attr-defined]
+        raise
 
 
 _log = logging.getLogger("mancaladb")

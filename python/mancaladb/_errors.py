@@ -1,5 +1,8 @@
 """The exceptions the package raises (the native module raises them too)."""
 
+from pathlib import Path
+from typing import Optional
+
 
 class MancalaDbError(Exception):
     """Base of the package's own exceptions."""
@@ -12,8 +15,8 @@ class MissingLevelError(MancalaDbError, KeyError):
     there) and ``dir`` the directory (a ``Path``); the message says how to
     build it."""
 
-    seeds = None
-    dir = None
+    seeds: Optional[int] = None
+    dir: Optional[Path] = None
 
     def __str__(self) -> str:
         # KeyError quotes its argument; this is a sentence.
@@ -25,4 +28,4 @@ class CorruptTableError(MancalaDbError):
     damaged, truncated, of another level, or inconsistent. ``path`` is
     the file (a ``Path``)."""
 
-    path = None
+    path: Optional[Path] = None

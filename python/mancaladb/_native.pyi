@@ -5,6 +5,8 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+__version__: str
+
 _Pits = Union[str, Sequence[int], np.ndarray]
 _Board = bytes
 

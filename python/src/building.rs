@@ -2,7 +2,8 @@
 //! released. After each level the caller's function gets the level's
 //! report (as JSON text, which the Python layer turns into a dict), and
 //! pending signals are checked: Ctrl-C, or an exception in that function,
-//! stops the build after the level it was on (finished levels stay). The
+//! stops the build after the level it was on (finished levels stay, their
+//! reports in the exception's `_mancaladb_results`). The
 //! library's notices and stages go to a [`ToPython`] observer.
 //!
 //! Waiting for another writer (`wait`) is the library's: it tries the lock
@@ -49,8 +50,12 @@ pub fn build(
         })
     });
     let reports = observer.ended(reports)?;
+    let reports = serde_json::to_string(&reports).expect("reports serialize");
     if let Some(e) = stopped.or_else(|| observer.take_interrupt()) {
+        // The reports of the levels built, the last one included (an
+        // interrupt may come before `on_level` was told of it).
+        e.value(py).setattr("_mancaladb_results", reports)?;
         return Err(e);
     }
-    Ok(serde_json::to_string(&reports).expect("reports serialize"))
+    Ok(reports)
 }

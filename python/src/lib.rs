@@ -17,6 +17,7 @@ use pyo3::prelude::*;
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<database::Database>()?;
     m.add_class::<database::LevelValues>()?;
     m.add_function(wrap_pyfunction!(index::level_size, m)?)?;

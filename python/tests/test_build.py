@@ -87,8 +87,9 @@ def test_an_exception_in_on_level_stops_after_that_level(tmp_path):
         if report["seeds"] == 4:
             raise RuntimeError("enough")
 
-    with pytest.raises(RuntimeError, match="enough"):
+    with pytest.raises(RuntimeError, match="enough") as stopped:
         mancaladb.build(tmp_path, 9, progress=False, on_level=stop_at_4)
+    assert [r["seeds"] for r in stopped.value.results] == [0, 1, 2, 3, 4]
     with mancaladb.open(tmp_path) as db:
         assert db.levels() == [0, 1, 2, 3, 4]
     rest = mancaladb.build(tmp_path, 6, progress=False)
@@ -134,10 +135,12 @@ def test_ctrl_c_stops_after_the_level(tmp_path):
     # background job of a script): Ctrl-C's handler, as in a terminal.
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        with pytest.raises(KeyboardInterrupt):
+        with pytest.raises(KeyboardInterrupt) as stopped:
             mancaladb.build(tmp_path, 9, progress=False, on_level=interrupt_at_2)
     finally:
         signal.signal(signal.SIGINT, previous)
+    # The levels built, the last one included, ride on the exception.
+    assert [r["seeds"] for r in stopped.value.results] == [0, 1, 2]
     with mancaladb.open(tmp_path) as db:
         assert db.levels() == [0, 1, 2]
 

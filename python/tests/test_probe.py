@@ -71,6 +71,17 @@ def test_get_value_and_levels(db_dir):
     assert "closed" in repr(db)
 
 
+def test_a_directory_given_relative_stays_where_it_was_opened(db_dir, tmp_path, monkeypatch):
+    # A notebook's os.chdir (or Hydra's) used to move an open handle: levels
+    # not read yet came from the new place, or were missing.
+    monkeypatch.chdir(db_dir.parent)
+    with mancaladb.open(db_dir.name) as db:
+        monkeypatch.chdir(tmp_path)
+        assert db.levels() == list(range(17))
+        assert db.value("1 1 1 1 1 2 4 2 3 0 0 0") == 0
+        assert repr(db) == f"<mancaladb.Database db={str(db_dir)!r} rules='awari'>"
+
+
 def test_vectorised_values_equal_single_probes_and_the_level(db_dir):
     with mancaladb.open(db_dir) as db:
         boards = mancaladb.boards(11, 1000, 3000)

@@ -136,7 +136,12 @@ impl Encoder {
     /// this encoder's.
     pub fn check_indices(&self, seeds: usize, start: u64, end: u64) -> Result<()> {
         let size = self.checked_size(seeds)?;
-        if start > end || end > size {
+        if start > end {
+            return Err(Error::Invalid(format!(
+                "indices {start}..{end}: the start is past the end"
+            )));
+        }
+        if end > size {
             return Err(Error::Invalid(format!(
                 "indices {start}..{end} outside level {seeds}, which has {size} positions (0..{size})"
             )));
