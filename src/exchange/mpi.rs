@@ -128,7 +128,9 @@ impl Exchange for Mpi {
 
     /// One `MPI_Allreduce` of the number of passes the longest batch needs
     /// (`pass_cap` messages to a rank per pass; none when no rank sends
-    /// anything), then per pass one `MPI_Alltoall` of the counts and one
+    /// anything), with several passes one `MPI_Alltoall` of the batches'
+    /// lengths (the buffer received into is made once, at its full size),
+    /// then per pass one `MPI_Alltoall` of the counts and one
     /// `MPI_Alltoallv` of the data: sent from the outbox as it is when one
     /// pass holds it, else each pass gathers its share of the batches (a
     /// batch outgrew `pass_cap`). The messages arrive grouped by
@@ -142,6 +144,14 @@ impl Exchange for Mpi {
         let longest = (0..ranks).map(|r| outbox.to(r).len()).max().unwrap_or(0);
         let passes = self.max(longest.div_ceil(cap) as u64) as usize;
         let mut received = Vec::new();
+        if passes > 1 {
+            // What will arrive in all, so that the buffer is made once: grown
+            // pass by pass it could be copied, twice the size, each time.
+            let lengths: Vec<u64> = (0..ranks).map(|r| outbox.to(r).len() as u64).collect();
+            let mut arriving = vec![0u64; ranks];
+            self.world.all_to_all_into(&lengths[..], &mut arriving[..]);
+            received.reserve_exact(arriving.iter().sum::<u64>() as usize);
+        }
         for pass in 0..passes {
             let pieces: Vec<&[u64]> = (0..ranks)
                 .map(|r| {
