@@ -196,6 +196,32 @@ def main(url, out):
             wait_for(d, "the empty board again, valued by the rules", lambda d: board(d) == [0] * 12
                      and "valued by the rules" in d.find_element(By.ID, "source").text)
 
+            # Back and Forward show the view and the position of the address
+            # they go to, also once a move has rewritten the address (only
+            # the anchor's changes used to be followed: Back left the board
+            # shown under #levels, then a board other than the address's).
+            start = url + "?board=1,1,1,1,1,2,4,2,3,0,0,0"
+            d.get(start)
+            wait_for(d, "the move list", lambda d: len(moves(d)) == 6)
+            d.find_element(By.ID, "nav-levels").click()
+            d.find_element(By.ID, "nav-board").click()
+            d.find_element(By.ID, "pit-5").click()
+            wait_for(d, "the board after pit 5", lambda d: board(d) == after and moves(d) and moves(d)[0][0] == 2)
+            field = lambda d: d.find_element(By.ID, "board-text").get_attribute("value")
+            d.back()
+            wait_for(d, "the Levels view, back", lambda d: d.find_element(By.ID, "view-levels").is_displayed()
+                     and not d.find_element(By.ID, "view-board").is_displayed())
+            wait_for(d, "the address's board, back", lambda d: field(d) == "1,1,1,1,1,2,4,2,3,0,0,0")
+            d.back()
+            wait_for(d, "the board view, back again", lambda d: d.find_element(By.ID, "view-board").is_displayed()
+                     and board(d) == [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0] and len(moves(d)) == 6)
+            assert d.current_url == start, d.current_url
+            d.forward()
+            d.forward()
+            wait_for(d, "the move's board, forward", lambda d: d.find_element(By.ID, "view-board").is_displayed()
+                     and board(d) == after and moves(d) and moves(d)[0][0] == 2)
+            assert score(d) == "captured so far: 0 by the player to move, 3 by the opponent", score(d)
+
             # An address with an anchor that is no view shows the board.
             d.get(url + "?board=0,0,0,0,0,0,3,0,1,0,0,0#Board")
             wait_for(d, "the board of a player without seeds",

@@ -11,8 +11,10 @@ const RULES = ["awari", "abapa"];
 const GAME_SEEDS = 48;
 
 const state = {
-  board: DEFAULT_BOARD.slice(),
+  board: null, // set from the address at start
   rules: "awari",
+  // The rule sets with levels here, once /api/levels has answered.
+  served: null,
   // Seeds taken so far by the player to move and by the opponent: counted
   // from the moves played since the board was set, or given by the address
   // (captured=M,O, as the API takes it).
@@ -538,14 +540,48 @@ function setRules(rules) {
   else stopLevels();
 }
 
-function start() {
+// The position the address asks for (board=, rules=, captured=): what of
+// it can be shown, with a notice for each part that cannot.
+function addressPosition() {
   const params = new URLSearchParams(location.search);
+  const notices = [];
   const given = params.get("board");
+  let board = DEFAULT_BOARD.slice();
+  if (given !== null && parseBoard(given)) board = parseBoard(given);
+  else if (given !== null) {
+    notices.push("board=" + given + " is not twelve pit counts from 0 to " + MAX_PIT + ": showing the default position");
+  }
   const askedRules = params.get("rules");
-  const badRules = askedRules !== null && !RULES.includes(askedRules);
-  if (!badRules && askedRules !== null) state.rules = askedRules;
-  $("rules").value = state.rules;
-  const board = given === null ? DEFAULT_BOARD.slice() : parseBoard(given) || DEFAULT_BOARD.slice();
+  let rules = "awari";
+  if (RULES.includes(askedRules)) rules = askedRules;
+  else if (askedRules !== null) notices.push("rules=" + askedRules + " is not a rule set (" + RULES.join(" or ") + "): showing awari");
+  if (state.served && !state.served.has(rules) && state.served.has("awari")) {
+    notices.push(rules + " values are not served here: showing awari");
+    rules = "awari";
+  }
+  let captured = parseCaptured(params.get("captured"), board);
+  if (captured === null) {
+    notices.push("captured=" + params.get("captured") + " is not two seed counts that fit beside the board's: counting from 0");
+    captured = [0, 0];
+  }
+  return { board, rules, captured, notices };
+}
+
+// Shows what the address asks for: its view and its position. Back and
+// Forward come here too: the board then set aside (moves rewrite the
+// address in place) is not kept, so that the screen matches the address;
+// a position that is the one shown keeps its moves to take back.
+function showAddress() {
+  const p = addressPosition();
+  const same = (a, b) => a && a.every((n, i) => n === b[i]);
+  const shown = p.rules === state.rules && same(state.board, p.board) && same(state.captured, p.captured);
+  state.rules = p.rules;
+  $("rules").value = p.rules;
+  showView();
+  if (!shown) setBoard(p.board, false, p.notices, p.captured);
+}
+
+function start() {
   $("rules").addEventListener("change", () => {
     setRules($("rules").value);
     setBoard(state.board, true, [], state.captured);
@@ -589,23 +625,17 @@ function start() {
   });
   document.addEventListener("focusin", forgetFocus);
   $("omweso-form").addEventListener("submit", decideOmweso);
-  window.addEventListener("hashchange", showView);
-  showView();
-  const notices = [];
-  if (given !== null && !parseBoard(given)) {
-    notices.push("board=" + given + " is not twelve pit counts from 0 to " + MAX_PIT + ": showing the default position");
-  }
-  if (badRules) notices.push("rules=" + askedRules + " is not a rule set (" + RULES.join(" or ") + "): showing awari");
-  const captured = parseCaptured(params.get("captured"), board);
-  if (captured === null) {
-    notices.push("captured=" + params.get("captured") + " is not two seed counts that fit beside the board's: counting from 0");
-  }
-  setBoard(board, false, notices, captured || [0, 0]);
+  // Back and Forward, and the view links: popstate comes with every change
+  // of the address's history entry, hashchange only when nothing but the
+  // anchor differs (not once a move has rewritten the address).
+  window.addEventListener("popstate", showAddress);
+  showAddress();
   // Offer only the rule sets with levels here (a VU directory holds awari
   // values only; a table directory may hold no abapa level); rules asked
   // for that are not served give way to awari, with a notice.
   getJSON("/api/levels").then((info) => {
     const served = new Set(info.rules.filter((r) => r.levels.length).map((r) => r.rules));
+    state.served = served;
     for (const o of $("rules").options) o.disabled = !served.has(o.value);
     if (!served.has(state.rules) && served.has("awari")) {
       const notice = state.rules + " values are not served here: showing awari";
