@@ -107,6 +107,13 @@ def main(url, out):
             assert score(d) == "captured so far: 0 by the player to move, 3 by the opponent", score(d)
             assert "captured=0,3" in d.current_url, d.current_url
 
+            # The keys act only with the focus on the board or on no control
+            # (WCAG 2.1.4): not on the mode's radio button, nor on a link.
+            d.find_element(By.CSS_SELECTOR, "input[name=mode][value=play]").send_keys("u")
+            d.find_element(By.ID, "nav-omweso").send_keys("u")
+            time.sleep(0.5)
+            assert board(d) == after, board(d)
+
             # u takes it back; b plays the best move again.
             body = d.find_element(By.TAG_NAME, "body")
             body.send_keys("u")

@@ -604,7 +604,7 @@ function start() {
   const hint = () => {
     $("mode-hint").textContent = mode() === "edit"
       ? "Click a pit to add a seed; shift-click or right-click to take one away (keys on a pit: + or ↑ adds, - ↓ or Delete takes away)."
-      : "Click one of your pits (bottom row) to sow it; the board turns for the next player. Keys: b best move, u undo.";
+      : "Click one of your pits (bottom row) to sow it; the board turns for the next player. Keys, with the focus on the board: b best move, u undo.";
   };
   hint();
   for (const r of document.querySelectorAll("input[name=mode]")) {
@@ -613,13 +613,14 @@ function start() {
       renderBoard();
     });
   }
-  // b and u act on the board when it is shown, unless text is being typed
-  // or the key comes with a modifier (Ctrl+U is the browser's).
+  // b and u act on the board when it is shown, only while the keyboard
+  // focus is on its pits or on no control (a single-key shortcut must not
+  // fire from a control the key was meant for, or typed into by speech:
+  // WCAG 2.1.4), and not with a modifier (Ctrl+U is the browser's).
   document.addEventListener("keydown", (ev) => {
     const t = ev.target;
-    const typing = t.tagName === "SELECT" || t.tagName === "TEXTAREA"
-      || (t.tagName === "INPUT" && !["radio", "checkbox", "button", "submit"].includes(t.type));
-    if (typing || ev.ctrlKey || ev.metaKey || ev.altKey || $("view-board").hidden) return;
+    const onBoard = t === document.body || $("board").contains(t);
+    if (!onBoard || ev.ctrlKey || ev.metaKey || ev.altKey || $("view-board").hidden) return;
     if (ev.key === "b") playBest();
     if (ev.key === "u") undo();
   });
