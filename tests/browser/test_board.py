@@ -229,6 +229,24 @@ def main(url, out):
                      and board(d) == after and moves(d) and moves(d)[0][0] == 2)
             assert score(d) == "captured so far: 0 by the player to move, 3 by the opponent", score(d)
 
+            # A board typed with more seeds than a game's is refused where it
+            # is typed, before anything changes: the move stays to take back
+            # (the board used to be replaced, and its history lost, before the
+            # server refused it).
+            d.get(start)
+            wait_for(d, "the move list", lambda d: len(moves(d)) == 6)
+            d.find_element(By.ID, "pit-5").click()
+            wait_for(d, "the board after pit 5", lambda d: board(d) == after and moves(d) and moves(d)[0][0] == 2)
+            text = d.find_element(By.ID, "board-text")
+            text.clear()
+            text.send_keys("48,0,3,0,0,0,1,1,1,1,1,0\n")
+            time.sleep(0.5)
+            assert board(d) == after, board(d)
+            error = lambda d: d.find_element(By.ID, "error").text
+            assert "the board typed holds 56 seeds, more than a game's 48" in error(d), error(d)
+            d.find_element(By.TAG_NAME, "body").send_keys("u")
+            wait_for(d, "the move taken back", lambda d: board(d) == [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0])
+
             # An address with an anchor that is no view shows the board.
             d.get(url + "?board=0,0,0,0,0,0,3,0,1,0,0,0#Board")
             wait_for(d, "the board of a player without seeds",

@@ -86,13 +86,19 @@ function apiURL(path, params) {
   return path + "?" + new URLSearchParams(params);
 }
 
-// Twelve whole pit counts of 0..MAX_PIT from text ("1,1,1,...",
-// "1 1 1 ...", or the API's "[1,1,1,...]"), or null.
+// The board in text ("1,1,1,...", "1 1 1 ...", or the API's
+// "[1,1,1,...]"): { board }, twelve whole pit counts of 0..MAX_PIT that
+// hold at most a game's seeds, or { error } saying what is wrong. The
+// total is checked here, before anything changes: the server refuses it
+// too, but only once the board shown and its moves were gone.
 function parseBoard(text) {
   const words = String(text).trim().replace(/^\[|\]$/g, "").split(/[\s,]+/).filter((w) => w);
   const count = (w) => /^\d{1,3}$/.test(w) && Number(w) <= MAX_PIT;
-  if (words.length !== 12 || !words.every(count)) return null;
-  return words.map(Number);
+  if (words.length !== 12 || !words.every(count)) return { error: `is not twelve pit counts from 0 to ${MAX_PIT}, separated by commas or spaces` };
+  const board = words.map(Number);
+  const seeds = seedsOn(board);
+  if (seeds > GAME_SEEDS) return { error: `holds ${seeds} seeds, more than a game's ${GAME_SEEDS}` };
+  return { board };
 }
 
 function showError(message) {
@@ -546,11 +552,9 @@ function addressPosition() {
   const params = new URLSearchParams(location.search);
   const notices = [];
   const given = params.get("board");
-  let board = DEFAULT_BOARD.slice();
-  if (given !== null && parseBoard(given)) board = parseBoard(given);
-  else if (given !== null) {
-    notices.push("board=" + given + " is not twelve pit counts from 0 to " + MAX_PIT + ": showing the default position");
-  }
+  const parsed = given === null ? { board: DEFAULT_BOARD.slice() } : parseBoard(given);
+  const board = parsed.board || DEFAULT_BOARD.slice();
+  if (parsed.error) notices.push("board=" + given + " " + parsed.error + ": showing the default position");
   const askedRules = params.get("rules");
   let rules = "awari";
   if (RULES.includes(askedRules)) rules = askedRules;
@@ -587,11 +591,17 @@ function start() {
     setBoard(state.board, true, [], state.captured);
   });
   const setTyped = () => {
-    const nums = parseBoard($("board-text").value);
+    const typed = parseBoard($("board-text").value);
+    // A board refused changes nothing: the one shown keeps its moves to
+    // take back.
+    if (typed.error) {
+      showError("the board typed " + typed.error);
+      return;
+    }
     // The board shown, set again (a stray Enter), keeps its history.
-    const same = nums && nums.every((n, i) => n === state.board[i]);
-    if (nums) setBoard(nums, same, [], same ? state.captured : [0, 0]);
-    else showError("give twelve pit counts, whole numbers from 0 to " + MAX_PIT + " separated by commas or spaces");
+    const nums = typed.board;
+    const same = nums.every((n, i) => n === state.board[i]);
+    setBoard(nums, same, [], same ? state.captured : [0, 0]);
   };
   $("set-board").addEventListener("click", setTyped);
   $("board-text").addEventListener("keydown", (ev) => {
