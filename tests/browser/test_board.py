@@ -193,6 +193,15 @@ def main(url, out):
                      and "game is over" in d.find_element(By.ID, "moves").text)
             assert "+0 (draw" in d.find_element(By.ID, "value").text
             assert not d.find_element(By.ID, "error").is_displayed()
+            # With no pit to play, the focus that was on pit 5 waits on the
+            # status line (it fell to the page's body); u acts from there,
+            # and the focus goes back to the pit.
+            focused = lambda d: d.switch_to.active_element.get_attribute("id")
+            wait_for(d, "the focus on the status line", lambda d: focused(d) == "status")
+            d.switch_to.active_element.send_keys("u")
+            wait_for(d, "the focus back on pit 5", lambda d: board(d)[5] == 2 and focused(d) == "pit-5")
+            d.find_element(By.ID, "pit-5").send_keys(Keys.ENTER)
+            wait_for(d, "the empty board", lambda d: board(d) == [0] * 12 and focused(d) == "status")
             # Set again (a stray Enter), the board keeps its history: u
             # takes back the move that emptied it.
             d.find_element(By.ID, "set-board").click()

@@ -116,31 +116,45 @@ function mode() {
 
 // ---- the board ----
 
+// Whether the keyboard focus is on nothing, or waits on the status line
+// for the board to take it back.
+function focusWaiting() {
+  const a = document.activeElement;
+  return !a || a === document.body || a === $("status");
+}
+
 // The pit whose redrawn button is to get the keyboard focus: the one that
-// has it, or the one a redraw took it from (focus then sits on the body)
-// while the user has not moved it elsewhere; null otherwise.
+// has it, or the one a redraw took it from (focus then waits) while the
+// user has not moved it elsewhere; null otherwise.
 function pitToFocus() {
   const a = document.activeElement;
   if (a && a.classList && a.classList.contains("pit")) return Number(a.dataset.pit);
-  if (!a || a === document.body) return state.focusPit;
+  if (focusWaiting()) return state.focusPit;
   return null;
 }
 
 // Gives the keyboard focus to pit p, or to the first pit that takes a
-// click if p does not; while none does (a move's answer is on its way),
-// p is kept for the next redraw.
+// click if p does not; while none does (the game is over, a move's answer
+// is on its way or failed), p is kept for the next redraw and the focus
+// waits on the status line, which says why, rather than falling to the
+// page's body, where a screen reader or keyboard user loses their place.
 function restorePitFocus(p) {
   const pits = [p, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((q) => $("pit-" + q));
   const target = pits.find((b) => b && !b.disabled);
   state.focusPit = p;
-  if (!target) return;
+  if (!target) {
+    $("status").focus();
+    return;
+  }
   target.focus();
   if (document.activeElement === target) state.focusPit = null;
 }
 
-// Focus the user moves to anything else is not taken back by a redraw.
+// Focus the user moves to anything else is not taken back by a redraw
+// (the status line only holds it for the board).
 function forgetFocus(ev) {
   const t = ev.target;
+  if (t === $("status")) return;
   if (!(t.classList && t.classList.contains("pit"))) state.focusPit = null;
   if (!(t.closest && t.closest("#moves"))) state.focusMoves = false;
 }
@@ -251,9 +265,11 @@ async function analyze() {
   const say = (error) => showError([...state.notices, error].filter((m) => m).join("; "));
   if (state.notices.length) say("");
   else $("error").hidden = true;
-  // The moves table's rows go: focus in it comes back to its new first row.
+  // The moves table's rows go: focus in it waits on the status line, and
+  // comes back to the new first row.
   if ($("moves").contains(document.activeElement)) state.focusMoves = true;
   $("moves").tBodies[0].replaceChildren();
+  if (state.focusMoves && focusWaiting()) $("status").focus();
   $("line").replaceChildren();
   $("line-end").textContent = "";
   $("value").textContent = "";
@@ -319,7 +335,7 @@ function renderAnalysis(a) {
     body.appendChild(tr);
   }
   const first = body.querySelector("button");
-  if (state.focusMoves && first && (document.activeElement === document.body || !document.activeElement)) {
+  if (state.focusMoves && first && focusWaiting()) {
     first.focus();
     state.focusMoves = false;
   }
@@ -624,12 +640,13 @@ function start() {
     });
   }
   // b and u act on the board when it is shown, only while the keyboard
-  // focus is on its pits or on no control (a single-key shortcut must not
-  // fire from a control the key was meant for, or typed into by speech:
-  // WCAG 2.1.4), and not with a modifier (Ctrl+U is the browser's).
+  // focus is on its pits (or the status line, where it waits for them) or
+  // on no control (a single-key shortcut must not fire from a control the
+  // key was meant for, or typed into by speech: WCAG 2.1.4), and not with
+  // a modifier (Ctrl+U is the browser's).
   document.addEventListener("keydown", (ev) => {
     const t = ev.target;
-    const onBoard = t === document.body || $("board").contains(t);
+    const onBoard = t === document.body || $("board").contains(t) || t === $("status");
     if (!onBoard || ev.ctrlKey || ev.metaKey || ev.altKey || $("view-board").hidden) return;
     if (ev.key === "b") playBest();
     if (ev.key === "u") undo();
