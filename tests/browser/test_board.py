@@ -106,6 +106,15 @@ def main(url, out):
             score = lambda d: d.find_element(By.ID, "score").text
             assert score(d) == "captured so far: 0 by the player to move, 3 by the opponent", score(d)
             assert "captured=0,3" in d.current_url, d.current_url
+            # A screen reader is told the move and the new value in one
+            # message, by the one live region the board has (it used to get
+            # the status line's pieces as they were cleared and refilled, and
+            # not the move).
+            said = lambda d: d.find_element(By.ID, "said").get_attribute("textContent")
+            wait_for(d, "the move's message", lambda d: said(d) == "You sowed pit 5 and took 3; the board turns "
+                     "for the next player. 13 seeds, value +3 (win for the player to move).")
+            live = d.find_elements(By.CSS_SELECTOR, "#view-board [aria-live]")
+            assert [e.get_attribute("id") for e in live] == ["said"], live
 
             # The keys act only with the focus on the board or on no control
             # (WCAG 2.1.4): not on the mode's radio button, nor on a link.
@@ -118,6 +127,7 @@ def main(url, out):
             body = d.find_element(By.TAG_NAME, "body")
             body.send_keys("u")
             wait_for(d, "undo", lambda d: board(d)[:6] == [1, 1, 1, 1, 1, 2] and len(moves(d)) == 6)
+            wait_for(d, "the undo's message", lambda d: said(d) == "Took back pit 5. 16 seeds, value +0 (draw for the player to move).")
             assert score(d).startswith("captured so far: 0 by the player to move, 0 by"), score(d)
             body.send_keys("b")
             wait_for(d, "the best move by key", lambda d: board(d) == after and moves(d) and moves(d)[0][0] == 2)

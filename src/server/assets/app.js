@@ -19,8 +19,12 @@ const state = {
   // from the moves played since the board was set, or given by the address
   // (captured=M,O, as the API takes it).
   captured: [0, 0],
-  // The boards before the moves played, each with its captures.
+  // The boards before the moves played, each with its captures and the
+  // pit played from it.
   history: [],
+  // What the user did to get the board shown ("You sowed pit 5 ..."),
+  // said with its value once the answer comes.
+  done: "",
   analysis: null, // the last answer of /api/awari for state.board
   // What the address asked for that is not shown (a bad board, rules not
   // served): said with every answer until the board is changed.
@@ -228,18 +232,22 @@ function play(pit) {
   if (mode() !== "play") return;
   const m = state.analysis && state.analysis.moves.find((x) => x.pit === pit);
   if (!m) return;
-  state.history.push({ board: state.board, captured: state.captured });
+  state.history.push({ board: state.board, captured: state.captured, pit });
   // The board turns: the opponent moves next, and the mover's captures
   // are now the opponent's.
   const [mover, opponent] = state.captured;
-  setBoard(m.board, true, [], [opponent, mover + m.captures]);
+  const took = m.captures ? " and took " + m.captures : "";
+  const done = `You sowed pit ${pit}${took}; the board turns for the next player.`;
+  setBoard(m.board, true, [], [opponent, mover + m.captures], done);
 }
 
 // Shows board (seen by the player to move), with captured, the seeds each
-// side has taken (zero when a board is set afresh).
-function setBoard(board, keepHistory, notices = [], captured = [0, 0]) {
+// side has taken (zero when a board is set afresh); done says how the
+// board came (a move, an undo), for screen readers.
+function setBoard(board, keepHistory, notices = [], captured = [0, 0], done = "") {
   if (!keepHistory) state.history = [];
   state.notices = notices;
+  state.done = done;
   state.board = board;
   state.captured = captured;
   state.analysis = null;
@@ -276,6 +284,7 @@ async function analyze() {
   $("source").textContent = "";
   $("seeds").textContent = seedsOn(state.board) + " seeds,";
   $("score").textContent = scoreText(null);
+  $("said").textContent = "";
   const signal = freshSignal("board");
   try {
     const a = await getJSON(apiURL("/api/awari", positionQuery), signal);
@@ -286,10 +295,12 @@ async function analyze() {
     renderBoard();
   } catch (e) {
     if (id !== state.request) return;
-    say(e.message);
+    say(e.message); // announced by the error's role=alert
+    $("said").textContent = state.done;
     renderBoard();
     return;
   }
+  $("said").textContent = announcement(state.analysis);
   try {
     const line = await getJSON(apiURL("/api/awari/mainline", q), signal);
     if (id !== state.request) return;
@@ -298,6 +309,15 @@ async function analyze() {
     if (id !== state.request) return;
     say("principal line: " + e.message);
   }
+}
+
+// What a screen reader is told once the answer for the board is in: one
+// message with what was done and the new position's value, rather than
+// the pieces of the status line as they are cleared and refilled.
+function announcement(a) {
+  const status = [$("seeds"), $("value"), $("source")].map((e) => e.textContent).filter((t) => t).join(" ");
+  const over = a.moves.length ? "" : " " + $("moves").tBodies[0].textContent + ".";
+  return [state.done, status + "." + over].filter((t) => t).join(" ");
 }
 
 function seedsOn(board) {
@@ -681,7 +701,7 @@ function playBest() {
 function undo() {
   if (!state.history.length) return;
   const before = state.history.pop();
-  setBoard(before.board, true, [], before.captured);
+  setBoard(before.board, true, [], before.captured, `Took back pit ${before.pit}.`);
 }
 
 // The address's captured=M,O beside board: [M, O], [0, 0] when not given,
