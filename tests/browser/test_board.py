@@ -53,6 +53,20 @@ def moves(d):
     return out
 
 
+def contrast(a, b):
+    """The WCAG contrast ratio of two CSS colours given as rgb(...)."""
+    def luminance(css):
+        rgb = [int(x) / 255 for x in css[css.index("(") + 1:css.index(")")].split(",")[:3]]
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    hi, lo = sorted([luminance(a), luminance(b)], reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def style(d, css, prop):
+    return d.execute_script(f"return getComputedStyle(document.querySelector('{css}'))['{prop}']")
+
+
 def wait_for(d, what, check, timeout=20):
     # The page re-renders the board and lists on every answer: an element
     # read as it is replaced is stale, and is read again.
@@ -86,6 +100,11 @@ def main(url, out):
             assert enabled == [0, 1, 2, 3, 4, 5], enabled
             assert d.find_element(By.ID, "pit-5").get_attribute("aria-label") == "pit 5, 2 seeds, player to move, best move"
             assert d.find_element(By.ID, "pit-6").get_attribute("aria-label") == "pit 6, 4 seeds, opponent"
+            # Text contrast at least 4.5:1 (WCAG 1.4.3): the pits' numbers on
+            # the wood (4.14 before), the footer (4.29).
+            wood = style(d, ".board", "backgroundColor")
+            assert contrast(style(d, "#pit-0 small", "color"), wood) >= 4.5, style(d, "#pit-0 small", "color")
+            assert contrast(style(d, "footer", "color"), style(d, "body", "backgroundColor")) >= 4.5
             # The principal line starts with the best move, and says how it
             # ends.
             wait_for(d, "the principal line", lambda d: d.find_element(By.ID, "line-end").text.startswith("end:"))
@@ -291,6 +310,11 @@ def main(url, out):
             wait_for(d, "17 win/draw/loss bars", lambda d: len(d.find_elements(By.CSS_SELECTOR, "#wdl-chart rect")) == 3 * 17,
                      timeout=60)
             wait_for(d, "the histogram of level 12", lambda d: hist(d, 12))
+            # The bars' colours tell win, draw and loss apart by lightness
+            # too (1.01 to 1.23:1 between them before).
+            fill = lambda cls: style(d, f"#wdl-chart rect.{cls}", "fill")
+            assert min(contrast(fill("draw"), fill("win")), contrast(fill("draw"), fill("loss"))) >= 3, \
+                (fill("win"), fill("draw"), fill("loss"))
             # From the keyboard: a level's seed count is a button.
             button = rows(d)[10].find_element(By.TAG_NAME, "button")
             assert button.get_attribute("aria-label") == "show the values of level 10"

@@ -476,7 +476,7 @@ async function showLevels() {
     let y = 5;
     for (const [count, cls] of [[s.wins, "win"], [s.draws, "draw"], [s.losses, "loss"]]) {
       const bh = (h - 5) * count / s.positions;
-      const r = svg("rect", { x: 30 + i * w + 2, y, width: w - 4, height: bh, class: cls, fill: `var(--${cls})` });
+      const r = svg("rect", { x: 30 + i * w + 2, y, width: w - 4, height: bh, class: cls });
       r.appendChild(svg("title", {}, `${l.seeds} seeds: ${cls} ${(100 * count / s.positions).toFixed(1)}%`));
       r.addEventListener("click", () => showHistogram(rules, l.seeds));
       chart.appendChild(r);
@@ -509,7 +509,7 @@ async function showHistogram(rules, n) {
   s.histogram.forEach((c, i) => {
     const v = i - n, bh = max ? (h * c) / max : 0;
     const cls = v > 0 ? "win" : v < 0 ? "loss" : "draw";
-    const r = svg("rect", { x: 10 + i * w, y: h - bh, width: w - 1, height: bh, fill: `var(--${cls})` });
+    const r = svg("rect", { x: 10 + i * w, y: h - bh, width: w - 1, height: bh, class: cls });
     r.appendChild(svg("title", {}, `value ${signed(v)}: ${c.toLocaleString()} positions`));
     chart.appendChild(r);
     if (v % 4 === 0) chart.appendChild(svg("text", { x: 10 + i * w + w / 2, y: h + 14, "text-anchor": "middle" }, v));
