@@ -105,6 +105,14 @@ def main(url, out):
             wood = style(d, ".board", "backgroundColor")
             assert contrast(style(d, "#pit-0 small", "color"), wood) >= 4.5, style(d, "#pit-0 small", "color")
             assert contrast(style(d, "footer", "color"), style(d, "body", "backgroundColor")) >= 4.5
+            # The whole board fits a phone's screen, 320 px wide (pits 4..7
+            # were off a 375 px one).
+            for width in (375, 320):
+                d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                  {"width": width, "height": 700, "deviceScaleFactor": 1, "mobile": True})
+                right = d.execute_script("return document.getElementById('board').getBoundingClientRect().right")
+                assert right <= width, (width, right)
+            d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
             # The principal line starts with the best move, and says how it
             # ends.
             wait_for(d, "the principal line", lambda d: d.find_element(By.ID, "line-end").text.startswith("end:"))
