@@ -323,6 +323,17 @@ def main(url, out):
             fill = lambda cls: style(d, f"#wdl-chart rect.{cls}", "fill")
             assert min(contrast(fill("draw"), fill("win")), contrast(fill("draw"), fill("loss"))) >= 3, \
                 (fill("win"), fill("draw"), fill("loss"))
+            # The charts are images named for screen readers, and shrink to
+            # the page: 1100 px zoomed to 200 % is 550 px wide (they had fixed
+            # sizes, and the view scrolled sideways).
+            for chart in ("wdl-chart", "hist-chart"):
+                svg = d.find_element(By.ID, chart)
+                assert svg.get_attribute("role") == "img" and svg.get_attribute("aria-label"), chart
+            d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                              {"width": 550, "height": 450, "deviceScaleFactor": 2, "mobile": False})
+            widths = d.execute_script("const e = document.documentElement; return [e.clientWidth, e.scrollWidth]")
+            assert widths[1] <= widths[0], widths
+            d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
             # From the keyboard: a level's seed count is a button.
             button = rows(d)[10].find_element(By.TAG_NAME, "button")
             assert button.get_attribute("aria-label") == "show the values of level 10"

@@ -453,7 +453,10 @@ async function showLevels() {
   }
   if (levels.length) showHistogram(rules, levels[levels.length - 1].seeds);
   // One stacked bar per level, filled in as each level's counts arrive.
-  const w = 24, h = 160, chart = svg("svg", { width: levels.length * w + 40, height: h + 30, id: "wdl-chart" });
+  const w = 24, h = 160;
+  const range = levels.length ? `, levels ${levels[0].seeds} to ${levels[levels.length - 1].seeds} seeds` : "";
+  const chart = chartSVG("wdl-chart", levels.length * w + 40, h + 30,
+    `Win, draw and loss shares of the ${rules} levels${range}; the table below gives them as text`);
   $("wdl").replaceChildren(chart);
   for (const [i, l] of levels.entries()) {
     chart.appendChild(svg("text", { x: 30 + i * w + w / 2, y: h + 20, "text-anchor": "middle" }, l.seeds));
@@ -485,6 +488,12 @@ async function showLevels() {
   }
 }
 
+// An empty chart of width by height named label for screen readers; its
+// viewBox lets the style sheet shrink it to a narrow or zoomed page.
+function chartSVG(id, width, height, label) {
+  return svg("svg", { id, width, height, viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": label });
+}
+
 // The address of the statistics of level n of rules.
 function statsURL(rules, n) {
   return "/api/stats/" + encodeURIComponent(rules) + "/" + encodeURIComponent(n);
@@ -505,7 +514,8 @@ async function showHistogram(rules, n) {
   }
   if (id !== state.histRequest) return;
   const max = Math.max(...s.histogram), w = Math.max(6, Math.floor(600 / s.histogram.length)), h = 160;
-  const chart = svg("svg", { width: s.histogram.length * w + 20, height: h + 30, id: "hist-chart" });
+  const chart = chartSVG("hist-chart", s.histogram.length * w + 20, h + 30,
+    `Values of level ${n} (${rules}), from ${-n} to +${n}: ${s.positions.toLocaleString()} positions, mean ${s.mean.toFixed(3)}`);
   s.histogram.forEach((c, i) => {
     const v = i - n, bh = max ? (h * c) / max : 0;
     const cls = v > 0 ? "win" : v < 0 ? "loss" : "draw";
