@@ -309,7 +309,22 @@ def main(url, out):
             # values), one win/draw/loss bar per level 0..16; a level's row
             # shows its histogram, even when clicked while the largest
             # level's is still on its way (the older answer is dropped).
+            # A server not reached: the Levels view says so where it is
+            # announced, with advice that fits it (it wrote into the chart's
+            # place, not announced, and told to use a set button it lacks).
+            block = lambda *urls: d.execute_cdp_cmd("Network.setBlockedURLs", {"urls": list(urls)})
+            d.execute_cdp_cmd("Network.enable", {})
+            block("*/api/levels*")
             d.find_element(By.ID, "nav-levels").click()
+            levels_error = d.find_element(By.ID, "levels-error")
+            wait_for(d, "the Levels error", lambda d: levels_error.is_displayed())
+            assert levels_error.get_attribute("role") == "alert"
+            assert levels_error.text.startswith("cannot reach the server") and levels_error.text.endswith(
+                "; reload the page to retry"), levels_error.text
+            block()
+            d.find_element(By.ID, "nav-board").click()
+            d.find_element(By.ID, "nav-levels").click()
+            wait_for(d, "the Levels error gone", lambda d: not levels_error.is_displayed())
             hist = lambda d, n: ("level %d" % n in d.find_element(By.ID, "hist-title").text
                                  and len(d.find_elements(By.CSS_SELECTOR, "#hist-chart rect")) == 2 * n + 1)
             rows = lambda d: d.find_elements(By.CSS_SELECTOR, "#levels-table tbody tr")
@@ -356,6 +371,12 @@ def main(url, out):
 
             # Omweso: the README's looping start.
             d.find_element(By.ID, "nav-omweso").click()
+            block("*/api/omweso/*")
+            d.find_element(By.CSS_SELECTOR, "#omweso-form button").click()
+            om_error = d.find_element(By.ID, "om-error")
+            wait_for(d, "the Omweso error", lambda d: om_error.is_displayed())
+            assert om_error.text.endswith("; retry with the decide button"), om_error.text
+            block()
             d.find_element(By.CSS_SELECTOR, "#omweso-form button").click()
             wait_for(d, "the Omweso verdicts", lambda d: d.find_elements(By.CSS_SELECTOR, "#om-starts tbody tr"))
             first = [c.text for c in d.find_elements(By.CSS_SELECTOR, "#om-starts tbody tr")[0].find_elements(By.TAG_NAME, "td")]

@@ -62,26 +62,34 @@ function freshSignal(kind) {
 
 // The JSON answer of url; an error answer throws with the API's message,
 // or with the HTTP status where the body is not JSON (a 414 or 431 has
-// none); a server that cannot be reached throws saying so. An aborted
+// none); a server that cannot be reached throws saying so. The error's
+// status is the HTTP status, 0 for a server not reached. An aborted
 // request throws its AbortError, which callers drop with the answers of
 // requests no longer current.
 async function getJSON(url, signal) {
+  const failure = (message, status) => Object.assign(new Error(message), { status });
   let r;
   try {
     r = await fetch(url, { signal });
   } catch (e) {
     if (e.name === "AbortError") throw e;
-    throw new Error("cannot reach the server (" + e.message + "); retry with the set button");
+    throw failure("cannot reach the server (" + e.message + ")", 0);
   }
   const status = `HTTP ${r.status} ${r.statusText}`.trim();
   let body;
   try {
     body = await r.json();
   } catch (e) {
-    throw new Error(r.ok ? status + ": the answer is not JSON" : status);
+    throw failure(r.ok ? status + ": the answer is not JSON" : status, r.status);
   }
-  if (!r.ok) throw new Error((body && body.error) || status);
+  if (!r.ok) throw failure((body && body.error) || status, r.status);
   return body;
+}
+
+// The message of error e, with how to retry in the view that shows it
+// (retry) when a retry may mend it: the server not reached or failing.
+function withRetry(e, retry) {
+  return e.status === 0 || e.status >= 500 ? e.message + "; " + retry : e.message;
 }
 
 // A path and its query string, built by URLSearchParams so that every
@@ -295,7 +303,7 @@ async function analyze() {
     renderBoard();
   } catch (e) {
     if (id !== state.request) return;
-    say(e.message); // announced by the error's role=alert
+    say(withRetry(e, "retry with the set button")); // announced: role=alert
     $("said").textContent = state.done;
     renderBoard();
     return;
@@ -307,7 +315,7 @@ async function analyze() {
     renderLine(line);
   } catch (e) {
     if (id !== state.request) return;
-    say("principal line: " + e.message);
+    say("principal line: " + withRetry(e, "retry with the set button"));
   }
 }
 
@@ -408,11 +416,12 @@ async function showLevels() {
   const id = ++state.levelsRequest;
   const current = () => id === state.levelsRequest;
   const signal = freshSignal("levels");
+  $("levels-error").hidden = true;
   let info;
   try {
     info = await getJSON("/api/levels", signal);
   } catch (e) {
-    if (current()) $("wdl").textContent = e.message;
+    if (current()) levelsError(withRetry(e, "reload the page to retry"));
     return;
   }
   if (!current()) return;
@@ -494,6 +503,12 @@ function chartSVG(id, width, height, label) {
   return svg("svg", { id, width, height, viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": label });
 }
 
+// Says message in the Levels view, announced (role=alert).
+function levelsError(message) {
+  $("levels-error").textContent = message;
+  $("levels-error").hidden = false;
+}
+
 // The address of the statistics of level n of rules.
 function statsURL(rules, n) {
   return "/api/stats/" + encodeURIComponent(rules) + "/" + encodeURIComponent(n);
@@ -505,11 +520,14 @@ async function showHistogram(rules, n) {
   const id = ++state.histRequest;
   $("hist-title").textContent = "Values of level " + n + " (" + rules + ")";
   $("hist").textContent = "counting…";
+  $("levels-error").hidden = true;
   let s;
   try {
     s = await getJSON(statsURL(rules, n), freshSignal("histogram"));
   } catch (e) {
-    if (id === state.histRequest) $("hist").textContent = e.message;
+    if (id !== state.histRequest) return;
+    $("hist").textContent = "";
+    levelsError(`values of level ${n}: ` + withRetry(e, "click the level's seed count to retry"));
     return;
   }
   if (id !== state.histRequest) return;
@@ -557,7 +575,7 @@ async function decideOmweso(ev) {
     }
   } catch (e) {
     if (id !== state.omwesoRequest) return;
-    $("om-error").textContent = e.message;
+    $("om-error").textContent = withRetry(e, "retry with the decide button");
     $("om-error").hidden = false;
   }
 }
