@@ -110,7 +110,7 @@ def main(url, out):
             for width in (375, 320):
                 d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                                   {"width": width, "height": 700, "deviceScaleFactor": 1, "mobile": True})
-                right = d.execute_script("return document.getElementById('board').getBoundingClientRect().right")
+                right = d.execute_script("return document.getElementById('pits').getBoundingClientRect().right")
                 assert right <= width, (width, right)
             d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
             # The principal line starts with the best move, and says how it
@@ -299,6 +299,13 @@ def main(url, out):
                      lambda d: "-4 (loss" in d.find_element(By.ID, "value").text)
             assert d.find_element(By.ID, "view-board").is_displayed()
             assert "no move: the opponent takes the rest" in d.find_element(By.ID, "moves").text
+            # The Awari link's anchor is the view's, not the board's own
+            # element: the focus stays at the link, before the toolbar (Tab
+            # went on to a pit).
+            d.find_element(By.ID, "nav-board").send_keys(Keys.ENTER)
+            d.switch_to.active_element.send_keys(Keys.TAB)
+            assert d.switch_to.active_element.get_attribute("id") == "nav-levels", \
+                d.switch_to.active_element.get_attribute("id")
             # A move to take back, for the keys in the Levels view below.
             d.get(url + "?board=0,0,0,0,0,2,1,1,0,0,0,0")
             wait_for(d, "its move list", lambda d: moves(d) and moves(d)[0][:3] == (5, "+4", 4))

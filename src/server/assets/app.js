@@ -694,7 +694,7 @@ function start() {
   // a modifier (Ctrl+U is the browser's).
   document.addEventListener("keydown", (ev) => {
     const t = ev.target;
-    const onBoard = t === document.body || $("board").contains(t) || t === $("status");
+    const onBoard = t === document.body || $("pits").contains(t) || t === $("status");
     if (!onBoard || ev.ctrlKey || ev.metaKey || ev.altKey || $("view-board").hidden) return;
     if (ev.key === "b") playBest();
     if (ev.key === "u") undo();
