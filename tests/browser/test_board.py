@@ -113,6 +113,15 @@ def main(url, out):
                 right = d.execute_script("return document.getElementById('pits').getBoundingClientRect().right")
                 assert right <= width, (width, right)
             d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+            # For screen readers: the link of the view shown is the current
+            # page, the mode's radio buttons a group named "mode", and the
+            # board has a heading.
+            current = lambda d: [d.find_element(By.ID, f"nav-{v}").get_attribute("aria-current")
+                                 for v in ("board", "levels", "omweso")]
+            assert current(d) == ["page", None, None], current(d)
+            legend = d.find_element(By.CSS_SELECTOR, "fieldset.mode legend").get_attribute("textContent")
+            assert legend == "mode" and len(d.find_elements(By.CSS_SELECTOR, "fieldset.mode input[type=radio]")) == 2
+            assert d.find_element(By.CSS_SELECTOR, "#view-board h2").get_attribute("textContent") == "Awari board"
             # The principal line starts with the best move, and says how it
             # ends.
             wait_for(d, "the principal line", lambda d: d.find_element(By.ID, "line-end").text.startswith("end:"))
@@ -336,6 +345,7 @@ def main(url, out):
                                  and len(d.find_elements(By.CSS_SELECTOR, "#hist-chart rect")) == 2 * n + 1)
             rows = lambda d: d.find_elements(By.CSS_SELECTOR, "#levels-table tbody tr")
             wait_for(d, "the levels table", lambda d: len(rows(d)) == 17)
+            assert current(d) == [None, "page", None], current(d)
             rows(d)[12].click()
             wait_for(d, "17 win/draw/loss bars", lambda d: len(d.find_elements(By.CSS_SELECTOR, "#wdl-chart rect")) == 3 * 17,
                      timeout=60)

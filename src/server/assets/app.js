@@ -588,7 +588,9 @@ function showView() {
   const view = ["board", "levels", "omweso"].includes(asked) ? asked : "board";
   for (const v of ["board", "levels", "omweso"]) {
     $("view-" + v).hidden = v !== view;
-    $("nav-" + v).classList.toggle("active", v === view);
+    // The link of the view shown says so to screen readers, and is marked.
+    if (v === view) $("nav-" + v).setAttribute("aria-current", "page");
+    else $("nav-" + v).removeAttribute("aria-current");
   }
   if (view === "levels") showLevels();
   else stopLevels();
