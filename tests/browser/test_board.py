@@ -177,6 +177,11 @@ def main(url, out):
             assert "board=5,0,3,0,0,0,1,1,1,1,1,1" in d.current_url, d.current_url
             wait_for(d, "the edited board's moves", lambda d: moves(d) and moves(d)[0][0] == 2)
             assert not d.find_element(By.ID, "best").is_enabled()
+            # The edit cleared the moves to take back, and the moves table
+            # plays nothing: their buttons are disabled (they were offered).
+            assert not d.find_element(By.ID, "undo").is_enabled()
+            table_buttons = d.find_elements(By.CSS_SELECTOR, "#moves tbody button")
+            assert table_buttons and not any(b.is_enabled() for b in table_buttons)
             body.send_keys("b")
             # Nor by a row of the moves table.
             d.find_element(By.CSS_SELECTOR, "#moves tbody tr").click()

@@ -223,6 +223,12 @@ function renderBoard() {
   if (focused !== null) restorePitFocus(focused);
   // A move is played in play mode only; edit mode sets seeds.
   $("best").disabled = mode() !== "play";
+  for (const button of $("moves").tBodies[0].querySelectorAll("button")) button.disabled = mode() !== "play";
+  // Undo is offered only with a move to take back; the focus it had waits
+  // on the status line rather than falling to the page's body.
+  const undoFocused = document.activeElement === $("undo");
+  $("undo").disabled = !state.history.length;
+  if (undoFocused && $("undo").disabled) $("status").focus();
 }
 
 function clickPit(p, delta) {
