@@ -216,9 +216,11 @@ def main(url, out):
             wait_for(d, "the captures' notice", lambda d: "captured=40,1 is not two seed counts" in d.find_element(By.ID, "error").text)
             assert score(d).startswith("captured so far: 0 by the player to move, 0 by"), score(d)
 
-            # A level that is not here: the API's 404 is shown, not hidden.
+            # A level that is not here: the API's 404 is shown, not hidden,
+            # with the levels here (it named the server's directory).
             d.get(url + "?board=2,2,2,2,2,2,1,1,1,1,1,0")
-            wait_for(d, "the missing level", lambda d: "level 17 (awari) not found" in d.find_element(By.ID, "error").text)
+            wait_for(d, "the missing level", lambda d: d.find_element(By.ID, "error").text
+                     == "this position has 17 seeds; the awari tables here go up to 16")
 
             # A shared address with a bad board says so and shows the start.
             d.get(url + "?board=1,1,1")

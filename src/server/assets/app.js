@@ -15,6 +15,8 @@ const state = {
   rules: "awari",
   // The rule sets with levels here, once /api/levels has answered.
   served: null,
+  // The answer of /api/levels asked for at start (a promise).
+  levelsServed: null,
   // Seeds taken so far by the player to move and by the opponent: counted
   // from the moves played since the board was set, or given by the address
   // (captured=M,O, as the API takes it).
@@ -309,7 +311,9 @@ async function analyze() {
     renderBoard();
   } catch (e) {
     if (id !== state.request) return;
-    say(withRetry(e, "retry with the set button")); // announced: role=alert
+    const message = await boardErrorText(e);
+    if (id !== state.request) return;
+    say(message); // announced: role=alert
     $("said").textContent = state.done;
     renderBoard();
     return;
@@ -323,6 +327,19 @@ async function analyze() {
     if (id !== state.request) return;
     say("principal line: " + withRetry(e, "retry with the set button"));
   }
+}
+
+// The message for error e of the board's answer. A level not here is said
+// with the levels that are (the server's 404 names its directory, which
+// tells the user nothing).
+async function boardErrorText(e) {
+  if (e.status !== 404) return withRetry(e, "retry with the set button");
+  const info = await state.levelsServed.catch(() => null);
+  const served = info && info.rules.find((r) => r.rules === state.rules);
+  const levels = served ? served.levels.filter((l) => !l.error).map((l) => l.seeds) : [];
+  const seeds = seedsOn(state.board);
+  if (!levels.length || seeds <= Math.max(...levels)) return e.message;
+  return `this position has ${seeds} seeds; the ${state.rules} tables here go up to ${Math.max(...levels)}`;
 }
 
 // What a screen reader is told once the answer for the board is in: one
@@ -713,11 +730,12 @@ function start() {
   // of the address's history entry, hashchange only when nothing but the
   // anchor differs (not once a move has rewritten the address).
   window.addEventListener("popstate", showAddress);
+  state.levelsServed = getJSON("/api/levels");
   showAddress();
   // Offer only the rule sets with levels here (a VU directory holds awari
   // values only; a table directory may hold no abapa level); rules asked
   // for that are not served give way to awari, with a notice.
-  getJSON("/api/levels").then((info) => {
+  state.levelsServed.then((info) => {
     const served = new Set(info.rules.filter((r) => r.levels.length).map((r) => r.rules));
     state.served = served;
     for (const o of $("rules").options) o.disabled = !served.has(o.value);
