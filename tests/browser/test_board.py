@@ -36,6 +36,7 @@ def browser(profile):
                 "--disable-sync", "--no-first-run", "--window-size=1100,900",
                 f"--user-data-dir={profile}"]:
         o.add_argument(arg)
+    o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=o)
 
 
@@ -105,6 +106,16 @@ def main(url, out):
             wood = style(d, ".board", "backgroundColor")
             assert contrast(style(d, "#pit-0 small", "color"), wood) >= 4.5, style(d, "#pit-0 small", "color")
             assert contrast(style(d, "footer", "color"), style(d, "body", "backgroundColor")) >= 4.5
+            # No error in the console (the page asked for a favicon, a 404).
+            time.sleep(0.5)
+            severe = [e["message"] for e in d.get_log("browser") if e["level"] == "SEVERE"]
+            assert not severe, severe
+            # The focus ring of a pit leaves its number clear (it crossed it).
+            d.find_element(By.ID, "pit-0").send_keys(Keys.SHIFT)
+            ring = d.execute_script("""const p = document.getElementById('pit-0'), s = getComputedStyle(p);
+                return [p.getBoundingClientRect().bottom + parseFloat(s.outlineOffset) + parseFloat(s.outlineWidth),
+                        p.querySelector('small').getBoundingClientRect().top, s.outlineStyle]""")
+            assert ring[2] == "solid" and ring[0] <= ring[1], ring
             # The whole board fits a phone's screen, 320 px wide (pits 4..7
             # were off a 375 px one).
             for width in (375, 320):
