@@ -6,12 +6,13 @@
 # Builds levels 0..16 into target/browser-db, makes a venv with Selenium in
 # target/browser-venv (VENV=... to reuse another), starts the server on a
 # free port, runs tests/browser/test_board.py and stops the server.
-# Screenshots: target/browser/{board,levels,omweso}.png.
+# Screenshots: target/browser/{board,levels,omweso}.png. The binary is
+# looked for where cargo puts it: under $CARGO_TARGET_DIR when that is set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-target/browser-venv}
 cargo build --release --quiet
-BIN=target/release/mancaladb
+BIN=${CARGO_TARGET_DIR:-target}/release/mancaladb
 OUT=target/browser
 mkdir -p "$OUT"
 $BIN build --max-seeds 16 --db target/browser-db > "$OUT/build.log" 2>&1 || {

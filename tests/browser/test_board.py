@@ -36,6 +36,7 @@ def browser(profile):
                 "--disable-sync", "--no-first-run", "--window-size=1100,900",
                 f"--user-data-dir={profile}"]:
         o.add_argument(arg)
+    o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=o)
 
 
@@ -51,6 +52,20 @@ def moves(d):
         cells = [c.text for c in r.find_elements(By.TAG_NAME, "td")]
         out.append((int(cells[0]), cells[1], int(cells[2]), r.get_attribute("class")))
     return out
+
+
+def contrast(a, b):
+    """The WCAG contrast ratio of two CSS colours given as rgb(...)."""
+    def luminance(css):
+        rgb = [int(x) / 255 for x in css[css.index("(") + 1:css.index(")")].split(",")[:3]]
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    hi, lo = sorted([luminance(a), luminance(b)], reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def style(d, css, prop):
+    return d.execute_script(f"return getComputedStyle(document.querySelector('{css}'))['{prop}']")
 
 
 def wait_for(d, what, check, timeout=20):
@@ -86,6 +101,38 @@ def main(url, out):
             assert enabled == [0, 1, 2, 3, 4, 5], enabled
             assert d.find_element(By.ID, "pit-5").get_attribute("aria-label") == "pit 5, 2 seeds, player to move, best move"
             assert d.find_element(By.ID, "pit-6").get_attribute("aria-label") == "pit 6, 4 seeds, opponent"
+            # Text contrast at least 4.5:1 (WCAG 1.4.3): the pits' numbers on
+            # the wood (4.14 before), the footer (4.29).
+            wood = style(d, ".board", "backgroundColor")
+            assert contrast(style(d, "#pit-0 small", "color"), wood) >= 4.5, style(d, "#pit-0 small", "color")
+            assert contrast(style(d, "footer", "color"), style(d, "body", "backgroundColor")) >= 4.5
+            # No error in the console (the page asked for a favicon, a 404).
+            time.sleep(0.5)
+            severe = [e["message"] for e in d.get_log("browser") if e["level"] == "SEVERE"]
+            assert not severe, severe
+            # The focus ring of a pit leaves its number clear (it crossed it).
+            d.find_element(By.ID, "pit-0").send_keys(Keys.SHIFT)
+            ring = d.execute_script("""const p = document.getElementById('pit-0'), s = getComputedStyle(p);
+                return [p.getBoundingClientRect().bottom + parseFloat(s.outlineOffset) + parseFloat(s.outlineWidth),
+                        p.querySelector('small').getBoundingClientRect().top, s.outlineStyle]""")
+            assert ring[2] == "solid" and ring[0] <= ring[1], ring
+            # The whole board fits a phone's screen, 320 px wide (pits 4..7
+            # were off a 375 px one).
+            for width in (375, 320):
+                d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                  {"width": width, "height": 700, "deviceScaleFactor": 1, "mobile": True})
+                right = d.execute_script("return document.getElementById('pits').getBoundingClientRect().right")
+                assert right <= width, (width, right)
+            d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+            # For screen readers: the link of the view shown is the current
+            # page, the mode's radio buttons a group named "mode", and the
+            # board has a heading.
+            current = lambda d: [d.find_element(By.ID, f"nav-{v}").get_attribute("aria-current")
+                                 for v in ("board", "levels", "omweso")]
+            assert current(d) == ["page", None, None], current(d)
+            legend = d.find_element(By.CSS_SELECTOR, "fieldset.mode legend").get_attribute("textContent")
+            assert legend == "mode" and len(d.find_elements(By.CSS_SELECTOR, "fieldset.mode input[type=radio]")) == 2
+            assert d.find_element(By.CSS_SELECTOR, "#view-board h2").get_attribute("textContent") == "Awari board"
             # The principal line starts with the best move, and says how it
             # ends.
             wait_for(d, "the principal line", lambda d: d.find_element(By.ID, "line-end").text.startswith("end:"))
@@ -106,11 +153,28 @@ def main(url, out):
             score = lambda d: d.find_element(By.ID, "score").text
             assert score(d) == "captured so far: 0 by the player to move, 3 by the opponent", score(d)
             assert "captured=0,3" in d.current_url, d.current_url
+            # A screen reader is told the move and the new value in one
+            # message, by the one live region the board has (it used to get
+            # the status line's pieces as they were cleared and refilled, and
+            # not the move).
+            said = lambda d: d.find_element(By.ID, "said").get_attribute("textContent")
+            wait_for(d, "the move's message", lambda d: said(d) == "You sowed pit 5 and took 3; the board turns "
+                     "for the next player. 13 seeds, value +3 (win for the player to move).")
+            live = d.find_elements(By.CSS_SELECTOR, "#view-board [aria-live]")
+            assert [e.get_attribute("id") for e in live] == ["said"], live
+
+            # The keys act only with the focus on the board or on no control
+            # (WCAG 2.1.4): not on the mode's radio button, nor on a link.
+            d.find_element(By.CSS_SELECTOR, "input[name=mode][value=play]").send_keys("u")
+            d.find_element(By.ID, "nav-omweso").send_keys("u")
+            time.sleep(0.5)
+            assert board(d) == after, board(d)
 
             # u takes it back; b plays the best move again.
             body = d.find_element(By.TAG_NAME, "body")
             body.send_keys("u")
             wait_for(d, "undo", lambda d: board(d)[:6] == [1, 1, 1, 1, 1, 2] and len(moves(d)) == 6)
+            wait_for(d, "the undo's message", lambda d: said(d) == "Took back pit 5. 16 seeds, value +0 (draw for the player to move).")
             assert score(d).startswith("captured so far: 0 by the player to move, 0 by"), score(d)
             body.send_keys("b")
             wait_for(d, "the best move by key", lambda d: board(d) == after and moves(d) and moves(d)[0][0] == 2)
@@ -124,6 +188,11 @@ def main(url, out):
             assert "board=5,0,3,0,0,0,1,1,1,1,1,1" in d.current_url, d.current_url
             wait_for(d, "the edited board's moves", lambda d: moves(d) and moves(d)[0][0] == 2)
             assert not d.find_element(By.ID, "best").is_enabled()
+            # The edit cleared the moves to take back, and the moves table
+            # plays nothing: their buttons are disabled (they were offered).
+            assert not d.find_element(By.ID, "undo").is_enabled()
+            table_buttons = d.find_elements(By.CSS_SELECTOR, "#moves tbody button")
+            assert table_buttons and not any(b.is_enabled() for b in table_buttons)
             body.send_keys("b")
             # Nor by a row of the moves table.
             d.find_element(By.CSS_SELECTOR, "#moves tbody tr").click()
@@ -158,9 +227,11 @@ def main(url, out):
             wait_for(d, "the captures' notice", lambda d: "captured=40,1 is not two seed counts" in d.find_element(By.ID, "error").text)
             assert score(d).startswith("captured so far: 0 by the player to move, 0 by"), score(d)
 
-            # A level that is not here: the API's 404 is shown, not hidden.
+            # A level that is not here: the API's 404 is shown, not hidden,
+            # with the levels here (it named the server's directory).
             d.get(url + "?board=2,2,2,2,2,2,1,1,1,1,1,0")
-            wait_for(d, "the missing level", lambda d: "level 17 (awari) not found" in d.find_element(By.ID, "error").text)
+            wait_for(d, "the missing level", lambda d: d.find_element(By.ID, "error").text
+                     == "this position has 17 seeds; the awari tables here go up to 16")
 
             # A shared address with a bad board says so and shows the start.
             d.get(url + "?board=1,1,1")
@@ -186,6 +257,15 @@ def main(url, out):
                      and "game is over" in d.find_element(By.ID, "moves").text)
             assert "+0 (draw" in d.find_element(By.ID, "value").text
             assert not d.find_element(By.ID, "error").is_displayed()
+            # With no pit to play, the focus that was on pit 5 waits on the
+            # status line (it fell to the page's body); u acts from there,
+            # and the focus goes back to the pit.
+            focused = lambda d: d.switch_to.active_element.get_attribute("id")
+            wait_for(d, "the focus on the status line", lambda d: focused(d) == "status")
+            d.switch_to.active_element.send_keys("u")
+            wait_for(d, "the focus back on pit 5", lambda d: board(d)[5] == 2 and focused(d) == "pit-5")
+            d.find_element(By.ID, "pit-5").send_keys(Keys.ENTER)
+            wait_for(d, "the empty board", lambda d: board(d) == [0] * 12 and focused(d) == "status")
             # Set again (a stray Enter), the board keeps its history: u
             # takes back the move that emptied it.
             d.find_element(By.ID, "set-board").click()
@@ -196,12 +276,63 @@ def main(url, out):
             wait_for(d, "the empty board again, valued by the rules", lambda d: board(d) == [0] * 12
                      and "valued by the rules" in d.find_element(By.ID, "source").text)
 
+            # Back and Forward show the view and the position of the address
+            # they go to, also once a move has rewritten the address (only
+            # the anchor's changes used to be followed: Back left the board
+            # shown under #levels, then a board other than the address's).
+            start = url + "?board=1,1,1,1,1,2,4,2,3,0,0,0"
+            d.get(start)
+            wait_for(d, "the move list", lambda d: len(moves(d)) == 6)
+            d.find_element(By.ID, "nav-levels").click()
+            d.find_element(By.ID, "nav-board").click()
+            d.find_element(By.ID, "pit-5").click()
+            wait_for(d, "the board after pit 5", lambda d: board(d) == after and moves(d) and moves(d)[0][0] == 2)
+            field = lambda d: d.find_element(By.ID, "board-text").get_attribute("value")
+            d.back()
+            wait_for(d, "the Levels view, back", lambda d: d.find_element(By.ID, "view-levels").is_displayed()
+                     and not d.find_element(By.ID, "view-board").is_displayed())
+            wait_for(d, "the address's board, back", lambda d: field(d) == "1,1,1,1,1,2,4,2,3,0,0,0")
+            d.back()
+            wait_for(d, "the board view, back again", lambda d: d.find_element(By.ID, "view-board").is_displayed()
+                     and board(d) == [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0] and len(moves(d)) == 6)
+            assert d.current_url == start, d.current_url
+            d.forward()
+            d.forward()
+            wait_for(d, "the move's board, forward", lambda d: d.find_element(By.ID, "view-board").is_displayed()
+                     and board(d) == after and moves(d) and moves(d)[0][0] == 2)
+            assert score(d) == "captured so far: 0 by the player to move, 3 by the opponent", score(d)
+
+            # A board typed with more seeds than a game's is refused where it
+            # is typed, before anything changes: the move stays to take back
+            # (the board used to be replaced, and its history lost, before the
+            # server refused it).
+            d.get(start)
+            wait_for(d, "the move list", lambda d: len(moves(d)) == 6)
+            d.find_element(By.ID, "pit-5").click()
+            wait_for(d, "the board after pit 5", lambda d: board(d) == after and moves(d) and moves(d)[0][0] == 2)
+            text = d.find_element(By.ID, "board-text")
+            text.clear()
+            text.send_keys("48,0,3,0,0,0,1,1,1,1,1,0\n")
+            time.sleep(0.5)
+            assert board(d) == after, board(d)
+            error = lambda d: d.find_element(By.ID, "error").text
+            assert "the board typed holds 56 seeds, more than a game's 48" in error(d), error(d)
+            d.find_element(By.TAG_NAME, "body").send_keys("u")
+            wait_for(d, "the move taken back", lambda d: board(d) == [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0])
+
             # An address with an anchor that is no view shows the board.
             d.get(url + "?board=0,0,0,0,0,0,3,0,1,0,0,0#Board")
             wait_for(d, "the board of a player without seeds",
                      lambda d: "-4 (loss" in d.find_element(By.ID, "value").text)
             assert d.find_element(By.ID, "view-board").is_displayed()
             assert "no move: the opponent takes the rest" in d.find_element(By.ID, "moves").text
+            # The Awari link's anchor is the view's, not the board's own
+            # element: the focus stays at the link, before the toolbar (Tab
+            # went on to a pit).
+            d.find_element(By.ID, "nav-board").send_keys(Keys.ENTER)
+            d.switch_to.active_element.send_keys(Keys.TAB)
+            assert d.switch_to.active_element.get_attribute("id") == "nav-levels", \
+                d.switch_to.active_element.get_attribute("id")
             # A move to take back, for the keys in the Levels view below.
             d.get(url + "?board=0,0,0,0,0,2,1,1,0,0,0,0")
             wait_for(d, "its move list", lambda d: moves(d) and moves(d)[0][:3] == (5, "+4", 4))
@@ -212,15 +343,47 @@ def main(url, out):
             # values), one win/draw/loss bar per level 0..16; a level's row
             # shows its histogram, even when clicked while the largest
             # level's is still on its way (the older answer is dropped).
+            # A server not reached: the Levels view says so where it is
+            # announced, with advice that fits it (it wrote into the chart's
+            # place, not announced, and told to use a set button it lacks).
+            block = lambda *urls: d.execute_cdp_cmd("Network.setBlockedURLs", {"urls": list(urls)})
+            d.execute_cdp_cmd("Network.enable", {})
+            block("*/api/levels*")
             d.find_element(By.ID, "nav-levels").click()
+            levels_error = d.find_element(By.ID, "levels-error")
+            wait_for(d, "the Levels error", lambda d: levels_error.is_displayed())
+            assert levels_error.get_attribute("role") == "alert"
+            assert levels_error.text.startswith("cannot reach the server") and levels_error.text.endswith(
+                "; reload the page to retry"), levels_error.text
+            block()
+            d.find_element(By.ID, "nav-board").click()
+            d.find_element(By.ID, "nav-levels").click()
+            wait_for(d, "the Levels error gone", lambda d: not levels_error.is_displayed())
             hist = lambda d, n: ("level %d" % n in d.find_element(By.ID, "hist-title").text
                                  and len(d.find_elements(By.CSS_SELECTOR, "#hist-chart rect")) == 2 * n + 1)
             rows = lambda d: d.find_elements(By.CSS_SELECTOR, "#levels-table tbody tr")
             wait_for(d, "the levels table", lambda d: len(rows(d)) == 17)
+            assert current(d) == [None, "page", None], current(d)
             rows(d)[12].click()
             wait_for(d, "17 win/draw/loss bars", lambda d: len(d.find_elements(By.CSS_SELECTOR, "#wdl-chart rect")) == 3 * 17,
                      timeout=60)
             wait_for(d, "the histogram of level 12", lambda d: hist(d, 12))
+            # The bars' colours tell win, draw and loss apart by lightness
+            # too (1.01 to 1.23:1 between them before).
+            fill = lambda cls: style(d, f"#wdl-chart rect.{cls}", "fill")
+            assert min(contrast(fill("draw"), fill("win")), contrast(fill("draw"), fill("loss"))) >= 3, \
+                (fill("win"), fill("draw"), fill("loss"))
+            # The charts are images named for screen readers, and shrink to
+            # the page: 1100 px zoomed to 200 % is 550 px wide (they had fixed
+            # sizes, and the view scrolled sideways).
+            for chart in ("wdl-chart", "hist-chart"):
+                svg = d.find_element(By.ID, chart)
+                assert svg.get_attribute("role") == "img" and svg.get_attribute("aria-label"), chart
+            d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                              {"width": 550, "height": 450, "deviceScaleFactor": 2, "mobile": False})
+            widths = d.execute_script("const e = document.documentElement; return [e.clientWidth, e.scrollWidth]")
+            assert widths[1] <= widths[0], widths
+            d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
             # From the keyboard: a level's seed count is a button.
             button = rows(d)[10].find_element(By.TAG_NAME, "button")
             assert button.get_attribute("aria-label") == "show the values of level 10"
@@ -243,6 +406,12 @@ def main(url, out):
 
             # Omweso: the README's looping start.
             d.find_element(By.ID, "nav-omweso").click()
+            block("*/api/omweso/*")
+            d.find_element(By.CSS_SELECTOR, "#omweso-form button").click()
+            om_error = d.find_element(By.ID, "om-error")
+            wait_for(d, "the Omweso error", lambda d: om_error.is_displayed())
+            assert om_error.text.endswith("; retry with the decide button"), om_error.text
+            block()
             d.find_element(By.CSS_SELECTOR, "#omweso-form button").click()
             wait_for(d, "the Omweso verdicts", lambda d: d.find_elements(By.CSS_SELECTOR, "#om-starts tbody tr"))
             first = [c.text for c in d.find_elements(By.CSS_SELECTOR, "#om-starts tbody tr")[0].find_elements(By.TAG_NAME, "td")]

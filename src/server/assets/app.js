@@ -11,14 +11,22 @@ const RULES = ["awari", "abapa"];
 const GAME_SEEDS = 48;
 
 const state = {
-  board: DEFAULT_BOARD.slice(),
+  board: null, // set from the address at start
   rules: "awari",
+  // The rule sets with levels here, once /api/levels has answered.
+  served: null,
+  // The answer of /api/levels asked for at start (a promise).
+  levelsServed: null,
   // Seeds taken so far by the player to move and by the opponent: counted
   // from the moves played since the board was set, or given by the address
   // (captured=M,O, as the API takes it).
   captured: [0, 0],
-  // The boards before the moves played, each with its captures.
+  // The boards before the moves played, each with its captures and the
+  // pit played from it.
   history: [],
+  // What the user did to get the board shown ("You sowed pit 5 ..."),
+  // said with its value once the answer comes.
+  done: "",
   analysis: null, // the last answer of /api/awari for state.board
   // What the address asked for that is not shown (a bad board, rules not
   // served): said with every answer until the board is changed.
@@ -56,26 +64,34 @@ function freshSignal(kind) {
 
 // The JSON answer of url; an error answer throws with the API's message,
 // or with the HTTP status where the body is not JSON (a 414 or 431 has
-// none); a server that cannot be reached throws saying so. An aborted
+// none); a server that cannot be reached throws saying so. The error's
+// status is the HTTP status, 0 for a server not reached. An aborted
 // request throws its AbortError, which callers drop with the answers of
 // requests no longer current.
 async function getJSON(url, signal) {
+  const failure = (message, status) => Object.assign(new Error(message), { status });
   let r;
   try {
     r = await fetch(url, { signal });
   } catch (e) {
     if (e.name === "AbortError") throw e;
-    throw new Error("cannot reach the server (" + e.message + "); retry with the set button");
+    throw failure("cannot reach the server (" + e.message + ")", 0);
   }
   const status = `HTTP ${r.status} ${r.statusText}`.trim();
   let body;
   try {
     body = await r.json();
   } catch (e) {
-    throw new Error(r.ok ? status + ": the answer is not JSON" : status);
+    throw failure(r.ok ? status + ": the answer is not JSON" : status, r.status);
   }
-  if (!r.ok) throw new Error((body && body.error) || status);
+  if (!r.ok) throw failure((body && body.error) || status, r.status);
   return body;
+}
+
+// The message of error e, with how to retry in the view that shows it
+// (retry) when a retry may mend it: the server not reached or failing.
+function withRetry(e, retry) {
+  return e.status === 0 || e.status >= 500 ? e.message + "; " + retry : e.message;
 }
 
 // A path and its query string, built by URLSearchParams so that every
@@ -84,13 +100,19 @@ function apiURL(path, params) {
   return path + "?" + new URLSearchParams(params);
 }
 
-// Twelve whole pit counts of 0..MAX_PIT from text ("1,1,1,...",
-// "1 1 1 ...", or the API's "[1,1,1,...]"), or null.
+// The board in text ("1,1,1,...", "1 1 1 ...", or the API's
+// "[1,1,1,...]"): { board }, twelve whole pit counts of 0..MAX_PIT that
+// hold at most a game's seeds, or { error } saying what is wrong. The
+// total is checked here, before anything changes: the server refuses it
+// too, but only once the board shown and its moves were gone.
 function parseBoard(text) {
   const words = String(text).trim().replace(/^\[|\]$/g, "").split(/[\s,]+/).filter((w) => w);
   const count = (w) => /^\d{1,3}$/.test(w) && Number(w) <= MAX_PIT;
-  if (words.length !== 12 || !words.every(count)) return null;
-  return words.map(Number);
+  if (words.length !== 12 || !words.every(count)) return { error: `is not twelve pit counts from 0 to ${MAX_PIT}, separated by commas or spaces` };
+  const board = words.map(Number);
+  const seeds = seedsOn(board);
+  if (seeds > GAME_SEEDS) return { error: `holds ${seeds} seeds, more than a game's ${GAME_SEEDS}` };
+  return { board };
 }
 
 function showError(message) {
@@ -108,31 +130,45 @@ function mode() {
 
 // ---- the board ----
 
+// Whether the keyboard focus is on nothing, or waits on the status line
+// for the board to take it back.
+function focusWaiting() {
+  const a = document.activeElement;
+  return !a || a === document.body || a === $("status");
+}
+
 // The pit whose redrawn button is to get the keyboard focus: the one that
-// has it, or the one a redraw took it from (focus then sits on the body)
-// while the user has not moved it elsewhere; null otherwise.
+// has it, or the one a redraw took it from (focus then waits) while the
+// user has not moved it elsewhere; null otherwise.
 function pitToFocus() {
   const a = document.activeElement;
   if (a && a.classList && a.classList.contains("pit")) return Number(a.dataset.pit);
-  if (!a || a === document.body) return state.focusPit;
+  if (focusWaiting()) return state.focusPit;
   return null;
 }
 
 // Gives the keyboard focus to pit p, or to the first pit that takes a
-// click if p does not; while none does (a move's answer is on its way),
-// p is kept for the next redraw.
+// click if p does not; while none does (the game is over, a move's answer
+// is on its way or failed), p is kept for the next redraw and the focus
+// waits on the status line, which says why, rather than falling to the
+// page's body, where a screen reader or keyboard user loses their place.
 function restorePitFocus(p) {
   const pits = [p, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((q) => $("pit-" + q));
   const target = pits.find((b) => b && !b.disabled);
   state.focusPit = p;
-  if (!target) return;
+  if (!target) {
+    $("status").focus();
+    return;
+  }
   target.focus();
   if (document.activeElement === target) state.focusPit = null;
 }
 
-// Focus the user moves to anything else is not taken back by a redraw.
+// Focus the user moves to anything else is not taken back by a redraw
+// (the status line only holds it for the board).
 function forgetFocus(ev) {
   const t = ev.target;
+  if (t === $("status")) return;
   if (!(t.classList && t.classList.contains("pit"))) state.focusPit = null;
   if (!(t.closest && t.closest("#moves"))) state.focusMoves = false;
 }
@@ -189,6 +225,12 @@ function renderBoard() {
   if (focused !== null) restorePitFocus(focused);
   // A move is played in play mode only; edit mode sets seeds.
   $("best").disabled = mode() !== "play";
+  for (const button of $("moves").tBodies[0].querySelectorAll("button")) button.disabled = mode() !== "play";
+  // Undo is offered only with a move to take back; the focus it had waits
+  // on the status line rather than falling to the page's body.
+  const undoFocused = document.activeElement === $("undo");
+  $("undo").disabled = !state.history.length;
+  if (undoFocused && $("undo").disabled) $("status").focus();
 }
 
 function clickPit(p, delta) {
@@ -206,18 +248,22 @@ function play(pit) {
   if (mode() !== "play") return;
   const m = state.analysis && state.analysis.moves.find((x) => x.pit === pit);
   if (!m) return;
-  state.history.push({ board: state.board, captured: state.captured });
+  state.history.push({ board: state.board, captured: state.captured, pit });
   // The board turns: the opponent moves next, and the mover's captures
   // are now the opponent's.
   const [mover, opponent] = state.captured;
-  setBoard(m.board, true, [], [opponent, mover + m.captures]);
+  const took = m.captures ? " and took " + m.captures : "";
+  const done = `You sowed pit ${pit}${took}; the board turns for the next player.`;
+  setBoard(m.board, true, [], [opponent, mover + m.captures], done);
 }
 
 // Shows board (seen by the player to move), with captured, the seeds each
-// side has taken (zero when a board is set afresh).
-function setBoard(board, keepHistory, notices = [], captured = [0, 0]) {
+// side has taken (zero when a board is set afresh); done says how the
+// board came (a move, an undo), for screen readers.
+function setBoard(board, keepHistory, notices = [], captured = [0, 0], done = "") {
   if (!keepHistory) state.history = [];
   state.notices = notices;
+  state.done = done;
   state.board = board;
   state.captured = captured;
   state.analysis = null;
@@ -243,15 +289,18 @@ async function analyze() {
   const say = (error) => showError([...state.notices, error].filter((m) => m).join("; "));
   if (state.notices.length) say("");
   else $("error").hidden = true;
-  // The moves table's rows go: focus in it comes back to its new first row.
+  // The moves table's rows go: focus in it waits on the status line, and
+  // comes back to the new first row.
   if ($("moves").contains(document.activeElement)) state.focusMoves = true;
   $("moves").tBodies[0].replaceChildren();
+  if (state.focusMoves && focusWaiting()) $("status").focus();
   $("line").replaceChildren();
   $("line-end").textContent = "";
   $("value").textContent = "";
   $("source").textContent = "";
   $("seeds").textContent = seedsOn(state.board) + " seeds,";
   $("score").textContent = scoreText(null);
+  $("said").textContent = "";
   const signal = freshSignal("board");
   try {
     const a = await getJSON(apiURL("/api/awari", positionQuery), signal);
@@ -262,18 +311,44 @@ async function analyze() {
     renderBoard();
   } catch (e) {
     if (id !== state.request) return;
-    say(e.message);
+    const message = await boardErrorText(e);
+    if (id !== state.request) return;
+    say(message); // announced: role=alert
+    $("said").textContent = state.done;
     renderBoard();
     return;
   }
+  $("said").textContent = announcement(state.analysis);
   try {
     const line = await getJSON(apiURL("/api/awari/mainline", q), signal);
     if (id !== state.request) return;
     renderLine(line);
   } catch (e) {
     if (id !== state.request) return;
-    say("principal line: " + e.message);
+    say("principal line: " + withRetry(e, "retry with the set button"));
   }
+}
+
+// The message for error e of the board's answer. A level not here is said
+// with the levels that are (the server's 404 names its directory, which
+// tells the user nothing).
+async function boardErrorText(e) {
+  if (e.status !== 404) return withRetry(e, "retry with the set button");
+  const info = await state.levelsServed.catch(() => null);
+  const served = info && info.rules.find((r) => r.rules === state.rules);
+  const levels = served ? served.levels.filter((l) => !l.error).map((l) => l.seeds) : [];
+  const seeds = seedsOn(state.board);
+  if (!levels.length || seeds <= Math.max(...levels)) return e.message;
+  return `this position has ${seeds} seeds; the ${state.rules} tables here go up to ${Math.max(...levels)}`;
+}
+
+// What a screen reader is told once the answer for the board is in: one
+// message with what was done and the new position's value, rather than
+// the pieces of the status line as they are cleared and refilled.
+function announcement(a) {
+  const status = [$("seeds"), $("value"), $("source")].map((e) => e.textContent).filter((t) => t).join(" ");
+  const over = a.moves.length ? "" : " " + $("moves").tBodies[0].textContent + ".";
+  return [state.done, status + "." + over].filter((t) => t).join(" ");
 }
 
 function seedsOn(board) {
@@ -311,7 +386,7 @@ function renderAnalysis(a) {
     body.appendChild(tr);
   }
   const first = body.querySelector("button");
-  if (state.focusMoves && first && (document.activeElement === document.body || !document.activeElement)) {
+  if (state.focusMoves && first && focusWaiting()) {
     first.focus();
     state.focusMoves = false;
   }
@@ -364,11 +439,12 @@ async function showLevels() {
   const id = ++state.levelsRequest;
   const current = () => id === state.levelsRequest;
   const signal = freshSignal("levels");
+  $("levels-error").hidden = true;
   let info;
   try {
     info = await getJSON("/api/levels", signal);
   } catch (e) {
-    if (current()) $("wdl").textContent = e.message;
+    if (current()) levelsError(withRetry(e, "reload the page to retry"));
     return;
   }
   if (!current()) return;
@@ -409,7 +485,10 @@ async function showLevels() {
   }
   if (levels.length) showHistogram(rules, levels[levels.length - 1].seeds);
   // One stacked bar per level, filled in as each level's counts arrive.
-  const w = 24, h = 160, chart = svg("svg", { width: levels.length * w + 40, height: h + 30, id: "wdl-chart" });
+  const w = 24, h = 160;
+  const range = levels.length ? `, levels ${levels[0].seeds} to ${levels[levels.length - 1].seeds} seeds` : "";
+  const chart = chartSVG("wdl-chart", levels.length * w + 40, h + 30,
+    `Win, draw and loss shares of the ${rules} levels${range}; the table below gives them as text`);
   $("wdl").replaceChildren(chart);
   for (const [i, l] of levels.entries()) {
     chart.appendChild(svg("text", { x: 30 + i * w + w / 2, y: h + 20, "text-anchor": "middle" }, l.seeds));
@@ -432,13 +511,25 @@ async function showLevels() {
     let y = 5;
     for (const [count, cls] of [[s.wins, "win"], [s.draws, "draw"], [s.losses, "loss"]]) {
       const bh = (h - 5) * count / s.positions;
-      const r = svg("rect", { x: 30 + i * w + 2, y, width: w - 4, height: bh, class: cls, fill: `var(--${cls})` });
+      const r = svg("rect", { x: 30 + i * w + 2, y, width: w - 4, height: bh, class: cls });
       r.appendChild(svg("title", {}, `${l.seeds} seeds: ${cls} ${(100 * count / s.positions).toFixed(1)}%`));
       r.addEventListener("click", () => showHistogram(rules, l.seeds));
       chart.appendChild(r);
       y += bh;
     }
   }
+}
+
+// An empty chart of width by height named label for screen readers; its
+// viewBox lets the style sheet shrink it to a narrow or zoomed page.
+function chartSVG(id, width, height, label) {
+  return svg("svg", { id, width, height, viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": label });
+}
+
+// Says message in the Levels view, announced (role=alert).
+function levelsError(message) {
+  $("levels-error").textContent = message;
+  $("levels-error").hidden = false;
 }
 
 // The address of the statistics of level n of rules.
@@ -452,20 +543,24 @@ async function showHistogram(rules, n) {
   const id = ++state.histRequest;
   $("hist-title").textContent = "Values of level " + n + " (" + rules + ")";
   $("hist").textContent = "counting…";
+  $("levels-error").hidden = true;
   let s;
   try {
     s = await getJSON(statsURL(rules, n), freshSignal("histogram"));
   } catch (e) {
-    if (id === state.histRequest) $("hist").textContent = e.message;
+    if (id !== state.histRequest) return;
+    $("hist").textContent = "";
+    levelsError(`values of level ${n}: ` + withRetry(e, "click the level's seed count to retry"));
     return;
   }
   if (id !== state.histRequest) return;
   const max = Math.max(...s.histogram), w = Math.max(6, Math.floor(600 / s.histogram.length)), h = 160;
-  const chart = svg("svg", { width: s.histogram.length * w + 20, height: h + 30, id: "hist-chart" });
+  const chart = chartSVG("hist-chart", s.histogram.length * w + 20, h + 30,
+    `Values of level ${n} (${rules}), from ${-n} to +${n}: ${s.positions.toLocaleString()} positions, mean ${s.mean.toFixed(3)}`);
   s.histogram.forEach((c, i) => {
     const v = i - n, bh = max ? (h * c) / max : 0;
     const cls = v > 0 ? "win" : v < 0 ? "loss" : "draw";
-    const r = svg("rect", { x: 10 + i * w, y: h - bh, width: w - 1, height: bh, fill: `var(--${cls})` });
+    const r = svg("rect", { x: 10 + i * w, y: h - bh, width: w - 1, height: bh, class: cls });
     r.appendChild(svg("title", {}, `value ${signed(v)}: ${c.toLocaleString()} positions`));
     chart.appendChild(r);
     if (v % 4 === 0) chart.appendChild(svg("text", { x: 10 + i * w + w / 2, y: h + 14, "text-anchor": "middle" }, v));
@@ -503,7 +598,7 @@ async function decideOmweso(ev) {
     }
   } catch (e) {
     if (id !== state.omwesoRequest) return;
-    $("om-error").textContent = e.message;
+    $("om-error").textContent = withRetry(e, "retry with the decide button");
     $("om-error").hidden = false;
   }
 }
@@ -516,7 +611,9 @@ function showView() {
   const view = ["board", "levels", "omweso"].includes(asked) ? asked : "board";
   for (const v of ["board", "levels", "omweso"]) {
     $("view-" + v).hidden = v !== view;
-    $("nav-" + v).classList.toggle("active", v === view);
+    // The link of the view shown says so to screen readers, and is marked.
+    if (v === view) $("nav-" + v).setAttribute("aria-current", "page");
+    else $("nav-" + v).removeAttribute("aria-current");
   }
   if (view === "levels") showLevels();
   else stopLevels();
@@ -538,24 +635,62 @@ function setRules(rules) {
   else stopLevels();
 }
 
-function start() {
+// The position the address asks for (board=, rules=, captured=): what of
+// it can be shown, with a notice for each part that cannot.
+function addressPosition() {
   const params = new URLSearchParams(location.search);
+  const notices = [];
   const given = params.get("board");
+  const parsed = given === null ? { board: DEFAULT_BOARD.slice() } : parseBoard(given);
+  const board = parsed.board || DEFAULT_BOARD.slice();
+  if (parsed.error) notices.push("board=" + given + " " + parsed.error + ": showing the default position");
   const askedRules = params.get("rules");
-  const badRules = askedRules !== null && !RULES.includes(askedRules);
-  if (!badRules && askedRules !== null) state.rules = askedRules;
-  $("rules").value = state.rules;
-  const board = given === null ? DEFAULT_BOARD.slice() : parseBoard(given) || DEFAULT_BOARD.slice();
+  let rules = "awari";
+  if (RULES.includes(askedRules)) rules = askedRules;
+  else if (askedRules !== null) notices.push("rules=" + askedRules + " is not a rule set (" + RULES.join(" or ") + "): showing awari");
+  if (state.served && !state.served.has(rules) && state.served.has("awari")) {
+    notices.push(rules + " values are not served here: showing awari");
+    rules = "awari";
+  }
+  let captured = parseCaptured(params.get("captured"), board);
+  if (captured === null) {
+    notices.push("captured=" + params.get("captured") + " is not two seed counts that fit beside the board's: counting from 0");
+    captured = [0, 0];
+  }
+  return { board, rules, captured, notices };
+}
+
+// Shows what the address asks for: its view and its position. Back and
+// Forward come here too: the board then set aside (moves rewrite the
+// address in place) is not kept, so that the screen matches the address;
+// a position that is the one shown keeps its moves to take back.
+function showAddress() {
+  const p = addressPosition();
+  const same = (a, b) => a && a.every((n, i) => n === b[i]);
+  const shown = p.rules === state.rules && same(state.board, p.board) && same(state.captured, p.captured);
+  state.rules = p.rules;
+  $("rules").value = p.rules;
+  showView();
+  if (!shown) setBoard(p.board, false, p.notices, p.captured);
+}
+
+function start() {
   $("rules").addEventListener("change", () => {
     setRules($("rules").value);
     setBoard(state.board, true, [], state.captured);
   });
   const setTyped = () => {
-    const nums = parseBoard($("board-text").value);
+    const typed = parseBoard($("board-text").value);
+    // A board refused changes nothing: the one shown keeps its moves to
+    // take back.
+    if (typed.error) {
+      showError("the board typed " + typed.error);
+      return;
+    }
     // The board shown, set again (a stray Enter), keeps its history.
-    const same = nums && nums.every((n, i) => n === state.board[i]);
-    if (nums) setBoard(nums, same, [], same ? state.captured : [0, 0]);
-    else showError("give twelve pit counts, whole numbers from 0 to " + MAX_PIT + " separated by commas or spaces");
+    const nums = typed.board;
+    const same = nums.every((n, i) => n === state.board[i]);
+    setBoard(nums, same, [], same ? state.captured : [0, 0]);
   };
   $("set-board").addEventListener("click", setTyped);
   $("board-text").addEventListener("keydown", (ev) => {
@@ -568,7 +703,7 @@ function start() {
   const hint = () => {
     $("mode-hint").textContent = mode() === "edit"
       ? "Click a pit to add a seed; shift-click or right-click to take one away (keys on a pit: + or ↑ adds, - ↓ or Delete takes away)."
-      : "Click one of your pits (bottom row) to sow it; the board turns for the next player. Keys: b best move, u undo.";
+      : "Click one of your pits (bottom row) to sow it; the board turns for the next player. Keys, with the focus on the board: b best move, u undo.";
   };
   hint();
   for (const r of document.querySelectorAll("input[name=mode]")) {
@@ -577,35 +712,32 @@ function start() {
       renderBoard();
     });
   }
-  // b and u act on the board when it is shown, unless text is being typed
-  // or the key comes with a modifier (Ctrl+U is the browser's).
+  // b and u act on the board when it is shown, only while the keyboard
+  // focus is on its pits (or the status line, where it waits for them) or
+  // on no control (a single-key shortcut must not fire from a control the
+  // key was meant for, or typed into by speech: WCAG 2.1.4), and not with
+  // a modifier (Ctrl+U is the browser's).
   document.addEventListener("keydown", (ev) => {
     const t = ev.target;
-    const typing = t.tagName === "SELECT" || t.tagName === "TEXTAREA"
-      || (t.tagName === "INPUT" && !["radio", "checkbox", "button", "submit"].includes(t.type));
-    if (typing || ev.ctrlKey || ev.metaKey || ev.altKey || $("view-board").hidden) return;
+    const onBoard = t === document.body || $("pits").contains(t) || t === $("status");
+    if (!onBoard || ev.ctrlKey || ev.metaKey || ev.altKey || $("view-board").hidden) return;
     if (ev.key === "b") playBest();
     if (ev.key === "u") undo();
   });
   document.addEventListener("focusin", forgetFocus);
   $("omweso-form").addEventListener("submit", decideOmweso);
-  window.addEventListener("hashchange", showView);
-  showView();
-  const notices = [];
-  if (given !== null && !parseBoard(given)) {
-    notices.push("board=" + given + " is not twelve pit counts from 0 to " + MAX_PIT + ": showing the default position");
-  }
-  if (badRules) notices.push("rules=" + askedRules + " is not a rule set (" + RULES.join(" or ") + "): showing awari");
-  const captured = parseCaptured(params.get("captured"), board);
-  if (captured === null) {
-    notices.push("captured=" + params.get("captured") + " is not two seed counts that fit beside the board's: counting from 0");
-  }
-  setBoard(board, false, notices, captured || [0, 0]);
+  // Back and Forward, and the view links: popstate comes with every change
+  // of the address's history entry, hashchange only when nothing but the
+  // anchor differs (not once a move has rewritten the address).
+  window.addEventListener("popstate", showAddress);
+  state.levelsServed = getJSON("/api/levels");
+  showAddress();
   // Offer only the rule sets with levels here (a VU directory holds awari
   // values only; a table directory may hold no abapa level); rules asked
   // for that are not served give way to awari, with a notice.
-  getJSON("/api/levels").then((info) => {
+  state.levelsServed.then((info) => {
     const served = new Set(info.rules.filter((r) => r.levels.length).map((r) => r.rules));
+    state.served = served;
     for (const o of $("rules").options) o.disabled = !served.has(o.value);
     if (!served.has(state.rules) && served.has("awari")) {
       const notice = state.rules + " values are not served here: showing awari";
@@ -623,7 +755,7 @@ function playBest() {
 function undo() {
   if (!state.history.length) return;
   const before = state.history.pop();
-  setBoard(before.board, true, [], before.captured);
+  setBoard(before.board, true, [], before.captured, `Took back pit ${before.pit}.`);
 }
 
 // The address's captured=M,O beside board: [M, O], [0, 0] when not given,
