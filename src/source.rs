@@ -19,7 +19,7 @@ use memmap2::Mmap;
 use crate::db::Db;
 use crate::error::{Corruption, Error, Missing, Result};
 use crate::oware::{Board, Encoder, MAX_SEEDS, Rules, level_size, reads_level};
-use crate::probe::{BlockCache, DEFAULT_CACHE_BYTES, Level};
+use crate::probe::{BlockCache, DEFAULT_CACHE_BYTES, Held, Level};
 use crate::stored::{Stored, StoredLevels};
 use crate::table::{BLOCK_SIZE, Table, as_values, check_values};
 
@@ -44,6 +44,11 @@ pub trait Values {
         Ok(())
     }
 }
+
+/// Blocks a batch of probes ([`Values::values`] of [`Tables`]) holds at
+/// most: 64 MiB of blocks, every block of level 19 (795), a sixth of level
+/// 22's.
+const HELD_BLOCKS: usize = 1024;
 
 /// A directory of `scores.N` files: one signed byte per position, index
 /// order, no header.
@@ -222,12 +227,14 @@ impl Tables {
 
     /// [`Values::values`] by groups: each group of boards is ranked and its
     /// raw bytes prefetched before any is read, so that the memory loads of
-    /// random probes overlap (see [`crate::probe`]); appended to `out`. On
+    /// random probes overlap (see [`crate::probe`]); blocks read from tables
+    /// are held for the batch's later probes ([`HELD_BLOCKS`]); appended to `out`. On
     /// an error, `out` has gained the values of the groups before the one
     /// that failed.
     fn values_grouped(&self, boards: &[Board], out: &mut Vec<i8>) -> Result<()> {
         const GROUP: usize = 16;
         let mut at: [(usize, u64); GROUP] = [(0, 0); GROUP];
+        let mut held = Held::new(HELD_BLOCKS.min(boards.len()));
         for group in boards.chunks(GROUP) {
             for (b, slot) in group.iter().zip(at.iter_mut()) {
                 let (seeds, index) = self.encoder.stored_index(b)?;
@@ -235,7 +242,10 @@ impl Tables {
                 *slot = (seeds, index);
             }
             for &(seeds, index) in &at[..group.len()] {
-                out.push(self.level(seeds)?.value(&self.cache, index)?);
+                out.push(
+                    self.level(seeds)?
+                        .value(&self.cache, Some(&mut held), index)?,
+                );
             }
         }
         Ok(())
@@ -250,7 +260,7 @@ impl Values for Tables {
     #[inline]
     fn value(&self, board: &Board) -> Result<i8> {
         let (seeds, index) = self.encoder.stored_index(board)?;
-        self.level(seeds)?.value(&self.cache, index)
+        self.level(seeds)?.value(&self.cache, None, index)
     }
 
     fn origin(&self, board: &Board) -> PathBuf {

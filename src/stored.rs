@@ -213,7 +213,7 @@ impl<C: Borrow<BlockCache> + Sync> LowerLevels for StoredLevels<C> {
                 }
                 Ok(value)
             }
-            Stored::Table(l) => l.value(self.cache.borrow(), index),
+            Stored::Table(l) => l.value(self.cache.borrow(), None, index),
             Stored::Unread => Err(unread(level)),
         }
     }

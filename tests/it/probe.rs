@@ -74,14 +74,24 @@ fn probe_all(dir: &Path, cache_bytes: usize, threads: usize, want: &[u8], every:
             });
         }
     });
-    // Many at once: every 7th position, across every block.
-    let boards: Vec<_> = (0..n).step_by(7).map(|i| e.unrank(14, i)).collect();
-    let mut out = Vec::new();
-    tables.values(&boards, &mut out).unwrap();
-    assert_eq!(out.len(), boards.len());
-    for (k, v) in out.iter().enumerate() {
-        assert_eq!(*v as u8, want[7 * k], "index {}", 7 * k);
-    }
+    // Many at once, from every thread together (each batch holds the
+    // blocks it reads, evicted from the cache or not): every 7th position,
+    // from position t, across every block.
+    std::thread::scope(|s| {
+        for t in 0..threads as u64 {
+            let (tables, e) = (&tables, &e);
+            s.spawn(move || {
+                let boards: Vec<_> = (t..n).step_by(7).map(|i| e.unrank(14, i)).collect();
+                let mut out = Vec::new();
+                tables.values(&boards, &mut out).unwrap();
+                assert_eq!(out.len(), boards.len());
+                for (k, v) in out.iter().enumerate() {
+                    let i = t as usize + 7 * k;
+                    assert_eq!(*v as u8, want[i], "index {i}");
+                }
+            });
+        }
+    });
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
@@ -107,7 +117,7 @@ fn raw_copy_is_used_only_when_it_matches() {
     probe_all(&good, 1 << 20, 2, &want, 1);
 
     let mut bad = want.clone();
-    let at = 12_348; // a multiple of 7: the batch in `probe_all` reads it
+    let at = 12_348; // a multiple of 7: the first batch in `probe_all` reads it
     bad[at] ^= 1;
     let damaged = level_14_dir("probe-raw-damaged", Some(&bad));
     let tables = Tables::new(Db::new(&damaged), Rules::Awari);
