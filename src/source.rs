@@ -46,7 +46,7 @@ pub trait Values {
 }
 
 /// Blocks a batch of probes ([`Values::values`] of [`Tables`]) holds at
-/// most: 64 MiB of blocks, every block of level 19 (795), a sixth of level
+/// most: 64 MiB of blocks, every block of level 19 (796), a third of level
 /// 22's.
 const HELD_BLOCKS: usize = 1024;
 
