@@ -12,8 +12,9 @@
 # Row k runs `BIN census --seeds k --db . $CENSUS_FLAGS` in DIR at `nice -n
 # $NICE` (default 19) under `/usr/bin/time -v`, whose statistics are appended
 # to DIR/time-k.txt (the cost that census-data.py collects: summed over the
-# runs of a row stopped and resumed; a row walked whole by one run, its
-# checkpoint or saved line found damaged, keeps that run's block alone), its report to DIR/log after a line
+# runs of a row stopped and resumed; a row walked whole by one run (stopped
+# before its first checkpoint, or its checkpoint or saved line found
+# damaged) keeps that run's block alone), its report to DIR/log after a line
 # `=== k=K start TIME load L` (the load average when it started); with
 # --cycles, also the row's cycle atlas to DIR/atlas-k.jsonl. A row stopped
 # part-way resumes from its checkpoint in DIR. A run that did not walk the
@@ -90,7 +91,9 @@ for k in $(seq "$from" "$to"); do
     grep -E '^mancaladb: |^error: |panicked at' | tail -n 1)
   if ! tail -c +"$((time_from + 1))" "time-$k.txt" | tr '\r' '\n' | grep -q '^census: .* to walk'; then
     # Not a run of the row: the census read it from the results file
-    # (checked, as every run checks it), or refused it.
+    # (checked, as every run checks it), or refused it. Its warnings (a
+    # damaged line of another row, say) go on to standard error.
+    tail -c +"$((time_from + 1))" "time-$k.txt" | tr '\r' '\n' | grep '^mancaladb: warning' >&2
     if [ "$time_from" = 0 ]; then rm -f "time-$k.txt"; else truncate -s "$time_from" "time-$k.txt"; fi
     truncate -s "$log_from" log
     [ $s = 0 ] && continue
@@ -99,8 +102,9 @@ for k in $(seq "$from" "$to"); do
     die "row $k refused (exit $s)${said:+: $said}"
   fi
   if [ $s = 0 ]; then
-    # A row this run walked whole (not resumed: its checkpoint was dropped
-    # as damaged, or its saved line was) owes nothing to the runs before.
+    # A row this run walked whole (not resumed: stopped before its first
+    # checkpoint, its checkpoint dropped as damaged, or its saved line)
+    # owes nothing to the runs before.
     if ! tail -c +"$((time_from + 1))" "time-$k.txt" | grep -q 'before a resume)'; then
       tail -c +"$((time_from + 1))" "time-$k.txt" > "time-$k.txt.new" && mv "time-$k.txt.new" "time-$k.txt"
     fi

@@ -13,7 +13,8 @@
 //!    probes holds the blocks it has read ([`Held`]), so that its next
 //!    probes of them take no lock at all: a lock taken by every probe, even
 //!    one without contention, is a cache line the threads pass back and
-//!    forth (two threads probed level 16 at 1.04 times one thread's rate).
+//!    forth (batches of level 12 on two threads ran at 16 M probes/s in
+//!    all, against 25 M on one; BENCHMARKS, "Random probes").
 //!
 //! A random probe of a large level waits on memory (a cache and TLB miss,
 //! about 200 ns here), not on arithmetic. Many probes at once
@@ -170,10 +171,7 @@ impl BlockCache {
     fn fill_in(&self, key: Key, fill: impl FnOnce(&mut Vec<u8>) -> Result<()>) -> Result<Block> {
         let mut buf = self.shard(key).spare.take().unwrap_or_default();
         fill(&mut buf)?;
-        let data = Arc::new(buf);
-        self.shard(key)
-            .insert(key, Arc::clone(&data), self.per_shard);
-        Ok(data)
+        Ok(self.shard(key).insert(key, buf, self.per_shard))
     }
 }
 
@@ -182,10 +180,10 @@ fn key(level: usize, block: u64) -> Key {
     ((level as u64) << 48) | block
 }
 
-/// The blocks a batch of probes holds on to, a few hundred at most
-/// (direct-mapped by level and block): its probes of a block it holds take
-/// no lock and write nothing shared, so that threads probing at once do
-/// not take turns at the shards' locks. The blocks held stay in memory
+/// The blocks a batch of probes holds on to (direct-mapped by level and
+/// block; `Tables::values` holds up to 1,024, 64 MiB): its probes of a
+/// block it holds take no lock and write nothing shared, so that threads
+/// probing at once do not take turns at the shards' locks. The blocks held stay in memory
 /// while the batch runs, evicted from the cache or not.
 #[derive(Debug)]
 pub struct Held {
@@ -225,20 +223,23 @@ impl Held {
 }
 
 impl Shard {
-    fn insert(&mut self, key: Key, data: Block, capacity: usize) {
-        if self.map.contains_key(&key) {
-            // Another thread filled it meanwhile.
-            self.spare = Arc::into_inner(data);
-            return;
+    /// Caches block `key`, decompressed into `data`, and returns it as
+    /// cached: the copy another thread cached meanwhile, if it did (`data`
+    /// is then kept as the spare buffer).
+    fn insert(&mut self, key: Key, data: Vec<u8>, capacity: usize) -> Block {
+        if let Some(&i) = self.map.get(&key) {
+            self.spare = Some(data);
+            return Arc::clone(&self.slots[i].data);
         }
+        let data = Arc::new(data);
         if self.slots.len() < capacity {
             self.map.insert(key, self.slots.len());
             self.slots.push(Slot {
                 key,
                 used: false,
-                data,
+                data: Arc::clone(&data),
             });
-            return;
+            return data;
         }
         loop {
             let i = self.hand;
@@ -250,10 +251,13 @@ impl Shard {
             }
             self.map.remove(&slot.key);
             slot.key = key;
+            let evicted = std::mem::replace(&mut slot.data, Arc::clone(&data));
             // Its buffer is reused unless a batch still holds it.
-            self.spare = Arc::into_inner(std::mem::replace(&mut slot.data, data));
+            if let Some(buf) = Arc::into_inner(evicted) {
+                self.spare = Some(buf);
+            }
             self.map.insert(key, i);
-            return;
+            return data;
         }
     }
 }

@@ -361,9 +361,9 @@ pub enum Notice {
         /// Why.
         why: String,
     },
-    /// A census row was saved, but its checkpoint could not be removed
-    /// (the next run removes it: a checkpoint beside a saved row is left
-    /// over).
+    /// A census row is saved, but its checkpoint could not be removed (a
+    /// checkpoint beside a saved row is left over: every run tries again,
+    /// and goes on).
     CensusCheckpointNotRemoved {
         /// The checkpoint.
         #[serde(serialize_with = "lossy")]
@@ -654,7 +654,7 @@ impl fmt::Display for Notice {
             }
             Notice::CensusCheckpointNotRemoved { path, why } => write!(
                 f,
-                "the row is saved, its checkpoint {} not removed ({why}); the next run removes it",
+                "the row is saved, its checkpoint {} not removed ({why}); the next run tries again",
                 path.display()
             ),
         }

@@ -688,12 +688,20 @@ fn run_locked(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> Res
         computed: Vec::new(),
         save_error: None,
     };
+    let remove_checkpoint = |cp: PathBuf| {
+        if let Err(e) = checkpoint::remove(&cp) {
+            opt.progress.notice(Notice::CensusCheckpointNotRemoved {
+                path: cp,
+                why: e.to_string(),
+            });
+        }
+    };
     for k in range {
         let cp = checkpoint::path(dir, k, budget);
         if let Some(r) = store.row(k, budget) {
             // A run killed after saving the row but before removing its
             // checkpoint left it.
-            checkpoint::remove(&cp)?;
+            remove_checkpoint(cp);
             out.rows.push(r.clone());
             continue;
         }
@@ -745,12 +753,7 @@ fn run_locked(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> Res
             out.save_error = Some(e);
             break;
         }
-        if let Err(e) = checkpoint::remove(&cp) {
-            opt.progress.notice(Notice::CensusCheckpointNotRemoved {
-                path: cp,
-                why: e.to_string(),
-            });
-        }
+        remove_checkpoint(cp);
     }
     Ok(out)
 }
