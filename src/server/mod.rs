@@ -35,7 +35,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use axum::Router;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Request};
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::{get, post};
@@ -43,6 +43,7 @@ use tower_http::add_extension::AddExtension;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::CorsLayer;
 use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 
 use mancaladb::Error;
@@ -158,6 +159,12 @@ fn router(state: Arc<State>) -> Router {
         // The one limit is the layer above (axum's own would be a second).
         .layer(DefaultBodyLimit::disable())
         .layer(CompressionLayer::new())
+        // Every answer is read as the type it says (JSON is never taken
+        // for a script or a page).
+        .layer(SetResponseHeaderLayer::overriding(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
         // It answers every OPTIONS request itself, as a preflight.
         .layer(CorsLayer::permissive())
         // Outermost, so that every request the routes see is logged: also

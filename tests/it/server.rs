@@ -801,15 +801,27 @@ fn published_layout_files_are_served_in_place() {
     assert_eq!(lv["rules"][0]["levels"].as_array().unwrap().len(), 19);
 }
 
+/// Cross-origin reads; every answer's type is to be believed (`nosniff`);
+/// the page comes with a policy that lets it load only its own files.
 #[test]
 fn cors_and_the_page() {
     let s = Server::db(awari_db());
     let (status, head, body) = s.request("GET", "/health", "Origin: http://example.org\r\n", b"");
     assert_eq!(status, 200);
     assert!(head.contains("access-control-allow-origin: *"), "{head}");
+    assert!(head.contains("x-content-type-options: nosniff"), "{head}");
+    let (status, head, _) = s.request("GET", "/nowhere", "", b"");
+    assert_eq!(status, 404);
+    assert!(head.contains("x-content-type-options: nosniff"), "{head}");
     let (status, head, body_html) = s.request("GET", "/", "", b"");
     assert_eq!(status, 200);
     assert!(head.contains("text/html"), "{head}");
+    // The page runs its own script and reads its own API, nothing else
+    // (the browser test runs it under this policy).
+    assert!(
+        head.contains("content-security-policy: default-src 'self'; img-src 'self' data:;"),
+        "{head}"
+    );
     let page = String::from_utf8(body_html).unwrap();
     assert!(page.contains("/app.js") && !page.contains("http://") && !page.contains("https://"));
     let (status, _, js) = s.request("GET", "/app.js", "", b"");
