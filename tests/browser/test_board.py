@@ -317,6 +317,13 @@ def main(url, out):
             assert board(d) == after, board(d)
             error = lambda d: d.find_element(By.ID, "error").text
             assert "the board typed holds 56 seeds, more than a game's 48" in error(d), error(d)
+            # Nor does one above the levels here (the server refused it once
+            # it had replaced the board).
+            text.clear()
+            text.send_keys("9,0,3,0,0,0,1,1,1,1,1,0\n")
+            wait_for(d, "the levels' refusal", lambda d: error(d)
+                     == "this position has 17 seeds; the awari tables here go up to 16")
+            assert board(d) == after, board(d)
             d.find_element(By.TAG_NAME, "body").send_keys("u")
             wait_for(d, "the move taken back", lambda d: board(d) == [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0])
 

@@ -334,11 +334,18 @@ async function analyze() {
 // tells the user nothing).
 async function boardErrorText(e) {
   if (e.status !== 404) return withRetry(e, "retry with the set button");
+  return (await beyondLevels(state.board)) || e.message;
+}
+
+// Why board cannot be valued here, if it has more seeds than the highest
+// readable level of the rules shown ("this position has 20 seeds; ...");
+// "" when it has not, or the levels are not known.
+async function beyondLevels(board) {
   const info = await state.levelsServed.catch(() => null);
   const served = info && info.rules.find((r) => r.rules === state.rules);
   const levels = served ? served.levels.filter((l) => !l.error).map((l) => l.seeds) : [];
-  const seeds = seedsOn(state.board);
-  if (!levels.length || seeds <= Math.max(...levels)) return e.message;
+  const seeds = seedsOn(board);
+  if (!levels.length || seeds <= Math.max(...levels)) return "";
   return `this position has ${seeds} seeds; the ${state.rules} tables here go up to ${Math.max(...levels)}`;
 }
 
@@ -679,12 +686,18 @@ function start() {
     setRules($("rules").value);
     setBoard(state.board, true, [], state.captured);
   });
-  const setTyped = () => {
+  const setTyped = async () => {
     const typed = parseBoard($("board-text").value);
     // A board refused changes nothing: the one shown keeps its moves to
-    // take back.
+    // take back. So does one above the levels here, which the server
+    // would refuse only once the board shown was gone.
     if (typed.error) {
       showError("the board typed " + typed.error);
+      return;
+    }
+    const beyond = await beyondLevels(typed.board);
+    if (beyond) {
+      showError(beyond);
       return;
     }
     // The board shown, set again (a stray Enter), keeps its history.
