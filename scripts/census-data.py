@@ -94,14 +94,10 @@ def fail(message):
 COST = {"seconds", "user_seconds", "system_seconds", "max_rss_kb", "started", "load_at_start"}
 
 
-def read_rows(path):
-    """The rows of data file `path` by seed count; any line that is not a
-    JSON row with a seed count, or a seed count twice, is an error."""
-    rows = {}
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        fail(f"cannot read the data file {path}: {e.strerror}")
+def json_rows(path, text, what):
+    """(line number, row) for each line of `text` (read from `path`) that
+    is not blank; a line that is not a JSON object with an integer seed
+    count fails, saying that it is `what`."""
     for i, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -110,7 +106,19 @@ def read_rows(path):
         except ValueError:
             row = None
         if not isinstance(row, dict) or not isinstance(row.get("seeds"), int):
-            fail(f"{path}:{i}: not a JSON row with a seed count")
+            fail(f"{path}:{i}: {what}")
+        yield i, row
+
+
+def read_rows(path):
+    """The rows of data file `path` by seed count; any line that is not a
+    JSON row with a seed count, or a seed count twice, is an error."""
+    rows = {}
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        fail(f"cannot read the data file {path}: {e.strerror}")
+    for i, row in json_rows(path, text, "not a JSON row with a seed count"):
         if row["seeds"] in rows:
             fail(f"{path}:{i}: a second row k={row['seeds']}")
         rows[row["seeds"]] = row
@@ -126,15 +134,7 @@ def results_rows(path):
     again, not kept it; one of another budget (a quick run with
     --max-laps) is a warning, and left out."""
     rows = []
-    for i, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            row = None
-        if not isinstance(row, dict) or not isinstance(row.get("seeds"), int):
-            fail(f"{path}:{i}: not a census row")
+    for i, row in json_rows(path, path.read_text(errors="replace"), "not a census row"):
         given = row.pop("checksum", None)
         want = hashlib.sha256(json.dumps(row, separators=(",", ":")).encode()).hexdigest()[:16]
         if given != want:
