@@ -35,8 +35,13 @@ use crate::files::remove_if_present;
 use crate::memory::prefetch;
 use crate::oware::lower::unread;
 use crate::oware::{LowerLevels, Rules, level_size, reads_level};
-use crate::probe::{BlockCache, Level};
+use crate::probe::{BlockCache, Held, Level};
 use crate::table;
+
+/// Blocks of tables one worker holds while it reads lower levels
+/// ([`LowerLevels::reader`]): 16 MiB, room for a chunk of tiles' few
+/// blocks of every lower level.
+const HELD_BLOCKS: usize = 256;
 
 /// The raw-copy budget of `build` and `import` unless told otherwise:
 /// 8 GiB, which keeps every raw copy of a build up to level 29 (levels
@@ -188,8 +193,16 @@ impl Lower {
 }
 
 impl<C: Borrow<BlockCache> + Sync> LowerLevels for StoredLevels<C> {
+    type Reader = Held;
+
     fn levels(&self) -> usize {
         self.levels.len()
+    }
+
+    /// Room for [`HELD_BLOCKS`] blocks: a chunk of tiles reads a few
+    /// blocks of each lower level (the walk is mover-major).
+    fn reader(&self) -> Held {
+        Held::new(HELD_BLOCKS)
     }
 
     /// A value outside `-level..=level` (a damaged raw copy or VU file, or
@@ -198,7 +211,7 @@ impl<C: Borrow<BlockCache> + Sync> LowerLevels for StoredLevels<C> {
     /// [`Corruption::ValueRange`](crate::error::Corruption::ValueRange) of
     /// the file read, as [`Level::value`] reports it.
     #[inline]
-    fn value(&self, level: usize, index: u64) -> Result<i8> {
+    fn value(&self, held: &mut Held, level: usize, index: u64) -> Result<i8> {
         match &self.levels[level] {
             Stored::Mapped { map, path } => {
                 let Some(&b) = map.get(index as usize) else {
@@ -213,7 +226,7 @@ impl<C: Borrow<BlockCache> + Sync> LowerLevels for StoredLevels<C> {
                 }
                 Ok(value)
             }
-            Stored::Table(l) => l.value(self.cache.borrow(), None, index),
+            Stored::Table(l) => l.value(self.cache.borrow(), Some(held), index),
             Stored::Unread => Err(unread(level)),
         }
     }

@@ -558,12 +558,13 @@ fn consistency_of_tile<L: LowerLevels + ?Sized>(
 ) -> Result<TileCheck> {
     let (mut positions, mut count, mut first) = (0u64, 0u64, Vec::new());
     let mut failed = None;
+    let mut reader = lower.reader();
     let mut check = |(i, board, targets): (u64, Board, Targets)| {
         let mut expected = None;
         for (captured, index) in targets.iter() {
             let child = match captured {
                 0 => Ok(values[index as usize]),
-                c => lower.value(seeds - usize::from(c), index),
+                c => lower.value(&mut reader, seeds - usize::from(c), index),
             };
             match child {
                 Ok(v) => expected = expected.max(Some(captured as i8 - v)),

@@ -609,10 +609,11 @@ impl<L: LowerLevels + ?Sized> Game for OwareLevel<'_, L> {
         let get = |j: usize| out[j].load(Relaxed);
         tiles.par_chunks(16).try_for_each(|tiles| -> Result<()> {
             let mut failed = None;
+            let mut reader = self.lower.reader();
             // (position, captured, lower level, index there)
             let mut resolve = |(j, captured, level, index): (usize, u8, usize, u64)| match self
                 .lower
-                .value(level, index)
+                .value(&mut reader, level, index)
             {
                 Ok(v) => set(j, get(j).max(captured as i8 - v)),
                 Err(e) => failed = failed.take().or(Some(e)),

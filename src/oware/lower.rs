@@ -54,12 +54,22 @@ pub fn unread(level: usize) -> Error {
 
 /// Levels `0..levels()` of one rule set, by index.
 pub trait LowerLevels: Sync {
+    /// What one worker keeps from its reads for its next ones: the blocks
+    /// of tables a store of tables holds (`probe::Held`), so that a run of
+    /// reads in a few blocks takes no lock; nothing (`()`) for levels in
+    /// memory.
+    type Reader;
+
     /// How many levels there are (`0..levels()`).
     fn levels(&self) -> usize;
 
-    /// The value of position `index` of level `level`. An error is a store
-    /// that failed (a damaged block, a read error), never a wrong value.
-    fn value(&self, level: usize, index: u64) -> Result<i8>;
+    /// A reader for one worker's run of reads (a chunk of tiles).
+    fn reader(&self) -> Self::Reader;
+
+    /// The value of position `index` of level `level`, read by `reader`.
+    /// An error is a store that failed (a damaged block, a read error),
+    /// never a wrong value.
+    fn value(&self, reader: &mut Self::Reader, level: usize, index: u64) -> Result<i8>;
 
     /// Asks for the value ahead of a [`LowerLevels::value`] call, so that
     /// memory misses overlap; a hint only.
@@ -69,12 +79,16 @@ pub trait LowerLevels: Sync {
 
 /// Levels held in memory (or mapped), one value per byte.
 impl<S: AsRef<[i8]> + Sync> LowerLevels for [S] {
+    type Reader = ();
+
     fn levels(&self) -> usize {
         self.len()
     }
 
+    fn reader(&self) {}
+
     #[inline]
-    fn value(&self, level: usize, index: u64) -> Result<i8> {
+    fn value(&self, _: &mut (), level: usize, index: u64) -> Result<i8> {
         Ok(self[level].as_ref()[index as usize])
     }
 
@@ -86,13 +100,17 @@ impl<S: AsRef<[i8]> + Sync> LowerLevels for [S] {
 
 /// As for a slice of levels.
 impl<S: AsRef<[i8]> + Sync> LowerLevels for Vec<S> {
+    type Reader = ();
+
     fn levels(&self) -> usize {
         self.len()
     }
 
+    fn reader(&self) {}
+
     #[inline]
-    fn value(&self, level: usize, index: u64) -> Result<i8> {
-        self.as_slice().value(level, index)
+    fn value(&self, reader: &mut (), level: usize, index: u64) -> Result<i8> {
+        self.as_slice().value(reader, level, index)
     }
 
     #[inline]

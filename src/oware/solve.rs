@@ -857,8 +857,9 @@ impl<L: LowerLevels + ?Sized> ForwardPass<'_, L> {
             // (position, captured, lower level, index there)
             let mut pipeline = Pipeline::new((0usize, 0u8, 0usize, 0u64));
             let mut failed = None;
+            let mut reader = lower.reader();
             let mut resolve = |(j, captured, level, index): (usize, u8, usize, u64)| match lower
-                .value(level, index)
+                .value(&mut reader, level, index)
             {
                 Ok(v) => set(j, get(j).max(captured as i8 - v)),
                 Err(e) => failed = failed.take().or(Some(e)),

@@ -304,15 +304,19 @@ struct Failing<'a> {
 }
 
 impl LowerLevels for Failing<'_> {
+    type Reader = ();
+
     fn levels(&self) -> usize {
         self.levels.len()
     }
 
-    fn value(&self, level: usize, index: u64) -> Result<i8> {
+    fn reader(&self) {}
+
+    fn value(&self, reader: &mut (), level: usize, index: u64) -> Result<i8> {
         if self.left.fetch_sub(1, Relaxed) <= 0 {
             return Err(Error::Invalid("a read failed on purpose".into()));
         }
-        self.levels.value(level, index)
+        self.levels.value(reader, level, index)
     }
 }
 
