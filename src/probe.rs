@@ -10,8 +10,9 @@
 //!    thread of a reader: a hit costs one uncontended lock of one shard and
 //!    one hash lookup; a miss decompresses the block with
 //!    [`Table::read_block`] (which checks it) outside any lock. A batch of
-//!    probes holds the blocks it has read ([`Held`]), so that its next
-//!    probes of them take no lock at all: a lock taken by every probe, even
+//!    probes, or a worker of a build or check reading lower levels, holds
+//!    the blocks it has read ([`Held`]), so that its next probes of them
+//!    take no lock at all: a lock taken by every probe, even
 //!    one without contention, is a cache line the threads pass back and
 //!    forth (batches of level 12 on two threads ran at 16 M probes/s in
 //!    all, against 25 M on one; BENCHMARKS, "Random probes").

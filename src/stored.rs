@@ -39,8 +39,9 @@ use crate::probe::{BlockCache, Held, Level};
 use crate::table;
 
 /// Blocks of tables one worker holds while it reads lower levels
-/// ([`LowerLevels::reader`]): 16 MiB, room for a chunk of tiles' few
-/// blocks of every lower level.
+/// ([`LowerLevels::reader`]): room for a chunk of tiles' few blocks of
+/// every lower level; at most 16 MiB per worker beyond the cache's budget
+/// (blocks evicted while held).
 const HELD_BLOCKS: usize = 256;
 
 /// The raw-copy budget of `build` and `import` unless told otherwise:
