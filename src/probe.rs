@@ -118,10 +118,14 @@ impl BlockCache {
     }
 
     fn shard(&self, key: Key) -> MutexGuard<'_, Shard> {
-        let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
-        self.shards[h as usize & (self.shards.len() - 1)]
+        self.shards[spread(key, self.shards.len())]
             .lock()
             .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// How many blocks it keeps.
+    pub fn blocks(&self) -> usize {
+        self.per_shard * self.shards.len()
     }
 
     /// Byte `offset` of block `block` of level `level`, calling `fill` to
@@ -181,6 +185,14 @@ fn key(level: usize, block: u64) -> Key {
     ((level as u64) << 48) | block
 }
 
+/// Key `key`'s place among `places`, by a multiplicative hash whose high
+/// bits are taken (every bit of the key moves them: block `b` of every
+/// level no longer fell in one place).
+fn spread(key: Key, places: usize) -> usize {
+    let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    ((u128::from(h) * places as u128) >> 64) as usize
+}
+
 /// The blocks a batch of probes holds on to (direct-mapped by level and
 /// block; `Tables::values` holds up to 1,024, 64 MiB): its probes of a
 /// block it holds take no lock and write nothing shared, so that threads
@@ -210,7 +222,7 @@ impl Held {
         fill: impl FnOnce(&mut Vec<u8>) -> Result<()>,
     ) -> Result<u8> {
         let key = key(level, block);
-        let at = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize % self.slots.len();
+        let at = spread(key, self.slots.len());
         if let Some((k, data)) = &self.slots[at]
             && *k == key
         {
@@ -397,5 +409,25 @@ impl Level {
             }
         }
         self.raw.get().is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Block `b` of the 49 levels spreads over the places as blocks of one
+    /// level do (the hash's low bits, which the level does not reach, put
+    /// them all in one place), and every place is in range.
+    #[test]
+    fn the_level_takes_part_in_a_blocks_place() {
+        for places in [64, 256, 1000, 1024] {
+            for b in [0, 1, 7, 200] {
+                let at: std::collections::HashSet<usize> =
+                    (0..=48).map(|level| spread(key(level, b), places)).collect();
+                assert!(at.len() > 30, "{places} places, block {b}: {at:?}");
+                assert!(at.iter().all(|&p| p < places));
+            }
+        }
     }
 }

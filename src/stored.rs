@@ -38,11 +38,10 @@ use crate::oware::{LowerLevels, Rules, level_size, reads_level};
 use crate::probe::{BlockCache, Held, Level};
 use crate::table;
 
-/// Blocks of tables one worker holds while it reads lower levels
-/// ([`LowerLevels::reader`]): room for a chunk of tiles' few blocks of
-/// every lower level; at most 16 MiB per worker beyond the cache's budget
-/// (blocks evicted while held).
-const HELD_BLOCKS: usize = 256;
+/// Most blocks of tables one worker holds while it reads lower levels
+/// ([`LowerLevels::reader`]): 64 MiB. A chunk of tiles of level 18 reads
+/// about 100 blocks of its lower levels, one of level 34 about 1,600.
+const HELD_BLOCKS: usize = 1024;
 
 /// The raw-copy budget of `build` and `import` unless told otherwise:
 /// 8 GiB, which keeps every raw copy of a build up to level 29 (levels
@@ -200,10 +199,14 @@ impl<C: Borrow<BlockCache> + Sync> LowerLevels for StoredLevels<C> {
         self.levels.len()
     }
 
-    /// Room for [`HELD_BLOCKS`] blocks: a chunk of tiles reads a few
-    /// blocks of each lower level (the walk is mover-major).
+    /// Room for a share of the cache's blocks: the workers' readers hold
+    /// half the cache at most between them, so that blocks evicted while
+    /// held take at most half its budget again; [`HELD_BLOCKS`] at most, 16
+    /// at least. A chunk of tiles reads a few blocks of each lower level
+    /// (the walk is mover-major). A reader is for this store only.
     fn reader(&self) -> Held {
-        Held::new(HELD_BLOCKS)
+        let share = self.cache.borrow().blocks() / (2 * rayon::current_num_threads());
+        Held::new(share.clamp(16, HELD_BLOCKS))
     }
 
     /// A value outside `-level..=level` (a damaged raw copy or VU file, or

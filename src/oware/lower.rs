@@ -63,7 +63,8 @@ pub trait LowerLevels: Sync {
     /// How many levels there are (`0..levels()`).
     fn levels(&self) -> usize;
 
-    /// A reader for one worker's run of reads (a chunk of tiles).
+    /// A reader for one worker's run of reads (a chunk of tiles, or one
+    /// tile), to be used with this store only.
     fn reader(&self) -> Self::Reader;
 
     /// The value of position `index` of level `level`, read by `reader`.
