@@ -423,8 +423,9 @@ mod tests {
     fn the_level_takes_part_in_a_blocks_place() {
         for places in [64, 256, 1000, 1024] {
             for b in [0, 1, 7, 200] {
-                let at: std::collections::HashSet<usize> =
-                    (0..=48).map(|level| spread(key(level, b), places)).collect();
+                let at: std::collections::HashSet<usize> = (0..=48)
+                    .map(|level| spread(key(level, b), places))
+                    .collect();
                 assert!(at.len() > 30, "{places} places, block {b}: {at:?}");
                 assert!(at.iter().all(|&p| p < places));
             }
