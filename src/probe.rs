@@ -193,11 +193,13 @@ fn spread(key: Key, places: usize) -> usize {
     ((u128::from(h) * places as u128) >> 64) as usize
 }
 
-/// The blocks a batch of probes holds on to (direct-mapped by level and
-/// block; `Tables::values` holds up to 1,024, 64 MiB): its probes of a
-/// block it holds take no lock and write nothing shared, so that threads
-/// probing at once do not take turns at the shards' locks. The blocks held stay in memory
-/// while the batch runs, evicted from the cache or not.
+/// The blocks a batch of probes, or a worker reading lower levels, holds
+/// on to (direct-mapped by level and block; `Tables::values` holds up to
+/// 1,024, 64 MiB; a reader of lower levels its share of half the cache):
+/// its probes of a block it holds take no lock and write nothing shared,
+/// so that threads probing at once do not take turns at the shards' locks.
+/// The blocks held stay in memory while it runs, evicted from the cache
+/// or not. One `Held` serves one cache: keys do not name it.
 #[derive(Debug)]
 pub struct Held {
     slots: Vec<Option<(Key, Block)>>,
