@@ -24,10 +24,13 @@
 //! true least fixed points (a value is never claimed without being forced).
 //! Parents are found by trying every (pit, seed count) that could have sown
 //! into the position and confirming each candidate with the forward rules.
-//! Were a parent missed, some position would stay undecided that should not
-//! — values that fail the consistency check (2) — so a stored level that
-//! passes check 2 *and* equals this solver's values is exactly right,
-//! whatever the order of evaluation.
+//! Were a parent missed, some position would be decided later than it
+//! should — left undecided (0), or won or lost only at a lower threshold
+//! through a capture seed — so that a value could come out smaller in size
+//! than the true one, never larger and never of the other sign: values
+//! that fail the consistency check (2). A stored level that passes check 2
+//! *and* equals this solver's values is therefore exactly right, whatever
+//! the order of evaluation.
 //!
 //! The level is scanned for the positions of a threshold's capture value
 //! `t` or `-t` in batches of [`BATCH`] positions (their bytes are read, and

@@ -10,7 +10,8 @@ use std::str::FromStr;
 use super::board::{Board, MAX_SEEDS, PITS};
 use crate::error::Error;
 
-/// A rule set. They differ only in grand-slam captures.
+/// A rule set. They differ only in grand-slam captures (both score endless
+/// play 0; README, "Rules").
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
 pub enum Rules {
     /// The rules under which Romein & Bal solved Awari: a move that leaves the
@@ -18,8 +19,10 @@ pub enum Rules {
     /// move does; then the mover takes all seeds on the board.
     #[default]
     Awari,
-    /// International (Abapa) Oware: as `Awari`, except that a capture that
-    /// would take every opponent seed is legal but captures nothing.
+    /// International (Abapa) Oware's grand-slam rule: as `Awari`, except
+    /// that a capture that would take every opponent seed is legal but
+    /// captures nothing. (Tournament Abapa's own-side split of a stopped
+    /// cycle is not a value of the position alone; endless play is 0 here.)
     Abapa,
 }
 
