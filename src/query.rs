@@ -60,11 +60,20 @@ pub struct Analysis {
     pub moves: Vec<MoveValue>,
     /// Pits of the moves that achieve the value.
     pub best: Vec<u8>,
-    /// Whether the position's own value was read from its level
-    /// ([`reads_own_level`]); else it was valued from its moves, one ply,
-    /// or, without moves, by the rules.
+    /// Where the position's own value came from.
     #[serde(skip)]
-    pub stored: bool,
+    pub valued_by: ValuedBy,
+}
+
+/// Where a position's value came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValuedBy {
+    /// Its level, where it is stored ([`reads_own_level`]).
+    Level,
+    /// Its moves, one ply: it is not stored (every opponent pit is filled).
+    Moves,
+    /// The rules: the player to move has no seeds, so no move (`-seeds`).
+    Rules,
 }
 
 /// Whether a value of `board` reads its own level: it is in the stored
@@ -172,13 +181,18 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
         .filter(|m| m.value == value)
         .map(|m| m.pit)
         .collect();
+    let valued_by = match (stored, list.is_empty()) {
+        (true, _) => ValuedBy::Level,
+        (false, false) => ValuedBy::Moves,
+        (false, true) => ValuedBy::Rules,
+    };
     Ok(Analysis {
         board: *board,
         seeds,
         value,
         moves: list,
         best,
-        stored,
+        valued_by,
     })
 }
 
@@ -319,7 +333,11 @@ mod tests {
             let lost = -(b.seeds() as i8);
             assert_eq!(value(Rules::Awari, &NoLevels, &b).unwrap(), lost, "{b}");
             let a = analyze(Rules::Awari, &NoLevels, &b).unwrap();
-            assert_eq!((a.value, a.moves.len(), a.stored), (lost, 0, false), "{b}");
+            assert_eq!(
+                (a.value, a.moves.len(), a.valued_by),
+                (lost, 0, ValuedBy::Rules),
+                "{b}"
+            );
             assert!(levels_read(Rules::Awari, &b).is_empty(), "{b}");
             let mut out = Vec::new();
             values(Rules::Awari, &NoLevels, &[b, b], &mut out).unwrap();

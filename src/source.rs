@@ -18,7 +18,7 @@ use memmap2::Mmap;
 
 use crate::db::Db;
 use crate::error::{Corruption, Error, Missing, Result};
-use crate::oware::{Board, Encoder, MAX_SEEDS, Rules, level_size, reads_level};
+use crate::oware::{Board, Encoder, MAX_SEEDS, Rules, game_level, level_size, reads_level};
 use crate::probe::{BlockCache, DEFAULT_CACHE_BYTES, Held, Level};
 use crate::stored::{Stored, StoredLevels};
 use crate::table::{BLOCK_SIZE, Table, as_values, check_values};
@@ -146,11 +146,7 @@ fn once_per_level<'a, T>(
     seeds: usize,
     open: impl FnOnce() -> Result<T>,
 ) -> Result<&'a T> {
-    let cell = cells.get(seeds).ok_or_else(|| {
-        Error::Invalid(format!(
-            "{seeds} seeds: an Oware board holds at most {MAX_SEEDS}"
-        ))
-    })?;
+    let cell = &cells[game_level(seeds as u64)?];
     if let Some(item) = cell.get() {
         return Ok(item);
     }
@@ -362,6 +358,33 @@ impl Source {
             Source::Tables(t) => t.db.dir(),
             Source::Vu(vu) => &vu.dir,
         }
+    }
+
+    /// What a server answers from: the tables of every rule set in `db`
+    /// (each with a block cache of `cache_bytes` for `threads` threads), or
+    /// the awari values of the `scores.N` files in `vu`. The directory must
+    /// be there ([`Source::require_dir`]).
+    pub fn served(
+        db: &Path,
+        vu: Option<&Path>,
+        cache_bytes: usize,
+        threads: usize,
+    ) -> Result<Vec<(Rules, Source)>> {
+        let sources = match vu {
+            Some(dir) => vec![(
+                Rules::Awari,
+                Source::open(db, Rules::Awari, Some(dir.into()))?,
+            )],
+            None => Rules::ALL
+                .into_iter()
+                .map(|r| {
+                    let t = Tables::with_cache(Db::new(db), r, cache_bytes, threads);
+                    (r, Source::Tables(t))
+                })
+                .collect(),
+        };
+        sources[0].1.require_dir()?;
+        Ok(sources)
     }
 
     /// Fails with "no such directory" if the directory read is not there

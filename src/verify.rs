@@ -219,6 +219,22 @@ pub enum Checks {
     All,
 }
 
+impl TryFrom<u8> for Checks {
+    type Error = Error;
+
+    /// Checks `1..=n`: `n` is 1, 2 or 3.
+    fn try_from(n: u8) -> Result<Checks> {
+        match n {
+            1 => Ok(Checks::Integrity),
+            2 => Ok(Checks::Consistency),
+            3 => Ok(Checks::All),
+            n => Err(Error::Invalid(format!(
+                "checks is 1 (integrity), 2 (and consistency) or 3 (and re-derivation), got {n}"
+            ))),
+        }
+    }
+}
+
 /// Checks levels `levels` of `source` under `rules` (in ascending order,
 /// each once), as far as `checks` says. Levels below each one checked are
 /// read as needed (and must be sound: an unreadable one is an error, not a

@@ -213,16 +213,7 @@ impl Database {
         on_level: Py<PyAny>,
         on_notice: Py<PyAny>,
     ) -> PyResult<String> {
-        let checks = match checks {
-            1 => Checks::Integrity,
-            2 => Checks::Consistency,
-            3 => Checks::All,
-            n => {
-                return Err(PyValueError::new_err(format!(
-                    "checks is 1 (integrity), 2 (and consistency) or 3 (and re-derivation), got {n}"
-                )));
-            }
-        };
+        let checks = Checks::try_from(checks).py()?;
         let source = self.source()?;
         let levels = match levels {
             Some(levels) => levels,

@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use mancaladb::oware::{Encoder, MAX_SEEDS, PITS};
+use mancaladb::oware::{Encoder, MAX_SEEDS, PITS, game_level};
 use numpy::{PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 
@@ -18,7 +18,7 @@ pub fn encoder() -> &'static Encoder {
 
 /// Refuses a level beyond the game (`ValueError`: "levels go up to 48").
 pub fn check_level(seeds: usize) -> PyResult<()> {
-    encoder().check_indices(seeds, 0, 0).py()
+    game_level(seeds as u64).map(drop).py()
 }
 
 /// Positions in level `seeds`.

@@ -6,7 +6,7 @@ use std::ops::RangeInclusive;
 use std::path::PathBuf;
 
 use mancaladb::Error;
-use mancaladb::oware::{MAX_SEEDS, Rules};
+use mancaladb::oware::{MAX_SEEDS, Rules, game_level};
 use mancaladb::source::Source;
 use mancaladb::stored::DEFAULT_RAW_CACHE;
 
@@ -119,9 +119,8 @@ pub fn oware_level_set(text: &str) -> Result<LevelSet, String> {
 
 /// One Oware level (`--max-seeds` of `build`).
 pub fn oware_level(text: &str) -> Result<usize, String> {
-    match text.trim().parse::<usize>() {
-        Ok(n) if n <= MAX_SEEDS => Ok(n),
-        Ok(_) => Err(format!("an Oware game has {MAX_SEEDS} seeds")),
+    match text.trim().parse::<u64>() {
+        Ok(n) => game_level(n).map_err(|e| e.to_string()),
         Err(_) => Err(format!("give a level 0..={MAX_SEEDS}")),
     }
 }

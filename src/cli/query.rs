@@ -7,7 +7,8 @@ use serde::Serialize;
 use mancaladb::Error;
 use mancaladb::oware::{Board, Rules};
 use mancaladb::query::{
-    Analysis, Category, Line, LineEnd, analyze, levels_read, levels_rested_on, principal_line,
+    Analysis, Category, Line, LineEnd, ValuedBy, analyze, levels_read, levels_rested_on,
+    principal_line,
 };
 use mancaladb::source::Source;
 
@@ -87,9 +88,9 @@ fn print(rules: Rules, a: &Analysis, line: Option<&Line>) {
         a.board
     );
     out!("seeds:  {}", a.seeds);
-    let how = match (a.stored, a.moves.is_empty()) {
-        (false, false) => " (not stored: valued from its moves)",
-        _ => "",
+    let how = match a.valued_by {
+        ValuedBy::Moves => " (not stored: valued from its moves)",
+        ValuedBy::Level | ValuedBy::Rules => "",
     };
     out!("value:  {:+} ({}){how}", a.value, verdict(a.value));
     if a.moves.is_empty() {

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use mancaladb::Error;
-use mancaladb::oware::Rules;
 use mancaladb::source::Source;
 
 use super::args;
@@ -35,12 +34,12 @@ pub struct Args {
 
 /// Serves until interrupted (Ctrl-C).
 pub fn run(a: Args) -> Result<ExitCode, Error> {
-    let cache_bytes = a.cache_mib << 20;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     // A directory that is not there is more likely a typo than a wish to
     // answer every board with a 404; a file there is said as such.
-    Source::open(&a.db, Rules::Awari, a.vu.clone())?.require_dir()?;
+    let sources = Source::served(&a.db, a.vu.as_deref(), a.cache_mib << 20, threads)?;
     let dir = a.vu.as_deref().unwrap_or(&a.db);
-    let state = server::State::new(&a.db, a.vu.as_deref(), cache_bytes);
+    let state = server::State::new(sources);
     if state.is_empty()? {
         diag(format_args!(
             "mancaladb: {}: no levels there yet; every board is a 404 until they are built",

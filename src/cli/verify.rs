@@ -39,10 +39,9 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         None => source.present()?,
     };
     let json = a.json;
-    let depth = match (a.quick, a.checks) {
-        (true, _) | (_, Some(1)) => Checks::Integrity,
-        (_, Some(2)) => Checks::Consistency,
-        _ => Checks::All,
+    let depth = match a.quick {
+        true => Checks::Integrity,
+        false => Checks::try_from(a.checks.unwrap_or(3))?,
     };
     // The levels checked before an error of the run are reported too, in
     // JSON as in text (and recorded, if they passed).

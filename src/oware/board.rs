@@ -9,20 +9,28 @@ pub const PITS: usize = 12;
 /// Seeds in a full game (4 per pit): the largest level.
 pub const MAX_SEEDS: usize = 48;
 
-/// `levels` collected, each checked to be a level of the game (at most
-/// [`MAX_SEEDS`] seeds) as it comes, so that a huge range stops at its
-/// first level too many.
-pub fn game_levels(levels: impl IntoIterator<Item = usize>) -> Result<Vec<usize>> {
-    let mut out = Vec::new();
-    for n in levels {
-        if n > MAX_SEEDS {
-            return Err(Error::Invalid(format!(
-                "level {n}: an Oware game has {MAX_SEEDS} seeds"
-            )));
-        }
-        out.push(n);
+/// `n` as a level of the game: [`beyond_the_game`] above [`MAX_SEEDS`].
+/// The command line, the server and the Python package check the levels
+/// they are asked for with it.
+pub fn game_level(n: u64) -> Result<usize> {
+    match usize::try_from(n) {
+        Ok(n) if n <= MAX_SEEDS => Ok(n),
+        _ => Err(beyond_the_game(n)),
     }
-    Ok(out)
+}
+
+/// The error of a level above [`MAX_SEEDS`] (`level 49: levels go up to
+/// 48`), for a number of any size (a front end may hold one that no
+/// integer type here does).
+pub fn beyond_the_game(n: impl fmt::Display) -> Error {
+    Error::Invalid(format!("level {n}: levels go up to {MAX_SEEDS}"))
+}
+
+/// `levels` collected, each checked to be a level of the game
+/// ([`game_level`]) as it comes, so that a huge range stops at its first
+/// level too many.
+pub fn game_levels(levels: impl IntoIterator<Item = usize>) -> Result<Vec<usize>> {
+    levels.into_iter().map(|n| game_level(n as u64)).collect()
 }
 
 /// Twelve pits; `0..6` belong to the player to move, from that player's left,

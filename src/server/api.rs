@@ -16,8 +16,8 @@ use serde_json::value::RawValue;
 
 use mancaladb::Error;
 use mancaladb::omweso::{Side, moves as omweso};
-use mancaladb::oware::{Board, MAX_SEEDS, Rules};
-use mancaladb::query::{Analysis, Category, Line, analyze, principal_line};
+use mancaladb::oware::{Board, MAX_SEEDS, Rules, beyond_the_game, game_level};
+use mancaladb::query::{Analysis, Category, Line, ValuedBy, analyze, principal_line};
 use mancaladb::source::{LevelInfo, Source};
 use mancaladb::stats::LevelStats;
 
@@ -344,11 +344,11 @@ impl Position {
             rules: rules.name(),
             value: a.value,
             category: Category::of(a.value),
-            source: match (a.stored, kind) {
-                (false, _) if a.moves.is_empty() => "rules",
-                (false, _) => "one-ply",
-                (true, "vu") => "vu",
-                (true, _) => "table",
+            source: match (a.valued_by, kind) {
+                (ValuedBy::Rules, _) => "rules",
+                (ValuedBy::Moves, _) => "one-ply",
+                (ValuedBy::Level, "vu") => "vu",
+                (ValuedBy::Level, _) => "table",
             },
             final_score: taken.map(|(m, o)| FinalScore {
                 mover: f64::from(m) + (n + v) / 2.0,
@@ -372,7 +372,7 @@ fn answer(
     taken: Option<(u8, u8)>,
 ) -> Result<Position, ApiError> {
     let a = analyze(rules, source, board)?;
-    Ok(Position::of(rules, state.kind, &a, taken))
+    Ok(Position::of(rules, state.kind(), &a, taken))
 }
 
 /// `GET /api/awari?board=...[&rules=...][&captured=M,O]`.
@@ -640,7 +640,7 @@ pub async fn levels(
             })
             .collect::<Result<_, Error>>()?;
         Ok(Json(Levels {
-            kind: state.kind,
+            kind: state.kind(),
             rules,
         }))
     })
@@ -661,9 +661,12 @@ pub async fn stats(
 ) -> Answer<LevelStats> {
     query(q)?;
     let digits = !seeds.is_empty() && seeds.bytes().all(|b| b.is_ascii_digit());
-    let seeds: usize = match seeds.parse() {
-        Ok(n) if digits && n <= MAX_SEEDS => n,
-        _ => {
+    let seeds = match digits {
+        // Digits past u64 are a level past the game all the same.
+        true => {
+            game_level(seeds.parse().unwrap_or(u64::MAX)).map_err(|_| beyond_the_game(&seeds))?
+        }
+        false => {
             return Err(ApiError::bad(format!(
                 "level {seeds}: give 0..={MAX_SEEDS}"
             )));
@@ -820,7 +823,7 @@ mod tests {
     fn a_batch_stops_when_its_request_is_gone() {
         let dir = std::env::temp_dir().join(format!("mancaladb-gone-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let state = State::new(&dir, None, 1 << 20);
+        let state = State::new(Source::served(&dir, None, 1 << 20, 1).unwrap());
         let batch: Batch =
             serde_json::from_str(r#"{"boards": ["0,0,0,0,0,0,0,0,0,0,0,0"]}"#).unwrap();
         // Answered while the request is there: the empty board needs no

@@ -47,9 +47,8 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 
 use mancaladb::Error;
-use mancaladb::db::Db;
 use mancaladb::oware::Rules;
-use mancaladb::source::{Source, Tables};
+use mancaladb::source::Source;
 use mancaladb::stats::LevelStats;
 
 /// Largest request body.
@@ -68,35 +67,28 @@ type StatsSlot = Arc<tokio::sync::Mutex<Option<LevelStats>>>;
 /// What every request reads: the sources, fixed at start, and the level
 /// statistics computed so far.
 pub struct State {
-    /// `(rules, source)`: both rule sets for tables, awari for VU files.
+    /// `(rules, source)`, as [`Source::served`] opens them: both rule sets
+    /// for tables, awari for VU files.
     sources: Vec<(Rules, Source)>,
-    /// `"tables"` or `"vu"`.
-    kind: &'static str,
     stats: Mutex<HashMap<(Rules, usize), StatsSlot>>,
 }
 
 impl State {
-    /// Tables of both rule sets in `db` (each with `cache_bytes` of block
-    /// cache), or the awari `scores.N` files in `vu`.
-    pub fn new(db: &Path, vu: Option<&Path>, cache_bytes: usize) -> State {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let (sources, kind) = match vu {
-            Some(dir) => (vec![(Rules::Awari, Source::vu(dir))], "vu"),
-            None => (
-                [Rules::Awari, Rules::Abapa]
-                    .into_iter()
-                    .map(|r| {
-                        let t = Tables::with_cache(Db::new(db), r, cache_bytes, threads);
-                        (r, Source::Tables(t))
-                    })
-                    .collect(),
-                "tables",
-            ),
-        };
+    /// Serves `sources` ([`Source::served`]); at least one.
+    pub fn new(sources: Vec<(Rules, Source)>) -> State {
+        assert!(!sources.is_empty(), "a server serves some source");
         State {
             sources,
-            kind,
             stats: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// What the values are read from: `"tables"` or `"vu"` (published
+    /// `scores.N` files).
+    fn kind(&self) -> &'static str {
+        match self.sources[0].1 {
+            Source::Tables(_) => "tables",
+            Source::Vu(_) => "vu",
         }
     }
 

@@ -345,7 +345,7 @@ fn bad_input_is_refused_with_one_line_and_exit_2() {
     );
     refuses(
         &["build", "--max-seeds", "49", "--db", db],
-        "an Oware game has 48 seeds",
+        "level 49: levels go up to 48",
     );
     refuses(
         &["build", "--threads", "0", "--db", db],

@@ -714,7 +714,7 @@ fn levels_beyond_the_game_are_refused_and_hints_can_be_pasted() {
     );
     refuses(
         &["build", "--max-seeds", "49"],
-        "an Oware game has 48 seeds",
+        "level 49: levels go up to 48",
     );
     let dir = scratch("with space é");
     let out = run(&["query", "--db", s(&dir), "4 4 4 4 4 0 0 0 0 0 0 0"]);
