@@ -551,12 +551,15 @@ fn check_memory(
         false => "on a larger machine",
         true => "under a higher memory limit",
     };
-    Err(Error::Invalid(format!(
-        "level {top} needs about {:.1} GB of working memory \
-         ({per_position} bytes per position){held} and {limit}: \
-         {fit} {larger} or over ranks on more machines (`mancaladb known` says what each level needs)",
-        need(top) / 1e9,
-    )))
+    Err(Error::TooLarge {
+        level: top,
+        why: format!(
+            "level {top} needs about {:.1} GB of working memory \
+             ({per_position} bytes per position){held} and {limit}: \
+             {fit} {larger} or over ranks on more machines",
+            need(top) / 1e9,
+        ),
+    })
 }
 
 /// Fails, before anything is solved, unless every level that one of

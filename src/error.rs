@@ -32,6 +32,16 @@ pub enum Error {
     /// Something a request needs is not there.
     #[error("{0}")]
     Missing(Missing),
+    /// A level needs more working memory than there is: on this machine,
+    /// or in this rank's share of a distributed build. The message says how
+    /// much against what there is, and which levels fit.
+    #[error("{why}")]
+    TooLarge {
+        /// The level.
+        level: usize,
+        /// What it needs, what there is, what fits.
+        why: String,
+    },
     /// Another process is writing to the directory.
     #[error("{}: locked by another writer: {holder}", path.display())]
     Locked {

@@ -28,7 +28,9 @@ fn errno_of(kind: std::io::ErrorKind) -> Option<i32> {
 /// The Python exception for `e`.
 pub fn to_py(e: Error) -> PyErr {
     match e {
-        Error::Invalid(message) => PyValueError::new_err(message),
+        Error::Invalid(message) | Error::TooLarge { why: message, .. } => {
+            PyValueError::new_err(message)
+        }
         Error::Io {
             ref path,
             ref source,

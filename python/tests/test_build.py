@@ -228,3 +228,16 @@ def test_ctrl_c_seen_first_by_a_log_handler_stops_after_the_level(tmp_path):
     assert handler.sent
     with mancaladb.open(tmp_path) as db:
         assert db.levels() == [0]
+
+
+def test_a_build_beyond_the_machines_memory_is_refused_in_python_terms(tmp_path):
+    # As the command line's test: only where level 48 (1.25 bytes a
+    # position) does not fit, which is every machine this runs on.
+    need = 1.25 * mancaladb.level_size(48)
+    if need <= os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"):
+        pytest.skip("level 48 would fit: the build would run for days")
+    with pytest.raises(ValueError, match="level 48 needs about 254.6 GB") as caught:
+        mancaladb.build(tmp_path / "db", max_seeds=48, progress=False)
+    # No command of the command line is offered to a Python caller.
+    assert "mancaladb known" not in str(caught.value)
+    assert not (tmp_path / "db" / "awari-00.mdb").exists()

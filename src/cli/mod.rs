@@ -176,6 +176,7 @@ fn explain(e: &Error) -> String {
             "wait for it to finish, then run the census again".to_string()
         }
         Error::Locked { .. } => "wait for it to finish (build --wait waits by itself)".to_string(),
+        Error::TooLarge { .. } => "`mancaladb known` says what each level needs".to_string(),
         _ => return e.to_string(),
     };
     format!("{e}: {hint}")

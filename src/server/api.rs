@@ -61,7 +61,7 @@ impl ApiError {
 impl From<Error> for ApiError {
     fn from(e: Error) -> ApiError {
         let (status, missing_level) = match &e {
-            Error::Invalid(_) => (StatusCode::BAD_REQUEST, None),
+            Error::Invalid(_) | Error::TooLarge { .. } => (StatusCode::BAD_REQUEST, None),
             Error::Missing(m) => (StatusCode::NOT_FOUND, m.level()),
             Error::Io { .. }
             | Error::Corrupt { .. }

@@ -871,6 +871,12 @@ fn a_build_beyond_the_machines_memory_stops_before_it_starts() {
         err.contains("level 48 needs about 254.6 GB of working memory") && err.contains("fit here"),
         "{err}"
     );
+    // The remedy is the command line's own to say.
+    assert!(
+        err.trim_end()
+            .ends_with(": `mancaladb known` says what each level needs"),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(!dir.join("awari-00.mdb").exists(), "nothing was built");
 }

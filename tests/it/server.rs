@@ -290,7 +290,12 @@ fn bad_input_is_400_and_missing_levels_404() {
     }
     refused(&s, "/api/stats/awari/+12", 400, "level +12: give 0..=48");
     // Past the game, in the library's words, however many digits.
-    refused(&s, "/api/stats/awari/49", 400, "level 49: levels go up to 48");
+    refused(
+        &s,
+        "/api/stats/awari/49",
+        400,
+        "level 49: levels go up to 48",
+    );
     refused(
         &s,
         "/api/stats/awari/123456789012345678901234567890",
