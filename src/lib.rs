@@ -25,6 +25,38 @@
 //! * [`convert`]: import and export of the published layout;
 //! * [`query`], [`stats`], [`known`]: reading values back;
 //! * [`verify`]: integrity, consistency and independent re-derivation.
+//!
+//! # Building a table set and asking it
+//!
+//! What `mancaladb build --max-seeds 8` and `mancaladb query` do, from
+//! Rust: the library answers with data ([`build::LevelReport`],
+//! [`query::Analysis`]); printing it is the caller's.
+//!
+//! ```
+//! use mancaladb::build::build;
+//! use mancaladb::db::Db;
+//! use mancaladb::exchange::Alone;
+//! use mancaladb::oware::{Board, Rules};
+//! use mancaladb::progress::Progress;
+//! use mancaladb::query::{analyze, value};
+//! use mancaladb::source::Source;
+//!
+//! # fn main() -> mancaladb::Result<()> {
+//! let dir = std::env::temp_dir().join(format!("mancaladb-doc-{}", std::process::id()));
+//! // Levels 0..=8 (a few thousand positions), one process, no progress.
+//! let reports = build(&Db::new(&dir), Rules::Awari, 0..=8, &Alone, Progress::QUIET, false, |_| {})?;
+//! assert_eq!(reports.len(), 9);
+//!
+//! let tables = Source::open(&dir, Rules::Awari, None)?;
+//! // The player to move (pits 0..5) sows pit 5 and takes 2 + 2 seeds.
+//! let board = Board::parse(&["0 0 0 0 0 2 1 1 0 0 0 0"])?;
+//! assert_eq!(value(Rules::Awari, &tables, &board)?, 4);
+//! let analysis = analyze(Rules::Awari, &tables, &board)?;
+//! assert_eq!((analysis.best.as_slice(), analysis.moves[0].captures), (&[5u8][..], 4));
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok(())
+//! # }
+//! ```
 #![warn(missing_docs)]
 // The module docs carry the algorithms, and name the private items that
 // keep them: `cargo doc --document-private-items` links them.
