@@ -158,7 +158,8 @@ impl mancaladb::progress::Observer for RankWarnings {
     fn notice(&self, notice: &mancaladb::progress::Notice) {
         if notice.is_warning() {
             super::output::diag(format_args!(
-                "mancaladb: warning: rank {}: {notice}",
+                "{}rank {}: {notice}",
+                mancaladb::progress::WARNING,
                 self.0
             ));
         }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use mancaladb::Error;
 use mancaladb::build::level_set_text;
 use mancaladb::omweso::census::{self, Options, Row, atlas, store};
-use mancaladb::progress::{Progress, Terminal};
+use mancaladb::progress::{Progress, Terminal, WARNING};
 
 use super::args;
 use super::output::{diag, human_seconds, out};
@@ -164,7 +164,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         // undecided: a cycle among the undecided pairs is not in it.
         for r in rows.iter().filter(|r| r.undecided > 0) {
             diag(format_args!(
-                "mancaladb: warning: k = {} left {} pairs undecided within --max-laps {}: \
+                "{WARNING}k = {} left {} pairs undecided within --max-laps {}: \
                  its cycles in {} are those found, perhaps not all",
                 r.seeds,
                 r.undecided,

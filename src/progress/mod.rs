@@ -9,15 +9,18 @@
 //!
 //! Callers report per chunk of work, never per position: a stage's
 //! [`Stage::inc`] is a dynamic call.
+//!
+//! [`Terminal`] lives apart (`progress/terminal.rs`): it is the one place of
+//! the library that writes to the terminal (`tests/it/layers.rs`).
 
 use std::fmt;
-use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
+
+mod terminal;
+pub use terminal::{Terminal, WARNING};
 
 /// Who hears the library's progress. Notices are told on the thread that
 /// called the library (the Python package relies on it); a stage's sink is
@@ -658,102 +661,6 @@ impl fmt::Display for Notice {
                 path.display()
             ),
         }
-    }
-}
-
-/// The command line's observer, on standard error: a bar per stage if it is
-/// a terminal, else one line per finished stage with its rate (CI logs,
-/// pipes); a line per notice either way, warnings marked as such.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Terminal;
-
-impl Observer for Terminal {
-    fn stage(&self, label: &str, total: u64) -> Option<Box<dyn StageSink + '_>> {
-        if !std::io::stderr().is_terminal() {
-            return Some(Box::new(LogLine {
-                label: label.to_string(),
-                total,
-                resumed: AtomicU64::new(0),
-            }));
-        }
-        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{prefix:>24} [{bar:30}] {human_pos}/{human_len} {per_sec:0} eta {eta}",
-            )
-            .expect("static template")
-            .progress_chars("=> "),
-        );
-        bar.set_prefix(label.to_string());
-        Some(Box::new(Bar(bar)))
-    }
-
-    fn notice(&self, notice: &Notice) {
-        let warning = if notice.is_warning() {
-            "mancaladb: warning: "
-        } else {
-            ""
-        };
-        // A progress line that cannot be written is not worth stopping for.
-        let _ = writeln!(std::io::stderr(), "{warning}{notice}");
-    }
-}
-
-/// A stage drawn as a bar.
-struct Bar(ProgressBar);
-
-impl StageSink for Bar {
-    fn advance(&self, n: u64) {
-        self.0.inc(n);
-    }
-
-    fn resumed(&self, n: u64) {
-        self.0.inc(n);
-        // The rate and the time left from here on, not from the units found
-        // done at the start: the estimate takes them in (a tick), then
-        // starts again from them.
-        self.0.tick();
-        self.0.reset_eta();
-    }
-
-    fn finish(self: Box<Self>, _seconds: f64) {
-        self.0.finish_and_clear();
-    }
-}
-
-/// A stage logged as one line when it ends.
-struct LogLine {
-    label: String,
-    total: u64,
-    /// Units done before a resume: not this run's, nor in its rate.
-    resumed: AtomicU64,
-}
-
-impl StageSink for LogLine {
-    fn advance(&self, _n: u64) {}
-
-    fn resumed(&self, n: u64) {
-        self.resumed.fetch_add(n, Ordering::Relaxed);
-    }
-
-    fn finish(self: Box<Self>, seconds: f64) {
-        let resumed = self.resumed.load(Ordering::Relaxed).min(self.total);
-        let here = self.total - resumed;
-        let rate = if seconds > 0.0 {
-            here as f64 / seconds
-        } else {
-            0.0
-        };
-        let before = match resumed {
-            0 => String::new(),
-            n => format!(" ({n} of them before a resume)"),
-        };
-        let _ = writeln!(
-            std::io::stderr(),
-            "{:>24}: {} done{before} in {seconds:.2} s ({rate:.0}/s)",
-            self.label,
-            self.total
-        );
     }
 }
 
