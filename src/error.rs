@@ -151,6 +151,23 @@ pub enum Corruption {
     /// the level it is for, or is damaged. Checkpoints that fail so are
     /// dropped where a solver can start afresh.
     Checkpoint(&'static str),
+    /// A census results file (`omweso-census.jsonl`) none of whose lines
+    /// begins as a row does: another file in its place, which the census
+    /// neither uses nor replaces.
+    NotCensusResults {
+        /// How every row begins.
+        row_start: &'static str,
+    },
+    /// A saved census row that the census, run again, does not give.
+    CensusRow {
+        /// Its seed count.
+        seeds: usize,
+        /// The row the census gives, as JSON.
+        again: String,
+    },
+    /// A census cycles file that cannot be read, or whose cycles are not
+    /// those of its row.
+    CensusCycles(String),
     /// A value outside `-seeds..=seeds`.
     ValueRange {
         /// Index of the position.
@@ -210,6 +227,8 @@ impl Corruption {
     pub fn noun(&self) -> &'static str {
         match self {
             Corruption::Checkpoint(_) => "damaged solver work file",
+            Corruption::NotCensusResults { .. } => "not a census results file",
+            Corruption::CensusRow { .. } | Corruption::CensusCycles(_) => "damaged census file",
             _ => "corrupt table",
         }
     }
@@ -248,6 +267,12 @@ impl fmt::Display for Corruption {
                 write!(f, "block {block}: {got} values, expected {want}")
             }
             Checkpoint(why) => write!(f, "{why}"),
+            NotCensusResults { row_start } => write!(f, "no line begins {row_start}"),
+            CensusRow { seeds, again } => write!(
+                f,
+                "row k = {seeds} is not what the census gives again ({again})"
+            ),
+            CensusCycles(why) => write!(f, "{why}"),
             BlockPlace { block } => write!(
                 f,
                 "block {block} does not belong at its place (moved, swapped or from another table)"

@@ -170,6 +170,18 @@ fn explain(e: &Error) -> String {
             "removing {} starts the level, or the check, afresh",
             shell_quote(path.parent().unwrap_or(path))
         ),
+        Error::Corrupt {
+            kind: Corruption::NotCensusResults { .. },
+            ..
+        } => "move it away: the census neither uses nor replaces it".to_string(),
+        Error::Corrupt {
+            kind: Corruption::CensusRow { .. },
+            ..
+        } => "remove that row to compute it again".to_string(),
+        Error::Corrupt {
+            kind: Corruption::CensusCycles(_),
+            ..
+        } => "remove the file to compute it again".to_string(),
         // `build --wait` waits for a table directory's writer; the census
         // has no such flag.
         Error::Locked { path, .. } if path.ends_with("omweso-census.lock") => {

@@ -749,11 +749,19 @@ fn foreign_results_files_are_refused_and_bad_lines_counted() {
     let db = dir.to_str().unwrap();
     refuses(
         &["census", "--seeds", "5", "--db", db],
-        "omweso-census.jsonl: not a census results file",
+        "omweso-census.jsonl: not a census results file: no line begins {\"seeds\":: \
+         move it away: the census neither uses nor replaces it",
     );
     assert_eq!(std::fs::read(&file).unwrap(), junk);
     assert!(!dir.join(format!("{}.rejected", store::FILE)).exists());
-    assert!(Store::open(&dir).is_err());
+    // A damaged file, typed as such for the library's callers.
+    assert!(matches!(
+        Store::open(&dir),
+        Err(mancaladb::Error::Corrupt {
+            kind: mancaladb::error::Corruption::NotCensusResults { .. },
+            ..
+        })
+    ));
 
     // Thirty bad lines among rows: ten reported, the rest counted.
     std::fs::remove_file(&file).unwrap();
@@ -1146,7 +1154,7 @@ fn cycles_command_writes_the_atlas() {
         std::fs::write(&kept, damaged).unwrap();
         crate::common::refuses(
             &["census", "--seeds", "11", "--db", db, "--cycles", cycles],
-            "its cycles are not those of row k = 11 (cycles: 1, each of 11 seeds)",
+            "damaged census file: its cycles are not those of row k = 11 (cycles: 1, each of 11 seeds)",
         );
     }
     // Blank lines are skipped, as in the results file.

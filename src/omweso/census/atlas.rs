@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::{Found, Row};
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
 use crate::omweso::relay::lap;
 use crate::omweso::side::{Dir, PITS, Side};
 
@@ -57,23 +57,16 @@ pub fn load(path: &Path) -> Result<Option<Vec<Found>>> {
     let Some(bytes) = crate::files::read_record_file(path, super::store::FILE_CAP)? else {
         return Ok(None);
     };
-    let text = String::from_utf8(bytes).map_err(|_| {
-        Error::Invalid(format!(
-            "{}: not UTF-8: damaged (remove the file to compute it again)",
-            path.display()
-        ))
-    })?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::corrupt(path, Corruption::CensusCycles("not UTF-8".into())))?;
     // Blank lines are skipped, as in the results file.
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
             serde_json::from_str(l).map_err(|e| {
-                Error::Invalid(format!(
-                    "{}: line {}: not a cycle ({e}): damaged (remove the file to compute it again)",
-                    path.display(),
-                    i + 1
-                ))
+                let why = format!("line {}: not a cycle ({e})", i + 1);
+                Error::corrupt(path, Corruption::CensusCycles(why))
             })
         })
         .collect::<Result<Vec<Found>>>()

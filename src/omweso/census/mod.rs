@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 use super::relay::{Relay, run};
 use super::side::{PITS, Side};
 use crate::compose::{Ranker, binomial};
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
 use crate::files::CheckpointClock;
 use crate::progress::{Notice, Progress};
 use checkpoint::Checkpoint;
@@ -795,22 +795,24 @@ fn atlas_locked(
             None => {
                 let (again, found) = count(k, opt.budget, opt.progress, None, None);
                 if again != *row {
-                    return Err(Error::Invalid(format!(
-                        "{}: row k = {k} is not what the census gives again ({}): remove the row to compute it again",
-                        store.path().display(),
-                        again.to_json()
-                    )));
+                    return Err(Error::corrupt(
+                        store.path(),
+                        Corruption::CensusRow {
+                            seeds: k,
+                            again: again.to_json(),
+                        },
+                    ));
                 }
                 atlas::save(&path, &found)?;
                 found
             }
         };
         let here = atlas::entries(row, &found).map_err(|why| {
-            Error::Invalid(format!(
-                "{}: its cycles are not those of row k = {k} (cycles: {}, each of {k} seeds): {why}: damaged (remove the file to compute it again)",
-                path.display(),
+            let why = format!(
+                "its cycles are not those of row k = {k} (cycles: {}, each of {k} seeds): {why}",
                 row.cycles
-            ))
+            );
+            Error::corrupt(&path, Corruption::CensusCycles(why))
         })?;
         entries.extend(here);
     }

@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Row;
 use crate::compose::binomial;
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
 
 /// The results file's name, inside the census directory.
 pub const FILE: &str = "omweso-census.jsonl";
@@ -46,7 +46,9 @@ pub const FILE: &str = "omweso-census.jsonl";
 pub(crate) const FILE_CAP: u64 = 1 << 30;
 
 /// How every row of the file begins.
-const ROW_START: &[u8] = b"{\"seeds\":";
+const ROW_START_TEXT: &str = "{\"seeds\":";
+/// The same, as bytes.
+const ROW_START: &[u8] = ROW_START_TEXT.as_bytes();
 
 /// A line of the file that was not used.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -140,11 +142,12 @@ impl Store {
             .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
             .peekable();
         if lines.peek().is_some() && !lines.any(|l| l.starts_with(ROW_START)) {
-            return Err(Error::Invalid(format!(
-                "{}: not a census results file (no line begins {}): move it away, the census neither uses nor replaces it",
-                path.display(),
-                String::from_utf8_lossy(ROW_START)
-            )));
+            return Err(Error::corrupt(
+                &path,
+                Corruption::NotCensusResults {
+                    row_start: ROW_START_TEXT,
+                },
+            ));
         }
         let mut store = Store {
             path,
