@@ -93,32 +93,13 @@ fn seconds(text: &str) -> Result<Duration, String> {
 pub fn run(a: Args) -> Result<ExitCode, Error> {
     // Every destination is checked before anything is computed, the census
     // lock taken first (a directory another census holds is refused before
-    // its estimate is sampled); the directories made only to be checked go
-    // again, with the lock's file, if the run is refused (each removed only
-    // while empty).
-    let made = store::check_writable(&a.db)?;
-    let refused = |e: Error| {
-        for dir in &made {
-            if std::fs::remove_dir(dir).is_err() {
-                break;
-            }
-        }
-        Err(e)
-    };
+    // its estimate is sampled); a run refused leaves no directory it made.
     // The census lock is held until the atlas, which may compute and
     // write cycles files, is written too.
-    let held = match census::Census::open(&a.db) {
-        Ok(held) => held,
-        // Never the lock's file here: another census may hold it.
-        Err(e) => return refused(e),
-    };
+    let held = census::Census::open(&a.db)?;
     if let Err(e) = check_and_announce(&a) {
-        // The lock's file goes while the lock is held, then the lock.
-        if !made.is_empty() {
-            let _ = std::fs::remove_file(census::lock_path(&a.db));
-        }
-        drop(held);
-        return refused(e);
+        held.abandon();
+        return Err(e);
     }
     let opt = Options {
         budget: a.max_laps,

@@ -591,11 +591,13 @@ pub struct Outcome {
 #[derive(Debug)]
 pub struct Census {
     dir: PathBuf,
-    _lock: crate::files::DirLock,
+    /// The directories [`Census::open`] made, innermost first.
+    made: Vec<PathBuf>,
+    lock: crate::files::DirLock,
 }
 
 /// The census lock's file in `dir`.
-pub fn lock_path(dir: &Path) -> PathBuf {
+fn lock_path(dir: &Path) -> PathBuf {
     dir.join("omweso-census.lock")
 }
 
@@ -603,9 +605,18 @@ impl Census {
     /// Takes the census lock of `dir` (failing at once with
     /// [`Error::Locked`] if another census holds it) after checking that
     /// `dir` can be written, and removes what killed writes left there.
+    /// The directories it had to make go again if it fails (each only while
+    /// empty; see [`Census::abandon`]).
     pub fn open(dir: &Path) -> Result<Census> {
-        store::check_writable(dir)?;
-        let lock = crate::files::DirLock::acquire_file(&lock_path(dir), false)?;
+        let made = store::check_writable(dir)?;
+        let lock = match crate::files::DirLock::acquire_file(&lock_path(dir), false) {
+            Ok(lock) => lock,
+            // Never the lock's file here: another census may hold it.
+            Err(e) => {
+                remove_made(&made);
+                return Err(e);
+            }
+        };
         // Each row's checkpoint has its own temporary name, which a row
         // finished later never writes again: what a killed write left goes
         // now (every census writer holds this lock).
@@ -614,8 +625,21 @@ impl Census {
         })?;
         Ok(Census {
             dir: dir.to_path_buf(),
-            _lock: lock,
+            made,
+            lock,
         })
+    }
+
+    /// Gives the census up before it has written anything (a run refused
+    /// after the lock was taken): when [`Census::open`] made the directory,
+    /// the lock's file goes while the lock is held, then the lock, then the
+    /// directories it made, each only while empty.
+    pub fn abandon(self) {
+        if !self.made.is_empty() {
+            let _ = std::fs::remove_file(lock_path(&self.dir));
+        }
+        drop(self.lock);
+        remove_made(&self.made);
     }
 
     /// [`run_saved`] in this directory.
@@ -771,6 +795,15 @@ pub fn atlas_of(
     opt: Options<'_>,
 ) -> Result<Vec<atlas::Entry>> {
     Census::open(dir)?.atlas(range, opt)
+}
+
+/// Removes the directories `made`, innermost first, each only while empty.
+fn remove_made(made: &[PathBuf]) {
+    for dir in made {
+        if std::fs::remove_dir(dir).is_err() {
+            break;
+        }
+    }
 }
 
 /// [`atlas_of`], the caller holding the census lock.
