@@ -6,7 +6,7 @@ use crate::oware::{Board, MAX_SEEDS, Rules, levels_needed, moves};
 use crate::source::Values;
 
 mod line;
-pub use line::{Line, LineEnd, Ply, principal_line};
+pub use line::{LINE_PLIES, Line, LineEnd, Ply, principal_line};
 
 /// What a value means for the player to move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

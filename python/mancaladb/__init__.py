@@ -209,7 +209,7 @@ class Database:
         return [Move(pit, captures, value, tuple(child))
                 for pit, captures, value, child in self._db.moves(pits)]
 
-    def line(self, pits: Pits, max_plies: int = 200) -> Line:
+    def line(self, pits: Pits, max_plies: int = _native.LINE_PLIES) -> Line:
         """The principal line: best moves (see :class:`Ply`) until the game
         ends, a position repeats (``"cycle"`` at value 0, ``"no-progress"``
         otherwise), or ``max_plies`` plies. Raises

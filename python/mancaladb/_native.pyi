@@ -6,6 +6,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 __version__: str
+LINE_PLIES: int
 
 _Pits = Union[str, Sequence[int], np.ndarray]
 _Board = bytes

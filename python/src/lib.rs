@@ -18,6 +18,7 @@ use pyo3::prelude::*;
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("LINE_PLIES", mancaladb::query::LINE_PLIES)?;
     m.add_class::<database::Database>()?;
     m.add_class::<database::LevelValues>()?;
     m.add_function(wrap_pyfunction!(index::level_size, m)?)?;

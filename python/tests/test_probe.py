@@ -30,6 +30,7 @@ def test_known_positions(db_dir):
     "3 0 1 2 0 4 0 6 0 0 0 0",
     "1 1 1 1 1 1 1 1 1 1 1 1",
     "0 0 0 0 0 0 3 2 0 0 0 0",
+    "0 0 4 1 0 1 0 7 0 0 0 1",  # a line of 208 plies: both follow it whole
 ])
 def test_moves_and_line_are_the_command_lines(db_dir, pits):
     want = cli_json("query", "--db", str(db_dir), "--json", "--line", pits)

@@ -7,17 +7,14 @@ use serde::Serialize;
 use mancaladb::Error;
 use mancaladb::oware::{Board, Rules};
 use mancaladb::query::{
-    Analysis, Category, Line, LineEnd, ValuedBy, analyze, levels_read, levels_rested_on,
-    principal_line,
+    Analysis, Category, LINE_PLIES, Line, LineEnd, ValuedBy, analyze, levels_read,
+    levels_rested_on, principal_line,
 };
 use mancaladb::source::Source;
 
 use super::args::{Reading, shell_quote};
 use super::output::{self, out};
 use mancaladb::build::level_set_text;
-
-/// Longest principal line printed.
-const MAX_PLIES: usize = 200;
 
 /// Options of `query`.
 #[derive(clap::Args)]
@@ -56,7 +53,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
     }
     let analysis = analyze(rules, &source, &board)?;
     let line = match a.line {
-        true => Some(principal_line(rules, &source, &board, MAX_PLIES)?),
+        true => Some(principal_line(rules, &source, &board, LINE_PLIES)?),
         false => None,
     };
     if a.json {

@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 use mancaladb::Error;
 use mancaladb::omweso::{Side, moves as omweso};
 use mancaladb::oware::{Board, MAX_SEEDS, Rules, beyond_the_game, game_level};
-use mancaladb::query::{Analysis, Category, Line, ValuedBy, analyze, principal_line};
+use mancaladb::query::{Analysis, Category, LINE_PLIES, Line, ValuedBy, analyze, principal_line};
 use mancaladb::source::{LevelInfo, Source};
 use mancaladb::stats::LevelStats;
 
@@ -27,8 +27,6 @@ use super::State;
 pub const MAX_BATCH: usize = 10_000;
 /// Most laps an Omweso start is followed (and the default).
 pub const MAX_LAPS: u64 = 10_000_000;
-/// Longest principal line.
-const MAX_PLIES: usize = 400;
 
 /// An error answer: `{"error": "...", "missing_level": N}` with a status.
 #[derive(Debug)]
@@ -424,7 +422,7 @@ pub async fn mainline(
             rules: first.rules,
             value: first.value,
             category: first.category,
-            line: principal_line(rules, source, &b, MAX_PLIES)?,
+            line: principal_line(rules, source, &b, LINE_PLIES)?,
         }))
     })
     .await

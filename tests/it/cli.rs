@@ -138,6 +138,25 @@ fn a_principal_line_that_cycles_says_so() {
     );
 }
 
+/// Some lines are longer than 200 plies (BENCHMARKS, "Principal lines"):
+/// this one is followed whole to its cycle, not cut off as `limit`.
+#[test]
+fn a_line_of_more_than_200_plies_is_followed_to_its_end() {
+    let db = awari_db().to_str().unwrap();
+    let args = [
+        "query",
+        "--db",
+        db,
+        "--json",
+        "--line",
+        "0 0 4 1 0 1 0 7 0 0 0 1",
+    ];
+    let out = run(&args);
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["line"].as_array().unwrap().len(), 208, "{answer}");
+    assert_eq!(answer["line_end"], "cycle");
+}
+
 /// `export --format vu` of levels `seeds` of `db` into `out`.
 fn export_args<'a>(db: &'a str, seeds: &'a str, out: &'a str) -> [&'a str; 9] {
     [
