@@ -15,7 +15,7 @@ use crate::common::refuses;
 #[test]
 fn known_rows() {
     for k in 2..=13 {
-        let r = census(k, 1_000_000_000, Progress::QUIET);
+        let r = census(k, 1_000_000_000, Progress::QUIET).unwrap();
         assert_eq!(
             r.configs,
             mancaladb::compose::binomial(k as u64 + 15, 15) as u64
@@ -58,7 +58,7 @@ fn known_rows() {
 #[test]
 fn legal_pairs_by_brute_force() {
     let k = 6;
-    let r = census(k, 1000, Progress::QUIET);
+    let r = census(k, 1000, Progress::QUIET).unwrap();
     let ranker = mancaladb::compose::Ranker::new(16, k, None);
     let mut x = [0u8; 16];
     ranker.unrank(k, 0, &mut x);
@@ -82,7 +82,7 @@ fn legal_pairs_by_brute_force() {
 #[test]
 fn rows_11_to_15_by_brute_force() {
     for k in 11..=15usize {
-        let row = census(k, 1_000_000_000, Progress::QUIET);
+        let row = census(k, 1_000_000_000, Progress::QUIET).unwrap();
         // Pit 0 holds s >= 2 seeds; the other 15 pits the rest.
         let (mut loops, mut periods, mut longest) = (0u64, None::<(u64, u64)>, 0u64);
         for s in 2..=k {
@@ -122,7 +122,7 @@ fn rows_11_to_15_by_brute_force() {
 #[test]
 fn rows_14_to_16_as_recorded() {
     let rows: Vec<_> = (14..=16)
-        .map(|k| census(k, 1_000_000_000, Progress::QUIET))
+        .map(|k| census(k, 1_000_000_000, Progress::QUIET).unwrap())
         .collect();
     let got: Vec<_> = rows
         .iter()
@@ -162,10 +162,35 @@ fn quiet(budget: u64) -> Options<'static> {
     }
 }
 
+/// A library caller's impossible census is an error, never a panic: more
+/// seeds than a side holds, or a lap budget of 0.
+#[test]
+fn impossible_rows_are_refused() {
+    let refused = |r: mancaladb::Result<Row>, what: &str| match r {
+        Err(mancaladb::Error::Invalid(m)) => assert!(m.contains(what), "{m}"),
+        other => panic!("{other:?}"),
+    };
+    refused(
+        census(65, 1000, Progress::QUIET),
+        "k = 65: a side holds at most 64 seeds",
+    );
+    refused(
+        census(5, 0, Progress::QUIET),
+        "a lap budget must be at least 1",
+    );
+    let dir = fresh_dir("impossible");
+    let outcome = run_saved(&dir, 64..=65, quiet(1000));
+    assert!(
+        matches!(&outcome, Err(mancaladb::Error::Invalid(m)) if m.contains("k = 65")),
+        "{:?}",
+        outcome.map(|o| o.rows)
+    );
+}
+
 /// The JSON of a row keeps the field names of the file format.
 #[test]
 fn row_json_fields() {
-    let r = census(11, 1000, Progress::QUIET);
+    let r = census(11, 1000, Progress::QUIET).unwrap();
     assert_eq!(
         serde_json::to_string(&r).unwrap(),
         "{\"seeds\":11,\"configs\":7726160,\"legal_pairs\":20920064,\"loop_pairs\":128,\"cfg_any\":128,\
@@ -173,7 +198,7 @@ fn row_json_fields() {
     );
     let back: Row = serde_json::from_str(&r.to_json()).unwrap();
     assert_eq!(back, r);
-    let none = census(5, 1000, Progress::QUIET).to_json();
+    let none = census(5, 1000, Progress::QUIET).unwrap().to_json();
     assert!(
         none.contains("\"period_min\":null,\"period_max\":null"),
         "{none}"
@@ -361,7 +386,10 @@ fn rows_written_before_are_read() {
     let out = run_saved(&dir, 11..=11, quiet(1_000_000_000)).unwrap();
     assert_eq!(out.computed, Vec::<usize>::new());
     assert!(out.rejected.is_empty());
-    assert_eq!(out.rows[0], census(11, 1_000_000_000, Progress::QUIET));
+    assert_eq!(
+        out.rows[0],
+        census(11, 1_000_000_000, Progress::QUIET).unwrap()
+    );
 }
 
 /// Bad lines (one not UTF-8, one not JSON) are skipped and reported, the
@@ -1251,7 +1279,7 @@ fn the_census_run_script_gives_the_census_rows_with_their_cost() {
         .collect();
     assert_eq!(rows.len(), 5);
     for (k, row) in (2..=6).zip(&rows) {
-        let want = census(k, 1_000_000_000, Progress::QUIET);
+        let want = census(k, 1_000_000_000, Progress::QUIET).unwrap();
         assert_eq!(row["seeds"], k, "{row}");
         assert_eq!(row["configs"], want.configs, "{row}");
         assert_eq!(row["loop_pairs"], want.loop_pairs, "{row}");
@@ -1299,7 +1327,7 @@ fn the_census_run_script_gives_the_census_rows_with_their_cost() {
     assert_eq!(row5["seeds"], 5);
     assert_eq!(
         row5["configs"],
-        census(5, 1_000_000_000, Progress::QUIET).configs
+        census(5, 1_000_000_000, Progress::QUIET).unwrap().configs
     );
 
     for (args, says) in [

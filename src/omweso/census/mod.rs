@@ -232,9 +232,25 @@ pub fn walked(seeds: usize) -> u64 {
 }
 
 /// Counts the configurations of `seeds` seeds, walking at most `budget` laps
-/// per start.
-pub fn census(seeds: usize, budget: u64, progress: Progress<'_>) -> Row {
-    count(seeds, budget, progress, None, None).0
+/// per start ([`check_rows`] first).
+pub fn census(seeds: usize, budget: u64, progress: Progress<'_>) -> Result<Row> {
+    check_rows(seeds, budget)?;
+    Ok(count(seeds, budget, progress, None, None).0)
+}
+
+/// Refuses rows that cannot be counted: above `MAX_SEEDS` seeds on the
+/// side (`highest`, the largest asked for), or a lap budget of 0.
+fn check_rows(highest: usize, budget: u64) -> Result<()> {
+    if budget == 0 {
+        return Err(Error::Invalid("a lap budget must be at least 1".into()));
+    }
+    match highest > super::side::MAX_SEEDS {
+        true => Err(Error::Invalid(format!(
+            "k = {highest}: a side holds at most {} seeds",
+            super::side::MAX_SEEDS
+        ))),
+        false => Ok(()),
+    }
 }
 
 /// Where and how often [`count`] hands over its progress.
@@ -686,9 +702,7 @@ fn check_places(dir: &Path, range: RangeInclusive<usize>, budget: u64) -> Result
 /// [`run_saved`], the caller holding the census lock.
 fn run_locked(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> Result<Outcome> {
     let budget = opt.budget;
-    if budget == 0 {
-        return Err(Error::Invalid("a lap budget must be at least 1".into()));
-    }
+    check_rows(*range.end(), budget)?;
     let mut store = Store::open(dir)?;
     store.check_aside()?;
     check_places(dir, range.clone(), budget)?;
