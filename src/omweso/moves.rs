@@ -414,15 +414,24 @@ impl Explorer<'_> {
 /// (clockwise only where that lap captures), within `budget` laps in all:
 /// the budget is shared by every line of the move's choice tree (a line
 /// after a reverse option is explored with what the lines before it left).
+/// A start that is not one of the position's moves ([`starts`]) or a
+/// budget of 0 is [`Error::Invalid`].
 pub fn analyze_start(
     variant: Variant,
     pos: Position,
     pit: usize,
     direction: Dir,
     budget: u64,
-) -> Report {
-    analyze_start_unless(variant, pos, pit, direction, budget, &mut || false)
-        .expect("never asked to stop")
+) -> Result<Report> {
+    if !checked_starts(variant, pos, Some(pit), budget)?.contains(&(pit, direction)) {
+        return Err(Error::Invalid(format!(
+            "pit {pit}: no clockwise start there in this position (see its starts)"
+        )));
+    }
+    Ok(
+        analyze_start_unless(variant, pos, pit, direction, budget, &mut || false)
+            .expect("never asked to stop"),
+    )
 }
 
 /// [`analyze_start`], asking `stop` every [`ASK_EVERY`] laps whether to
@@ -566,6 +575,22 @@ pub fn analyze_unless(
     budget: u64,
     stop: &mut dyn FnMut() -> bool,
 ) -> Result<Option<Analysis>> {
+    Ok(checked_starts(variant, pos, pit, budget)?
+        .iter()
+        .map(|&(pit, dir)| analyze_start_unless(variant, pos, pit, dir, budget, stop))
+        .collect::<Option<_>>()
+        .map(|starts| Analysis { starts }))
+}
+
+/// The starts of `pos` ([`starts`]), of `pit` only if given: an error if
+/// there are none, if `pit` is no pit or holds fewer than 2 seeds, or if
+/// `budget` is 0.
+fn checked_starts(
+    variant: Variant,
+    pos: Position,
+    pit: Option<usize>,
+    budget: u64,
+) -> Result<Vec<(usize, Dir)>> {
     if budget == 0 {
         return Err(Error::Invalid("a lap budget must be at least 1".into()));
     }
@@ -590,9 +615,5 @@ pub fn analyze_unless(
             "no pit holds 2 or more seeds: the player has no move".into(),
         ));
     }
-    Ok(starts
-        .iter()
-        .map(|&(pit, dir)| analyze_start_unless(variant, pos, pit, dir, budget, stop))
-        .collect::<Option<_>>()
-        .map(|starts| Analysis { starts }))
+    Ok(starts)
 }

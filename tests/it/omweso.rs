@@ -58,7 +58,7 @@ fn relay_lifts_an_occupied_landing_pit_and_ends_in_an_empty_one() {
         me: side(&[(0, 2), (2, 1)]),
         opp: Side::EMPTY,
     };
-    let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 100);
+    let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 100).unwrap();
     assert_eq!(r.verdict, Verdict::Terminates);
     assert_eq!((r.line.laps, r.line.sown), (2, 4));
     assert_eq!(r.line.end.unwrap().me, side(&[(1, 1), (3, 1), (4, 1)]));
@@ -87,7 +87,7 @@ fn capture_position() -> Position {
 
 #[test]
 fn capture_resows_from_the_capturing_laps_start() {
-    let r = analyze_start(PLAY, capture_position(), 6, Dir::Ccw, 100);
+    let r = analyze_start(PLAY, capture_position(), 6, Dir::Ccw, 100).unwrap();
     assert_eq!(r.verdict, Verdict::Terminates);
     assert_eq!((r.line.laps, r.line.sown, r.line.captures), (2, 5, 1));
     let end = r.line.end.unwrap();
@@ -104,7 +104,8 @@ fn first_turn_has_no_captures() {
         6,
         Dir::Ccw,
         100,
-    );
+    )
+    .unwrap();
     assert_eq!((r.line.laps, r.line.captures), (2, 0));
     assert_eq!(r.line.end.unwrap().me, side(&[(7, 1), (9, 1), (10, 1)]));
 }
@@ -120,7 +121,7 @@ fn reverse_capture_from_a_leftmost_pit() {
         opp: side(&[(5, 1), (10, 1)]),
     };
     assert_eq!(starts(PLAY, pos), [(0, Dir::Ccw), (0, Dir::Cw)]);
-    let cw = analyze_start(PLAY, pos, 0, Dir::Cw, 100);
+    let cw = analyze_start(PLAY, pos, 0, Dir::Cw, 100).unwrap();
     assert_eq!(cw.verdict, Verdict::Terminates);
     assert_eq!(
         (cw.line.laps, cw.line.captures, cw.line.reversed.clone()),
@@ -130,7 +131,7 @@ fn reverse_capture_from_a_leftmost_pit() {
         cw.line.end.unwrap().me,
         side(&[(1, 1), (2, 1), (13, 2), (14, 1), (15, 1)])
     );
-    let ccw = analyze_start(PLAY, pos, 0, Dir::Ccw, 100);
+    let ccw = analyze_start(PLAY, pos, 0, Dir::Ccw, 100).unwrap();
     assert_eq!((ccw.line.laps, ccw.line.captures), (1, 0));
     // A pit that is not leftmost never sows clockwise, nor does a first turn.
     let pos2 = Position {
@@ -139,6 +140,28 @@ fn reverse_capture_from_a_leftmost_pit() {
     };
     assert_eq!(starts(PLAY, pos2), [(2, Dir::Ccw)]);
     assert_eq!(starts(Variant { first_turn: true }, pos), [(0, Dir::Ccw)]);
+    // A start that is none of these is refused, never analysed.
+    let refused = |r: mancaladb::Result<_>, what: &str| match r {
+        Err(mancaladb::Error::Invalid(m)) => assert!(m.contains(what), "{m}"),
+        Ok(_) => panic!("{what}: analysed"),
+        Err(e) => panic!("{e}"),
+    };
+    refused(
+        analyze_start(PLAY, pos2, 2, Dir::Cw, 100),
+        "pit 2: no clockwise start there",
+    );
+    refused(
+        analyze_start(PLAY, pos2, 16, Dir::Ccw, 100),
+        "pit 16: pits are numbered 0..15",
+    );
+    refused(
+        analyze_start(PLAY, pos2, 15, Dir::Ccw, 100),
+        "pit 15 holds 1 seed",
+    );
+    refused(
+        analyze_start(PLAY, pos2, 2, Dir::Ccw, 0),
+        "a lap budget must be at least 1",
+    );
 }
 
 #[test]
@@ -149,7 +172,7 @@ fn the_example_loop() {
         me,
         opp: Side::EMPTY,
     };
-    let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 1_000_000);
+    let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 1_000_000).unwrap();
     assert_eq!(r.verdict, Verdict::Infinite);
     let c = r.line.cycle.unwrap();
     assert_eq!((c.period, c.pit, c.pos.me), (128, 0, me));
@@ -166,7 +189,7 @@ fn the_example_loop() {
     ));
     // Under its budget it is undecided, never finite.
     assert!(matches!(relay(me, 0, 7), Relay::Undecided { .. }));
-    let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 7);
+    let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 7).unwrap();
     assert_eq!(r.verdict, Verdict::Undecided);
 }
 
@@ -419,7 +442,7 @@ fn reverse_options_make_moves_that_can_loop() {
         ),
     ];
     for (me, opp, pit, reversed, period) in cases {
-        let r = analyze_start(PLAY, pos(me, opp), pit, Dir::Ccw, 100_000);
+        let r = analyze_start(PLAY, pos(me, opp), pit, Dir::Ccw, 100_000).unwrap();
         assert_eq!(r.verdict, Verdict::CanLoop, "{me}");
         let cycle = r.line.cycle.unwrap();
         assert_eq!(
@@ -434,7 +457,7 @@ fn reverse_options_make_moves_that_can_loop() {
     );
     // On a first turn there are no captures, hence no choices: the move is
     // the plain relay from pit 7.
-    let r = analyze_start(Variant { first_turn: true }, b, 7, Dir::Ccw, 100_000);
+    let r = analyze_start(Variant { first_turn: true }, b, 7, Dir::Ccw, 100_000).unwrap();
     let Relay::Ends { laps, sown, .. } = relay(b.me, 7, 100_000) else {
         panic!("the relay from pit 7 ends");
     };
@@ -467,7 +490,7 @@ fn clockwise_start_without_later_choices_is_infinite() {
         "0 0 0 0 1 0 0 0 0 0 0 2 0 0 0 0",
     );
     assert!(starts(PLAY, pos).contains(&(14, Dir::Cw)));
-    let r = analyze_start(PLAY, pos, 14, Dir::Cw, 1_000_000);
+    let r = analyze_start(PLAY, pos, 14, Dir::Cw, 1_000_000).unwrap();
     assert_eq!((r.verdict, r.choice_points), (Verdict::Infinite, 0));
     assert_eq!(r.line.cycle.unwrap().period, 296);
     assert_eq!(r.line.reversed, [1]);
@@ -486,7 +509,7 @@ fn undecided_reports_the_line_followed() {
         "13 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1",
         "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0",
     );
-    let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 50);
+    let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 50).unwrap();
     assert_eq!(r.verdict, Verdict::Undecided);
     assert_eq!((r.line.laps, r.walked), (50, 50));
     // The relay's first 50 laps, counted directly.
@@ -528,7 +551,7 @@ fn reports_stay_within_the_budget() {
         };
         let budget = 1 + next(40);
         for (pit, dir) in starts(PLAY, pos) {
-            let r = analyze_start(PLAY, pos, pit, dir, budget);
+            let r = analyze_start(PLAY, pos, pit, dir, budget).unwrap();
             assert!(
                 r.line.laps <= budget && r.walked <= budget,
                 "{pos:?} {pit} {r:?}"
@@ -539,7 +562,7 @@ fn reports_stay_within_the_budget() {
                 undecided += 1;
                 assert!(r.line.laps >= 1 && r.line.sown >= 2, "{r:?}");
             } else {
-                let wide = analyze_start(PLAY, pos, pit, dir, 100_000);
+                let wide = analyze_start(PLAY, pos, pit, dir, 100_000).unwrap();
                 assert_eq!(wide.verdict, r.verdict, "{pos:?} {pit} {dir:?}");
             }
         }
@@ -602,7 +625,7 @@ fn pure_relays_agree_with_brute_force() {
             (Variant { first_turn: true }, Side::from_pits([3; 16]))
         };
         for (pit, dir) in starts(rules, Position { me, opp }) {
-            let r = analyze_start(rules, Position { me, opp }, pit, dir, 10_000_000);
+            let r = analyze_start(rules, Position { me, opp }, pit, dir, 10_000_000).unwrap();
             match brute(me, pit) {
                 Ok(laps) => {
                     ends += 1;
