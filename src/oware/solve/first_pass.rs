@@ -19,7 +19,8 @@ use crate::memory::{Pipeline, as_atomic};
 use crate::oware::index::{Encoder, Tile};
 use crate::oware::lower::LowerLevels;
 use crate::oware::rules::{Rules, captures, quiet_moves};
-use crate::oware::workdir::{Checkpoint, ForwardMark, SeedLists, Walk};
+use crate::oware::workdir::checkpoint::{Checkpoint, ForwardMark, Walk};
+use crate::oware::workdir::seeds::SeedLists;
 use crate::progress::{Notice, Progress};
 
 /// Best-capture value of a position without captures.

@@ -47,7 +47,7 @@ use crate::oware::board::Board;
 use crate::oware::index::Encoder;
 use crate::oware::retro::for_each_predecessor;
 use crate::oware::rules::Rules;
-use crate::oware::workdir::{Record, SeedReader};
+use crate::oware::workdir::seeds::{Record, SeedReader};
 
 /// Positions newly decided whose predecessors are still to be told.
 #[derive(Default)]
