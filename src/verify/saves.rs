@@ -4,7 +4,7 @@
 //! Checks 2 and 3 of the top levels take hours (level 36: 14 G positions),
 //! longer than a `verify` may be left running. Of a table directory they
 //! are checkpointed like a build, every
-//! [`checkpoint_interval`](crate::files::checkpoint_interval) (10 minutes
+//! [`checkpoint_interval`](crate::checkpoint_file::checkpoint_interval) (10 minutes
 //! unless `MANCALADB_CHECKPOINT_SECS` says otherwise), to
 //! `raw/<rules>/verify.<N>.work/`, each file behind a header naming the
 //! check, the rule set, the level and the content hashes of the levels the
@@ -35,11 +35,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::consistency::Tally;
+use crate::checkpoint_file::{
+    CheckpointClock, SEAL, read_compressed, read_head, sealed, write_compressed,
+};
 use crate::db::Db;
 use crate::error::{Error, Result};
-use crate::files::{
-    CheckpointClock, DirLock, SEAL, read_compressed, read_head, sealed, write_compressed,
-};
+use crate::lock::DirLock;
 use crate::oware::forward::{Mark, Saves};
 use crate::oware::{Rules, level_size};
 use crate::progress::{Check3At, Notice, Progress};

@@ -39,9 +39,9 @@ use serde::{Deserialize, Serialize};
 
 use super::relay::{Relay, run};
 use super::side::{PITS, Side};
+use crate::checkpoint_file::CheckpointClock;
 use crate::compose::{Ranker, binomial};
 use crate::error::{Error, Result};
-use crate::files::CheckpointClock;
 use crate::progress::{Notice, Progress};
 use checkpoint::Checkpoint;
 use store::{Rejected, Store};
@@ -591,7 +591,7 @@ pub struct Outcome {
 #[derive(Debug)]
 pub struct Census {
     dir: PathBuf,
-    _lock: crate::files::DirLock,
+    _lock: crate::lock::DirLock,
 }
 
 /// The census lock's file in `dir`.
@@ -605,7 +605,7 @@ impl Census {
     /// `dir` can be written, and removes what killed writes left there.
     pub fn open(dir: &Path) -> Result<Census> {
         store::check_writable(dir)?;
-        let lock = crate::files::DirLock::acquire_file(&lock_path(dir), false)?;
+        let lock = crate::lock::DirLock::acquire_file(&lock_path(dir), false)?;
         // Each row's checkpoint has its own temporary name, which a row
         // finished later never writes again: what a killed write left goes
         // now (every census writer holds this lock).

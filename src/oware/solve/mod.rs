@@ -85,9 +85,9 @@ use super::rules::Rules;
 use super::workdir::checkpoint::{Checkpoint, ForwardMark};
 use super::workdir::seeds::check_lists;
 use super::workdir::{holds_checkpoints, wipe};
+use crate::checkpoint_file::CheckpointClock;
 use crate::error::{Corruption, Error, Result};
 use crate::exchange::{Alone, Exchange, Outbox, Owners, newest_held_by_all};
-use crate::files::CheckpointClock;
 use crate::memory::{HugeSlice, as_atomic, settle};
 use crate::progress::{Notice, Progress};
 
@@ -180,7 +180,7 @@ impl Options {
         let bad = |(name, value): (String, String), want: &str| {
             Error::Invalid(format!("{name}={value}: expected {want}"))
         };
-        let checkpoint_every = crate::files::checkpoint_interval()?;
+        let checkpoint_every = crate::checkpoint_file::checkpoint_interval()?;
         let frontier_cap = match var("MANCALADB_FRONTIER_CAP") {
             None => None,
             Some(nv) => match nv.1.parse::<usize>() {

@@ -30,8 +30,8 @@ use std::path::{Path, PathBuf};
 
 use super::seeds::list_path;
 use super::{entries, remove_checkpoints_except, remove_unfinished};
+use crate::checkpoint_file::{SEAL, read_compressed, read_head, sealed, write_compressed};
 use crate::error::{Corruption, Error, Result};
-use crate::files::{SEAL, read_compressed, read_head, sealed, write_compressed};
 
 /// What a checkpoint belongs to; a checkpoint is used only if all of it
 /// matches.
