@@ -13,7 +13,8 @@ use crate::db::{Db, map_raw};
 pub use crate::error::level_set_text;
 use crate::error::{Error, Result};
 use crate::exchange::{Exchange, ranks_on_this_machine};
-use crate::files::{self, DirLock, RemoveOnDrop, remove_leftovers_strictly};
+use crate::files::{self, RemoveOnDrop, remove_leftovers_strictly};
+use crate::lock::DirLock;
 use crate::memory::{AnonPeak, disk_read_bytes, peak_rss, reset_peak_rss};
 /// The memory this process may fill, to weigh [`Needs`] against.
 pub use crate::memory::{MemoryLimit, memory_limit};

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use crate::db::{Db, write_raw};
 use crate::error::{Error, Missing, Result};
-use crate::files::{DirLock, check_replaceable, remove_if_present};
+use crate::files::{check_replaceable, remove_if_present};
+use crate::lock::DirLock;
 use crate::oware::Rules;
 use crate::source::{VuDir, vu_rules};
 use crate::stored::raw_window;

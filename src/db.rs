@@ -19,7 +19,8 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 
 use crate::error::{Corruption, Error, Missing, Result};
-use crate::files::{self, DirLock};
+use crate::files;
+use crate::lock::DirLock;
 use crate::oware::{MAX_SEEDS, Rules, level_size, reads_level};
 use crate::table::{self, Table, TableId};
 

@@ -1,14 +1,14 @@
-//! Writing files so that readers never see a partial one, and one writer
-//! at a time in a directory.
+//! Writing files so that readers never see a partial one, and opening
+//! files only as the kind of file expected (a regular file, not a link, a
+//! directory or a named pipe); the SHA-256 helpers.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, ErrorKind, Read, Write};
+use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::error::{Corruption, Error, Result};
+use crate::error::{Error, Result};
 
 /// Writes `bytes` to `path` through a temporary file renamed when complete,
 /// the file and then its directory synced: once this returns, the file is
@@ -369,125 +369,6 @@ fn tmp_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// An exclusive lock on a directory for one writer at a time, held until
-/// dropped. It is an OS lock on `DIR/.lock` (released by the kernel when the
-/// process ends, however it ends), so a stale lock file never blocks
-/// anyone; the file's text only says who holds it now. Readers never take
-/// it: they never see a partial file, since files appear by rename.
-#[derive(Debug)]
-pub struct DirLock {
-    _file: File,
-}
-
-/// How often a writer that waits for another one tries its lock again.
-pub const LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(100);
-
-impl DirLock {
-    /// Locks `dir` (created if missing), failing at once with
-    /// [`Error::Locked`] if another process holds it.
-    pub fn acquire(dir: &Path) -> Result<DirLock> {
-        check_dir(dir)?;
-        create_dirs(dir)?;
-        DirLock::acquire_file(&dir.join(".lock"), false)
-    }
-
-    /// [`DirLock::acquire`], but while another process holds `dir`, tells
-    /// `waiting(holder)` once and tries again every [`LOCK_POLL`] for as
-    /// long as `keep_waiting()` says (then [`Error::Locked`]).
-    pub fn acquire_waiting(
-        dir: &Path,
-        waiting: impl FnMut(&str),
-        keep_waiting: impl FnMut() -> bool,
-    ) -> Result<DirLock> {
-        check_dir(dir)?;
-        create_dirs(dir)?;
-        DirLock::acquire_file_waiting(&dir.join(".lock"), waiting, keep_waiting)
-    }
-
-    /// [`DirLock::acquire_file`] without blocking, waiting as
-    /// [`DirLock::acquire_waiting`] does.
-    pub fn acquire_file_waiting(
-        path: &Path,
-        mut waiting: impl FnMut(&str),
-        mut keep_waiting: impl FnMut() -> bool,
-    ) -> Result<DirLock> {
-        let mut told = false;
-        loop {
-            match DirLock::acquire_file(path, false) {
-                Err(Error::Locked { holder, path }) => {
-                    if !told {
-                        waiting(&holder);
-                        told = true;
-                    }
-                    if !keep_waiting() {
-                        return Err(Error::Locked { holder, path });
-                    }
-                    std::thread::sleep(LOCK_POLL);
-                }
-                done => return done,
-            }
-        }
-    }
-
-    /// Locks with the lock file `path` (in an existing directory), for a
-    /// writer of one kind of file that need not exclude the others.
-    pub fn acquire_file(path: &Path, wait: bool) -> Result<DirLock> {
-        use std::io::{Read, Seek, Write};
-        let path = path.to_path_buf();
-        // A symbolic link in the lock's place is not followed (the text
-        // written below would replace its target's), nor is anything but
-        // a regular file locked.
-        let mut file = open_checked(
-            std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false),
-            &path,
-            Links::Refused,
-            "a lock file must be a regular file (remove it)",
-        )?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) if wait => {
-                file.lock().map_err(|e| Error::io(&path, e))?
-            }
-            Err(std::fs::TryLockError::WouldBlock) => {
-                // The holder writes its line just after it takes the lock:
-                // one that has only just taken it is given a moment.
-                let mut holder = String::new();
-                for _ in 0..10 {
-                    holder.clear();
-                    let _ = file
-                        .rewind()
-                        .and_then(|()| file.read_to_string(&mut holder));
-                    if !holder.trim().is_empty() {
-                        break;
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                let holder = match holder.trim() {
-                    "" => "a process that did not say which".to_string(),
-                    h => h.to_string(),
-                };
-                return Err(Error::Locked { path, holder });
-            }
-            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
-        }
-        // `args_os`: an argument that is not UTF-8 (a path, say) is still
-        // an argument, and `args` would panic on it.
-        let me: Vec<String> = std::env::args_os()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        let said = file
-            .set_len(0)
-            .and_then(|()| file.rewind())
-            .and_then(|()| writeln!(file, "process {} ({})", std::process::id(), me.join(" ")));
-        said.map_err(|e| Error::io(&path, e))?;
-        Ok(DirLock { _file: file })
-    }
-}
-
 /// Removes a file when dropped, unless [`RemoveOnDrop::keep`] was called:
 /// a partial file never outlives the error that left it partial.
 pub struct RemoveOnDrop(Option<PathBuf>);
@@ -575,7 +456,7 @@ pub fn open_work_file(options: &mut std::fs::OpenOptions, path: &Path) -> Result
 
 /// Whether [`open_checked`] follows a symbolic link at the path.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Links {
+pub enum Links {
     /// Opens what the link points to (a table linked from elsewhere).
     Followed,
     /// Refuses it: a file this program writes in place (a lock, a record
@@ -589,7 +470,7 @@ enum Links {
 /// The type is looked at before the file is opened (opening a named pipe
 /// would wait for a writer, or fail for writing without a reader), and
 /// again once it is open, without waiting (`O_NONBLOCK`).
-fn open_checked(
+pub fn open_checked(
     options: &mut std::fs::OpenOptions,
     path: &Path,
     links: Links,
@@ -692,127 +573,6 @@ pub fn check_appendable(path: &Path) -> Result<()> {
     }
 }
 
-/// The first `len` bytes of the file at `path`; `None` if there is no
-/// such file or it is shorter. Any other failure to read it (a read
-/// error, no permission) is an error: a checkpoint that cannot be read is
-/// not one that is absent, and must not be dropped as if it were.
-pub fn read_head(path: &Path, len: usize) -> Result<Option<Vec<u8>>> {
-    let mut head = vec![0u8; len];
-    let mut file = match open_work_file(File::options().read(true), path) {
-        Ok(file) => file,
-        Err(Error::Io { source, .. }) if source.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    match file.read_exact(&mut head) {
-        Ok(()) => Ok(Some(head)),
-        Err(e) if e.kind() == ErrorKind::UnexpectedEof => Ok(None),
-        Err(e) => Err(Error::io(path, e)),
-    }
-}
-
-/// Bytes of the hash [`sealed`] puts at a header's end.
-pub const SEAL: usize = 8;
-
-/// `header` with the first [`SEAL`] bytes of its sha256 at its end. The
-/// content checksum of [`write_compressed`] does not cover the header, so
-/// a header that says where a solver stands is sealed: a reader that
-/// rebuilds the header from what it parsed and finds other bytes knows it
-/// is damaged.
-pub fn sealed(mut header: Vec<u8>) -> Vec<u8> {
-    let sum = Sha256::digest(&header);
-    header.extend_from_slice(&sum[..SEAL]);
-    header
-}
-
-/// Writes `header` and then `state` zstd-compressed (with its content
-/// checksum) to `path` with [`write_atomically`] (so the rename survives a
-/// crash); returns the file's bytes. This is how solvers checkpoint their
-/// state.
-///
-/// The solvers checkpoint between two stages, when their own threads are
-/// idle, so zstd compresses on as many worker threads as rayon has (one
-/// level-36 checkpoint is up to 14 GB of state: BENCHMARKS, "Checkpoints
-/// written on every core"). The frame is the same format whatever the
-/// number of workers, and [`read_compressed`] reads it as it reads any.
-pub fn write_compressed(path: &Path, header: &[u8], state: &[u8]) -> Result<u64> {
-    let workers = u32::try_from(rayon::current_num_threads()).unwrap_or(u32::MAX);
-    write_atomically(path, |f| {
-        let mut out = BufWriter::with_capacity(1 << 20, f);
-        out.write_all(header)?;
-        let mut z = zstd::stream::Encoder::new(out, 1)?;
-        z.include_checksum(true)?;
-        if workers > 1 {
-            z.multithread(workers)?;
-        }
-        z.write_all(state)?;
-        z.finish()?.flush()
-    })?;
-    std::fs::metadata(path)
-        .map(|m| m.len())
-        .map_err(|e| Error::io(path, e))
-}
-
-/// Reads into `state` what [`write_compressed`] wrote to `path` behind
-/// `header`: [`Corruption::Checkpoint`] if the header differs or the
-/// content is damaged, shorter or longer than `state`. A failure of the
-/// operating system to read it (an I/O error, no permission) is an
-/// [`Error::Io`], not damage: a caller that drops damaged work files must
-/// not drop hours of work over a read that may succeed next time.
-pub fn read_compressed(path: &Path, header: &[u8], state: &mut [u8]) -> Result<()> {
-    // zstd reports its own decoding failures as errors without an OS code,
-    // and passes those of the file through.
-    let failed = |e: std::io::Error, why| match e.raw_os_error() {
-        Some(_) => Error::io(path, e),
-        None => Error::corrupt(path, Corruption::Checkpoint(why)),
-    };
-    let short = "shorter than its slice, or damaged";
-    let mut f =
-        BufReader::with_capacity(1 << 20, open_work_file(File::options().read(true), path)?);
-    let mut head = vec![0u8; header.len()];
-    f.read_exact(&mut head).map_err(|e| failed(e, short))?;
-    if head != header {
-        return Err(Error::corrupt(
-            path,
-            Corruption::Checkpoint("not a checkpoint of this level"),
-        ));
-    }
-    let mut z = zstd::stream::Decoder::with_buffer(f).map_err(|e| failed(e, short))?;
-    z.read_exact(state).map_err(|e| failed(e, short))?;
-    let mut rest = [0u8; 1];
-    match z.read(&mut rest) {
-        Ok(0) => Ok(()),
-        Ok(_) => Err(Error::corrupt(
-            path,
-            Corruption::Checkpoint("longer than its slice"),
-        )),
-        Err(e) => Err(failed(e, "damaged (its checksum does not match)")),
-    }
-}
-
-/// The least time between checkpoints of a solver (the builder's and the
-/// checker's): 10 minutes, or `MANCALADB_CHECKPOINT_SECS` (seconds; `off`
-/// for none; `0` after every step that can take one). A value that is not
-/// a number of seconds a `Duration` holds is a usage error.
-pub fn checkpoint_interval() -> Result<Option<Duration>> {
-    const NAME: &str = "MANCALADB_CHECKPOINT_SECS";
-    let bad = |v: &dyn std::fmt::Display| {
-        Error::Invalid(format!(
-            "{NAME}={v}: expected seconds between checkpoints, or 'off'"
-        ))
-    };
-    match std::env::var(NAME) {
-        Err(std::env::VarError::NotPresent) => Ok(Some(Duration::from_secs(600))),
-        Err(std::env::VarError::NotUnicode(v)) => Err(bad(&v.to_string_lossy())),
-        Ok(v) if v == "off" => Ok(None),
-        // Negative, infinite or too many seconds for a `Duration` are
-        // refused like words.
-        Ok(v) => match v.parse::<f64>().ok().map(Duration::try_from_secs_f64) {
-            Some(Ok(every)) => Ok(Some(every)),
-            _ => Err(bad(&v)),
-        },
-    }
-}
-
 /// sha256 as lowercase hex.
 pub fn hex(digest: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
@@ -835,40 +595,10 @@ pub fn sha256_of_reader(r: &mut impl Read) -> std::io::Result<[u8; 32]> {
     }
 }
 
-/// When a solver's next checkpoint is due: [`checkpoint_interval`] after
-/// the last one (or the start); never without an interval.
-pub struct CheckpointClock {
-    every: Option<Duration>,
-    last: std::time::Instant,
-}
-
-impl CheckpointClock {
-    /// A clock started now; `None`: checkpoints are off.
-    pub fn new(every: Option<Duration>) -> CheckpointClock {
-        CheckpointClock {
-            every,
-            last: std::time::Instant::now(),
-        }
-    }
-
-    /// Whether checkpoints are taken at all.
-    pub fn on(&self) -> bool {
-        self.every.is_some()
-    }
-
-    /// Whether the interval has passed since the last checkpoint.
-    pub fn due(&self) -> bool {
-        self.every.is_some_and(|every| self.last.elapsed() >= every)
-    }
-
-    /// A checkpoint was just taken: the next is due an interval from now.
-    pub fn reset(&mut self) {
-        self.last = std::time::Instant::now();
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::io::Write;
+
     use super::*;
 
     fn scratch(name: &str) -> std::path::PathBuf {
@@ -879,18 +609,8 @@ mod tests {
         dir
     }
 
-    fn is_damaged(r: Result<()>) -> bool {
-        matches!(
-            r,
-            Err(Error::Corrupt {
-                kind: Corruption::Checkpoint(_),
-                ..
-            })
-        )
-    }
-
     #[test]
-    fn links_in_the_temporary_or_lock_files_place_are_not_written_through() {
+    fn links_in_the_temporary_files_place_are_not_written_through() {
         use std::os::unix::fs::symlink;
         let dir = scratch("links");
         let victim = dir.join("victim");
@@ -919,94 +639,7 @@ mod tests {
             )
         );
         assert!(!out.join("c").exists());
-        // A link, or a named pipe, as the lock file: refused, not followed.
-        symlink("../victim", out.join(".lock")).unwrap();
-        let e = DirLock::acquire(&out).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            format!(
-                "{}: is a symbolic link; a lock file must be a regular file (remove it)",
-                out.join(".lock").display()
-            )
-        );
-        let fifo = out.join("fifo.lock");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid C string.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        let e = DirLock::acquire_file(&fifo, false).unwrap_err();
-        assert!(
-            e.to_string()
-                .ends_with("is a named pipe; a lock file must be a regular file (remove it)"),
-            "{e}"
-        );
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn a_writer_stopped_by_a_lock_names_a_holder_that_has_just_taken_it() {
-        let dir = scratch("holder");
-        let path = dir.join(".lock");
-        // The holder's lock is taken, its line not yet written.
-        let held = File::create(&path).unwrap();
-        held.try_lock().unwrap();
-        let late = std::thread::spawn({
-            let mut held = held.try_clone().unwrap();
-            move || {
-                std::thread::sleep(Duration::from_millis(40));
-                writeln!(held, "process 1 (mancaladb build)").unwrap();
-            }
-        });
-        let e = DirLock::acquire(&dir).unwrap_err();
-        late.join().unwrap();
-        assert!(
-            matches!(&e, Error::Locked { holder, .. } if holder == "process 1 (mancaladb build)"),
-            "{e}"
-        );
-        drop(held);
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn compressed_state_reads_back_and_damage_is_told_from_io_errors() {
-        let dir = scratch("compressed");
-        let path = dir.join("state");
-        let state: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
-        write_compressed(&path, b"head", &state).unwrap();
-        let mut back = vec![0u8; state.len()];
-        read_compressed(&path, b"head", &mut back).unwrap();
-        assert_eq!(back, state);
-
-        // Another header, a shorter or longer slice, a flipped byte, a cut
-        // file: damage, which solvers drop.
-        assert!(is_damaged(read_compressed(&path, b"HEAD", &mut back)));
-        assert!(is_damaged(read_compressed(
-            &path,
-            b"head",
-            &mut vec![0; state.len() + 1]
-        )));
-        assert!(is_damaged(read_compressed(
-            &path,
-            b"head",
-            &mut vec![0; state.len() - 1]
-        )));
-        let bytes = std::fs::read(&path).unwrap();
-        let mut flipped = bytes.clone();
-        let mid = flipped.len() / 2;
-        flipped[mid] ^= 0x40;
-        std::fs::write(&path, &flipped).unwrap();
-        assert!(is_damaged(read_compressed(&path, b"head", &mut back)));
-        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
-        assert!(is_damaged(read_compressed(&path, b"head", &mut back)));
-        std::fs::write(&path, &bytes[..2]).unwrap();
-        assert!(is_damaged(read_compressed(&path, b"head", &mut back)));
-
-        // The system failing to read it is an I/O error, kept: here a
-        // directory, which opens but cannot be read (EISDIR).
-        let not_a_file = dir.join("dir");
-        std::fs::create_dir(&not_a_file).unwrap();
-        let r = read_compressed(&not_a_file, b"head", &mut back);
-        assert!(matches!(r, Err(Error::Io { .. })), "{r:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -4,8 +4,10 @@
 //! The modules, lowest layer first (a module uses only those above it;
 //! `tests/it/layers.rs` keeps it so):
 //!
-//! * [`error`]: the typed errors; `files`: atomic writes; `pits`: reading
-//!   pit counts;
+//! * [`error`]: the typed errors; `files`: atomic writes and file kinds;
+//!   `lock`: one writer at a time in a directory; `checkpoint_file`: a
+//!   solver's checkpoint files and when they are due; `pits`: reading pit
+//!   counts;
 //! * [`compose`]: ranking of seed distributions, shared by every game;
 //!   `memory`: huge-page working arrays and prefetching;
 //! * [`progress`]: what the library tells while it works (stages and typed
@@ -63,6 +65,7 @@
 #![allow(rustdoc::private_intra_doc_links)]
 
 pub mod build;
+pub(crate) mod checkpoint_file;
 pub mod compose;
 pub mod convert;
 pub mod db;
@@ -70,6 +73,7 @@ pub mod error;
 pub mod exchange;
 pub(crate) mod files;
 pub mod known;
+pub(crate) mod lock;
 pub(crate) mod memory;
 pub mod omweso;
 pub mod oware;

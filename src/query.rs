@@ -278,7 +278,11 @@ mod tests {
         let mut levels: Vec<Vec<i8>> = Vec::new();
         for n in 0..=top {
             let lower: Vec<&[i8]> = levels.iter().map(|v| v.as_slice()).collect();
-            levels.push(solve_level(Rules::Awari, n, &lower, Progress::QUIET).to_vec());
+            levels.push(
+                solve_level(Rules::Awari, n, &lower, Progress::QUIET)
+                    .unwrap()
+                    .to_vec(),
+            );
         }
         Solved(levels, Encoder::new(top))
     }

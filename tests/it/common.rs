@@ -154,7 +154,11 @@ pub fn solved(rules: Rules) -> &'static [Vec<i8>] {
         let mut levels: Vec<Vec<i8>> = Vec::new();
         for n in 0..=13 {
             let lower: Vec<&[i8]> = levels.iter().map(|v| v.as_slice()).collect();
-            levels.push(solve_level(rules, n, &lower, Progress::QUIET).to_vec());
+            levels.push(
+                solve_level(rules, n, &lower, Progress::QUIET)
+                    .unwrap()
+                    .to_vec(),
+            );
         }
         levels
     })

@@ -8,8 +8,27 @@ use std::path::Path;
 
 /// The library's top-level modules, lowest first.
 const LAYERS: &[&str] = &[
-    "error", "files", "pits", "compose", "memory", "progress", "exchange", "oware", "omweso",
-    "table", "db", "probe", "stored", "build", "source", "convert", "query", "stats", "known",
+    "error",
+    "files",
+    "lock",
+    "checkpoint_file",
+    "pits",
+    "compose",
+    "memory",
+    "progress",
+    "exchange",
+    "oware",
+    "omweso",
+    "table",
+    "db",
+    "probe",
+    "stored",
+    "build",
+    "source",
+    "convert",
+    "query",
+    "stats",
+    "known",
     "verify",
 ];
 

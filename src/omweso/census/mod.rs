@@ -39,9 +39,9 @@ use serde::{Deserialize, Serialize};
 
 use super::relay::{Relay, run};
 use super::side::{PITS, Side};
+use crate::checkpoint_file::CheckpointClock;
 use crate::compose::{Ranker, binomial};
 use crate::error::{Corruption, Error, Result};
-use crate::files::CheckpointClock;
 use crate::progress::{Notice, Progress};
 use checkpoint::Checkpoint;
 use store::{Rejected, Store};
@@ -609,7 +609,7 @@ pub struct Census {
     dir: PathBuf,
     /// The directories [`Census::open`] made, innermost first.
     made: Vec<PathBuf>,
-    lock: crate::files::DirLock,
+    lock: crate::lock::DirLock,
 }
 
 /// The census lock's file in `dir`.
@@ -625,7 +625,7 @@ impl Census {
     /// empty; see [`Census::abandon`]).
     pub fn open(dir: &Path) -> Result<Census> {
         let made = store::check_writable(dir)?;
-        let lock = match crate::files::DirLock::acquire_file(&lock_path(dir), false) {
+        let lock = match crate::lock::DirLock::acquire_file(&lock_path(dir), false) {
             Ok(lock) => lock,
             // Never the lock's file here: another census may hold it.
             Err(e) => {
