@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use mancaladb::Error;
-use mancaladb::build::level_set_text;
+use mancaladb::error::level_set_text;
 use mancaladb::omweso::census::{self, Options, Row, atlas, store};
 use mancaladb::progress::{Progress, Terminal, WARNING};
 

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use mancaladb::Error;
-use mancaladb::build::level_set_text;
 use mancaladb::convert::{export_vu, import_vu};
 use mancaladb::db::Db;
+use mancaladb::error::level_set_text;
 
 use super::args::{self, Where};
 use super::output::out;

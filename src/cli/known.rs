@@ -4,7 +4,8 @@
 use std::process::ExitCode;
 
 use mancaladb::Error;
-use mancaladb::build::{Needs, WORKING_BYTES_PER_POSITION, level_set_text, memory_limit};
+use mancaladb::build::{Needs, WORKING_BYTES_PER_POSITION, memory_limit};
+use mancaladb::error::level_set_text;
 use mancaladb::known::starts;
 use mancaladb::oware::levels_needed;
 use mancaladb::stored::DEFAULT_RAW_CACHE;

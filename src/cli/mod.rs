@@ -23,7 +23,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use mancaladb::Error;
-use mancaladb::build::level_set_text;
+use mancaladb::error::level_set_text;
 use mancaladb::error::{Corruption, Missing};
 use mancaladb::oware::levels_needed;
 

@@ -14,7 +14,7 @@ use mancaladb::source::Source;
 
 use super::args::{Reading, shell_quote};
 use super::output::{self, out};
-use mancaladb::build::level_set_text;
+use mancaladb::error::level_set_text;
 
 /// Options of `query`.
 #[derive(clap::Args)]

@@ -1,7 +1,9 @@
 //! Building a table directory level by level, resuming where a build
 //! stopped. The solving itself is [`crate::oware::solve`]; this module
 //! decides what stands, writes each level's files (by rename, only once
-//! every rank has finished it) and reports.
+//! every rank has finished it) and reports. Before anything is solved,
+//! the ranks of a distributed build agree on what they build (`agree`) and
+//! the levels asked for are weighed against the machine (`needs`).
 
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -10,7 +12,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::db::{Db, map_raw};
-pub use crate::error::level_set_text;
+use crate::error::level_set_text;
 use crate::error::{Error, Result};
 use crate::exchange::{Exchange, ranks_on_this_machine};
 use crate::files::{self, RemoveOnDrop, remove_leftovers_strictly};
@@ -21,82 +23,18 @@ pub use crate::memory::{MemoryLimit, memory_limit};
 use crate::oware::solve::{ForwardResume, Options, solve_part_in};
 use crate::oware::{Rules, game_levels, level_size, reads_level};
 use crate::progress::{Notice, Progress};
-use crate::stored::{DEFAULT_RAW_CACHE, Lower, keeps_raw, prepare_raw_cache, raw_window};
+use crate::stored::{Lower, keeps_raw, prepare_raw_cache};
 use crate::table;
 
-/// The builder's working memory per position of the level being solved, at
-/// most: one state byte, the capped frontier and batches (RssAnon measured
-/// 1.09..1.13 bytes per position at levels 20..24, BENCHMARKS.md "Compact,
-/// resumable builder"). The pages of the lower levels it reads come on
-/// top, as page cache; its seed lists and checkpoints go to disk.
-pub const WORKING_BYTES_PER_POSITION: f64 = 1.25;
+mod agree;
+mod needs;
 
-/// [`WORKING_BYTES_PER_POSITION`] of a rank of a distributed build, per
-/// position of its slice: a round's messages to and from the other ranks
-/// come on top (RssAnon measured 1.4..1.6 bytes per position of rank 0's
-/// slice of level 20 with 2 ranks, BENCHMARKS.md "Projections").
-pub const RANK_BYTES_PER_POSITION: f64 = 1.6;
-
-/// Disk per position of a built level's table, as measured here: 4.1 bits
-/// (at most 4.114, level 35; BENCHMARKS.md).
-pub const TABLE_BYTES_PER_POSITION: f64 = 4.1 / 8.0;
-
-/// Disk per position of the level being built, beside the tables: its
-/// solver work directory at its fullest (seed lists and two compressed
-/// checkpoints while one replaces the other; 1.19 bytes per position at
-/// level 20 with a checkpoint after every threshold, BENCHMARKS.md). One
-/// process writes the table straight from memory, with no raw file.
-pub const WORK_BYTES_PER_POSITION: f64 = 1.2;
-
-/// What building some levels takes.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
-pub struct Needs {
-    /// The largest of them.
-    pub largest_level: usize,
-    /// Working memory of the largest, in bytes.
-    pub memory: u64,
-    /// Disk at the fullest moment of building them in increasing order, in
-    /// bytes, by one process: while a level's table is written, the tables
-    /// already written, the work directory of the level being solved (it
-    /// goes once the table is in place), the raw copies it reads within the
-    /// default budget ([`crate::stored::DEFAULT_RAW_CACHE`]), the copy of
-    /// the level just below it, kept for the next, the level's own
-    /// `scores.N.part` (one byte per position) when its raw copy is kept,
-    /// and its new table; or all the tables and the copies kept at the end.
-    pub disk: u64,
-}
-
-impl Needs {
-    /// What building `levels` (sorted, non-empty), from nothing, takes.
-    pub fn of(levels: &[usize]) -> Needs {
-        let largest_level = levels.iter().copied().max().unwrap_or(0);
-        let size = |n: usize| level_size(n) as f64;
-        // The copies level `n` reads, and the one of level `n - 1` when it
-        // is kept for `n + 1` (built just before `n`).
-        let raw = |n: usize| {
-            let budget = Some(DEFAULT_RAW_CACHE);
-            let kept = n >= 1 && levels.contains(&(n - 1)) && keeps_raw(n - 1, budget);
-            raw_window(n, budget).map(size).sum::<f64>() + if kept { size(n - 1) } else { 0.0 }
-        };
-        // The raw file the level's values meet in, when its copy is kept.
-        let part = |n: usize| match keeps_raw(n, Some(DEFAULT_RAW_CACHE)) {
-            true => size(n),
-            false => 0.0,
-        };
-        let (mut tables, mut disk) = (0.0, 0.0f64);
-        for &n in levels {
-            let table = TABLE_BYTES_PER_POSITION * size(n);
-            let writing = WORK_BYTES_PER_POSITION * size(n) + raw(n) + part(n) + table;
-            disk = disk.max(tables + writing);
-            tables += table;
-        }
-        Needs {
-            largest_level,
-            memory: (WORKING_BYTES_PER_POSITION * size(largest_level)) as u64,
-            disk: disk.max(tables + raw(largest_level + 2)) as u64,
-        }
-    }
-}
+use agree::{RANKS_TOKEN, agree};
+use needs::check_memory;
+pub use needs::{
+    Needs, RANK_BYTES_PER_POSITION, TABLE_BYTES_PER_POSITION, WORK_BYTES_PER_POSITION,
+    WORKING_BYTES_PER_POSITION,
+};
 
 /// What happened to one level during a build.
 #[derive(Clone, Debug, Serialize)]
@@ -327,177 +265,6 @@ pub fn build_until(
     Ok(reports)
 }
 
-/// The token file by which the ranks of a distributed build prove that they
-/// see the same table directory and raw copies' directory ([`agree`]).
-const RANKS_TOKEN: &str = ".ranks-token";
-
-/// Makes sure, before anything is solved, that every rank of `ex` builds
-/// the same thing in the same place; else every rank fails with
-/// [`Error::Disagree`], naming the first rank that differs from rank 0 and
-/// the first thing it differs in (see [`agreed_fields`]). The
-/// directories: rank 0 writes a random token into [`RANKS_TOKEN`] in its
-/// `db` (which it holds the lock of) and in its raw copies' directory,
-/// every rank reads both back through its own `db`, and rank 0 removes
-/// them once all have. Ranks that disagreed
-/// would otherwise fall out of step in their collective calls (a hang, or
-/// reductions of different things), or write their slices where rank 0
-/// never reads them (a table with draws in their place). One process alone
-/// has nothing to agree with.
-fn agree(db: &Db, rules: Rules, levels: &[usize], ex: &dyn Exchange) -> Result<()> {
-    if ex.ranks() == 1 {
-        return Ok(());
-    }
-    let (rank, ranks) = (ex.rank(), ex.ranks());
-    let mut fields = agreed_fields(db, rules, levels)?;
-    // The slices of a level meet in its raw file, so the raw copies'
-    // directory must be shared as well (not a disk of each node's own).
-    let places = [
-        ("table directory (--db)", db.dir().join(RANKS_TOKEN)),
-        (
-            "raw copies' directory (raw/ of --db)",
-            db.raw_dir(rules).join(RANKS_TOKEN),
-        ),
-    ];
-    let mut written = Vec::new();
-    let mine = match rank {
-        0 => {
-            use std::hash::BuildHasher;
-            let token = std::hash::RandomState::new()
-                .hash_one((std::process::id(), std::time::SystemTime::now()))
-                .max(1);
-            for (_, path) in &places {
-                files::write_atomically(path, |f| {
-                    use std::io::Write;
-                    writeln!(f, "{token:016x}")
-                })?;
-                written.push(RemoveOnDrop::new(path.clone()));
-            }
-            token
-        }
-        _ => 0,
-    };
-    // Rank 0 sends it only once it is in both directories.
-    let token = ex.broadcast(mine);
-    for (what, path) in &places {
-        fields.push((*what, read_token(path, token)));
-    }
-    // Every field is broadcast on every rank, whatever differs.
-    let differs: Vec<bool> = fields
-        .iter()
-        .map(|(_, value)| {
-            let d = digest(value);
-            ex.broadcast(d) != d
-        })
-        .collect();
-    // The first rank that differs, and the first field it differs in.
-    let verdict = ex.max(
-        differs
-            .iter()
-            .position(|&d| d)
-            .map_or(0, |i| ((ranks - rank) as u64) << 8 | (i as u64 + 1)),
-    );
-    // Every rank has read it; none goes on (a rank at fault would stop the
-    // job) before it is gone.
-    drop(written);
-    ex.barrier();
-    if verdict == 0 {
-        return Ok(());
-    }
-    let at_fault = ranks - (verdict >> 8) as usize;
-    let (what, here) = fields.swap_remove((verdict & 0xff) as usize - 1);
-    Err(Error::Disagree {
-        rank: at_fault,
-        ranks,
-        what,
-        here: (at_fault == rank).then_some(here),
-    })
-}
-
-/// What every rank of a distributed build must agree on, as it is on this
-/// rank: the program (its version and a hash of its executable), the
-/// rules, the levels to build, the raw cache's budget, and what the
-/// environment sets for the solver but its frontier cap (each rank's own
-/// business): the checkpoint interval (the ranks decide together when one
-/// is due) and the forward parts (every rank walks as many). Threads and
-/// `--wait` are each rank's own.
-fn agreed_fields(db: &Db, rules: Rules, levels: &[usize]) -> Result<Vec<(&'static str, String)>> {
-    let options = Options::from_env(db.dir())?;
-    Ok(vec![
-        ("program", program_identity()),
-        ("rules (--rules)", rules.name().to_string()),
-        (
-            "levels to build (--max-seeds, --levels)",
-            level_set_text(levels),
-        ),
-        (
-            "raw cache (--raw-cache)",
-            db.raw_cache()
-                .map_or("all".into(), |b| format!("{b} bytes")),
-        ),
-        (
-            "checkpoint interval (MANCALADB_CHECKPOINT_SECS)",
-            options
-                .checkpoint_every
-                .map_or("off".into(), |d| format!("{} s", d.as_secs_f64())),
-        ),
-        (
-            "forward part (MANCALADB_FORWARD_PART)",
-            format!("{} positions", options.forward_part),
-        ),
-    ])
-}
-
-/// `mancaladb <version>, <first 16 hex digits of the SHA-256 of this
-/// process's executable>` (or why it could not be read), computed once.
-fn program_identity() -> String {
-    static IDENTITY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    IDENTITY
-        .get_or_init(|| {
-            let hashed = std::env::current_exe()
-                .and_then(std::fs::File::open)
-                .and_then(|mut f| table::sha256_of_reader(&mut f))
-                .map(|sum| table::hex(&sum[..8]));
-            let version = env!("CARGO_PKG_VERSION");
-            match hashed {
-                Ok(h) => format!("mancaladb {version}, executable {h}"),
-                Err(e) => format!("mancaladb {version}, executable unreadable: {e}"),
-            }
-        })
-        .clone()
-}
-
-/// What this rank finds at `path`, rank 0's token file: the token as rank 0
-/// wrote it if it is `token`, else what is there instead. A shared file
-/// system may show a new file late: a while is given for it.
-fn read_token(path: &Path, token: u64) -> String {
-    let want = format!("{token:016x}");
-    let mut tries = 0;
-    loop {
-        let found = match std::fs::read_to_string(path) {
-            Ok(text) if text.trim() == want => return want,
-            Ok(_) => format!("{} holds another build's token", path.display()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                format!(
-                    "{} holds no token from rank 0",
-                    files::parent_dir(path).display()
-                )
-            }
-            Err(e) => format!("{}: {e}", path.display()),
-        };
-        tries += 1;
-        if tries == 20 {
-            return found;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-}
-
-/// 64 bits of the SHA-256 of `text`.
-fn digest(text: &str) -> u64 {
-    let sum = table::sha256(text.as_bytes());
-    u64::from_le_bytes(sum[..8].try_into().expect("8 bytes"))
-}
-
 /// The highest of `levels` (increasing) without a table in `db` yet
 /// (levels there count as built: a damaged one is rebuilt, and checked
 /// then).
@@ -508,59 +275,6 @@ fn highest_to_build(db: &Db, rules: Rules, levels: &[usize]) -> Result<Option<us
         }
     }
     Ok(None)
-}
-
-/// Refuses, before anything is solved, to build level `top` (the highest
-/// level to build; none, nothing to check) when the working memory this
-/// machine would hold for it ([`WORKING_BYTES_PER_POSITION`]; with several
-/// ranks, each holds [`RANK_BYTES_PER_POSITION`] of its share, `here` of
-/// them on this machine, [`ranks_on_this_machine`]) is more than
-/// this process may fill at all (`limit`: the machine's memory, or its
-/// control group's limit where lower, [`memory_limit`]): it could only
-/// fail hours later, after the levels below it.
-fn check_memory(
-    top: Option<usize>,
-    ranks: usize,
-    here: usize,
-    limit: Option<MemoryLimit>,
-) -> Result<()> {
-    let (Some(top), Some(limit)) = (top, limit) else {
-        return Ok(());
-    };
-    let total = limit.bytes;
-    let per_position = match ranks {
-        1 => WORKING_BYTES_PER_POSITION,
-        _ => RANK_BYTES_PER_POSITION,
-    };
-    let need = |n: usize| per_position * level_size(n) as f64;
-    let share = |n: usize| need(n) * here as f64 / ranks as f64;
-    if share(top) <= total as f64 {
-        return Ok(());
-    }
-    let held = match ranks {
-        1 => String::new(),
-        _ => format!(
-            ", {:.1} GB of it on this machine ({here} of {ranks} ranks),",
-            share(top) / 1e9
-        ),
-    };
-    let fit = match (0..top).rev().find(|&n| share(n) <= total as f64) {
-        Some(n) => format!("levels up to {n} fit here; build level {top}"),
-        None => format!("build level {top}"),
-    };
-    let larger = match limit.by_cgroup {
-        false => "on a larger machine",
-        true => "under a higher memory limit",
-    };
-    Err(Error::TooLarge {
-        level: top,
-        why: format!(
-            "level {top} needs about {:.1} GB of working memory \
-             ({per_position} bytes per position){held} and {limit}: \
-             {fit} {larger} or over ranks on more machines",
-            need(top) / 1e9,
-        ),
-    })
 }
 
 /// Fails, before anything is solved, unless every level that one of
@@ -822,36 +536,6 @@ fn write_slice(path: &Path, positions: u64, start: u64, values: &[i8]) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// While level `n`'s table is written, the disk holds the tables
-    /// below it, its work directory, the raw copies it reads, its own
-    /// `.part` when its copy is kept, and the new table: the need counts
-    /// them all.
-    #[test]
-    fn the_disk_need_counts_the_new_table_and_the_part_file() {
-        let budget = Some(DEFAULT_RAW_CACHE);
-        let mut kept = 0;
-        for n in [10, 20, 24, 30] {
-            let levels: Vec<usize> = (0..=n).collect();
-            let size = |k: usize| level_size(k) as f64;
-            let below: f64 = (0..n).map(|k| TABLE_BYTES_PER_POSITION * size(k)).sum();
-            let kept_below = if keeps_raw(n - 1, budget) {
-                size(n - 1)
-            } else {
-                0.0
-            };
-            let reads: f64 = raw_window(n, budget).map(size).sum::<f64>() + kept_below;
-            let part = if keeps_raw(n, budget) { size(n) } else { 0.0 };
-            kept += usize::from(part > 0.0);
-            let at_least = below
-                + (WORK_BYTES_PER_POSITION + TABLE_BYTES_PER_POSITION) * size(n)
-                + reads
-                + part;
-            let disk = Needs::of(&levels).disk as f64;
-            assert!(disk >= at_least.floor(), "level {n}: {disk} < {at_least}");
-        }
-        assert!(kept > 0, "no level here keeps its raw copy");
-    }
 
     #[test]
     fn a_level_larger_than_the_machine_is_refused_before_anything_is_built() {

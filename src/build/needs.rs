@@ -1,0 +1,171 @@
+//! What building levels takes: working memory and disk per position (as
+//! measured, BENCHMARKS.md), the needs of a set of levels ([`Needs`], what
+//! `known` reports), and the check that refuses a level this machine cannot
+//! hold before anything is built.
+
+use crate::error::{Error, Result};
+use crate::memory::MemoryLimit;
+use crate::oware::level_size;
+use crate::stored::{DEFAULT_RAW_CACHE, keeps_raw, raw_window};
+
+/// The builder's working memory per position of the level being solved, at
+/// most: one state byte, the capped frontier and batches (RssAnon measured
+/// 1.09..1.13 bytes per position at levels 20..24, BENCHMARKS.md "Compact,
+/// resumable builder"). The pages of the lower levels it reads come on
+/// top, as page cache; its seed lists and checkpoints go to disk.
+pub const WORKING_BYTES_PER_POSITION: f64 = 1.25;
+
+/// [`WORKING_BYTES_PER_POSITION`] of a rank of a distributed build, per
+/// position of its slice: a round's messages to and from the other ranks
+/// come on top (RssAnon measured 1.4..1.6 bytes per position of rank 0's
+/// slice of level 20 with 2 ranks, BENCHMARKS.md "Projections").
+pub const RANK_BYTES_PER_POSITION: f64 = 1.6;
+
+/// Disk per position of a built level's table, as measured here: 4.1 bits
+/// (at most 4.114, level 35; BENCHMARKS.md).
+pub const TABLE_BYTES_PER_POSITION: f64 = 4.1 / 8.0;
+
+/// Disk per position of the level being built, beside the tables: its
+/// solver work directory at its fullest (seed lists and two compressed
+/// checkpoints while one replaces the other; 1.19 bytes per position at
+/// level 20 with a checkpoint after every threshold, BENCHMARKS.md). One
+/// process writes the table straight from memory, with no raw file.
+pub const WORK_BYTES_PER_POSITION: f64 = 1.2;
+
+/// What building some levels takes.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Needs {
+    /// The largest of them.
+    pub largest_level: usize,
+    /// Working memory of the largest, in bytes.
+    pub memory: u64,
+    /// Disk at the fullest moment of building them in increasing order, in
+    /// bytes, by one process: while a level's table is written, the tables
+    /// already written, the work directory of the level being solved (it
+    /// goes once the table is in place), the raw copies it reads within the
+    /// default budget ([`crate::stored::DEFAULT_RAW_CACHE`]), the copy of
+    /// the level just below it, kept for the next, the level's own
+    /// `scores.N.part` (one byte per position) when its raw copy is kept,
+    /// and its new table; or all the tables and the copies kept at the end.
+    pub disk: u64,
+}
+
+impl Needs {
+    /// What building `levels` (sorted, non-empty), from nothing, takes.
+    pub fn of(levels: &[usize]) -> Needs {
+        let largest_level = levels.iter().copied().max().unwrap_or(0);
+        let size = |n: usize| level_size(n) as f64;
+        // The copies level `n` reads, and the one of level `n - 1` when it
+        // is kept for `n + 1` (built just before `n`).
+        let raw = |n: usize| {
+            let budget = Some(DEFAULT_RAW_CACHE);
+            let kept = n >= 1 && levels.contains(&(n - 1)) && keeps_raw(n - 1, budget);
+            raw_window(n, budget).map(size).sum::<f64>() + if kept { size(n - 1) } else { 0.0 }
+        };
+        // The raw file the level's values meet in, when its copy is kept.
+        let part = |n: usize| match keeps_raw(n, Some(DEFAULT_RAW_CACHE)) {
+            true => size(n),
+            false => 0.0,
+        };
+        let (mut tables, mut disk) = (0.0, 0.0f64);
+        for &n in levels {
+            let table = TABLE_BYTES_PER_POSITION * size(n);
+            let writing = WORK_BYTES_PER_POSITION * size(n) + raw(n) + part(n) + table;
+            disk = disk.max(tables + writing);
+            tables += table;
+        }
+        Needs {
+            largest_level,
+            memory: (WORKING_BYTES_PER_POSITION * size(largest_level)) as u64,
+            disk: disk.max(tables + raw(largest_level + 2)) as u64,
+        }
+    }
+}
+
+/// Refuses, before anything is solved, to build level `top` (the highest
+/// level to build; none, nothing to check) when the working memory this
+/// machine would hold for it ([`WORKING_BYTES_PER_POSITION`]; with several
+/// ranks, each holds [`RANK_BYTES_PER_POSITION`] of its share, `here` of
+/// them on this machine, [`ranks_on_this_machine`]) is more than
+/// this process may fill at all (`limit`: the machine's memory, or its
+/// control group's limit where lower, [`memory_limit`]): it could only
+/// fail hours later, after the levels below it.
+pub(super) fn check_memory(
+    top: Option<usize>,
+    ranks: usize,
+    here: usize,
+    limit: Option<MemoryLimit>,
+) -> Result<()> {
+    let (Some(top), Some(limit)) = (top, limit) else {
+        return Ok(());
+    };
+    let total = limit.bytes;
+    let per_position = match ranks {
+        1 => WORKING_BYTES_PER_POSITION,
+        _ => RANK_BYTES_PER_POSITION,
+    };
+    let need = |n: usize| per_position * level_size(n) as f64;
+    let share = |n: usize| need(n) * here as f64 / ranks as f64;
+    if share(top) <= total as f64 {
+        return Ok(());
+    }
+    let held = match ranks {
+        1 => String::new(),
+        _ => format!(
+            ", {:.1} GB of it on this machine ({here} of {ranks} ranks),",
+            share(top) / 1e9
+        ),
+    };
+    let fit = match (0..top).rev().find(|&n| share(n) <= total as f64) {
+        Some(n) => format!("levels up to {n} fit here; build level {top}"),
+        None => format!("build level {top}"),
+    };
+    let larger = match limit.by_cgroup {
+        false => "on a larger machine",
+        true => "under a higher memory limit",
+    };
+    Err(Error::TooLarge {
+        level: top,
+        why: format!(
+            "level {top} needs about {:.1} GB of working memory \
+             ({per_position} bytes per position){held} and {limit}: \
+             {fit} {larger} or over ranks on more machines",
+            need(top) / 1e9,
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// While level `n`'s table is written, the disk holds the tables
+    /// below it, its work directory, the raw copies it reads, its own
+    /// `.part` when its copy is kept, and the new table: the need counts
+    /// them all.
+    #[test]
+    fn the_disk_need_counts_the_new_table_and_the_part_file() {
+        let budget = Some(DEFAULT_RAW_CACHE);
+        let mut kept = 0;
+        for n in [10, 20, 24, 30] {
+            let levels: Vec<usize> = (0..=n).collect();
+            let size = |k: usize| level_size(k) as f64;
+            let below: f64 = (0..n).map(|k| TABLE_BYTES_PER_POSITION * size(k)).sum();
+            let kept_below = if keeps_raw(n - 1, budget) {
+                size(n - 1)
+            } else {
+                0.0
+            };
+            let reads: f64 = raw_window(n, budget).map(size).sum::<f64>() + kept_below;
+            let part = if keeps_raw(n, budget) { size(n) } else { 0.0 };
+            kept += usize::from(part > 0.0);
+            let at_least = below
+                + (WORK_BYTES_PER_POSITION + TABLE_BYTES_PER_POSITION) * size(n)
+                + reads
+                + part;
+            let disk = Needs::of(&levels).disk as f64;
+            assert!(disk >= at_least.floor(), "level {n}: {disk} < {at_least}");
+        }
+        assert!(kept > 0, "no level here keeps its raw copy");
+    }
+}
