@@ -11,8 +11,8 @@
 //! * Limits: request bodies of 1 MiB (a body that declares more is a 413
 //!   at once, before any of it is read; one that sends more is cut off at
 //!   the limit; the refusal is JSON like every other error), batches of
-//!   [`api::MAX_BATCH`] boards,
-//!   Omweso lap budgets of [`api::MAX_LAPS`], 30 s per request (503 after),
+//!   [`api::oware::MAX_BATCH`] boards,
+//!   Omweso lap budgets of [`api::omweso::MAX_LAPS`], 30 s per request (503 after),
 //!   10 s to send a request's head (the connection is closed after), two
 //!   costly requests per core at once (the others wait their turn).
 //! * Ctrl-C or SIGTERM stops listening and lets the requests under way
@@ -116,10 +116,10 @@ fn router(state: Arc<State>) -> Router {
     // wait their turn (within the time limit), their bodies unread.
     let turns = Arc::new(tokio::sync::Semaphore::new(costly_at_once()));
     let costly = Router::new()
-        .route("/api/awari/mainline", get(api::mainline))
-        .route("/api/awari/batch", post(api::batch))
-        .route("/api/stats/{rules}/{seeds}", get(api::stats))
-        .route("/api/omweso/loops", get(api::loops))
+        .route("/api/awari/mainline", get(api::oware::mainline))
+        .route("/api/awari/batch", post(api::oware::batch))
+        .route("/api/stats/{rules}/{seeds}", get(api::oware::stats))
+        .route("/api/omweso/loops", get(api::omweso::loops))
         .route_layer(middleware::from_fn(move |req: Request, next: Next| {
             let turns = turns.clone();
             async move {
@@ -135,8 +135,8 @@ fn router(state: Arc<State>) -> Router {
         .route("/app.js", get(assets::script))
         .route("/style.css", get(assets::style))
         .route("/health", get(api::health))
-        .route("/api/awari", get(api::position))
-        .route("/api/levels", get(api::levels))
+        .route("/api/awari", get(api::oware::position))
+        .route("/api/levels", get(api::oware::levels))
         .merge(costly)
         .fallback(api::not_found)
         // Inside the JSON errors, so that its 413 gets a JSON body. It

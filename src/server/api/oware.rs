@@ -1,0 +1,521 @@
+//! The Awari routes: a position (`/api/awari`), its principal line
+//! (`/api/awari/mainline`), batches of positions (`/api/awari/batch`),
+//! the levels served (`/api/levels`) and a level's statistics
+//! (`/api/stats/{rules}/{seeds}`).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Path, Query, State as Shared};
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use mancaladb::Error;
+use mancaladb::oware::{Board, MAX_SEEDS, Rules, beyond_the_game, game_level};
+use mancaladb::query::{Analysis, Category, LINE_PLIES, Line, ValuedBy, analyze, principal_line};
+use mancaladb::source::{LevelInfo, Source};
+use mancaladb::stats::LevelStats;
+
+use super::{
+    Answer, ApiError, ErrorBody, Gone, MarkWhenDropped, NoQuery, State, blocking, failed, query,
+};
+
+/// Most boards in one batch request.
+pub const MAX_BATCH: usize = 10_000;
+
+/// Query of `GET /api/awari`. A parameter of no route is refused, not
+/// ignored: `rule=abapa` answered with awari values would be wrong
+/// silently.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PositionQuery {
+    board: Option<String>,
+    rules: Option<String>,
+    captured: Option<String>,
+}
+
+/// Query of `GET /api/awari/mainline` (no `captured`: a line does not
+/// use it).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MainlineQuery {
+    board: Option<String>,
+    rules: Option<String>,
+}
+
+fn board(text: Option<&str>) -> Result<Board, ApiError> {
+    let text = text.ok_or_else(|| {
+        ApiError::bad("give board=P0,...,P11: twelve pit counts, the player to move's first")
+    })?;
+    Ok(Board::parse(&[text])?)
+}
+
+/// Seeds each side has taken, as `captured=MOVER,OPPONENT`.
+fn captured(text: &str, board: &Board) -> Result<(u8, u8), ApiError> {
+    let nums: Vec<u8> = text
+        .split(',')
+        .map(|w| w.trim().parse::<u8>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| ApiError::bad("captured: give MOVER,OPPONENT, two seed counts"))?;
+    match nums[..] {
+        [m, o] if usize::from(m) + usize::from(o) + board.seeds() == MAX_SEEDS => Ok((m, o)),
+        [m, o] => Err(ApiError::bad(format!(
+            "captured {m},{o} and {} seeds on the board make {}, not the game's {MAX_SEEDS}",
+            board.seeds(),
+            usize::from(m) + usize::from(o) + board.seeds()
+        ))),
+        _ => Err(ApiError::bad(
+            "captured: give MOVER,OPPONENT, two seed counts",
+        )),
+    }
+}
+
+/// The answer of `GET /api/awari`.
+#[derive(Serialize)]
+pub struct Position {
+    board: Board,
+    seeds: usize,
+    rules: &'static str,
+    value: i8,
+    category: Category,
+    /// `table`, `vu` (stored values), `one-ply` (valued from its moves) or
+    /// `rules` (no moves: the player to move has no seeds).
+    source: &'static str,
+    #[serde(rename = "final", skip_serializing_if = "Option::is_none")]
+    final_score: Option<FinalScore>,
+    /// Best first.
+    moves: Vec<Move>,
+    best: Vec<u8>,
+}
+
+/// Seeds each player ends the game with under best play (a half when an
+/// odd count is split in endless play).
+#[derive(Serialize)]
+struct FinalScore {
+    mover: f64,
+    opponent: f64,
+}
+
+#[derive(Serialize)]
+struct Move {
+    pit: u8,
+    captures: u8,
+    value: i8,
+    category: Category,
+    /// The position after the move, seen by the player to move next.
+    board: Board,
+}
+
+impl Position {
+    fn of(rules: Rules, kind: &'static str, a: &Analysis, taken: Option<(u8, u8)>) -> Position {
+        let mut list: Vec<Move> = a
+            .moves
+            .iter()
+            .map(|m| Move {
+                pit: m.pit,
+                captures: m.captures,
+                value: m.value,
+                category: Category::of(m.value),
+                board: m.child,
+            })
+            .collect();
+        list.sort_by_key(|m| (-m.value, m.pit));
+        let (n, v) = (a.seeds as f64, f64::from(a.value));
+        Position {
+            board: a.board,
+            seeds: a.seeds,
+            rules: rules.name(),
+            value: a.value,
+            category: Category::of(a.value),
+            source: match (a.valued_by, kind) {
+                (ValuedBy::Rules, _) => "rules",
+                (ValuedBy::Moves, _) => "one-ply",
+                (ValuedBy::Level, "vu") => "vu",
+                (ValuedBy::Level, _) => "table",
+            },
+            final_score: taken.map(|(m, o)| FinalScore {
+                mover: f64::from(m) + (n + v) / 2.0,
+                opponent: f64::from(o) + (n - v) / 2.0,
+            }),
+            moves: list,
+            best: a.best.clone(),
+        }
+    }
+}
+
+/// A position answered from `source`: its own level must be present
+/// (404 naming it otherwise), then its moves' levels. A position whose
+/// player to move has no seeds, the empty board among them, reads no
+/// level: the game is over (value `-seeds`, no moves), as for `query`.
+fn answer(
+    state: &State,
+    rules: Rules,
+    source: &Source,
+    board: &Board,
+    taken: Option<(u8, u8)>,
+) -> Result<Position, ApiError> {
+    let a = analyze(rules, source, board)?;
+    Ok(Position::of(rules, state.kind(), &a, taken))
+}
+
+/// `GET /api/awari?board=...[&rules=...][&captured=M,O]`.
+pub async fn position(
+    Shared(state): Shared<Arc<State>>,
+    q: Result<Query<PositionQuery>, QueryRejection>,
+) -> Answer<Position> {
+    let q = query(q)?;
+    let b = board(q.board.as_deref())?;
+    let taken = q.captured.as_deref().map(|c| captured(c, &b)).transpose()?;
+    // On the async worker: a position is about seven probes, and handing
+    // them to the blocking pool cost a third of the throughput with eight
+    // clients (BENCHMARKS, "serve under load"). The longer routes (lines,
+    // batches, levels, statistics) go to the pool.
+    let (rules, source) = state.source(q.rules.as_deref())?;
+    Ok(Json(answer(&state, rules, source, &b, taken)?))
+}
+
+/// The answer of `GET /api/awari/mainline`.
+#[derive(Serialize)]
+pub struct Mainline {
+    board: Board,
+    seeds: usize,
+    rules: &'static str,
+    value: i8,
+    category: Category,
+    #[serde(flatten)]
+    line: Line,
+}
+
+/// `GET /api/awari/mainline?board=...[&rules=...]`: best moves until the
+/// game ends, a position repeats (endless play at value 0; otherwise no
+/// progress found, past the search's limit or for want of a missing
+/// level), a level is missing, or 400 plies.
+pub async fn mainline(
+    Shared(state): Shared<Arc<State>>,
+    q: Result<Query<MainlineQuery>, QueryRejection>,
+) -> Answer<Mainline> {
+    let q = query(q)?;
+    let b = board(q.board.as_deref())?;
+    // One library call: a line cannot stop midway (at most a few seconds
+    // at level 36, BENCHMARKS "Principal lines").
+    blocking(move |_| {
+        let (rules, source) = state.source(q.rules.as_deref())?;
+        let first = answer(&state, rules, source, &b, None)?;
+        Ok(Json(Mainline {
+            board: b,
+            seeds: first.seeds,
+            rules: first.rules,
+            value: first.value,
+            category: first.category,
+            line: principal_line(rules, source, &b, LINE_PLIES)?,
+        }))
+    })
+    .await
+}
+
+/// Body of `POST /api/awari/batch`: an object (serde's derived structs
+/// also take a list of the fields' values, `["awari", [...]]`; the body
+/// is documented as an object, and only that is taken). Each board is
+/// kept as its JSON text and read on its own ([`batch_board`]), so that a
+/// bad one fails only its item.
+pub struct Batch {
+    rules: Option<String>,
+    boards: Vec<Box<RawValue>>,
+}
+
+/// The fields of a [`Batch`], read from its object.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BatchFields {
+    rules: Option<String>,
+    boards: Vec<Box<RawValue>>,
+}
+
+impl<'de> Deserialize<'de> for Batch {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Batch, D::Error> {
+        struct Object;
+        impl<'de> serde::de::Visitor<'de> for Object {
+            type Value = Batch;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object {\"rules\": ..., \"boards\": [...]}")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Batch, A::Error> {
+                let f =
+                    BatchFields::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(Batch {
+                    rules: f.rules,
+                    boards: f.boards,
+                })
+            }
+        }
+        d.deserialize_map(Object)
+    }
+}
+
+/// A board of a batch: a string (`"1,1,..."`) or a list of twelve counts,
+/// each count read from its JSON text, so that every count gets the
+/// message of a board given as text (read as JSON numbers, `1e400` failed
+/// the whole batch, and `-0` and a number past `u64` were read as floats).
+fn batch_board(item: &RawValue) -> Result<Board, Error> {
+    let not_a_board =
+        || Error::Invalid("give a board as \"P0,...,P11\" or a list of twelve pit counts".into());
+    if let Ok(text) = serde_json::from_str::<String>(item.get()) {
+        return Board::parse(&[text]);
+    }
+    let pits: Vec<&RawValue> = serde_json::from_str(item.get()).map_err(|_| not_a_board())?;
+    let words = pits
+        .iter()
+        .map(|p| match p.get() {
+            number if number.starts_with(|c: char| c == '-' || c.is_ascii_digit()) => Ok(number),
+            _ => Err(not_a_board()),
+        })
+        .collect::<Result<Vec<&str>, Error>>()?;
+    Board::parse(&words)
+}
+
+/// One answer of a batch: the position, or its error and status.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum BatchItem {
+    Ok(Position),
+    Err {
+        status: u16,
+        #[serde(flatten)]
+        body: ErrorBody,
+    },
+}
+
+/// The answer of `POST /api/awari/batch`: one item per board, in order.
+#[derive(Serialize)]
+pub struct BatchAnswer {
+    results: Vec<BatchItem>,
+}
+
+/// `POST /api/awari/batch` with `{"rules": "awari", "boards": [...]}`: at
+/// most [`MAX_BATCH`] boards; a bad board fails only its own item.
+pub async fn batch(
+    Shared(state): Shared<Arc<State>>,
+    q: Result<Query<NoQuery>, QueryRejection>,
+    body: Result<Json<Batch>, JsonRejection>,
+) -> Answer<BatchAnswer> {
+    query(q)?;
+    let Json(batch) = body.map_err(|e| ApiError {
+        status: match e.status() {
+            StatusCode::PAYLOAD_TOO_LARGE => StatusCode::PAYLOAD_TOO_LARGE,
+            _ if left_mid_body(&e) => super::super::CLIENT_GONE,
+            _ => StatusCode::BAD_REQUEST,
+        },
+        body: ErrorBody {
+            error: format!("bad batch: {}", e.body_text()),
+            missing_level: None,
+        },
+    })?;
+    if batch.boards.len() > MAX_BATCH {
+        return Err(ApiError::bad(format!(
+            "{} boards: at most {MAX_BATCH} per batch",
+            batch.boards.len()
+        )));
+    }
+    blocking(move |gone| batch_answer(&state, &batch, gone).map(Json)).await
+}
+
+/// Whether reading the body failed because the client closed the
+/// connection before it was all sent (hyper's body error holds an
+/// end-of-file or a reset): no answer reaches it, and the log says 499,
+/// not 400.
+fn left_mid_body(e: &JsonRejection) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionReset, UnexpectedEof};
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        let gone = c.downcast_ref::<std::io::Error>().is_some_and(|io| {
+            matches!(
+                io.kind(),
+                UnexpectedEof | ConnectionReset | ConnectionAborted
+            )
+        });
+        if gone
+            || c.downcast_ref::<hyper::Error>()
+                .is_some_and(|h| h.is_incomplete_message())
+        {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
+}
+
+/// The answers of a batch, one board after the other; its request gone,
+/// it stops (boards read cold from the top levels take up to a few
+/// milliseconds each, so a batch can outlast the time limit).
+fn batch_answer(state: &State, batch: &Batch, gone: &Gone) -> Result<BatchAnswer, ApiError> {
+    let (rules, source) = state.source(batch.rules.as_deref())?;
+    let mut results = Vec::with_capacity(batch.boards.len());
+    for item in &batch.boards {
+        if gone.is_set() {
+            return Err(Gone::error());
+        }
+        results.push(
+            match batch_board(item)
+                .map_err(ApiError::from)
+                .and_then(|b| answer(state, rules, source, &b, None))
+            {
+                Ok(p) => BatchItem::Ok(p),
+                Err(e) => BatchItem::Err {
+                    status: e.status.as_u16(),
+                    body: e.body,
+                },
+            },
+        );
+    }
+    Ok(BatchAnswer { results })
+}
+
+/// The answer of `GET /api/levels`.
+#[derive(Serialize)]
+pub struct Levels {
+    /// `tables` or `vu`.
+    kind: &'static str,
+    rules: Vec<RulesLevels>,
+}
+
+#[derive(Serialize)]
+struct RulesLevels {
+    rules: &'static str,
+    levels: Vec<LevelEntry>,
+}
+
+/// A level present: what is known of it, or why it cannot be read (one
+/// damaged level does not hide the others).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum LevelEntry {
+    Read(LevelInfo),
+    Unreadable { seeds: usize, error: String },
+}
+
+/// `GET /api/levels`: the levels present, their sizes, whether verified.
+pub async fn levels(
+    Shared(state): Shared<Arc<State>>,
+    q: Result<Query<NoQuery>, QueryRejection>,
+) -> Answer<Levels> {
+    query(q)?;
+    blocking(move |_| {
+        let rules = state
+            .sources
+            .iter()
+            .map(|(r, s)| {
+                Ok(RulesLevels {
+                    rules: r.name(),
+                    levels: s
+                        .level_files()?
+                        .into_iter()
+                        .map(
+                            |(seeds, there)| match there.and_then(|()| s.level_info(seeds)) {
+                                Ok(info) => LevelEntry::Read(info),
+                                Err(e) => LevelEntry::Unreadable {
+                                    seeds,
+                                    error: e.to_string(),
+                                },
+                            },
+                        )
+                        .collect(),
+                })
+            })
+            .collect::<Result<_, Error>>()?;
+        Ok(Json(Levels {
+            kind: state.kind(),
+            rules,
+        }))
+    })
+    .await
+}
+
+/// `GET /api/stats/{rules}/{seeds}`: the level's value histogram and
+/// outcomes, counted once per server: requests that come while a level is
+/// being counted wait for that count rather than start their own. The
+/// count runs in a task of its own, which outlives a request that times
+/// out (the next one finds it), and requests wait for it without holding
+/// a thread of the blocking pool: a crowd of them waiting for a level of
+/// minutes must not leave the other routes none.
+pub async fn stats(
+    Shared(state): Shared<Arc<State>>,
+    Path((rules, seeds)): Path<(String, String)>,
+    q: Result<Query<NoQuery>, QueryRejection>,
+) -> Answer<LevelStats> {
+    query(q)?;
+    let digits = !seeds.is_empty() && seeds.bytes().all(|b| b.is_ascii_digit());
+    let seeds = match digits {
+        // Digits past u64 are a level past the game all the same.
+        true => {
+            game_level(seeds.parse().unwrap_or(u64::MAX)).map_err(|_| beyond_the_game(&seeds))?
+        }
+        false => {
+            return Err(ApiError::bad(format!(
+                "level {seeds}: give 0..={MAX_SEEDS}"
+            )));
+        }
+    };
+    let rules = state.source(Some(&rules))?.0;
+    // The map lock is held only to find the level's slot; the slot's lock
+    // is held while its level is counted.
+    let slot = Arc::clone(
+        state
+            .stats
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry((rules, seeds))
+            .or_default(),
+    );
+    let gone = Gone::default();
+    let _mark = MarkWhenDropped(gone.clone());
+    let count = tokio::spawn(async move {
+        let mut counted = slot.lock_owned().await;
+        if counted.is_none() {
+            // An error leaves the slot empty: the next request tries again,
+            // if it is still there (after a count that failed late, those
+            // that waited for it and were cut by the time limit do not
+            // each count again for no one).
+            if gone.is_set() {
+                return Err(Gone::error());
+            }
+            // Not stopped when its request is gone: it is this task's.
+            let stats = blocking(move |_| {
+                let source = state.source(Some(rules.name()))?.1;
+                source.require(seeds)?;
+                Ok(LevelStats::of_source(source, seeds)?)
+            });
+            *counted = Some(stats.await?);
+        }
+        Ok(Json(counted.clone().expect("counted above")))
+    });
+    count.await.map_err(failed)?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::gone_already;
+    use super::*;
+
+    /// A batch whose request is gone stops before its next board.
+    #[test]
+    fn a_batch_stops_when_its_request_is_gone() {
+        let dir = std::env::temp_dir().join(format!("mancaladb-gone-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let state = State::new(Source::served(&dir, None, 1 << 20, 1).unwrap());
+        let batch: Batch =
+            serde_json::from_str(r#"{"boards": ["0,0,0,0,0,0,0,0,0,0,0,0"]}"#).unwrap();
+        // Answered while the request is there: the empty board needs no
+        // table (the rules give its value), and the directory holds none.
+        let answer = batch_answer(&state, &batch, &Gone::default()).unwrap();
+        assert!(
+            matches!(&answer.results[..], [BatchItem::Ok(p)] if p.value == 0 && p.source == "rules"),
+            "{}",
+            serde_json::to_string(&answer).unwrap()
+        );
+        let stopped = batch_answer(&state, &batch, &gone_already()).err().unwrap();
+        assert_eq!(stopped.status, StatusCode::SERVICE_UNAVAILABLE);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
