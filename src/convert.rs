@@ -39,7 +39,7 @@ pub fn import_vu(db: &Db, rules: Rules, vu: &Path, levels: Option<Vec<usize>>) -
         }));
     }
     for &seeds in &levels {
-        let map = files.open(seeds)?;
+        let map = files.map_level(seeds)?;
         check_values(&files.path(seeds), seeds, 0, table::as_values(&map))?;
     }
     let raw_dir = db.raw_dir(rules);
@@ -49,7 +49,7 @@ pub fn import_vu(db: &Db, rules: Rules, vu: &Path, levels: Option<Vec<usize>>) -
     let _lock = DirLock::acquire(db.dir())?;
     let mut imported = Imported::default();
     for &seeds in &levels {
-        let map = files.open(seeds)?; // mapped once: the bytes checked above
+        let map = files.map_level(seeds)?; // mapped once: the bytes checked above
         match holds_already(db, rules, seeds, &files.path(seeds), table::as_values(&map))? {
             true => imported.kept.push(seeds),
             false => imported.written.push(seeds),
@@ -70,7 +70,7 @@ pub fn import_vu(db: &Db, rules: Rules, vu: &Path, levels: Option<Vec<usize>>) -
     crate::files::remove_leftovers(db.dir(), |name| name.ends_with(".mdb.tmp"))?;
     crate::files::remove_leftovers(&raw_dir, |name| name.ends_with(".tmp"))?;
     for &seeds in &imported.written {
-        let map = files.open(seeds)?;
+        let map = files.map_level(seeds)?;
         let values = table::as_values(&map);
         table::write_table(
             &db.table_path(rules, seeds),

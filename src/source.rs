@@ -83,8 +83,9 @@ impl VuDir {
         crate::db::present_files((0..=MAX_SEEDS).map(|n| (n, self.path(n))))
     }
 
-    /// Maps level `seeds`, checking its size: `C(N+11,11) - C(N+5,11)` bytes.
-    pub fn open(&self, seeds: usize) -> Result<Arc<Mmap>> {
+    /// Level `seeds` mapped (once, then shared), its size checked:
+    /// `C(N+11,11) - C(N+5,11)` bytes.
+    pub fn map_level(&self, seeds: usize) -> Result<Arc<Mmap>> {
         self.map(seeds).cloned()
     }
 
@@ -465,7 +466,7 @@ impl Source {
     pub fn require(&self, seeds: usize) -> Result<()> {
         match self {
             Source::Tables(t) => t.table(seeds).map(|_| ()),
-            Source::Vu(vu) => vu.open(seeds).map(|_| ()),
+            Source::Vu(vu) => vu.map_level(seeds).map(|_| ()),
         }
     }
 
@@ -505,7 +506,7 @@ impl Source {
                 Ok(data)
             }
             Source::Vu(vu) => {
-                let map = vu.open(seeds)?;
+                let map = vu.map_level(seeds)?;
                 check_values(&vu.path(seeds), seeds, 0, as_values(&map))?;
                 Ok(LevelData::Mapped(map))
             }
@@ -534,7 +535,7 @@ impl Source {
                         None => Stored::Table(Arc::clone(level)),
                     })
                 }
-                Source::Vu(vu) => vu.open(k).map(|map| Stored::Mapped {
+                Source::Vu(vu) => vu.map_level(k).map(|map| Stored::Mapped {
                     map,
                     path: vu.path(k),
                 }),
@@ -567,7 +568,7 @@ impl Source {
         };
         match self {
             Source::Tables(t) => t.table(seeds)?.for_each_block(checked),
-            Source::Vu(vu) => checked(as_values(&vu.open(seeds)?)),
+            Source::Vu(vu) => checked(as_values(&vu.map_level(seeds)?)),
         }
     }
 
@@ -579,7 +580,7 @@ impl Source {
     pub fn is_verified(&self, seeds: usize) -> Result<bool> {
         match self {
             Source::Tables(t) => t.db.is_verified(t.rules, seeds),
-            Source::Vu(vu) => match vu.open(seeds) {
+            Source::Vu(vu) => match vu.map_level(seeds) {
                 Ok(_) | Err(Error::Missing(_)) => Ok(false),
                 Err(e) => Err(e),
             },
@@ -603,7 +604,7 @@ impl Source {
                 let level = t.level(seeds)?;
                 (level.table().file_len(), level.raw().is_some())
             }
-            Source::Vu(vu) => (vu.open(seeds)?.len() as u64, true),
+            Source::Vu(vu) => (vu.map_level(seeds)?.len() as u64, true),
         };
         Ok(LevelInfo {
             seeds,
