@@ -267,7 +267,7 @@ impl fmt::Display for Corruption {
                 write!(f, "block {block}: {got} values, expected {want}")
             }
             Checkpoint(why) => write!(f, "{why}"),
-            NotCensusResults { row_start } => write!(f, "no line begins {row_start}"),
+            NotCensusResults { row_start } => write!(f, "no line begins '{row_start}'"),
             CensusRow { seeds, again } => write!(
                 f,
                 "row k = {seeds} is not what the census gives again ({again})"

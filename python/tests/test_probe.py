@@ -43,6 +43,8 @@ def test_moves_and_line_are_the_command_lines(db_dir, pits):
                 for p in line.plies] == want["line"]
         assert line.end == want["line_end"]
         assert line.cycle_ply == want.get("cycle_ply")
+        if pits == "0 0 4 1 0 1 0 7 0 0 0 1":
+            assert (len(line.plies), line.end) == (208, "cycle")
 
 
 def test_children_are_the_boards_after_each_move(db_dir):

@@ -10,8 +10,9 @@ pub const PITS: usize = 12;
 pub const MAX_SEEDS: usize = 48;
 
 /// `n` as a level of the game: [`beyond_the_game`] above [`MAX_SEEDS`].
-/// The command line, the server and the Python package check the levels
-/// they are asked for with it.
+/// `build --max-seeds`, the server's statistics route, the sources and
+/// Python's `level_size` check a level with it (ranges of levels are
+/// checked where they are parsed).
 pub fn game_level(n: u64) -> Result<usize> {
     match usize::try_from(n) {
         Ok(n) if n <= MAX_SEEDS => Ok(n),

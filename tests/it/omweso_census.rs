@@ -185,6 +185,8 @@ fn impossible_rows_are_refused() {
         "{:?}",
         outcome.map(|o| o.rows)
     );
+    // Refused before anything was made.
+    assert!(!dir.exists());
 }
 
 /// The JSON of a row keeps the field names of the file format.
@@ -777,7 +779,7 @@ fn foreign_results_files_are_refused_and_bad_lines_counted() {
     let db = dir.to_str().unwrap();
     refuses(
         &["census", "--seeds", "5", "--db", db],
-        "omweso-census.jsonl: not a census results file: no line begins {\"seeds\":: \
+        "omweso-census.jsonl: not a census results file: no line begins '{\"seeds\":': \
          move it away: the census neither uses nor replaces it",
     );
     assert_eq!(std::fs::read(&file).unwrap(), junk);

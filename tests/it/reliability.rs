@@ -716,6 +716,11 @@ fn levels_beyond_the_game_are_refused_and_hints_can_be_pasted() {
         &["build", "--max-seeds", "49"],
         "level 49: levels go up to 48",
     );
+    // Past u64 too, in the same words (as the server says it).
+    refuses(
+        &["build", "--max-seeds", "99999999999999999999999"],
+        "level 99999999999999999999999: levels go up to 48",
+    );
     let dir = scratch("with space é");
     let out = run(&["query", "--db", s(&dir), "4 4 4 4 4 0 0 0 0 0 0 0"]);
     let err = String::from_utf8_lossy(&out.stderr);

@@ -636,26 +636,33 @@ impl Census {
         // Each row's checkpoint has its own temporary name, which a row
         // finished later never writes again: what a killed write left goes
         // now (every census writer holds this lock).
-        crate::files::remove_leftovers(dir, |name| {
-            name.starts_with("omweso-") && name.ends_with(".tmp")
-        })?;
-        Ok(Census {
+        let census = Census {
             dir: dir.to_path_buf(),
             made,
             lock,
-        })
+        };
+        match crate::files::remove_leftovers(dir, |name| {
+            name.starts_with("omweso-") && name.ends_with(".tmp")
+        }) {
+            Ok(()) => Ok(census),
+            Err(e) => {
+                census.abandon();
+                Err(e)
+            }
+        }
     }
 
     /// Gives the census up before it has written anything (a run refused
     /// after the lock was taken): when [`Census::open`] made the directory,
-    /// the lock's file goes while the lock is held, then the lock, then the
-    /// directories it made, each only while empty.
+    /// the lock's file and the directories it made (each only while empty)
+    /// go while the lock is still held, so that no other census finds them
+    /// half gone; then the lock.
     pub fn abandon(self) {
         if !self.made.is_empty() {
             let _ = std::fs::remove_file(lock_path(&self.dir));
+            remove_made(&self.made);
         }
         drop(self.lock);
-        remove_made(&self.made);
     }
 
     /// [`run_saved`] in this directory.
@@ -680,6 +687,8 @@ impl Census {
 /// Fails before computing if `dir` is not writable or another census holds
 /// it ([`Census`]).
 pub fn run_saved(dir: &Path, range: RangeInclusive<usize>, opt: Options<'_>) -> Result<Outcome> {
+    // Rows that cannot be counted are refused before the directory is made.
+    check_rows(*range.end(), opt.budget)?;
     Census::open(dir)?.run(range, opt)
 }
 
