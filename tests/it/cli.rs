@@ -627,7 +627,7 @@ fn known_lists_what_is_confirmed_and_what_is_missing() {
 }
 
 /// Every level this suite builds passes all three checks (abapa's and the
-/// smaller ones are verified in tests/verify.rs).
+/// smaller ones are verified in tests/it/verify.rs).
 #[test]
 fn verify_passes_on_the_built_levels() {
     let db = awari_db().to_str().unwrap();
