@@ -241,3 +241,21 @@ def test_a_build_beyond_the_machines_memory_is_refused_in_python_terms(tmp_path)
     # No command of the command line is offered to a Python caller.
     assert "mancaladb known" not in str(caught.value)
     assert not (tmp_path / "db" / "awari-00.mdb").exists()
+
+
+def test_the_checkpoint_interval_comes_from_the_environment(tmp_path, caplog, monkeypatch):
+    # As documented: read when build is called. 0: after every threshold.
+    caplog.set_level(logging.INFO, logger="mancaladb")
+    monkeypatch.setenv("MANCALADB_CHECKPOINT_SECS", "0")
+    mancaladb.build(tmp_path / "every", 6, progress=False)
+    saved = [r.notice["seeds"] for r in caplog.records
+             if r.name == "mancaladb" and r.notice["kind"] == "solve_checkpoint"]
+    assert 6 in saved
+    caplog.clear()
+    monkeypatch.setenv("MANCALADB_CHECKPOINT_SECS", "off")
+    mancaladb.build(tmp_path / "none", 6, progress=False)
+    assert not [r for r in caplog.records
+                if r.name == "mancaladb" and r.notice["kind"] == "solve_checkpoint"]
+    monkeypatch.setenv("MANCALADB_CHECKPOINT_SECS", "soon")
+    with pytest.raises(ValueError, match="MANCALADB_CHECKPOINT_SECS=soon"):
+        mancaladb.build(tmp_path / "bad", 6, progress=False)
