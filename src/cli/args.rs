@@ -6,7 +6,7 @@ use std::ops::RangeInclusive;
 use std::path::PathBuf;
 
 use mancaladb::Error;
-use mancaladb::oware::{MAX_SEEDS, Rules, beyond_the_game, game_level};
+use mancaladb::oware::{MAX_SEEDS, Rules, parse_level};
 use mancaladb::source::Source;
 use mancaladb::stored::DEFAULT_RAW_CACHE;
 
@@ -119,15 +119,7 @@ pub fn oware_level_set(text: &str) -> Result<LevelSet, String> {
 
 /// One Oware level (`--max-seeds` of `build`).
 pub fn oware_level(text: &str) -> Result<usize, String> {
-    let text = text.trim();
-    match text.parse::<u64>() {
-        Ok(n) => game_level(n).map_err(|e| e.to_string()),
-        // Digits past u64 are a level past the game all the same.
-        Err(_) if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => {
-            Err(beyond_the_game(text).to_string())
-        }
-        Err(_) => Err(format!("give a level 0..={MAX_SEEDS}")),
-    }
+    parse_level(text.trim()).map_err(|e| e.to_string())
 }
 
 /// The raw copies' budget of the commands that write them.

@@ -10,9 +10,9 @@ pub const PITS: usize = 12;
 pub const MAX_SEEDS: usize = 48;
 
 /// `n` as a level of the game: [`beyond_the_game`] above [`MAX_SEEDS`].
-/// `build --max-seeds`, the server's statistics route, the sources and
-/// Python's `level_size` check a level with it (ranges of levels are
-/// checked where they are parsed).
+/// `build --max-seeds` and the server's statistics route (through
+/// [`parse_level`]), the sources and Python's `level_size` check a level
+/// with it (ranges of levels are checked where they are parsed).
 pub fn game_level(n: u64) -> Result<usize> {
     match usize::try_from(n) {
         Ok(n) if n <= MAX_SEEDS => Ok(n),
@@ -21,10 +21,22 @@ pub fn game_level(n: u64) -> Result<usize> {
 }
 
 /// The error of a level above [`MAX_SEEDS`] (`level 49: levels go up to
-/// 48`), for a number of any size (a front end may hold one that no
-/// integer type here does).
-pub fn beyond_the_game(n: impl fmt::Display) -> Error {
+/// 48`), for a number of any size (digits past u64 too).
+fn beyond_the_game(n: impl fmt::Display) -> Error {
     Error::Invalid(format!("level {n}: levels go up to {MAX_SEEDS}"))
+}
+
+/// A level given as text: decimal digits only (no sign, no spaces), then
+/// [`game_level`], however many digits.
+pub fn parse_level(text: &str) -> Result<usize> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(Error::Invalid(format!(
+            "level {text}: give 0..={MAX_SEEDS}"
+        )));
+    }
+    // Digits past u64 are a level past the game all the same.
+    text.parse()
+        .map_or_else(|_| Err(beyond_the_game(text)), game_level)
 }
 
 /// `levels` collected, each checked to be a level of the game

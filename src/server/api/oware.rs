@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use mancaladb::Error;
-use mancaladb::oware::{Board, MAX_SEEDS, Rules, beyond_the_game, game_level};
+use mancaladb::oware::{Board, MAX_SEEDS, Rules, parse_level};
 use mancaladb::query::{Analysis, Category, LINE_PLIES, Line, ValuedBy, analyze, principal_line};
 use mancaladb::source::{LevelInfo, Source};
 use mancaladb::stats::LevelStats;
@@ -445,18 +445,7 @@ pub async fn stats(
     q: Result<Query<NoQuery>, QueryRejection>,
 ) -> Answer<LevelStats> {
     query(q)?;
-    let digits = !seeds.is_empty() && seeds.bytes().all(|b| b.is_ascii_digit());
-    let seeds = match digits {
-        // Digits past u64 are a level past the game all the same.
-        true => {
-            game_level(seeds.parse().unwrap_or(u64::MAX)).map_err(|_| beyond_the_game(&seeds))?
-        }
-        false => {
-            return Err(ApiError::bad(format!(
-                "level {seeds}: give 0..={MAX_SEEDS}"
-            )));
-        }
-    };
+    let seeds = parse_level(&seeds)?;
     let rules = state.source(Some(&rules))?.0;
     // The map lock is held only to find the level's slot; the slot's lock
     // is held while its level is counted.
