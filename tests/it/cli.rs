@@ -1,17 +1,15 @@
 //! The command line end to end: build, query (text, JSON, line), stats,
 //! export, and every bad input giving one line and exit code 2.
 
-use crate::common::{assert_committed, awari_db, bin, file_sha256, refuses, run, scratch};
+use crate::common::{
+    assert_committed, assert_success, awari_db, bin, file_sha256, refuses, run, scratch, succeeds,
+};
 
 fn query_json(pits: &str) -> String {
     let db = awari_db().to_str().unwrap();
-    let out = run(&["query", "--db", db, "--json", pits]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
+    succeeds(&["query", "--db", db, "--json", pits])
+        .trim()
+        .to_string()
 }
 
 #[test]
@@ -49,9 +47,7 @@ fn text_query_and_principal_line() {
     assert!(text.contains("end: game over"), "{text}");
     // The 12-seed start (every pit filled) is outside the stored domain and
     // is valued from its children.
-    let out = run(&["query", "--db", db, "--line", "1 1 1 1 1 1 1 1 1 1 1 1"]);
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert!(out.status.success());
+    let text = succeeds(&["query", "--db", db, "--line", "1 1 1 1 1 1 1 1 1 1 1 1"]);
     assert!(text.contains("not stored: valued from its moves"), "{text}");
     // A draw (the 12-seed game's value): the best line repeats.
     assert!(
@@ -67,26 +63,13 @@ fn a_board_outside_the_stored_domain_needs_only_its_childrens_levels() {
     // over (-6) whether level 6 is there or not.
     let dir = scratch("out-of-domain");
     let d = dir.to_str().unwrap();
-    assert!(
-        run(&["build", "--levels", "0..5", "--db", d])
-            .status
-            .success()
-    );
-    let out = run(&["query", "--json", "--db", d, "0 0 0 0 0 0 1 1 1 1 1 1"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("\"value\":-6"));
+    succeeds(&["build", "--levels", "0..5", "--db", d]);
+    let text = succeeds(&["query", "--json", "--db", d, "0 0 0 0 0 0 1 1 1 1 1 1"]);
+    assert!(text.contains("\"value\":-6"));
     // A 7-seed board whose one move captures 2 (pit 5 into pit 6) reads
     // level 5 only: valued without level 7.
     let out = run(&["query", "--json", "--db", d, "0 0 0 0 0 1 1 1 1 1 1 1"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let a: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         (&a["seeds"], &a["moves"][0]["captures"]),
@@ -168,7 +151,7 @@ fn export_args<'a>(db: &'a str, seeds: &'a str, out: &'a str) -> [&'a str; 9] {
 fn exported_vu_files_match_published_hashes_and_sizes() {
     let out_dir = scratch("vu-export");
     let db = awari_db().to_str().unwrap();
-    let out = run(&[
+    let said = succeeds(&[
         "export",
         "--format",
         "vu",
@@ -177,12 +160,6 @@ fn exported_vu_files_match_published_hashes_and_sizes() {
         "--out",
         out_dir.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let said = String::from_utf8(out.stdout).unwrap();
     assert!(
         said.starts_with("wrote scores.N for levels 0..18 to "),
         "{said}"
@@ -216,8 +193,7 @@ fn exported_vu_files_match_published_hashes_and_sizes() {
     // --seeds: those levels only, the same bytes; a level not built is an
     // error before anything is written.
     let some = scratch("vu-export-some");
-    let o = run(&export_args(db, "5..6", some.to_str().unwrap()));
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    succeeds(&export_args(db, "5..6", some.to_str().unwrap()));
     let mut written: Vec<String> = std::fs::read_dir(&some)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -238,9 +214,7 @@ fn exported_vu_files_match_published_hashes_and_sizes() {
     // `known` on them: VU files are never recorded as verified, and what
     // is missing is made as tables and exported there.
     let vu = out_dir.to_str().unwrap();
-    let out = run(&["known", "--vu", vu]);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
+    let text = succeeds(&["known", "--vu", vu]);
     assert!(
         text.contains("1 per pit (12 seeds): value +0, draw; levels read 10, 12; not recorded as verified: VU files never are"),
         "{text}"
@@ -273,9 +247,7 @@ fn built_tables_match_committed_checksums() {
 #[test]
 fn rerunning_a_build_skips_finished_levels() {
     let db = awari_db().to_str().unwrap();
-    let out = run(&["build", "--max-seeds", "18", "--db", db]);
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = succeeds(&["build", "--max-seeds", "18", "--db", db]);
     assert_eq!(text.matches("already built").count(), 19, "{text}");
 }
 
@@ -467,11 +439,7 @@ fn a_build_started_as_several_mpi_ranks_asks_for_distributed() {
         .env("OMPI_COMM_WORLD_SIZE", "1")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_committed(&db, 4);
 }
 
@@ -560,9 +528,7 @@ fn known_answer_file() {
 #[test]
 fn known_lists_what_is_confirmed_and_what_is_missing() {
     let db = awari_db().to_str().unwrap();
-    let out = run(&["known", "--db", db]);
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = succeeds(&["known", "--db", db]);
     // The 12-seed game is a draw (Romein & Bal's tables, whose level
     // hashes the suite checks), read from levels 10 and 12.
     assert!(
@@ -645,7 +611,7 @@ fn stats_json_adds_up_and_matches_the_text() {
     let committed = crate::common::committed_checksums();
     let db = awari_db().to_str().unwrap();
     let out = run(&["stats", "--db", db, "--json"]);
-    assert!(out.status.success());
+    assert_success(&out);
     let levels: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let levels = levels.as_array().unwrap();
     assert_eq!(levels.len(), 19);
@@ -684,15 +650,11 @@ fn stats_json_adds_up_and_matches_the_text() {
 
 #[test]
 fn completions_and_man_page_are_generated() {
-    let out = run(&["completions", "bash"]);
-    assert!(out.status.success());
-    let script = String::from_utf8(out.stdout).unwrap();
+    let script = succeeds(&["completions", "bash"]);
     assert!(script.contains("_mancaladb()") && script.contains("--max-seeds"));
     // The rule sets are offered by name.
     assert!(script.contains(r#"COMPREPLY=($(compgen -W "awari abapa" -- "${cur}"))"#));
-    let out = run(&["man"]);
-    assert!(out.status.success());
-    let page = String::from_utf8(out.stdout).unwrap();
+    let page = succeeds(&["man"]);
     assert!(
         page.starts_with(".ie") || page.contains(".TH mancaladb"),
         "{page}"
@@ -702,9 +664,7 @@ fn completions_and_man_page_are_generated() {
     assert!(!page.contains("mancaladb\\-help"), "{page}");
     // Each command's page, with its flags, under the name the main page
     // gives it.
-    let out = run(&["man", "build"]);
-    assert!(out.status.success());
-    let page = String::from_utf8(out.stdout).unwrap();
+    let page = succeeds(&["man", "build"]);
     assert!(page.contains(".TH mancaladb-build"), "{page}");
     assert!(page.contains("max\\-seeds"), "{page}");
     // Its title carries the version, its flags no `--version`, which the

@@ -20,9 +20,38 @@ pub fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("run mancaladb")
 }
 
+/// Asserts that the finished run `out` exited 0. A failure shows its exit
+/// status (or the signal that ended it), its whole stderr and its stdout,
+/// which a bare `assert!(out.status.success())` hides.
+#[track_caller]
+pub fn assert_success(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}\n--- stderr:\n{}\n--- stdout:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// The stdout of the finished run `out`, as text, after
+/// [`assert_success`].
+#[track_caller]
+pub fn stdout_of_success(out: Output) -> String {
+    assert_success(&out);
+    String::from_utf8(out.stdout).expect("stdout is UTF-8")
+}
+
+/// Runs the binary with `args`, which must exit 0 ([`assert_success`]),
+/// and returns its stdout as text.
+#[track_caller]
+pub fn succeeds(args: &[&str]) -> String {
+    stdout_of_success(run(args))
+}
+
 /// `mancaladb export --format vu --db <db> --out <out>`, which must succeed.
 pub fn export_vu(db: &Path, out: &Path) {
-    let o = run(&[
+    succeeds(&[
         "export",
         "--format",
         "vu",
@@ -31,7 +60,6 @@ pub fn export_vu(db: &Path, out: &Path) {
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 /// A fresh directory under the cargo target dir, `NAME-PID`. The
@@ -77,12 +105,7 @@ pub fn awari_db() -> &'static Path {
     static DB: OnceLock<PathBuf> = OnceLock::new();
     DB.get_or_init(|| {
         let dir = scratch("awari-db");
-        let out = run(&["build", "--max-seeds", "18", "--db", dir.to_str().unwrap()]);
-        assert!(
-            out.status.success(),
-            "build failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeds(&["build", "--max-seeds", "18", "--db", dir.to_str().unwrap()]);
         dir
     })
 }

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use crate::common::{refuses, run};
+use crate::common::{assert_success, refuses, run, succeeds};
 use mancaladb::compose::Ranker;
 use mancaladb::omweso::moves::{
     Position, Variant, Verdict, analyze, analyze_start, analyze_unless, starts,
@@ -300,7 +300,7 @@ fn facts_1_to_3_on_sampled_sides_up_to_32_seeds() {
 #[test]
 fn loops_command_reports_the_example() {
     let out = run(&["loops", "--json", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"]);
-    assert!(out.status.success());
+    assert_success(&out);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let start = &json["starts"][0];
     assert_eq!(
@@ -592,11 +592,11 @@ fn more_than_64_seeds_needs_any_seeds() {
         opp,
         me,
     ]);
-    assert!(out.status.success());
+    assert_success(&out);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["starts"][0]["pit"], 0);
     let half = "32 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0";
-    assert!(run(&["loops", "--opponent", half, half]).status.success());
+    succeeds(&["loops", "--opponent", half, half]);
 }
 
 /// With nothing to capture a move is a pure relay, walked by the tight

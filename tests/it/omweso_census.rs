@@ -10,7 +10,7 @@ use mancaladb::omweso::census::{
 };
 use mancaladb::progress::Progress;
 
-use crate::common::refuses;
+use crate::common::{assert_success, refuses};
 
 #[test]
 fn known_rows() {
@@ -665,7 +665,7 @@ fn census_files_that_are_not_regular_files_are_refused_not_waited_on() {
     refused("11", &[], ".checkpoint: is a named pipe");
     std::fs::remove_file(&cp).unwrap();
     // A finished row's cycles file, read for the atlas.
-    assert!(census("4", &[]).status.success());
+    assert_success(&census("4", &[]));
     let cycles = atlas::path(&dir, 4, 1_000_000_000);
     let _ = std::fs::remove_file(&cycles);
     fifo(&cycles);
@@ -1107,8 +1107,7 @@ fn cycles_command_writes_the_atlas() {
     let lists = fresh_dir("atlas-cli-lists");
     std::fs::create_dir_all(&lists).unwrap();
     let file = lists.join("atlas.jsonl");
-    let ok = crate::common::run(&["census", "--seeds", "11", "--db", db]);
-    assert!(ok.status.success());
+    crate::common::succeeds(&["census", "--seeds", "11", "--db", db]);
     let out = crate::common::run(&[
         "census",
         "--seeds",
@@ -1118,11 +1117,7 @@ fn cycles_command_writes_the_atlas() {
         "--cycles",
         file.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(&file)
         .unwrap()
         .lines()
@@ -1160,7 +1155,7 @@ fn cycles_command_writes_the_atlas() {
         short.to_str().unwrap(),
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    assert_success(&out);
     assert!(
         err.contains("warning: k = 11 left 3072 pairs undecided within --max-laps 7"),
         "{err}"
@@ -1190,11 +1185,7 @@ fn cycles_command_writes_the_atlas() {
     // Blank lines are skipped, as in the results file.
     std::fs::write(&kept, format!("\n{cycles_11}\n  \n")).unwrap();
     let out = crate::common::run(&["census", "--seeds", "11", "--db", db, "--cycles", cycles]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     std::fs::write(&kept, &cycles_11).unwrap();
     // Edits that keep the count and the periods: the
     // seeds sown of a cycle, a cycle listed twice, a field not a cycle's.
@@ -1268,11 +1259,7 @@ fn the_census_run_script_gives_the_census_rows_with_their_cost() {
     );
 
     let out = run(&[d, bin, "2", "6", "--cycles"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let (code, rows) = collect();
     assert_eq!(code, Some(0));
     let rows: Vec<serde_json::Value> = rows
@@ -1293,11 +1280,7 @@ fn the_census_run_script_gives_the_census_rows_with_their_cost() {
     assert_eq!(log().matches("=== k=").count(), 5);
     let cost = std::fs::read_to_string(dir.join("time-4.txt")).unwrap();
     let out = run(&[d, bin, "2", "7"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(log().matches("=== k=").count(), 6, "only row 7 ran");
     assert_eq!(
         std::fs::read_to_string(dir.join("time-4.txt")).unwrap(),
@@ -1315,11 +1298,7 @@ fn the_census_run_script_gives_the_census_rows_with_their_cost() {
     let (code, _) = collect();
     assert_eq!(code, Some(2), "an edited row collected");
     let out = run(&[d, bin, "2", "7"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(log().matches("=== k=").count(), 7, "only row 5 ran again");
     let cost = std::fs::read_to_string(dir.join("time-5.txt")).unwrap();
     assert_eq!(cost.matches("Elapsed (wall clock)").count(), 1, "{cost}");

@@ -9,7 +9,10 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{assert_committed, awari_db, bin, built, refuses, run, scratch};
+use crate::common::{
+    assert_committed, assert_success, awari_db, bin, built, refuses, run, scratch,
+    stdout_of_success, succeeds,
+};
 use mancaladb::db::Db;
 use mancaladb::oware::{Encoder, Rules};
 use mancaladb::table::write_table;
@@ -246,12 +249,7 @@ fn a_damaged_lower_level_stops_a_build_before_anything_is_solved() {
     );
     assert!(!dir.join("awari-07.mdb").exists());
     // Asked for, it is rebuilt first.
-    let out = run(&["build", "--levels", "5,7..8", "--db", s(&dir)]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeds(&["build", "--levels", "5,7..8", "--db", s(&dir)]);
     crate::common::assert_committed(&dir, 8);
 }
 
@@ -297,7 +295,7 @@ fn census_lists_replace_only_regular_files_outside_the_census_directory() {
         )
     };
     let list = dir.join("list.json");
-    assert!(run_census(&["--out", s(&list)]).status.success());
+    assert_success(&run_census(&["--out", s(&list)]));
     let store = db.join("omweso-census.jsonl");
     let saved = std::fs::read(&store).unwrap();
     // Its own results file, even by another name for the directory (the
@@ -331,7 +329,7 @@ fn census_lists_replace_only_regular_files_outside_the_census_directory() {
     // A list of another name at its top is the user's: `--db .
     // --cycles atlas-3.jsonl` (BENCHMARKS) writes there.
     let atlas = db.join("atlas-3.jsonl");
-    assert!(run_census(&["--cycles", s(&atlas)]).status.success());
+    assert_success(&run_census(&["--cycles", s(&atlas)]));
     assert!(
         atlas.is_file(),
         "no atlas (k = 3 has no cycles: an empty one)"
@@ -390,7 +388,7 @@ fn census_lists_replace_only_regular_files_outside_the_census_directory() {
     std::fs::write(&target, "old").unwrap();
     let link = dir.join("link.json");
     std::os::unix::fs::symlink("target.json", &link).unwrap();
-    assert!(run_census(&["--out", s(&link)]).status.success());
+    assert_success(&run_census(&["--out", s(&link)]));
     assert!(
         std::fs::symlink_metadata(&link)
             .unwrap()
@@ -431,22 +429,12 @@ fn a_second_writer_stops_at_once_or_waits() {
     );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     // Readers never block.
-    assert!(
-        run(&["query", "--db", s(&dir), "1 0 0 0 0 0 0 0 0 0 0 0"])
-            .status
-            .success()
-    );
+    succeeds(&["query", "--db", s(&dir), "1 0 0 0 0 0 0 0 0 0 0 0"]);
     // Nor does an export write into it meanwhile.
     refuses(&export_into(s(&dir)), "locked by another writer");
     // --wait waits for the first, then finds everything built.
-    let out = run(&["build", "--max-seeds", "17", "--db", s(&dir), "--wait"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = succeeds(&["build", "--max-seeds", "17", "--db", s(&dir), "--wait"]);
     assert!(first.wait().unwrap().success());
-    let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.matches("already built").count(), 18, "{text}");
 }
 
@@ -513,21 +501,14 @@ fn import_checks_every_place_first_and_replaces_only_damaged_tables() {
     let vu = dir.join("vu");
     let mut export = export_into(s(&vu)).to_vec();
     export.extend(["--seeds", "0..10"]);
-    assert!(run(&export).status.success());
+    succeeds(&export);
     let db = dir.join("db");
     let import = |extra: &[&str]| {
         let mut args = vec!["import", "--vu", s(&vu), "--db", s(&db)];
         args.extend_from_slice(extra);
         run(&args)
     };
-    let said = |out: Output| {
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(out.status.success(), "{err}");
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .trim_end()
-            .to_string()
-    };
+    let said = |out: Output| stdout_of_success(out).trim_end().to_string();
     // A directory where level 5's table or its temporary file goes.
     for place in ["awari-05.mdb", "awari-05.mdb.tmp"] {
         std::fs::create_dir_all(db.join(place)).unwrap();
@@ -792,11 +773,7 @@ fn a_failed_level_leaves_no_partial_file() {
     // A leftover of a killed build is removed by the next one.
     std::fs::write(raw.join("scores.3.part"), b"partial").unwrap();
     std::fs::write(dir.join("awari-03.mdb.tmp"), b"partial").unwrap();
-    assert!(
-        run(&["build", "--max-seeds", "3", "--db", s(&dir)])
-            .status
-            .success()
-    );
+    succeeds(&["build", "--max-seeds", "3", "--db", s(&dir)]);
     assert!(!raw.join("scores.3.part").exists());
     assert!(!dir.join("awari-03.mdb.tmp").exists());
 }
@@ -804,20 +781,12 @@ fn a_failed_level_leaves_no_partial_file() {
 #[test]
 fn a_bad_line_in_verified_tsv_drops_no_record() {
     let dir = built("records", Rules::Awari, 5);
-    assert!(
-        run(&["verify", "--db", s(&dir), "--seeds", "0..4"])
-            .status
-            .success()
-    );
+    succeeds(&["verify", "--db", s(&dir), "--seeds", "0..4"]);
     let path = dir.join("verified.tsv");
     let mut text = std::fs::read(&path).unwrap();
     text.extend_from_slice(b"awari\t9\t\xff\xfe not a record\n");
     std::fs::write(&path, &text).unwrap();
-    assert!(
-        run(&["verify", "--db", s(&dir), "--seeds", "5"])
-            .status
-            .success()
-    );
+    succeeds(&["verify", "--db", s(&dir), "--seeds", "5"]);
     let after = std::fs::read_to_string(&path).unwrap();
     assert_eq!(after.lines().count(), 6, "{after}");
     let db = Db::new(&dir);
@@ -849,11 +818,7 @@ fn one_census_at_a_time_writes_the_results_file() {
         "{err}"
     );
     drop(held);
-    assert!(
-        run(&["census", "--seeds", "6", "--db", s(&dir)])
-            .status
-            .success()
-    );
+    succeeds(&["census", "--seeds", "6", "--db", s(&dir)]);
 }
 
 /// `build --max-seeds 48` on a machine without the memory for level 48
@@ -965,7 +930,7 @@ fn links_in_place_of_temporary_and_lock_files_carry_no_write_elsewhere() {
     let out = dir.join("out");
     std::fs::create_dir(&out).unwrap();
     symlink("../victim", out.join("scores.3.tmp")).unwrap();
-    let o = run(&[
+    succeeds(&[
         "export",
         "--format",
         "vu",
@@ -976,7 +941,6 @@ fn links_in_place_of_temporary_and_lock_files_carry_no_write_elsewhere() {
         "--out",
         s(&out),
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
     assert_eq!(std::fs::read(out.join("scores.3")).unwrap().len(), 364);
     assert!(std::fs::symlink_metadata(out.join("scores.3.tmp")).is_err());
@@ -1045,12 +1009,7 @@ fn what_would_stop_a_level_after_solving_stops_the_build_before() {
     // A directory in the place of a level the build does not build stops
     // nothing (the raw cache asks whether level 11 is there, after 8).
     std::fs::create_dir(db.join("awari-11.mdb")).unwrap();
-    let out = run(&["build", "--max-seeds", "8", "--db", s(&db)]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeds(&["build", "--max-seeds", "8", "--db", s(&db)]);
     let files = scratch("stop-before-raw");
     std::fs::write(files.join("raw"), "").unwrap();
     refuses(
@@ -1091,8 +1050,7 @@ fn a_table_that_cannot_be_looked_at_is_an_error_not_a_level_left_out() {
         std::os::unix::fs::symlink(target, &table).unwrap();
         refuses(&["verify", "--quick", "--db", s(&db)], want);
         // A run that does not read the level does not look at it.
-        let passed = run(&["verify", "--quick", "--seeds", "0..2", "--db", s(&db)]);
-        assert!(passed.status.success(), "{passed:?}");
+        succeeds(&["verify", "--quick", "--seeds", "0..2", "--db", s(&db)]);
         refuses(&["stats", "--db", s(&db)], want);
         refuses(&["known", "--db", s(&db)], want);
         refuses(
@@ -1257,8 +1215,7 @@ fn export_removes_what_a_killed_export_left() {
     for name in ["scores.16.tmp", "scores.x.tmp", "notes.tmp", "scores.16"] {
         std::fs::write(out.join(name), b"left").unwrap();
     }
-    let done = run(&["export", "--format", "vu", "--db", s(&db), "--out", s(&out)]);
-    assert!(done.status.success(), "{done:?}");
+    succeeds(&["export", "--format", "vu", "--db", s(&db), "--out", s(&out)]);
     let mut names: Vec<String> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -1293,8 +1250,7 @@ fn known_opens_every_level_it_counts_as_present() {
     refuses(&["known", "--db", s(&db)], "awari-11.mdb: is a directory");
     std::fs::remove_dir(&table).unwrap();
     std::fs::write(&table, bytes).unwrap();
-    let out = run(&["known", "--db", s(&db)]);
-    assert!(out.status.success(), "{out:?}");
+    succeeds(&["known", "--db", s(&db)]);
 }
 
 #[test]
@@ -1305,8 +1261,7 @@ fn a_level_an_answer_rests_on_is_opened_not_taken_for_unverified() {
     let db = built("rests-on-damaged", Rules::Awari, 12);
     let start = "1 1 1 1 1 1 1 1 1 1 1 1";
     let vu = db.join("vu");
-    let out = run(&["export", "--format", "vu", "--db", s(&db), "--out", s(&vu)]);
-    assert!(out.status.success(), "{out:?}");
+    succeeds(&["export", "--format", "vu", "--db", s(&db), "--out", s(&vu)]);
     for (name, want) in [
         ("awari-05.mdb", "awari-05.mdb: corrupt table"),
         ("vu/scores.5", "scores.5"),

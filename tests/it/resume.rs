@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 
 use crate::common::{
-    Recorder, Snapshot, assert_committed, awari_db, bin, copy_dir, scratch, solved,
+    Recorder, Snapshot, assert_committed, assert_success, awari_db, bin, copy_dir, scratch, solved,
 };
 use mancaladb::error::{Error, Result};
 use mancaladb::exchange::Alone;
@@ -38,11 +38,7 @@ fn tiny_frontiers_build_the_committed_tables() {
         .env("MANCALADB_FRONTIER_CAP", "3000")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_committed(&db, 15);
 }
 
@@ -156,7 +152,7 @@ fn killed_builds_resume_to_the_committed_tables() {
     }
     let out = build(&db, max).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    assert_success(&out);
     log.push_str(&err);
     for resumed in ["resuming at threshold", "resuming the forward pass"] {
         assert!(log.contains(resumed), "no run said {resumed:?}:\n{log}");
@@ -262,7 +258,7 @@ fn bad_solver_settings_are_usage_errors() {
     // Checked before anything else: also when every level stands (they
     // went unread, exit 0), and before the "building" line.
     let db = scratch("bad-settings");
-    assert!(build(&db, 2).output().unwrap().status.success());
+    assert_success(&build(&db, 2).output().unwrap());
     for (name, value) in [
         ("MANCALADB_CHECKPOINT_SECS", "soon"),
         ("MANCALADB_CHECKPOINT_SECS", "-1"),
@@ -457,11 +453,7 @@ fn a_solve_resumed_from_a_checkpoint_reports_what_was_decided_before() {
 fn built_to_13(name: &str) -> std::path::PathBuf {
     let db = scratch(name);
     let out = build(&db, 13).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     db
 }
 
@@ -522,7 +514,7 @@ fn a_build_over_a_replaced_lower_level_solves_the_level_afresh() {
     mancaladb::table::write_table(&db.join("awari-12.mdb"), id, &values).unwrap();
     let out = build(&db, 14).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    assert_success(&out);
     assert!(
         err.contains("no checkpoint in")
             && err.contains("can be resumed: each is of another solve")

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::common::{self, Recorder, file_sha256, run, scratch};
+use crate::common::{self, Recorder, file_sha256, run, scratch, stdout_of_success, succeeds};
 use mancaladb::Error;
 use mancaladb::build::{build, build_until};
 use mancaladb::db::Db;
@@ -587,12 +587,7 @@ fn a_level_built_after_the_one_above_it_drops_the_copy_kept_for_that_one() {
 fn a_build_may_leave_the_level_below_the_top_for_later() {
     let dir = scratch("leave-level-11");
     let at = dir.to_str().unwrap();
-    let out = run(&["build", "--levels", "0..10,12", "--db", at]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeds(&["build", "--levels", "0..10,12", "--db", at]);
     let db = Db::new(&dir);
     let built: Vec<usize> = (0..=10).chain([12]).collect();
     assert_eq!(db.levels(Rules::Awari).unwrap(), built);
@@ -605,18 +600,8 @@ fn a_build_may_leave_the_level_below_the_top_for_later() {
             );
         }
     }
-    let out = run(&["verify", "--seeds", "12", "--db", at]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = run(&["build", "--max-seeds", "12", "--db", at]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeds(&["verify", "--seeds", "12", "--db", at]);
+    succeeds(&["build", "--max-seeds", "12", "--db", at]);
     common::assert_committed(&dir, 12);
 
     let empty = scratch("leave-nothing-built");
@@ -715,9 +700,7 @@ fn the_checksums_script_gives_the_committed_lines_for_both_rule_sets() {
         .env("CHECKSUMS", dir.join("none"))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let printed: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
+    let printed: Vec<String> = stdout_of_success(out)
         .lines()
         .filter(|l| !l.starts_with('#'))
         .map(str::to_string)

@@ -1,6 +1,6 @@
 //! `verify`, the VU reading paths, import/export, and why check 3 exists.
 
-use crate::common::{Recorder, built, export_vu, run};
+use crate::common::{Recorder, assert_success, built, export_vu, run, succeeds};
 use mancaladb::db::Db;
 use mancaladb::oware::forward::{Graph, NO_EXIT, NO_MOVE, solve_graph};
 use mancaladb::oware::{Encoder, Rules};
@@ -182,7 +182,7 @@ fn verify_checks_2_stops_before_rederivation_and_records_nothing() {
     assert!(dir.join("raw/awari/verify.10.work/check2").exists());
     let out = run(&["verify", "--seeds", "10", "--db", d]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    assert_success(&out);
     assert!(
         err.contains("check 2 was done on these contents before: pass"),
         "{err}"
@@ -521,8 +521,7 @@ fn vu_files_are_read_in_place_and_round_trip() {
     assert_eq!(code, Some(0), "{text}");
     // Import, then export again: byte-identical files, identical tables.
     let db2 = dir.join("db2");
-    let o = run(&["import", "--vu", v, "--db", db2.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    succeeds(&["import", "--vu", v, "--db", db2.to_str().unwrap()]);
     let vu2 = dir.join("vu2");
     export_vu(&db2, &vu2);
     for n in 0..=10 {
