@@ -348,6 +348,20 @@ pub enum Missing {
         /// The levels.
         seeds: Vec<usize>,
     },
+    /// Lower levels that levels asked for read, neither built nor asked
+    /// for (a build of a set of levels, `build --levels`).
+    Below {
+        /// The table directory.
+        dir: PathBuf,
+        /// The rule set's name.
+        rules: &'static str,
+        /// The first level asked for that reads one of them.
+        reader: usize,
+        /// The levels missing, ascending.
+        absent: Vec<usize>,
+        /// The levels asked for, ascending.
+        asked: Vec<usize>,
+    },
     /// Any table of a rule set.
     Levels {
         /// The table directory.
@@ -374,7 +388,10 @@ impl Missing {
     pub fn level(&self) -> Option<usize> {
         match self {
             Missing::Level { seeds, .. } | Missing::VuLevel { seeds, .. } => Some(*seeds),
-            Missing::SomeLevels { .. } | Missing::Levels { .. } | Missing::VuLevels { .. } => None,
+            Missing::SomeLevels { .. }
+            | Missing::Below { .. }
+            | Missing::Levels { .. }
+            | Missing::VuLevels { .. } => None,
         }
     }
 }
@@ -390,6 +407,19 @@ impl fmt::Display for Missing {
                 "levels {} ({rules}) not found in {}",
                 level_set_text(seeds),
                 dir.display()
+            ),
+            Missing::Below {
+                dir,
+                reader,
+                absent,
+                ..
+            } => write!(
+                f,
+                "level {reader} reads level {}, which is neither built in {} nor among the \
+                 levels asked for (missing: {})",
+                absent[0],
+                dir.display(),
+                level_set_text(absent)
             ),
             Missing::Levels { dir, rules } => {
                 write!(f, "{rules} levels not found in {}", dir.display())

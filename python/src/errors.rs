@@ -54,6 +54,7 @@ pub fn to_py(e: Error) -> PyErr {
                 }
                 // The highest, which the remedy builds up to.
                 Missing::SomeLevels { seeds, dir, .. } => (seeds.iter().max().copied(), dir),
+                Missing::Below { absent, dir, .. } => (absent.iter().max().copied(), dir),
                 Missing::Levels { dir, .. } | Missing::VuLevels { dir } => (None, dir),
             };
             raise("MissingLevelError", format!("{e}: {}", remedy(m)), |exc| {
@@ -81,6 +82,14 @@ fn remedy(m: &Missing) -> String {
             "build them: mancaladb.build({:?}, max_seeds={}, rules={rules:?})",
             dir.display().to_string(),
             seeds.iter().max().expect("some levels")
+        ),
+        // (Python's build asks for levels 0..=max_seeds, all it reads.)
+        Missing::Below {
+            dir, rules, asked, ..
+        } => format!(
+            "build them: mancaladb.build({:?}, max_seeds={}, rules={rules:?})",
+            dir.display().to_string(),
+            asked.iter().max().expect("some levels asked for")
         ),
         Missing::Levels { dir, rules } => format!(
             "build them: mancaladb.build({:?}, rules={rules:?})",

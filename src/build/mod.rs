@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::db::{Db, map_raw};
 use crate::error::level_set_text;
-use crate::error::{Error, Result};
+use crate::error::{Error, Missing, Result};
 use crate::exchange::{Exchange, ranks_on_this_machine};
 use crate::files::{self, RemoveOnDrop, remove_leftovers_strictly};
 use crate::lock::DirLock;
@@ -304,18 +304,16 @@ fn check_lower_levels(db: &Db, rules: Rules, levels: &[usize]) -> Result<()> {
     }
     absent.sort_unstable();
     absent.dedup();
-    let (Some(n), Some(&k)) = (first_reader, absent.first()) else {
+    let Some(reader) = first_reader else {
         return Ok(());
     };
-    let mut with: Vec<usize> = levels.iter().chain(&absent).copied().collect();
-    with.sort_unstable();
-    Err(Error::Invalid(format!(
-        "level {n} reads level {k}, which is neither built in {} nor among the levels asked for \
-         (missing: {}; ask for --levels {})",
-        db.dir().display(),
-        level_set_text(&absent),
-        level_set_text(&with)
-    )))
+    Err(Error::Missing(Missing::Below {
+        dir: db.dir().to_path_buf(),
+        rules: rules.name(),
+        reader,
+        absent,
+        asked: levels.to_vec(),
+    }))
 }
 
 /// Whether level `n` of a build has a table already ([`Db::has_table`]);

@@ -139,6 +139,21 @@ fn explain(e: &Error) -> String {
             )),
             shell_quote(dir)
         ),
+        Error::Missing(Missing::Below {
+            dir,
+            rules,
+            absent,
+            asked,
+            ..
+        }) => {
+            let mut with: Vec<usize> = asked.iter().chain(absent).copied().collect();
+            with.sort_unstable();
+            format!(
+                "build them with the levels asked for: mancaladb build --rules {rules} --levels {} --db {}",
+                level_set_text(&with),
+                shell_quote(dir)
+            )
+        }
         // A directory of published-layout files given as tables.
         Error::Missing(Missing::Levels { dir, rules })
             if *rules == "awari"

@@ -8,7 +8,7 @@ use crate::common::{self, Recorder, file_sha256, run, scratch, stdout_of_success
 use mancaladb::Error;
 use mancaladb::build::{build, build_until};
 use mancaladb::db::Db;
-use mancaladb::error::Corruption;
+use mancaladb::error::{Corruption, Missing};
 use mancaladb::exchange::Alone;
 use mancaladb::oware::{Board, Encoder, Rules};
 use mancaladb::progress::{Notice, Progress};
@@ -608,7 +608,30 @@ fn a_build_may_leave_the_level_below_the_top_for_later() {
     let empty = empty.to_str().unwrap();
     common::refuses(
         &["build", "--levels", "0..8,11", "--db", empty],
-        "level 11 reads level 9, which is neither built",
+        &format!(
+            "level 11 reads level 9, which is neither built in {empty} nor among the levels \
+             asked for (missing: 9): build them with the levels asked for: \
+             mancaladb build --rules awari --levels 0..9,11 --db {empty}"
+        ),
+    );
+    // Typed, for the library's callers.
+    let asked = build(
+        &Db::new(empty),
+        Rules::Awari,
+        [0, 1, 11],
+        &Alone,
+        Progress::QUIET,
+        false,
+        |_| {},
+    );
+    assert!(
+        matches!(
+            &asked,
+            Err(Error::Missing(Missing::Below { reader: 11, absent, .. }))
+                if absent == &(2..=9).collect::<Vec<usize>>()
+        ),
+        "{:?}",
+        asked.map(|r| r.len())
     );
     assert!(
         !Path::new(empty).join("awari-00.mdb").exists(),
