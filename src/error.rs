@@ -413,14 +413,20 @@ impl fmt::Display for Missing {
                 reader,
                 absent,
                 ..
-            } => write!(
-                f,
-                "level {reader} reads level {}, which is neither built in {} nor among the \
-                 levels asked for (missing: {})",
-                absent[0],
-                dir.display(),
-                level_set_text(absent)
-            ),
+            } => match absent.first() {
+                Some(k) => write!(
+                    f,
+                    "level {reader} reads level {k}, which is neither built in {} nor among \
+                     the levels asked for (missing: {})",
+                    dir.display(),
+                    level_set_text(absent)
+                ),
+                None => write!(
+                    f,
+                    "level {reader} reads levels neither built in {} nor asked for",
+                    dir.display()
+                ),
+            },
             Missing::Levels { dir, rules } => {
                 write!(f, "{rules} levels not found in {}", dir.display())
             }

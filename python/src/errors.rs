@@ -54,7 +54,9 @@ pub fn to_py(e: Error) -> PyErr {
                 }
                 // The highest, which the remedy builds up to.
                 Missing::SomeLevels { seeds, dir, .. } => (seeds.iter().max().copied(), dir),
-                Missing::Below { absent, dir, .. } => (absent.iter().max().copied(), dir),
+                Missing::Below {
+                    reader, asked, dir, ..
+                } => (asked.iter().max().or(Some(reader)).copied(), dir),
                 Missing::Levels { dir, .. } | Missing::VuLevels { dir } => (None, dir),
             };
             raise("MissingLevelError", format!("{e}: {}", remedy(m)), |exc| {
@@ -85,11 +87,15 @@ fn remedy(m: &Missing) -> String {
         ),
         // (Python's build asks for levels 0..=max_seeds, all it reads.)
         Missing::Below {
-            dir, rules, asked, ..
+            dir,
+            rules,
+            reader,
+            asked,
+            ..
         } => format!(
             "build them: mancaladb.build({:?}, max_seeds={}, rules={rules:?})",
             dir.display().to_string(),
-            asked.iter().max().expect("some levels asked for")
+            asked.iter().max().unwrap_or(reader)
         ),
         Missing::Levels { dir, rules } => format!(
             "build them: mancaladb.build({:?}, rules={rules:?})",

@@ -86,9 +86,9 @@ impl Needs {
 /// level to build; none, nothing to check) when the working memory this
 /// machine would hold for it ([`WORKING_BYTES_PER_POSITION`]; with several
 /// ranks, each holds [`RANK_BYTES_PER_POSITION`] of its share, `here` of
-/// them on this machine, [`ranks_on_this_machine`]) is more than
+/// them on this machine, [`crate::exchange::ranks_on_this_machine`]) is more than
 /// this process may fill at all (`limit`: the machine's memory, or its
-/// control group's limit where lower, [`memory_limit`]): it could only
+/// control group's limit where lower, [`crate::memory::memory_limit`]): it could only
 /// fail hours later, after the levels below it.
 pub(super) fn check_memory(
     top: Option<usize>,

@@ -119,7 +119,9 @@ pub fn oware_level_set(text: &str) -> Result<LevelSet, String> {
 
 /// One Oware level (`--max-seeds` of `build`).
 pub fn oware_level(text: &str) -> Result<usize, String> {
-    parse_level(text.trim()).map_err(|e| e.to_string())
+    // A sign, as the ranges of levels take one (`--levels +2`).
+    let text = text.trim();
+    parse_level(text.strip_prefix('+').unwrap_or(text)).map_err(|e| e.to_string())
 }
 
 /// The raw copies' budget of the commands that write them.

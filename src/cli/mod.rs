@@ -149,7 +149,7 @@ fn explain(e: &Error) -> String {
             let mut with: Vec<usize> = asked.iter().chain(absent).copied().collect();
             with.sort_unstable();
             format!(
-                "build them with the levels asked for: mancaladb build --rules {rules} --levels {} --db {}",
+                "build them with the levels asked for (and your other flags): mancaladb build --rules {rules} --levels {} --db {}",
                 level_set_text(&with),
                 shell_quote(dir)
             )

@@ -29,7 +29,10 @@ fn beyond_the_game(n: impl fmt::Display) -> Error {
 /// A level given as text: decimal digits only (no sign, no spaces), then
 /// [`game_level`], however many digits.
 pub fn parse_level(text: &str) -> Result<usize> {
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+    if text.is_empty() {
+        return Err(Error::Invalid(format!("give a level 0..={MAX_SEEDS}")));
+    }
+    if !text.bytes().all(|b| b.is_ascii_digit()) {
         return Err(Error::Invalid(format!(
             "level {text}: give 0..={MAX_SEEDS}"
         )));

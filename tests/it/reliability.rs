@@ -702,6 +702,11 @@ fn levels_beyond_the_game_are_refused_and_hints_can_be_pasted() {
         &["build", "--max-seeds", "99999999999999999999999"],
         "level 99999999999999999999999: levels go up to 48",
     );
+    refuses(&["build", "--max-seeds", ""], "give a level 0..=48");
+    // A sign is taken, as by the ranges of levels.
+    let signed = scratch("max-seeds-signed");
+    succeeds(&["build", "--max-seeds", "+2", "--db", s(&signed)]);
+    assert!(signed.join("awari-02.mdb").exists() && !signed.join("awari-03.mdb").exists());
     let dir = scratch("with space é");
     let out = run(&["query", "--db", s(&dir), "4 4 4 4 4 0 0 0 0 0 0 0"]);
     let err = String::from_utf8_lossy(&out.stderr);

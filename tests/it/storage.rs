@@ -610,7 +610,8 @@ fn a_build_may_leave_the_level_below_the_top_for_later() {
         &["build", "--levels", "0..8,11", "--db", empty],
         &format!(
             "level 11 reads level 9, which is neither built in {empty} nor among the levels \
-             asked for (missing: 9): build them with the levels asked for: \
+             asked for (missing: 9): build them with the levels asked for (and your other \
+             flags): \
              mancaladb build --rules awari --levels 0..9,11 --db {empty}"
         ),
     );
