@@ -1,6 +1,6 @@
 //! A solver's checkpoint file: a header (sealed where it says where the
 //! solver stands) and its state, zstd-compressed; and when checkpoints are
-//! due ([`checkpoint_interval`], [`CheckpointClock`]). The builder's level
+//! due ([`CheckpointClock`], after [`crate::settings::checkpoint_interval`]). The builder's level
 //! solver and the checker's checks keep their checkpoints in it.
 
 use std::fs::File;
@@ -107,30 +107,6 @@ pub fn read_compressed(path: &Path, header: &[u8], state: &mut [u8]) -> Result<(
             Corruption::Checkpoint("longer than its slice"),
         )),
         Err(e) => Err(failed(e, "damaged (its checksum does not match)")),
-    }
-}
-
-/// The least time between checkpoints of a solver (the builder's and the
-/// checker's): 10 minutes, or `MANCALADB_CHECKPOINT_SECS` (seconds; `off`
-/// for none; `0` after every step that can take one). A value that is not
-/// a number of seconds a `Duration` holds is a usage error.
-pub fn checkpoint_interval() -> Result<Option<Duration>> {
-    const NAME: &str = "MANCALADB_CHECKPOINT_SECS";
-    let bad = |v: &dyn std::fmt::Display| {
-        Error::Invalid(format!(
-            "{NAME}={v}: expected seconds between checkpoints, or 'off'"
-        ))
-    };
-    match std::env::var(NAME) {
-        Err(std::env::VarError::NotPresent) => Ok(Some(Duration::from_secs(600))),
-        Err(std::env::VarError::NotUnicode(v)) => Err(bad(&v.to_string_lossy())),
-        Ok(v) if v == "off" => Ok(None),
-        // Negative, infinite or too many seconds for a `Duration` are
-        // refused like words.
-        Ok(v) => match v.parse::<f64>().ok().map(Duration::try_from_secs_f64) {
-            Some(Ok(every)) => Ok(Some(every)),
-            _ => Err(bad(&v)),
-        },
     }
 }
 

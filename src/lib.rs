@@ -7,7 +7,7 @@
 //! * [`error`]: the typed errors; `files`: atomic writes and file kinds;
 //!   `lock`: one writer at a time in a directory; `checkpoint_file`: a
 //!   solver's checkpoint files and when they are due; `pits`: reading pit
-//!   counts;
+//!   counts; `settings`: the `MANCALADB_*` variables, one function each;
 //! * [`compose`]: ranking of seed distributions, shared by every game;
 //!   `memory`: huge-page working arrays and prefetching;
 //! * [`progress`]: what the library tells while it works (stages and typed
@@ -81,6 +81,7 @@ pub(crate) mod pits;
 pub mod probe;
 pub mod progress;
 pub mod query;
+pub(crate) mod settings;
 pub mod source;
 pub mod stats;
 pub mod stored;

@@ -25,7 +25,7 @@ pub struct Mpi {
     world: SimpleCommunicator,
     say: fn(usize, usize),
     /// The most messages one pass of [`Exchange::all_to_all`] carries from
-    /// this rank to each other rank ([`pass_setting`]).
+    /// this rank to each other rank ([`crate::settings::mpi_pass`]).
     pass_cap: usize,
     // Finalizes MPI when dropped, so it must outlive `world`'s use.
     _universe: Universe,
@@ -37,7 +37,7 @@ impl Mpi {
     /// (`MPI_THREAD_SINGLE`): the solver's workers never call MPI, but they
     /// are threads, which takes at least `MPI_THREAD_FUNNELED`. Also an
     /// error, before MPI starts, if `MANCALADB_MPI_PASS` is set and not a
-    /// number above 0 ([`pass_setting`]).
+    /// number above 0 ([`crate::settings::mpi_pass`]).
     ///
     /// From then on a panic stops every rank of the job, once its message
     /// is printed as usual and `say(rank, ranks)` has said which rank it
@@ -58,7 +58,7 @@ impl Mpi {
         // Read before MPI starts, so that a rank with a bad setting stops
         // the job through `mpirun` once it has said why, with no rank
         // waiting for it in a collective call.
-        let pass = pass_setting()?;
+        let pass = crate::settings::mpi_pass()?;
         let Some((universe, threading)) = mpi::initialize_with_threading(threading) else {
             return Err(crate::Error::Invalid(
                 "MPI was already initialised in this process".into(),
@@ -211,26 +211,6 @@ impl Exchange for Mpi {
     /// a level reads or writes its table.
     fn barrier(&self) {
         wait_idly(self.world.immediate_barrier());
-    }
-}
-
-/// `MANCALADB_MPI_PASS`: the most messages one pass of an exchange may
-/// carry from a rank to each other rank, below the most MPI's `int` counts
-/// allow (about 2 G in all a pass), which is the cap without it. Tests force
-/// many passes with it, which real levels take only past about 2 G messages
-/// a round. A value that is not a number above 0 is a usage error.
-fn pass_setting() -> crate::Result<Option<usize>> {
-    const NAME: &str = "MANCALADB_MPI_PASS";
-    let bad = |v: &str| {
-        crate::Error::Invalid(format!("{NAME}={v}: expected a number of messages above 0"))
-    };
-    match std::env::var(NAME) {
-        Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(v)) => Err(bad(&v.to_string_lossy())),
-        Ok(v) => match v.parse::<usize>() {
-            Ok(cap) if cap > 0 => Ok(Some(cap)),
-            _ => Err(bad(&v)),
-        },
     }
 }
 

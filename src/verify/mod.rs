@@ -62,10 +62,10 @@ pub use self::consistency::consistency;
 use self::rederive::check3;
 pub use self::rederive::{compare, rederivation};
 use self::saves::lock_level;
-use crate::checkpoint_file::checkpoint_interval;
 use crate::error::{Error, Result};
 use crate::oware::{Board, Rules, game_levels, levels_needed};
 use crate::progress::{Notice, Progress};
+use crate::settings::checkpoint_interval;
 use crate::source::Source;
 
 /// How many differing positions a report lists per check.

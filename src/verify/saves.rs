@@ -4,7 +4,7 @@
 //! Checks 2 and 3 of the top levels take hours (level 36: 14 G positions),
 //! longer than a `verify` may be left running. Of a table directory they
 //! are checkpointed like a build, every
-//! [`checkpoint_interval`](crate::checkpoint_file::checkpoint_interval) (10 minutes
+//! [`checkpoint_interval`](crate::settings::checkpoint_interval) (10 minutes
 //! unless `MANCALADB_CHECKPOINT_SECS` says otherwise), to
 //! `raw/<rules>/verify.<N>.work/`, each file behind a header naming the
 //! check, the rule set, the level and the content hashes of the levels the

@@ -9,6 +9,7 @@ use std::path::Path;
 /// The library's top-level modules, lowest first.
 const LAYERS: &[&str] = &[
     "error",
+    "settings",
     "files",
     "lock",
     "checkpoint_file",

@@ -169,32 +169,9 @@ impl Options {
     /// checkpoints inside the forward pass of small levels with it). A value
     /// that is not a number is a usage error.
     pub fn from_env(dir: impl Into<PathBuf>) -> Result<Options> {
-        // A value that is not UTF-8 is not a number either: refused below.
-        let var = |name: &str| match std::env::var(name) {
-            Err(std::env::VarError::NotPresent) => None,
-            Err(std::env::VarError::NotUnicode(v)) => {
-                Some((name.to_string(), v.to_string_lossy().into_owned()))
-            }
-            Ok(v) => Some((name.to_string(), v)),
-        };
-        let bad = |(name, value): (String, String), want: &str| {
-            Error::Invalid(format!("{name}={value}: expected {want}"))
-        };
-        let checkpoint_every = crate::checkpoint_file::checkpoint_interval()?;
-        let frontier_cap = match var("MANCALADB_FRONTIER_CAP") {
-            None => None,
-            Some(nv) => match nv.1.parse::<usize>() {
-                Ok(cap) if cap > 0 => Some(cap),
-                _ => return Err(bad(nv, "a number of boards above 0")),
-            },
-        };
-        let forward_part = match var("MANCALADB_FORWARD_PART") {
-            None => FORWARD_PART,
-            Some(nv) => match nv.1.parse::<u64>() {
-                Ok(part) if part > 0 => part,
-                _ => return Err(bad(nv, "a number of positions above 0")),
-            },
-        };
+        let checkpoint_every = crate::settings::checkpoint_interval()?;
+        let frontier_cap = crate::settings::frontier_cap()?;
+        let forward_part = crate::settings::forward_part()?.unwrap_or(FORWARD_PART);
         Ok(Options {
             dir: dir.into(),
             checkpoint_every,
