@@ -147,13 +147,7 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "mancaladb-checkpoint-file-{}-{name}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+        crate::files::scratch_dir("checkpoint-file", name)
     }
 
     fn is_damaged(r: Result<()>) -> bool {

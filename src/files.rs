@@ -595,6 +595,17 @@ pub fn sha256_of_reader(r: &mut impl Read) -> std::io::Result<[u8; 32]> {
     }
 }
 
+/// A fresh, empty directory `mancaladb-<module>-<pid>-<name>` in the
+/// temporary directory, for a unit test of `module`.
+#[cfg(test)]
+pub(crate) fn scratch_dir(module: &str, name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("mancaladb-{module}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write;
@@ -602,11 +613,7 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> std::path::PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("mancaladb-files-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+        scratch_dir("files", name)
     }
 
     #[test]

@@ -86,8 +86,5 @@ fn entries(dir: &Path) -> Result<Vec<DirEntry>> {
 /// A fresh, empty directory for a test of the work directory's files.
 #[cfg(test)]
 fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("mancaladb-workdir-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::files::scratch_dir("workdir", name)
 }
