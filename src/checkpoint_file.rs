@@ -110,7 +110,7 @@ pub fn read_compressed(path: &Path, header: &[u8], state: &mut [u8]) -> Result<(
     }
 }
 
-/// When a solver's next checkpoint is due: [`checkpoint_interval`] after
+/// When a solver's next checkpoint is due: [`checkpoint_interval`](crate::settings::checkpoint_interval) after
 /// the last one (or the start); never without an interval.
 pub struct CheckpointClock {
     every: Option<Duration>,
