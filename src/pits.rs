@@ -28,6 +28,17 @@ pub fn parse<const N: usize, S: AsRef<str>>(
             )));
         }
     }
+    // An empty word among others is a count left out ("" from an unset
+    // shell variable), not nothing: "got 11 numbers" would miscount them.
+    if words.len() > 1
+        && let Some(k) = words.iter().position(|w| w.as_ref().trim().is_empty())
+    {
+        return Err(Error::Invalid(format!(
+            "{what}: word {} of {} is empty, not a pit count",
+            k + 1,
+            words.len()
+        )));
+    }
     let parts: Vec<&str> = words
         .iter()
         .flat_map(|w| w.as_ref().split(|c: char| c == ',' || c.is_whitespace()))
@@ -133,6 +144,21 @@ mod tests {
                 format!("a row: two commas with no pit count between them in '{word}'")
             );
         }
+    }
+
+    #[test]
+    fn an_empty_word_among_others_is_refused_by_its_place() {
+        for empty in ["", " ", "\t"] {
+            assert_eq!(
+                super::parse::<3, _>(&["1", empty, "2", "3"], "a row", 10)
+                    .unwrap_err()
+                    .to_string(),
+                "a row: word 2 of 4 is empty, not a pit count"
+            );
+        }
+        // Alone, it is a board with no count.
+        let alone = super::parse::<3, _>(&[""], "a row", 10).unwrap_err();
+        assert_eq!(alone.to_string(), "a row has 3 pits, got 0 numbers");
     }
 
     #[test]

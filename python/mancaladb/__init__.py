@@ -551,6 +551,14 @@ def _board_array(boards: Any) -> np.ndarray:
     if isinstance(boards, (list, tuple)) and _holds_bool(boards):
         # NumPy would read True as 1 in a row of integers.
         raise TypeError("boards must hold integers, got bool")
+    if isinstance(boards, (list, tuple)) and all(
+            isinstance(r, (list, tuple, np.ndarray)) for r in boards):
+        # Rows of different lengths: the row that is no board, in the
+        # library's words (NumPy's "inhomogeneous shape" names none).
+        lengths = [len(r) for r in boards]
+        if len(set(lengths)) > 1:
+            row = next(k for k, n in enumerate(lengths) if n != 12)
+            raise ValueError(f"row {row}: an Oware board has 12 pits, got {lengths[row]} numbers")
     a = np.asarray(boards)
     if a.shape == (0,):  # an empty list: no boards
         return np.empty((0, 12), np.uint8)

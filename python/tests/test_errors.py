@@ -90,6 +90,15 @@ def test_bad_rows_name_the_row(db_dir):
                 mancaladb.ranks([[0] * 12, row])
         with pytest.raises(TypeError, match="got float64"):
             db.values([[0.5] * 12])
+        # Rows of different lengths: the one that is no board is named.
+        for ragged in [[[1] * 12, [1] * 11], ([1] * 13, np.ones(12, dtype=np.uint8))]:
+            n = len(ragged[0]) if len(ragged[0]) != 12 else len(ragged[1])
+            row = 0 if len(ragged[0]) != 12 else 1
+            want = f"row {row}: an Oware board has 12 pits, got {n} numbers"
+            with pytest.raises(ValueError, match=want):
+                db.values(ragged)
+            with pytest.raises(ValueError, match=want):
+                mancaladb.ranks(ragged)
         # A sequence far too long is refused by its length, not read
         # (range(2**61) asked for 16 EiB); an iterator is read no further
         # than one count too many.

@@ -9,6 +9,7 @@ use mancaladb::Error;
 use mancaladb::oware::{MAX_SEEDS, Rules, parse_level};
 use mancaladb::source::Source;
 use mancaladb::stored::DEFAULT_RAW_CACHE;
+use mancaladb::verify::Checks;
 
 /// Options of the commands that read or write a table directory.
 #[derive(clap::Args)]
@@ -119,9 +120,7 @@ pub fn oware_level_set(text: &str) -> Result<LevelSet, String> {
 
 /// One Oware level (`--max-seeds` of `build`).
 pub fn oware_level(text: &str) -> Result<usize, String> {
-    // A sign, as the ranges of levels take one (`--levels +2`).
-    let text = text.trim();
-    parse_level(text.strip_prefix('+').unwrap_or(text)).map_err(|e| e.to_string())
+    parse_level(text).map_err(|e| e.to_string())
 }
 
 /// The raw copies' budget of the commands that write them.
@@ -182,8 +181,8 @@ pub fn limit(text: &str) -> Result<Limit, String> {
 /// A lap budget of the Omweso commands (`--max-laps`): at least 1.
 pub fn lap_budget(text: &str) -> Result<u64, String> {
     match whole_number(text, "laps")? {
-        0 => Err("must be at least 1".into()),
-        n => Ok(n),
+        n if n < 1 => Err("must be at least 1".into()),
+        n => u64::try_from(n).map_err(|_| format!("must be at most {}", u64::MAX)),
     }
 }
 
@@ -218,34 +217,46 @@ pub fn listen_addr(text: &str) -> Result<SocketAddr, String> {
 /// what a byte count holds.
 pub fn mib(text: &str) -> Result<usize, String> {
     const MAX: usize = usize::MAX >> 20;
-    match usize::try_from(whole_number(text, "MiB")?) {
-        Ok(n) if n <= MAX => Ok(n),
-        _ => Err(format!("must be at most {MAX}")),
+    match whole_number(text, "MiB")? {
+        n if n < 0 => Err("must be at least 0".into()),
+        n => usize::try_from(n)
+            .ok()
+            .filter(|&n| n <= MAX)
+            .ok_or_else(|| format!("must be at most {MAX}")),
     }
 }
 
-/// A whole number of `what`, 0 or more, said plainly when it is not one
-/// (the standard parser's "invalid digit found in string" names neither).
-fn whole_number(text: &str, what: &str) -> Result<u64, String> {
+/// An integer, said plainly when the text is not one (the standard
+/// parser's "invalid digit found in string" names neither the flag nor
+/// what it counts); one past any bound when it has more digits than an
+/// `i128` holds, so that each flag states its own bounds, however many
+/// digits. `-0` and `+3` are numbers too.
+fn whole_number(text: &str, what: &str) -> Result<i128, String> {
     use std::num::IntErrorKind;
-    text.trim().parse::<u64>().map_err(|e| match e.kind() {
-        IntErrorKind::PosOverflow => format!("must be at most {}", u64::MAX),
-        _ => format!("must be a whole number of {what}"),
+    text.trim().parse::<i128>().or_else(|e| match e.kind() {
+        IntErrorKind::PosOverflow => Ok(i128::MAX),
+        IntErrorKind::NegOverflow => Ok(i128::MIN),
+        _ => Err(format!("must be a whole number of {what}")),
     })
 }
 
 /// Worker threads: at least 1, at most 4 per core (more only costs).
 pub fn threads(text: &str) -> Result<usize, String> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    match text.trim().parse::<usize>() {
-        Ok(0) => Err("must be at least 1".into()),
-        Ok(n) if n > 4 * cores => Err(format!(
-            "{n} threads on {cores} cores: at most {} (4 per core)",
+    match whole_number(text, "threads")? {
+        n if n < 1 => Err("must be at least 1".into()),
+        n if n > 4 * cores as i128 => Err(format!(
+            "{} threads on {cores} cores: at most {} (4 per core)",
+            text.trim(),
             4 * cores
         )),
-        Ok(n) => Ok(n),
-        Err(_) => Err("give a whole number of threads".into()),
+        n => Ok(n as usize),
     }
+}
+
+/// `--checks` of `verify`, in the library's words ([`Checks`]).
+pub fn checks(text: &str) -> Result<Checks, String> {
+    text.parse().map_err(|e: Error| e.to_string())
 }
 
 /// A path as a shell word that can be pasted: quoted when it holds

@@ -21,7 +21,7 @@ pub struct ImportArgs {
     #[arg(long)]
     vu: PathBuf,
     /// Level N or range N..M (default: every `scores.N` there).
-    #[arg(long, value_parser = args::oware_levels, allow_negative_numbers = true)]
+    #[arg(long, value_parser = args::oware_levels, allow_hyphen_values = true)]
     seeds: Option<RangeInclusive<usize>>,
     #[command(flatten)]
     raw: args::RawCache,
@@ -39,7 +39,7 @@ pub struct ExportArgs {
     #[arg(long)]
     out: PathBuf,
     /// Level N or range N..M (default: every level present).
-    #[arg(long, value_parser = args::oware_levels, allow_negative_numbers = true)]
+    #[arg(long, value_parser = args::oware_levels, allow_hyphen_values = true)]
     seeds: Option<RangeInclusive<usize>>,
 }
 

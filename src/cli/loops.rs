@@ -4,8 +4,8 @@
 use std::process::ExitCode;
 
 use mancaladb::Error;
-use mancaladb::omweso::moves::{Criterion, Position, Variant, analyze};
-use mancaladb::omweso::{PITS, Side};
+use mancaladb::omweso::Side;
+use mancaladb::omweso::moves::{Criterion, Position, Variant, analyze, parse_pit};
 
 use super::args;
 use super::output::{json, out};
@@ -14,17 +14,17 @@ use super::output::{json, out};
 #[derive(clap::Args)]
 pub struct Args {
     /// The opponent's 16 pits, in their own numbering (default: empty).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     opponent: Option<String>,
     /// Check only this start pit (0..15).
-    #[arg(long, allow_negative_numbers = true, value_parser = pit)]
+    #[arg(long, allow_hyphen_values = true, value_parser = pit)]
     pit: Option<usize>,
     /// A match's first turn: no captures.
     #[arg(long)]
     first_turn: bool,
     /// Most laps to follow per start before answering undecided, shared by
     /// every line of the start's choice tree.
-    #[arg(long, default_value_t = 1_000_000_000, allow_negative_numbers = true, value_parser = args::lap_budget)]
+    #[arg(long, default_value_t = 1_000_000_000, allow_hyphen_values = true, value_parser = args::lap_budget)]
     max_laps: u64,
     /// Print one JSON object.
     #[arg(long)]
@@ -40,10 +40,7 @@ pub struct Args {
 }
 
 fn pit(text: &str) -> Result<usize, String> {
-    match text.trim().parse::<usize>() {
-        Ok(p) if p < PITS => Ok(p),
-        _ => Err(format!("pits are numbered 0..{}", PITS - 1)),
-    }
+    parse_pit(text).map_err(|e| e.to_string())
 }
 
 /// Decides every start asked for.

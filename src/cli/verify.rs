@@ -17,15 +17,15 @@ pub struct Args {
     #[command(flatten)]
     read: Reading,
     /// Level N or range N..M (default: every level present).
-    #[arg(long, value_parser = args::oware_levels, allow_negative_numbers = true)]
+    #[arg(long, value_parser = args::oware_levels, allow_hyphen_values = true)]
     seeds: Option<RangeInclusive<usize>>,
     /// Integrity only (headers, checksums, sizes): `--checks 1`.
     #[arg(long, conflicts_with = "checks")]
     quick: bool,
     /// Run checks 1..=N only: 1 integrity, 2 consistency, 3 re-derivation
     /// (default). A level is recorded as verified only after all three.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=3), allow_negative_numbers = true)]
-    checks: Option<u8>,
+    #[arg(long, value_name = "N", value_parser = args::checks, allow_hyphen_values = true)]
+    checks: Option<Checks>,
     /// Print a JSON list, one object per level.
     #[arg(long)]
     json: bool,
@@ -41,7 +41,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
     let json = a.json;
     let depth = match a.quick {
         true => Checks::Integrity,
-        false => Checks::try_from(a.checks.unwrap_or(3))?,
+        false => a.checks.unwrap_or(Checks::All),
     };
     // The levels checked before an error of the run are reported too, in
     // JSON as in text (and recorded, if they passed).

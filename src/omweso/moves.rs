@@ -582,6 +582,22 @@ pub fn analyze_unless(
         .map(|starts| Analysis { starts }))
 }
 
+/// A start pit given as text (`loops --pit`, the server's `pit=`):
+/// `0..=15`, with spaces around it and a sign allowed as for a count; any
+/// other text in the words of [`analyze`]'s check of a pit number.
+pub fn parse_pit(text: &str) -> Result<usize> {
+    let text = text.trim();
+    match text.parse::<i64>() {
+        Ok(p) if (0..PITS as i64).contains(&p) => Ok(p as usize),
+        _ => Err(no_such_pit(text)),
+    }
+}
+
+/// The error for a pit that is not one of `0..PITS`.
+fn no_such_pit(p: impl std::fmt::Display) -> Error {
+    Error::Invalid(format!("pit {p}: pits are numbered 0..{}", PITS - 1))
+}
+
 /// The starts of `pos` ([`starts`]), of `pit` only if given: an error if
 /// there are none, if `pit` is no pit or holds fewer than 2 seeds, or if
 /// `budget` is 0.
@@ -597,7 +613,7 @@ fn checked_starts(
     let mut starts = starts(variant, pos);
     if let Some(p) = pit {
         if p >= PITS {
-            return Err(Error::Invalid(format!("pit {p}: pits are numbered 0..15")));
+            return Err(no_such_pit(p));
         }
         if pos.me.get(p) < 2 {
             let seeds = match pos.me.get(p) {

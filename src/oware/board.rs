@@ -26,20 +26,25 @@ fn beyond_the_game(n: impl fmt::Display) -> Error {
     Error::Invalid(format!("level {n}: levels go up to {MAX_SEEDS}"))
 }
 
-/// A level given as text: decimal digits only (no sign, no spaces), then
-/// [`game_level`], however many digits.
+/// A level given as text, as a pit count is: decimal digits, with spaces
+/// around them and a `+` before them allowed (`+2`, as the ranges of
+/// levels and the counts of a board take one); then [`game_level`],
+/// however many digits.
 pub fn parse_level(text: &str) -> Result<usize> {
-    if text.is_empty() {
+    let text = text.trim();
+    let digits = text.strip_prefix('+').unwrap_or(text);
+    if digits.is_empty() {
         return Err(Error::Invalid(format!("give a level 0..={MAX_SEEDS}")));
     }
-    if !text.bytes().all(|b| b.is_ascii_digit()) {
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(Error::Invalid(format!(
             "level {text}: give 0..={MAX_SEEDS}"
         )));
     }
     // Digits past u64 are a level past the game all the same.
-    text.parse()
-        .map_or_else(|_| Err(beyond_the_game(text)), game_level)
+    digits
+        .parse()
+        .map_or_else(|_| Err(beyond_the_game(digits)), game_level)
 }
 
 /// `levels` collected, each checked to be a level of the game

@@ -52,6 +52,7 @@ mod consistency;
 mod rederive;
 mod saves;
 
+use std::fmt;
 use std::ops::ControlFlow;
 use std::time::Instant;
 
@@ -200,6 +201,15 @@ pub enum Checks {
     All,
 }
 
+impl Checks {
+    /// The error for a number of checks that is not 1, 2 or 3.
+    fn refused(got: impl fmt::Display) -> Error {
+        Error::Invalid(format!(
+            "checks is 1 (integrity), 2 (and consistency) or 3 (and re-derivation), got {got}"
+        ))
+    }
+}
+
 impl TryFrom<u8> for Checks {
     type Error = Error;
 
@@ -209,9 +219,20 @@ impl TryFrom<u8> for Checks {
             1 => Ok(Checks::Integrity),
             2 => Ok(Checks::Consistency),
             3 => Ok(Checks::All),
-            n => Err(Error::Invalid(format!(
-                "checks is 1 (integrity), 2 (and consistency) or 3 (and re-derivation), got {n}"
-            ))),
+            n => Err(Checks::refused(n)),
+        }
+    }
+}
+
+impl std::str::FromStr for Checks {
+    type Err = Error;
+
+    /// `n` as text (`verify --checks`), spaces around it allowed.
+    fn from_str(text: &str) -> Result<Checks> {
+        let text = text.trim();
+        match text.parse::<u8>() {
+            Ok(n @ 1..=3) => Checks::try_from(n),
+            _ => Err(Checks::refused(text)),
         }
     }
 }

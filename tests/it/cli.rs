@@ -252,6 +252,72 @@ fn rerunning_a_build_skips_finished_levels() {
 }
 
 #[test]
+fn flag_values_are_judged_by_their_own_bounds() {
+    let cases: [(&[&str], &str); 11] = [
+        // Values that start with '-' reach the flag's check.
+        (
+            &["verify", "--seeds", "-1..3"],
+            "give N or N..M, Oware levels 0..=48",
+        ),
+        (
+            &["census", "--seeds", "-1..3"],
+            "give N or N..M, seed counts 0..=64",
+        ),
+        (&["serve", "--port", "-1"], "give HOST:PORT"),
+        // --checks in the library's words, like Python's.
+        (
+            &["verify", "--checks", "x"],
+            "checks is 1 (integrity), 2 (and consistency) or 3 (and re-derivation), got x",
+        ),
+        (
+            &["verify", "--checks", "99999999999999999999"],
+            "got 99999999999999999999",
+        ),
+        // Each flag states its own bound, however many digits.
+        (
+            &["serve", "--cache-mib", "18446744073709551616"],
+            &format!("must be at most {}", usize::MAX >> 20),
+        ),
+        (&["serve", "--cache-mib", "-1"], "must be at least 0"),
+        (
+            &["build", "--threads", "18446744073709551616"],
+            "18446744073709551616 threads on",
+        ),
+        (
+            &[
+                "loops",
+                "--max-laps",
+                "-0",
+                "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1",
+            ],
+            "must be at least 1",
+        ),
+        (
+            &[
+                "loops",
+                "--max-laps",
+                "18446744073709551616",
+                "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1",
+            ],
+            "must be at most 18446744073709551615",
+        ),
+        // An empty word is a count left out, not nothing.
+        (
+            &[
+                "query", "", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "1",
+            ],
+            "an Oware board: word 1 of 12 is empty, not a pit count",
+        ),
+    ];
+    for (args, want) in cases {
+        refuses(args, want);
+    }
+    // Spaces around a number, as every numeric flag takes them.
+    let db = awari_db().to_str().unwrap();
+    succeeds(&["verify", "--checks", " 1", "--seeds", "3", "--db", db]);
+}
+
+#[test]
 fn bad_input_is_refused_with_one_line_and_exit_2() {
     // A negative number is a bad value of its flag, said as such (clap
     // used to take it for an unknown flag).

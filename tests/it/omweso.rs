@@ -390,10 +390,14 @@ fn bad_loops_and_census_input_is_refused() {
     words.extend(["1"; 16]);
     words.push("3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1");
     refuses(&words, "(give all 16 as one argument, in quotes)");
-    refuses(
-        &["loops", "--pit", "16", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"],
-        "pits are numbered 0..15",
-    );
+    for pit in ["16", "-1"] {
+        refuses(
+            &["loops", "--pit", pit, "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"],
+            &format!("pit {pit}: pits are numbered 0..15"),
+        );
+    }
+    // "-0" is pit 0, as a count "-0" is 0 (and pit 0 holds 3 seeds).
+    succeeds(&["loops", "--pit", "-0", "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"]);
     refuses(
         &["census", "--seeds", "9..x"],
         "give N or N..M, seed counts 0..=64",

@@ -288,7 +288,15 @@ fn bad_input_is_400_and_missing_levels_404() {
     ] {
         refused(&s, path, 400, "unknown field");
     }
-    refused(&s, "/api/stats/awari/+12", 400, "level +12: give 0..=48");
+    // A level written as a board's count may be (a sign, spaces around
+    // it) is that level, as on the command line; anything else is not.
+    let (status, plain) = s.get("/api/stats/awari/12");
+    assert_eq!(status, 200, "{plain}");
+    for path in ["/api/stats/awari/+12", "/api/stats/awari/%2012%20"] {
+        assert_eq!(s.get(path), (200, plain.clone()), "{path}");
+    }
+    refused(&s, "/api/stats/awari/-12", 400, "level -12: give 0..=48");
+    refused(&s, "/api/stats/awari/1x", 400, "level 1x: give 0..=48");
     // Past the game, in the library's words, however many digits.
     refused(
         &s,
@@ -320,6 +328,19 @@ fn bad_input_is_400_and_missing_levels_404() {
         400,
         "captured",
     );
+    // Counts past a byte add up like any other; a negative one is named.
+    refused(
+        &s,
+        "/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0&captured=256,0",
+        400,
+        "captured 256,0 and 16 seeds on the board make 272, not the game's 48",
+    );
+    refused(
+        &s,
+        "/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0&captured=-1,33",
+        400,
+        "captured -1,33: a seed count is not negative",
+    );
     refused(&s, "/api/awari?board=1,1&board=2,2", 400, "query");
     refused(&s, "/api/stats/awari/99", 400, "level 99");
     refused(
@@ -340,6 +361,15 @@ fn bad_input_is_400_and_missing_levels_404() {
         400,
         "pit 1",
     );
+    // A pit that is no pit, in the command line's and Python's words.
+    for pit in ["16", "-1", "x"] {
+        refused(
+            &s,
+            &format!("/api/omweso/loops?side=3,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1&pit={pit}"),
+            400,
+            &format!("pit {pit}: pits are numbered 0..15"),
+        );
+    }
     refused(&s, "/api/omweso/loops", 400, "side=");
     refused(
         &s,
@@ -426,7 +456,7 @@ fn serve_refuses_a_directory_that_is_not_there() {
     }
     // A cache size that is not a whole number says so (the standard
     // parser's "invalid digit found in string" named neither).
-    let out = run(&["serve", "--cache-mib", "-1", "--addr", "127.0.0.1:0"]);
+    let out = run(&["serve", "--cache-mib", "1.5", "--addr", "127.0.0.1:0"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("must be a whole number of MiB"), "{err}");

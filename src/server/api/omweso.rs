@@ -57,11 +57,7 @@ pub async fn loops(q: Result<Query<LoopsQuery>, QueryRejection>) -> Answer<Loops
         Some(Ok(n)) if (1..=MAX_LAPS).contains(&n) => n,
         Some(_) => return Err(ApiError::bad(format!("max_laps: give 1..={MAX_LAPS}"))),
     };
-    let pit = match given(&q.pit).map(str::parse::<usize>) {
-        None => None,
-        Some(Ok(p)) => Some(p),
-        Some(Err(_)) => return Err(ApiError::bad("pit: give 0..=15")),
-    };
+    let pit = given(&q.pit).map(omweso::parse_pit).transpose()?;
     let pos = omweso::Position { me, opp };
     pos.check_in_game()?;
     let variant = omweso::Variant { first_turn };

@@ -54,22 +54,28 @@ fn board(text: Option<&str>) -> Result<Board, ApiError> {
 
 /// Seeds each side has taken, as `captured=MOVER,OPPONENT`.
 fn captured(text: &str, board: &Board) -> Result<(u8, u8), ApiError> {
-    let nums: Vec<u8> = text
+    let give = || ApiError::bad("captured: give MOVER,OPPONENT, two seed counts");
+    let nums: Vec<i64> = text
         .split(',')
-        .map(|w| w.trim().parse::<u8>())
+        .map(|w| w.trim().parse::<i64>())
         .collect::<Result<_, _>>()
-        .map_err(|_| ApiError::bad("captured: give MOVER,OPPONENT, two seed counts"))?;
-    match nums[..] {
-        [m, o] if usize::from(m) + usize::from(o) + board.seeds() == MAX_SEEDS => Ok((m, o)),
-        [m, o] => Err(ApiError::bad(format!(
-            "captured {m},{o} and {} seeds on the board make {}, not the game's {MAX_SEEDS}",
-            board.seeds(),
-            usize::from(m) + usize::from(o) + board.seeds()
-        ))),
-        _ => Err(ApiError::bad(
-            "captured: give MOVER,OPPONENT, two seed counts",
-        )),
+        .map_err(|_| give())?;
+    let [m, o] = nums[..] else {
+        return Err(give());
+    };
+    if m < 0 || o < 0 {
+        return Err(ApiError::bad(format!(
+            "captured {m},{o}: a seed count is not negative"
+        )));
     }
+    let total = m.saturating_add(o).saturating_add(board.seeds() as i64);
+    if total != MAX_SEEDS as i64 {
+        return Err(ApiError::bad(format!(
+            "captured {m},{o} and {} seeds on the board make {total}, not the game's {MAX_SEEDS}",
+            board.seeds()
+        )));
+    }
+    Ok((m as u8, o as u8))
 }
 
 /// The answer of `GET /api/awari`.
