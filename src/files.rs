@@ -263,12 +263,21 @@ pub fn check_dir(dir: &Path) -> Result<()> {
             ),
         ))
     };
+    if dir.as_os_str().is_empty() {
+        return Err(Error::Invalid(
+            "an empty path names no directory ('.' names this one)".into(),
+        ));
+    }
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => Ok(()),
         Ok(m) => not_a_dir(dir, m),
         // Not there: fine, but for a link to nothing on the way (`gone`,
-        // `gone/`, `gone/sub`), where a writer could not create it.
-        Err(e) if e.kind() == ErrorKind::NotFound => missing_dirs(dir).map(drop),
+        // `gone/`, `gone/sub`), where a writer could not create it, and for
+        // `..` out of a directory that is not there.
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            no_way_back(dir)?;
+            missing_dirs(dir).map(drop)
+        }
         Err(e) if e.kind() == ErrorKind::NotADirectory => {
             // `afile/sub`, or `afile/` (a trailing slash asks for a
             // directory): the components drop the slash.
@@ -284,6 +293,29 @@ pub fn check_dir(dir: &Path) -> Result<()> {
         }
         Err(e) => Err(Error::io(dir, e)),
     }
+}
+
+/// Refuses `gone/../x`: a path that leaves by `..` a directory that is not
+/// there. A writer would create `gone` only to step out of it again, and
+/// then find at `x` what the path did not say (a file, say): the
+/// directory it means is the path without the detour.
+fn no_way_back(dir: &Path) -> Result<()> {
+    let mut prefix = PathBuf::new();
+    let mut components = dir.components();
+    while let Some(c) = components.next() {
+        prefix.push(c);
+        if !exists(&prefix)? {
+            if components.any(|c| c == std::path::Component::ParentDir) {
+                return Err(Error::Invalid(format!(
+                    "{}: '..' leaves {}, which is not there; give the path without it",
+                    dir.display(),
+                    prefix.display()
+                )));
+            }
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// The directories of `dir` and its parents that are not there, `dir`
@@ -562,6 +594,32 @@ pub fn open_record_file(options: &mut std::fs::OpenOptions, path: &Path) -> Resu
     open_checked(options, path, Links::Refused, "expected a regular file")
 }
 
+/// Appends `lines` (each ending in a newline) to the record file `path`
+/// (created if missing; [`open_record_file`]) in one write, synced: an
+/// append that fails part way (a full disk) leaves at most one partial
+/// line, and the next append starts on a line of its own after it, so the
+/// partial line is one a reader passes over, not one that swallows the
+/// next record.
+pub fn append_lines(path: &Path, lines: &[u8]) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::FileExt;
+    let mut options = std::fs::OpenOptions::new();
+    let f = open_record_file(options.create(true).read(true).append(true), path)?;
+    let io = |e| Error::io(path, e);
+    let len = f.metadata().map_err(io)?.len();
+    let mut last = [b'\n'];
+    if len > 0 {
+        f.read_exact_at(&mut last, len - 1).map_err(io)?;
+    }
+    let mut text = Vec::with_capacity(lines.len() + 1);
+    if last[0] != b'\n' {
+        text.push(b'\n');
+    }
+    text.extend_from_slice(lines);
+    (&f).write_all(&text).map_err(io)?;
+    f.sync_all().map_err(io)
+}
+
 /// Fails now, before the work whose record is appended later, if the
 /// record file `path` is there but cannot take it ([`open_record_file`]: a
 /// symbolic link, a named pipe); one not there yet is fine.
@@ -614,6 +672,53 @@ mod tests {
 
     fn scratch(name: &str) -> std::path::PathBuf {
         scratch_dir("files", name)
+    }
+
+    #[test]
+    fn an_append_after_a_partial_line_starts_a_line_of_its_own() {
+        let dir = scratch("append");
+        let log = dir.join("log.tsv");
+        append_lines(&log, b"awari\t12\n").unwrap();
+        // What a write cut short by a full disk leaves.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&log)
+            .unwrap()
+            .write_all(b"awari\t13\t24")
+            .unwrap();
+        append_lines(&log, b"awari\t14\n").unwrap();
+        append_lines(&log, b"awari\t15\n").unwrap();
+        assert_eq!(
+            std::fs::read(&log).unwrap(),
+            b"awari\t12\nawari\t13\t24\nawari\t14\nawari\t15\n"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_empty_path_and_a_way_back_out_of_nothing_are_refused() {
+        let err = check_dir(Path::new("")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "an empty path names no directory ('.' names this one)"
+        );
+        let dir = scratch("way-back");
+        std::fs::write(dir.join("afile"), b"").unwrap();
+        let detour = dir.join("gone/../afile");
+        let err = check_dir(&detour).unwrap_err().to_string();
+        let gone = dir.join("gone");
+        assert_eq!(
+            err,
+            format!(
+                "{}: '..' leaves {}, which is not there; give the path without it",
+                detour.display(),
+                gone.display()
+            )
+        );
+        // Out of a directory that is there, `..` is a path like any other.
+        std::fs::create_dir(&gone).unwrap();
+        check_dir(&dir.join("gone/../new")).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

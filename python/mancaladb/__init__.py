@@ -492,10 +492,14 @@ def _path(p: Any, name: str) -> str:
     ``str`` the library takes; anything else is a ``TypeError`` naming the
     argument."""
     try:
-        return os.fsdecode(p)
+        path = os.fsdecode(p)
     except TypeError:
         raise TypeError(f"{name} must be a path (str, bytes or os.PathLike), "
                         f"got {type(p).__name__}") from None
+    if not path:
+        # Made absolute, it would be the working directory, unasked.
+        raise ValueError(f"{name}: an empty path names no directory ('.' names this one)")
+    return path
 
 
 def _refuse_counts_past_int64(boards: Any) -> None:

@@ -258,6 +258,18 @@ def test_bad_arguments(tmp_path):
     assert [r["seeds"] for r in mancaladb.build(tmp_path, 1, progress=False, wait=1)] == [0, 1]
 
 
+def test_an_empty_path_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    # Made absolute, "" would be the working directory, which was not asked
+    # for; the command line refuses --db '' too.
+    monkeypatch.chdir(tmp_path)
+    want = r"an empty path names no directory \('\.' names this one\)"
+    for call in [lambda: mancaladb.open(""), lambda: mancaladb.open(vu=b""),
+                 lambda: mancaladb.build("", 1, progress=False)]:
+        with pytest.raises(ValueError, match=want):
+            call()
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_levels_beyond_the_game_are_value_errors(db_dir):
     with mancaladb.open(db_dir) as db:
         with pytest.raises(ValueError, match="level 49: levels go up to 48"):

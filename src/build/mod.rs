@@ -488,15 +488,8 @@ fn existing(db: &Db, rules: Rules, seeds: usize, progress: Progress<'_>) -> Resu
 /// level continued from a checkpoint, so that `seconds` is this run's part
 /// only: [`Db::measured_rate`] passes over such lines).
 fn log_build(db: &Db, rules: Rules, r: &LevelReport) -> Result<()> {
-    use std::io::Write;
-    let path = db.log_path();
-    let mut f = crate::files::open_record_file(
-        std::fs::OpenOptions::new().create(true).append(true),
-        &path,
-    )?;
-    writeln!(
-        f,
-        "{rules}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+    let line = format!(
+        "{rules}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
         r.seeds,
         r.positions,
         r.seconds,
@@ -507,8 +500,8 @@ fn log_build(db: &Db, rules: Rules, r: &LevelReport) -> Result<()> {
         r.peak_anon.unwrap_or(0),
         r.disk_read.unwrap_or(0),
         u8::from(r.resumed_at.is_some() || r.resumed_forward.is_some())
-    )
-    .map_err(|e| Error::io(&path, e))
+    );
+    crate::files::append_lines(&db.log_path(), line.as_bytes())
 }
 
 /// Writes `values`, the slice of a level starting at index `start`, into

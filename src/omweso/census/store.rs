@@ -254,17 +254,12 @@ impl Store {
         self.rows.push(row);
         self.rows.sort_by_key(|r| (r.seeds, r.budget));
         if !self.rejected.is_empty() {
-            let aside = self.aside_path();
-            let mut f = crate::files::open_record_file(
-                std::fs::OpenOptions::new().create(true).append(true),
-                &aside,
-            )?;
+            let mut lines = Vec::new();
             for r in &self.rejected {
-                f.write_all(&r.text)
-                    .and_then(|()| f.write_all(b"\n"))
-                    .map_err(|e| Error::io(&aside, e))?;
+                lines.extend_from_slice(&r.text);
+                lines.push(b'\n');
             }
-            f.sync_all().map_err(|e| Error::io(&aside, e))?;
+            crate::files::append_lines(&self.aside_path(), &lines)?;
             self.rejected.clear();
         }
         let mut text = String::new();
