@@ -180,41 +180,76 @@ pub fn reset_peak_rss() {
 pub struct MemoryLimit {
     /// Bytes.
     pub bytes: u64,
-    /// Set by a control group's limit (a container's `--memory`, a systemd
-    /// unit's `MemoryMax`), below the machine's memory: the kernel kills a
-    /// process of the group that fills more, though `/proc/meminfo` shows
-    /// the whole machine's.
-    pub by_cgroup: bool,
+    /// What sets it.
+    pub set_by: SetBy,
+}
+
+/// What sets a [`MemoryLimit`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetBy {
+    /// The machine's memory.
+    Machine,
+    /// A control group's limit (a container's `--memory`, a systemd unit's
+    /// `MemoryMax`), below the machine's memory: the kernel kills a process
+    /// of the group that fills more, though `/proc/meminfo` shows the whole
+    /// machine's.
+    ControlGroup,
+    /// The process's own limit on its address space or data (`ulimit -v`,
+    /// `ulimit -d`, as batch schedulers set them): an allocation past it
+    /// fails, and the process aborts.
+    ProcessLimit,
 }
 
 impl std::fmt::Display for MemoryLimit {
-    /// "this machine has 25.3 GB", or what the control group allows.
+    /// "this machine has 25.3 GB", or what the limit allows.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let gb = self.bytes as f64 / 1e9;
-        match self.by_cgroup {
-            false => write!(f, "this machine has {gb:.1} GB"),
-            true => write!(f, "this process's control group allows {gb:.1} GB"),
+        match self.set_by {
+            SetBy::Machine => write!(f, "this machine has {gb:.1} GB"),
+            SetBy::ControlGroup => write!(f, "this process's control group allows {gb:.1} GB"),
+            SetBy::ProcessLimit => write!(
+                f,
+                "this process's memory limit (ulimit -v or -d) allows {gb:.1} GB"
+            ),
         }
     }
 }
 
 /// The memory this process may fill: the machine's (`MemTotal`), or less
 /// where its control group (v2's `memory.max`, v1's
-/// `memory.limit_in_bytes`, the group's own or an ancestor's) says so.
+/// `memory.limit_in_bytes`, the group's own or an ancestor's) or its own
+/// limits (`RLIMIT_AS`, `RLIMIT_DATA`) say so.
 pub fn memory_limit() -> Option<MemoryLimit> {
     let total = proc_number("/proc/meminfo", "MemTotal:")? * 1024;
     let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok();
     let read = |path: &std::path::Path| std::fs::read_to_string(path).ok();
-    Some(match cgroup.and_then(|c| cgroup_limit(&c, read)) {
-        Some(limit) if limit < total => MemoryLimit {
-            bytes: limit,
-            by_cgroup: true,
-        },
-        _ => MemoryLimit {
-            bytes: total,
-            by_cgroup: false,
-        },
-    })
+    let limits = [
+        Some((total, SetBy::Machine)),
+        cgroup
+            .and_then(|c| cgroup_limit(&c, read))
+            .map(|b| (b, SetBy::ControlGroup)),
+        process_limit().map(|b| (b, SetBy::ProcessLimit)),
+    ];
+    let (bytes, set_by) = limits.into_iter().flatten().min_by_key(|&(b, _)| b)?;
+    Some(MemoryLimit { bytes, set_by })
+}
+
+/// The lower of this process's soft limits on its address space and its
+/// data, if either is set.
+fn process_limit() -> Option<u64> {
+    let soft = |resource| {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct it is given, nothing else.
+        let ok = unsafe { libc::getrlimit(resource, &mut limit) } == 0;
+        (ok && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur)
+    };
+    [soft(libc::RLIMIT_AS), soft(libc::RLIMIT_DATA)]
+        .into_iter()
+        .flatten()
+        .min()
 }
 
 /// The lowest memory limit of the control group named in `proc_cgroup`
@@ -465,30 +500,36 @@ fn number_after(text: &str, key: &str) -> Option<u64> {
 /// thread (the kernel keeps no peak of it).
 pub struct AnonPeak {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    sampler: std::thread::JoinHandle<Option<u64>>,
+    /// None when the thread could not be started (a process limit).
+    sampler: Option<std::thread::JoinHandle<Option<u64>>>,
 }
 
 impl AnonPeak {
-    /// Starts sampling every `every`.
+    /// Starts sampling every `every` (nothing when no thread can be
+    /// started: [`AnonPeak::finish`] then knows no peak).
     pub fn start(every: std::time::Duration) -> AnonPeak {
         use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
         let stop = std::sync::Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
-        let sampler = std::thread::spawn(move || {
-            let mut peak = rss_anon();
-            while !flag.load(Relaxed) {
-                std::thread::sleep(every);
-                peak = peak.max(rss_anon());
-            }
-            peak
-        });
+        let sampler = std::thread::Builder::new()
+            .name("anon-peak".into())
+            .spawn(move || {
+                let mut peak = rss_anon();
+                while !flag.load(Relaxed) {
+                    std::thread::sleep(every);
+                    peak = peak.max(rss_anon());
+                }
+                peak
+            })
+            .ok();
         AnonPeak { stop, sampler }
     }
 
     /// Stops sampling; the largest value seen (a last sample included).
+    /// None when no sampler ran: a last sample alone is no peak.
     pub fn finish(self) -> Option<u64> {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        let peak = self.sampler.join().unwrap_or(None);
+        let peak = self.sampler?.join().unwrap_or(None);
         peak.max(rss_anon())
     }
 }

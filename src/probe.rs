@@ -390,7 +390,13 @@ impl Level {
         let due = (self.table.header().blocks / 16).max(16);
         if misses >= due && !self.raw_check_started.swap(true, Ordering::Relaxed) {
             let level = Arc::clone(self);
-            std::thread::spawn(move || level.check_raw());
+            let started = std::thread::Builder::new()
+                .name("raw-check".into())
+                .spawn(move || level.check_raw());
+            if started.is_err() {
+                // A process limit: a later miss tries again.
+                self.raw_check_started.store(false, Ordering::Relaxed);
+            }
         }
     }
 

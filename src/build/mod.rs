@@ -19,7 +19,7 @@ use crate::files::{self, RemoveOnDrop, remove_leftovers_strictly};
 use crate::lock::DirLock;
 use crate::memory::{AnonPeak, disk_read_bytes, peak_rss, reset_peak_rss};
 /// The memory this process may fill, to weigh [`Needs`] against.
-pub use crate::memory::{MemoryLimit, memory_limit};
+pub use crate::memory::{MemoryLimit, SetBy, memory_limit};
 use crate::oware::solve::{ForwardResume, Options, solve_part_in};
 use crate::oware::{Rules, game_levels, level_size, reads_level};
 use crate::progress::{Notice, Progress};
@@ -537,7 +537,7 @@ mod tests {
         let gb = |g: u64| {
             Some(MemoryLimit {
                 bytes: g * 1_000_000_000,
-                by_cgroup: false,
+                set_by: SetBy::Machine,
             })
         };
         let top = highest_to_build(&db, Rules::Awari, &levels).unwrap();
@@ -574,13 +574,25 @@ mod tests {
         // A control group's limit below the machine's memory says so.
         let cgroup = MemoryLimit {
             bytes: 4_000_000_000,
-            by_cgroup: true,
+            set_by: SetBy::ControlGroup,
         };
         let err = check_memory(top, 1, 1, Some(cgroup))
             .unwrap_err()
             .to_string();
         assert!(
             err.contains("(1.25 bytes per position) and this process's control group allows 4.0 GB: levels up to 30 fit here; build level 35 under a higher memory limit or"),
+            "{err}"
+        );
+        // So does the process's own (`ulimit -v`).
+        let ulimit = MemoryLimit {
+            bytes: 4_000_000_000,
+            set_by: SetBy::ProcessLimit,
+        };
+        let err = check_memory(top, 1, 1, Some(ulimit))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("and this process's memory limit (ulimit -v or -d) allows 4.0 GB: levels up to 30 fit here; build level 35 under a higher memory limit or"),
             "{err}"
         );
         std::fs::remove_dir_all(&dir).unwrap();

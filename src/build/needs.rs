@@ -4,7 +4,7 @@
 //! hold before anything is built.
 
 use crate::error::{Error, Result};
-use crate::memory::MemoryLimit;
+use crate::memory::{MemoryLimit, SetBy};
 use crate::oware::level_size;
 use crate::stored::{DEFAULT_RAW_CACHE, keeps_raw, raw_window};
 
@@ -120,9 +120,9 @@ pub(super) fn check_memory(
         Some(n) => format!("levels up to {n} fit here; build level {top}"),
         None => format!("build level {top}"),
     };
-    let larger = match limit.by_cgroup {
-        false => "on a larger machine",
-        true => "under a higher memory limit",
+    let larger = match limit.set_by {
+        SetBy::Machine => "on a larger machine",
+        SetBy::ControlGroup | SetBy::ProcessLimit => "under a higher memory limit",
     };
     Err(Error::TooLarge {
         level: top,

@@ -43,19 +43,14 @@ pub struct Args {
 
 /// Builds the levels asked for.
 pub fn run(a: Args) -> Result<ExitCode, Error> {
-    if let Some(t) = a.threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(t)
-            .build_global()
-            .map_err(|e| Error::Invalid(format!("cannot start {t} threads: {e}")))?;
-    }
     let db = Db::new(&a.at.db).with_raw_cache(a.raw.raw_cache.0);
     let levels = a
         .levels
         .map_or_else(|| (0..=a.max_seeds).collect(), |l| l.0);
     if a.distributed {
-        return distributed(&db, a.at.rules, levels, a.threads.is_none(), a.wait);
+        return distributed(&db, a.at.rules, levels, a.threads, a.wait);
     }
+    super::start_workers(a.threads)?;
     if let Some((var, ranks)) = launched_as_ranks() {
         // Each would build alone, and all but one would find the
         // directory locked by the first.
@@ -80,7 +75,7 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
 /// or a panic on any rank stops every rank (the levels already written stay
 /// valid), as do ranks that disagree on what to build or where
 /// ([`Error::Disagree`]); rank 0 alone prints progress, the others their
-/// own warnings. Unless told (`share_cores`: no `--threads`), the ranks on
+/// own warnings. Unless told (`threads`, from `--threads`), the ranks on
 /// one machine share its cores: each takes cores / ranks there (at least
 /// one) rather than a thread per core each.
 #[cfg(feature = "mpi")]
@@ -88,7 +83,7 @@ fn distributed(
     db: &Db,
     rules: mancaladb::oware::Rules,
     levels: Vec<usize>,
-    share_cores: bool,
+    threads: Option<usize>,
     wait: bool,
 ) -> Result<ExitCode, Error> {
     use mancaladb::exchange::{Exchange, mpi::Mpi, ranks_on_this_machine};
@@ -110,14 +105,9 @@ fn distributed(
     // every rank: a rank that returned alone would leave the others waiting
     // for it in a collective, and itself in MPI's finalize, for good.
     let built = mpi.stop_on_panic(|| {
-        if share_cores {
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let threads = (cores / here).max(1);
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build_global()
-                .map_err(|e| Error::Invalid(format!("cannot start {threads} threads: {e}")))?;
-        }
+        // A share of the cores for each rank on this machine, unless told.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        super::start_workers(Some(threads.unwrap_or((cores / here).max(1))))?;
         build(db, rules, levels, &mpi, progress, wait, print_level)
     });
     match built {
@@ -172,7 +162,7 @@ fn distributed(
     _: &Db,
     _: mancaladb::oware::Rules,
     _: Vec<usize>,
-    _: bool,
+    _: Option<usize>,
     _: bool,
 ) -> Result<ExitCode, Error> {
     Err(Error::Invalid(

@@ -85,7 +85,13 @@ enum Command {
 /// Runs a command and returns the exit code: 0, 1 when `verify` finds a
 /// failure, 2 on usage and I/O errors (one line on standard error).
 pub fn run(cli: Cli) -> ExitCode {
-    let result = match cli.command {
+    let workers = match cli.command {
+        // `build` starts its own (`--threads`, or a share of the cores on
+        // each rank of a distributed build); these two need none.
+        Command::Build(_) | Command::Completions(_) | Command::Man(_) => Ok(()),
+        _ => start_workers(None),
+    };
+    let result = workers.and_then(|()| match cli.command {
         Command::Build(a) => build::run(a),
         Command::Query(a) => query::run(a),
         Command::Stats(a) => stats::run(a),
@@ -98,12 +104,27 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Census(a) => census::run(a),
         Command::Completions(a) => shell::completions(a),
         Command::Man(a) => shell::man(a),
-    };
+    });
     let code = result.unwrap_or_else(|e| {
         output::diag(format_args!("mancaladb: {}", explain(&e)));
         ExitCode::from(2)
     });
     output::finish(code)
+}
+
+/// Starts the library's worker threads, `threads` of them (else rayon's
+/// default: one per core, or `RAYON_NUM_THREADS`), before any work: a
+/// process that cannot start them (a limit on its threads) is told so,
+/// where rayon, starting them on first use, would panic.
+fn start_workers(threads: Option<usize>) -> Result<(), Error> {
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = threads {
+        pool = pool.num_threads(t);
+    }
+    pool.build_global().map_err(|e| {
+        let n = threads.map_or_else(|| "the worker".into(), |t| t.to_string());
+        Error::Invalid(format!("cannot start {n} threads: {e}"))
+    })
 }
 
 /// What a command line that runs no command prints, and its exit code:

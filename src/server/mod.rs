@@ -179,34 +179,46 @@ struct Log {
     pending: std::sync::atomic::AtomicUsize,
 }
 
-/// The log, whose lines a thread of its own writes to standard error: a
-/// standard error that does not drain (a paused terminal, a logger that
-/// pushes back) then holds up no request.
-fn the_log() -> &'static Log {
-    static LOG: std::sync::OnceLock<Log> = std::sync::OnceLock::new();
-    LOG.get_or_init(|| {
-        let (lines, queued) = std::sync::mpsc::sync_channel::<String>(LOG_QUEUE);
-        std::thread::spawn(move || {
+/// The log: lines a thread of its own writes to standard error (a
+/// standard error that does not drain, a paused terminal or a logger that
+/// pushes back, then holds up no request); none until [`start_log`].
+static LOG: std::sync::OnceLock<Log> = std::sync::OnceLock::new();
+
+/// Starts the log's thread, once per process: a server that cannot (a
+/// limit on the process's threads) does not start.
+fn start_log() -> std::io::Result<()> {
+    if LOG.get().is_some() {
+        return Ok(());
+    }
+    let (lines, queued) = std::sync::mpsc::sync_channel::<String>(LOG_QUEUE);
+    std::thread::Builder::new()
+        .name("log".into())
+        .spawn(move || {
             use std::io::Write;
             for line in queued {
                 let _ = writeln!(std::io::stderr(), "{line}");
-                the_log()
-                    .pending
-                    .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+                if let Some(log) = LOG.get() {
+                    log.pending
+                        .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+                }
             }
-        });
-        Log {
-            lines,
-            pending: std::sync::atomic::AtomicUsize::new(0),
-        }
-    })
+        })?;
+    // Another server of this process may have started one meanwhile: then
+    // this thread ends with its queue, which no one has.
+    let _ = LOG.set(Log {
+        lines,
+        pending: std::sync::atomic::AtomicUsize::new(0),
+    });
+    Ok(())
 }
 
 /// One line on standard error, after the time it is logged at. A line that
 /// cannot be written, or that finds [`LOG_QUEUE`] lines still waiting, is
 /// dropped: the server goes on.
 fn log_line(args: std::fmt::Arguments) {
-    let log = the_log();
+    let Some(log) = LOG.get() else {
+        return;
+    };
     log.pending
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let line = format!("{} {args}", utc_time(SystemTime::now()));
@@ -219,7 +231,9 @@ fn log_line(args: std::fmt::Arguments) {
 /// Waits, up to a second, for the log lines queued to be written.
 fn flush_log() {
     let start = Instant::now();
-    while the_log().pending.load(std::sync::atomic::Ordering::Relaxed) > 0
+    while LOG
+        .get()
+        .is_some_and(|log| log.pending.load(std::sync::atomic::Ordering::Relaxed) > 0)
         && start.elapsed() < Duration::from_secs(1)
     {
         std::thread::sleep(Duration::from_millis(5));
@@ -308,6 +322,7 @@ impl Drop for LogEntry {
 /// chosen when `addr` asks for port 0), and serves until Ctrl-C.
 pub fn serve(state: State, addr: SocketAddr, bound: impl FnOnce(SocketAddr)) -> Result<(), Error> {
     let failed = |what: &str, e: std::io::Error| Error::Invalid(format!("{what} {addr}: {e}"));
+    start_log().map_err(|e| failed("cannot start the log of the server for", e))?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

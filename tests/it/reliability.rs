@@ -1316,3 +1316,68 @@ fn the_rate_known_quotes_passes_over_lines_that_are_not_builds() {
     std::fs::write(dir.join("build-log.tsv"), lines.join("\n") + "\n").unwrap();
     assert_eq!(Db::new(&dir).measured_rate(), Some(twelve as f64 / 2.0));
 }
+
+/// A process that cannot start threads (here: a stack no machine has, as
+/// a limit on its threads would) is told so in one line, exit 2, by every
+/// command that works with them; rayon, starting its threads on first use,
+/// used to panic.
+#[test]
+fn a_process_that_cannot_start_threads_is_told_so() {
+    let db = s(awari_db());
+    let out_dir = scratch("no-threads");
+    let census = out_dir.join("census");
+    let cases: [&[&str]; 6] = [
+        &["build", "--max-seeds", "3", "--db", s(&out_dir)],
+        &[
+            "build",
+            "--threads",
+            "1",
+            "--max-seeds",
+            "3",
+            "--db",
+            s(&out_dir),
+        ],
+        &["verify", "--seeds", "3", "--db", db],
+        &["query", "--db", db, "1 1 1 1 1 2 4 2 3 0 0 0"],
+        &["census", "--seeds", "2..3", "--db", s(&census)],
+        &["serve", "--db", db, "--port", "0"],
+    ];
+    for args in cases {
+        let out = bin()
+            .args(args)
+            .env("RUST_MIN_STACK", "100000000000000")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with("mancaladb: cannot start "),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    }
+    assert!(!out_dir.join("awari-00.mdb").exists());
+}
+
+/// A limit on the process's address space (`ulimit -v`, as batch
+/// schedulers set it) is a memory limit like the machine's: a level past
+/// it is refused before anything is built, not aborted part way through.
+#[test]
+fn a_process_memory_limit_refuses_a_level_past_it() {
+    let dir = scratch("ulimit");
+    let exe = bin().get_program().to_owned();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -v 300000 && exec "$0" "$@""#)
+        .arg(exe)
+        .args(["build", "--max-seeds", "24", "--db", s(&dir)])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("and this process's memory limit (ulimit -v or -d) allows 0.3 GB: levels up to 22 fit here"),
+        "{err}"
+    );
+    assert!(!dir.join("awari-00.mdb").exists());
+}
