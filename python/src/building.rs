@@ -44,11 +44,11 @@ pub fn build(
     let progress = Progress::to(&observer);
     let db = Db::new(db);
     let mut stopped: Option<PyErr> = None;
-    let reports = py.detach(|| {
+    let reports = crate::workers::detach(py, || {
         build_until(&db, rules, 0..=max_seeds, &Alone, progress, wait, |r| {
             observer.tell_level(&on_level, r, &mut stopped)
         })
-    });
+    })?;
     let reports = observer.ended(reports)?;
     let reports = serde_json::to_string(&reports).expect("reports serialize");
     if let Some(e) = stopped.or_else(|| observer.take_interrupt()) {

@@ -222,7 +222,7 @@ impl Database {
         let observer = ToPython::new(Stages::of(stages)?, on_notice);
         let mut stopped = None;
         let rules = self.rules;
-        let results = py.detach(|| {
+        let results = crate::workers::detach(py, || {
             verify_until(
                 &source,
                 rules,
@@ -231,7 +231,7 @@ impl Database {
                 Progress::to(&observer),
                 |c| observer.tell_level(&on_level, c, &mut stopped),
             )
-        });
+        })?;
         let results = observer.ended(results)?;
         let results = serde_json::to_string(&results).expect("results serialize");
         if let Some(e) = stopped.or_else(|| observer.take_interrupt()) {

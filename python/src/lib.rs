@@ -11,6 +11,7 @@ mod errors;
 mod index;
 mod observer;
 mod omweso;
+mod workers;
 
 use pyo3::prelude::*;
 

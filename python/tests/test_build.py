@@ -259,3 +259,55 @@ def test_the_checkpoint_interval_comes_from_the_environment(tmp_path, caplog, mo
     monkeypatch.setenv("MANCALADB_CHECKPOINT_SECS", "soon")
     with pytest.raises(ValueError, match="MANCALADB_CHECKPOINT_SECS=soon"):
         mancaladb.build(tmp_path / "bad", 6, progress=False)
+
+
+def test_a_child_made_by_fork_builds_and_verifies_after_its_parent_did(tmp_path):
+    # multiprocessing's default start method on Linux, and PyTorch's
+    # DataLoader workers: the child inherits the parent's worker pool but
+    # not its threads, and its first build used to wait for them for ever.
+    import time
+    committed_awari = committed("awari")
+    mancaladb.build(tmp_path / "parent", 6, progress=False)
+    pid = os.fork()
+    if pid == 0:  # the child: its verdict as its exit status, never pytest's
+        status = 1
+        try:
+            mancaladb.build(tmp_path / "child", 9, progress=False)
+            with mancaladb.open(tmp_path / "child") as db:
+                passed = all(r["passed"] for r in db.verify(range(7, 10), progress=False))
+            status = 0 if passed else 1
+        finally:
+            os._exit(status)
+    deadline = time.monotonic() + 120
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child's build hung")
+        time.sleep(0.05)
+    assert os.waitstatus_to_exitcode(status) == 0
+    for n in range(10):
+        path = tmp_path / "child" / f"awari-{n:02}.mdb"
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == committed_awari[n]
+
+
+def test_a_process_that_cannot_start_threads_gets_an_os_error(tmp_path):
+    # A stack no machine has, as a limit on the process's threads would:
+    # an OSError, where rayon starting its threads on first use panicked.
+    import subprocess
+    import sys
+    code = ("import mancaladb, sys\n"
+            "try:\n"
+            f"    mancaladb.build({str(tmp_path)!r}, 3, progress=False)\n"
+            "except OSError as e:\n"
+            "    print(e)\n"
+            "    sys.exit(0)\n"
+            "sys.exit(1)\n")
+    env = dict(os.environ, RUST_MIN_STACK="100000000000000")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("cannot start the worker threads: "), out.stdout
