@@ -194,49 +194,47 @@ pub enum SetBy {
     /// of the group that fills more, though `/proc/meminfo` shows the whole
     /// machine's.
     ControlGroup,
-    /// The process's own limit on its address space or data (`ulimit -v`,
-    /// `ulimit -d`, as batch schedulers set them): an allocation past it
-    /// fails, and the process aborts.
-    ProcessLimit,
 }
 
 impl std::fmt::Display for MemoryLimit {
-    /// "this machine has 25.3 GB", or what the limit allows.
+    /// "this machine has 25.3 GB", or what the control group allows.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let gb = self.bytes as f64 / 1e9;
         match self.set_by {
             SetBy::Machine => write!(f, "this machine has {gb:.1} GB"),
             SetBy::ControlGroup => write!(f, "this process's control group allows {gb:.1} GB"),
-            SetBy::ProcessLimit => write!(
-                f,
-                "this process's memory limit (ulimit -v or -d) allows {gb:.1} GB"
-            ),
         }
     }
 }
 
 /// The memory this process may fill: the machine's (`MemTotal`), or less
 /// where its control group (v2's `memory.max`, v1's
-/// `memory.limit_in_bytes`, the group's own or an ancestor's) or its own
-/// limits (`RLIMIT_AS`, `RLIMIT_DATA`) say so.
+/// `memory.limit_in_bytes`, the group's own or an ancestor's) says so. The
+/// processes of a machine share it; a process's own limits are
+/// [`address_space_limit`].
 pub fn memory_limit() -> Option<MemoryLimit> {
     let total = proc_number("/proc/meminfo", "MemTotal:")? * 1024;
     let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok();
     let read = |path: &std::path::Path| std::fs::read_to_string(path).ok();
-    let limits = [
-        Some((total, SetBy::Machine)),
-        cgroup
-            .and_then(|c| cgroup_limit(&c, read))
-            .map(|b| (b, SetBy::ControlGroup)),
-        process_limit().map(|b| (b, SetBy::ProcessLimit)),
-    ];
-    let (bytes, set_by) = limits.into_iter().flatten().min_by_key(|&(b, _)| b)?;
-    Some(MemoryLimit { bytes, set_by })
+    Some(match cgroup.and_then(|c| cgroup_limit(&c, read)) {
+        Some(limit) if limit < total => MemoryLimit {
+            bytes: limit,
+            set_by: SetBy::ControlGroup,
+        },
+        _ => MemoryLimit {
+            bytes: total,
+            set_by: SetBy::Machine,
+        },
+    })
 }
 
-/// The lower of this process's soft limits on its address space and its
-/// data, if either is set.
-fn process_limit() -> Option<u64> {
+/// This process's own limit on its address space or its data, the lower
+/// of the soft `RLIMIT_AS` and `RLIMIT_DATA` (`ulimit -v`, `ulimit -d`, as
+/// batch schedulers set them), if either is set: an allocation past it
+/// fails, and the process aborts. It bounds more than working memory (the
+/// mapped lower levels, the threads' stacks count too), so working memory
+/// past it cannot fit, but working memory under it may not either.
+pub fn address_space_limit() -> Option<u64> {
     let soft = |resource| {
         let mut limit = libc::rlimit {
             rlim_cur: 0,

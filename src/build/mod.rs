@@ -19,7 +19,7 @@ use crate::files::{self, RemoveOnDrop, remove_leftovers_strictly};
 use crate::lock::DirLock;
 use crate::memory::{AnonPeak, disk_read_bytes, peak_rss, reset_peak_rss};
 /// The memory this process may fill, to weigh [`Needs`] against.
-pub use crate::memory::{MemoryLimit, SetBy, memory_limit};
+pub use crate::memory::{MemoryLimit, SetBy, address_space_limit, memory_limit};
 use crate::oware::solve::{ForwardResume, Options, solve_part_in};
 use crate::oware::{Rules, game_levels, level_size, reads_level};
 use crate::progress::{Notice, Progress};
@@ -147,7 +147,13 @@ pub fn build_until(
     // below, where they weigh their memory.)
     if ex.rank() == 0 && !db.dir().exists() {
         if ex.ranks() == 1 {
-            check_memory(highest_to_build(db, rules, &levels)?, 1, 1, memory_limit())?;
+            check_memory(
+                highest_to_build(db, rules, &levels)?,
+                1,
+                1,
+                memory_limit(),
+                address_space_limit(),
+            )?;
         }
         check_lower_levels(db, rules, &levels)?;
     }
@@ -194,7 +200,13 @@ pub fn build_until(
         _ => 0,
     };
     let top = ex.broadcast(top).checked_sub(1).map(|n| n as usize);
-    check_memory(top, ex.ranks(), ranks_on_this_machine(ex), memory_limit())?;
+    check_memory(
+        top,
+        ex.ranks(),
+        ranks_on_this_machine(ex),
+        memory_limit(),
+        address_space_limit(),
+    )?;
     if ex.rank() == 0 {
         check_lower_levels(db, rules, &levels)?;
         check_places(db, rules, &levels)?;
@@ -544,7 +556,9 @@ mod tests {
         assert_eq!(top, Some(36));
         // Level 36 takes 1.25 x 14.26 G bytes = 17.8 GB; level 33 (8.08 GB)
         // is the largest under 10 GB.
-        let err = check_memory(top, 1, 1, gb(10)).unwrap_err().to_string();
+        let err = check_memory(top, 1, 1, gb(10), None)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("level 36 needs about 17.8 GB of working memory (1.25 bytes per position) and this machine has 10.0 GB: levels up to 33 fit here; build level 36 on a larger machine"),
             "{err}"
@@ -552,47 +566,59 @@ mod tests {
         // Two ranks on two machines hold half each there, with their
         // messages (1.6 x 14.26 G / 2 = 11.4 GB); a machine that says
         // nothing is trusted.
-        assert!(check_memory(top, 2, 1, gb(12)).is_ok());
-        assert!(check_memory(top, 2, 1, gb(11)).is_err());
-        assert!(check_memory(top, 1, 1, gb(18)).is_ok());
-        assert!(check_memory(top, 1, 1, None).is_ok());
+        assert!(check_memory(top, 2, 1, gb(12), None).is_ok());
+        assert!(check_memory(top, 2, 1, gb(11), None).is_err());
+        assert!(check_memory(top, 1, 1, gb(18), None).is_ok());
+        assert!(check_memory(top, 1, 1, None, None).is_ok());
         // Ranks on one machine hold their shares together: 3 of 4 hold
         // 17.1 GB, too much for 15 GB, where 2 of 4 (11.4 GB) fit.
-        let err = check_memory(top, 4, 3, gb(15)).unwrap_err().to_string();
+        let err = check_memory(top, 4, 3, gb(15), None)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("level 36 needs about 22.8 GB of working memory (1.6 bytes per position), 17.1 GB of it on this machine (3 of 4 ranks), and this machine has 15.0 GB: levels up to 35 fit here;"),
             "{err}"
         );
-        assert!(check_memory(top, 4, 2, gb(15)).is_ok());
+        assert!(check_memory(top, 4, 2, gb(15), None).is_ok());
         // A level already there is not built again: the next one down counts.
         std::fs::write(db.table_path(Rules::Awari, 36), b"").unwrap();
         let top = highest_to_build(&db, Rules::Awari, &levels).unwrap();
         assert_eq!(top, Some(35));
-        let err = check_memory(top, 1, 1, gb(10)).unwrap_err().to_string();
+        let err = check_memory(top, 1, 1, gb(10), None)
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("level 35 needs about 13.8 GB"), "{err}");
-        assert_eq!(check_memory(None, 1, 1, gb(1)).ok(), Some(()));
+        assert_eq!(check_memory(None, 1, 1, gb(1), None).ok(), Some(()));
         // A control group's limit below the machine's memory says so.
         let cgroup = MemoryLimit {
             bytes: 4_000_000_000,
             set_by: SetBy::ControlGroup,
         };
-        let err = check_memory(top, 1, 1, Some(cgroup))
+        let err = check_memory(top, 1, 1, Some(cgroup), None)
             .unwrap_err()
             .to_string();
         assert!(
             err.contains("(1.25 bytes per position) and this process's control group allows 4.0 GB: levels up to 30 fit here; build level 35 under a higher memory limit or"),
             "{err}"
         );
-        // So does the process's own (`ulimit -v`).
-        let ulimit = MemoryLimit {
-            bytes: 4_000_000_000,
-            set_by: SetBy::ProcessLimit,
-        };
-        let err = check_memory(top, 1, 1, Some(ulimit))
+        // The process's own address-space limit holds its own share (half
+        // of 1.6 x 11.04 G bytes = 17.7 GB with two ranks, both on this
+        // machine), and names no level that would fit under it: the mapped
+        // levels count there too.
+        let gb4 = Some(4_000_000_000);
+        let err = check_memory(top, 1, 1, gb(64), gb4)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "level 35 needs about 13.8 GB of working memory (1.25 bytes per position) and this process's address-space limit (ulimit -v or -d) is 4.0 GB, which the mapped lower levels and the threads' stacks share too: lift the limit, or raise it well above that"
+        );
+        assert!(check_memory(top, 2, 2, gb(64), Some(9_000_000_000)).is_ok());
+        let err = check_memory(top, 2, 2, gb(64), Some(8_000_000_000))
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("and this process's memory limit (ulimit -v or -d) allows 4.0 GB: levels up to 30 fit here; build level 35 under a higher memory limit or"),
+            err.contains("(1.6 bytes per position), 8.8 GB of it in each rank's process, and this process's address-space limit (ulimit -v or -d) is 8.0 GB"),
             "{err}"
         );
         std::fs::remove_dir_all(&dir).unwrap();

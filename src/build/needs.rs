@@ -87,52 +87,81 @@ impl Needs {
 /// machine would hold for it ([`WORKING_BYTES_PER_POSITION`]; with several
 /// ranks, each holds [`RANK_BYTES_PER_POSITION`] of its share, `here` of
 /// them on this machine, [`crate::exchange::ranks_on_this_machine`]) is more than
-/// this process may fill at all (`limit`: the machine's memory, or its
-/// control group's limit where lower, [`crate::memory::memory_limit`]): it could only
-/// fail hours later, after the levels below it.
+/// this machine's processes may fill at all (`limit`: the machine's memory,
+/// or its control group's limit where lower, [`crate::memory::memory_limit`]),
+/// or when this process's share alone is more than its own address-space
+/// limit (`own`, [`crate::memory::address_space_limit`]): it could only fail
+/// hours later, after the levels below it. The address-space limit bounds
+/// the mapped lower levels and the threads' stacks too, so a level under it
+/// is not promised to fit, and no smaller level is named as one that does.
 pub(super) fn check_memory(
     top: Option<usize>,
     ranks: usize,
     here: usize,
     limit: Option<MemoryLimit>,
+    own: Option<u64>,
 ) -> Result<()> {
-    let (Some(top), Some(limit)) = (top, limit) else {
+    let Some(top) = top else {
         return Ok(());
     };
-    let total = limit.bytes;
     let per_position = match ranks {
         1 => WORKING_BYTES_PER_POSITION,
         _ => RANK_BYTES_PER_POSITION,
     };
     let need = |n: usize| per_position * level_size(n) as f64;
     let share = |n: usize| need(n) * here as f64 / ranks as f64;
-    if share(top) <= total as f64 {
-        return Ok(());
+    let gb = |bytes: f64| bytes / 1e9;
+    if let Some(limit) = limit
+        && share(top) > limit.bytes as f64
+    {
+        let total = limit.bytes as f64;
+        let held = match ranks {
+            1 => String::new(),
+            _ => format!(
+                ", {:.1} GB of it on this machine ({here} of {ranks} ranks),",
+                gb(share(top))
+            ),
+        };
+        let fit = match (0..top).rev().find(|&n| share(n) <= total) {
+            Some(n) => format!("levels up to {n} fit here; build level {top}"),
+            None => format!("build level {top}"),
+        };
+        let larger = match limit.set_by {
+            SetBy::Machine => "on a larger machine",
+            SetBy::ControlGroup => "under a higher memory limit",
+        };
+        return Err(Error::TooLarge {
+            level: top,
+            why: format!(
+                "level {top} needs about {:.1} GB of working memory \
+                 ({per_position} bytes per position){held} and {limit}: \
+                 {fit} {larger} or over ranks on more machines",
+                gb(need(top)),
+            ),
+        });
     }
-    let held = match ranks {
-        1 => String::new(),
-        _ => format!(
-            ", {:.1} GB of it on this machine ({here} of {ranks} ranks),",
-            share(top) / 1e9
-        ),
-    };
-    let fit = match (0..top).rev().find(|&n| share(n) <= total as f64) {
-        Some(n) => format!("levels up to {n} fit here; build level {top}"),
-        None => format!("build level {top}"),
-    };
-    let larger = match limit.set_by {
-        SetBy::Machine => "on a larger machine",
-        SetBy::ControlGroup | SetBy::ProcessLimit => "under a higher memory limit",
-    };
-    Err(Error::TooLarge {
-        level: top,
-        why: format!(
-            "level {top} needs about {:.1} GB of working memory \
-             ({per_position} bytes per position){held} and {limit}: \
-             {fit} {larger} or over ranks on more machines",
-            need(top) / 1e9,
-        ),
-    })
+    let mine = need(top) / ranks as f64;
+    if let Some(own) = own
+        && mine > own as f64
+    {
+        let each = match ranks {
+            1 => String::new(),
+            _ => format!(", {:.1} GB of it in each rank's process,", gb(mine)),
+        };
+        return Err(Error::TooLarge {
+            level: top,
+            why: format!(
+                "level {top} needs about {:.1} GB of working memory \
+                 ({per_position} bytes per position){each} and this process's \
+                 address-space limit (ulimit -v or -d) is {:.1} GB, which the mapped \
+                 lower levels and the threads' stacks share too: lift the limit, or \
+                 raise it well above that",
+                gb(need(top)),
+                gb(own as f64),
+            ),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

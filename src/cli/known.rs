@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use mancaladb::Error;
-use mancaladb::build::{Needs, WORKING_BYTES_PER_POSITION, memory_limit};
+use mancaladb::build::{Needs, WORKING_BYTES_PER_POSITION, address_space_limit, memory_limit};
 use mancaladb::error::level_set_text;
 use mancaladb::known::starts;
 use mancaladb::oware::levels_needed;
@@ -107,9 +107,13 @@ fn cost(n: Needs, levels: usize, positions: u64, rate: Option<f64>) -> String {
         gb(n.disk),
         DEFAULT_RAW_CACHE >> 30
     );
-    match memory_limit() {
-        Some(limit) if n.memory > limit.bytes => text.push_str(&format!(
+    match (memory_limit(), address_space_limit()) {
+        (Some(limit), _) if n.memory > limit.bytes => text.push_str(&format!(
             ": {limit}, so not here, but over the ranks of several machines (`build --distributed`, README)"
+        )),
+        (_, Some(own)) if n.memory > own => text.push_str(&format!(
+            ": this process's address-space limit (ulimit -v or -d) is {:.1} GB, so not under it: lift the limit, or raise it well above that",
+            gb(own)
         )),
         _ => {
             if let Some(r) = rate {
