@@ -17,7 +17,7 @@ pub struct Args {
     #[command(flatten)]
     at: Where,
     /// Build levels 0..=N.
-    #[arg(long, default_value_t = 16, value_parser = args::oware_level, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 16, value_parser = args::oware_level, allow_negative_numbers = true)]
     max_seeds: usize,
     /// Build these levels instead, e.g. 0..34,36 (the levels the 36-seed
     /// start rests on: level N never reads level N-1). Each level's lower
@@ -26,7 +26,7 @@ pub struct Args {
     levels: Option<args::LevelSet>,
     /// Worker threads (default: all cores; with --distributed, per rank:
     /// the cores of its machine shared among the ranks there).
-    #[arg(long, value_parser = args::threads, allow_hyphen_values = true)]
+    #[arg(long, value_parser = args::threads, allow_negative_numbers = true)]
     threads: Option<usize>,
     /// Build together with the other ranks of an MPI job, each solving a
     /// slice of every level (run under mpirun; needs a build with

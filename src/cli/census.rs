@@ -37,11 +37,11 @@ pub struct Args {
     #[arg(long, default_value = "db")]
     db: PathBuf,
     /// Most laps to follow per start before counting it undecided.
-    #[arg(long, default_value_t = 1_000_000_000, value_parser = args::lap_budget, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 1_000_000_000, value_parser = args::lap_budget, allow_negative_numbers = true)]
     max_laps: u64,
     /// Seconds between two checkpoints inside a row (0: after every batch
     /// of 4 M configurations).
-    #[arg(long, default_value = "60", value_parser = seconds, allow_hyphen_values = true)]
+    #[arg(long, default_value = "60", value_parser = seconds, allow_negative_numbers = true)]
     checkpoint_secs: Duration,
     /// Run even if the estimate is more than a day.
     #[arg(long)]

@@ -17,14 +17,14 @@ pub struct Args {
     #[arg(long, allow_hyphen_values = true)]
     opponent: Option<String>,
     /// Check only this start pit (0..15).
-    #[arg(long, allow_hyphen_values = true, value_parser = pit)]
+    #[arg(long, allow_negative_numbers = true, value_parser = pit)]
     pit: Option<usize>,
     /// A match's first turn: no captures.
     #[arg(long)]
     first_turn: bool,
     /// Most laps to follow per start before answering undecided, shared by
     /// every line of the start's choice tree.
-    #[arg(long, default_value_t = 1_000_000_000, allow_hyphen_values = true, value_parser = args::lap_budget)]
+    #[arg(long, default_value_t = 1_000_000_000, allow_negative_numbers = true, value_parser = args::lap_budget)]
     max_laps: u64,
     /// Print one JSON object.
     #[arg(long)]

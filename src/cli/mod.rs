@@ -86,10 +86,12 @@ enum Command {
 /// failure, 2 on usage and I/O errors (one line on standard error).
 pub fn run(cli: Cli) -> ExitCode {
     let workers = match cli.command {
-        // `build` starts its own (`--threads`, or a share of the cores on
-        // each rank of a distributed build); these two need none.
-        Command::Build(_) | Command::Completions(_) | Command::Man(_) => Ok(()),
-        _ => start_workers(None),
+        // The commands that work in parallel (`build` starts its own:
+        // `--threads`, or a share of the cores on each rank of a
+        // distributed build); the others start no thread, and still answer
+        // where none can be started.
+        Command::Verify(_) | Command::Census(_) | Command::Import(_) => start_workers(None),
+        _ => Ok(()),
     };
     let result = workers.and_then(|()| match cli.command {
         Command::Build(a) => build::run(a),
@@ -122,8 +124,12 @@ fn start_workers(threads: Option<usize>) -> Result<(), Error> {
         pool = pool.num_threads(t);
     }
     pool.build_global().map_err(|e| {
-        let n = threads.map_or_else(|| "the worker".into(), |t| t.to_string());
-        Error::Invalid(format!("cannot start {n} threads: {e}"))
+        let n = match threads {
+            None => "the worker threads".to_string(),
+            Some(1) => "1 thread".to_string(),
+            Some(t) => format!("{t} threads"),
+        };
+        Error::Invalid(format!("cannot start {n}: {e}"))
     })
 }
 

@@ -25,10 +25,10 @@ pub struct Args {
     vu: Option<PathBuf>,
     /// Address to listen on: HOST:PORT, or a port alone on 127.0.0.1
     /// (port 0: any free port; the bound address is printed).
-    #[arg(long, visible_alias = "port", default_value = "127.0.0.1:8080", value_parser = args::listen_addr, allow_hyphen_values = true)]
+    #[arg(long, visible_alias = "port", default_value = "127.0.0.1:8080", value_parser = args::listen_addr, allow_negative_numbers = true)]
     addr: SocketAddr,
     /// Memory for decompressed blocks, per rule set, in MiB.
-    #[arg(long, default_value_t = 512, value_parser = args::mib, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 512, value_parser = args::mib, allow_negative_numbers = true)]
     cache_mib: usize,
 }
 

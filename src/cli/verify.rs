@@ -24,7 +24,7 @@ pub struct Args {
     quick: bool,
     /// Run checks 1..=N only: 1 integrity, 2 consistency, 3 re-derivation
     /// (default). A level is recorded as verified only after all three.
-    #[arg(long, value_name = "N", value_parser = args::checks, allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", value_parser = args::checks, allow_negative_numbers = true)]
     checks: Option<Checks>,
     /// Print a JSON list, one object per level.
     #[arg(long)]

@@ -312,6 +312,13 @@ fn flag_values_are_judged_by_their_own_bounds() {
     for (args, want) in cases {
         refuses(args, want);
     }
+    // A flag where a number belongs is a missing number, not the number.
+    for args in [
+        &["verify", "--checks", "--quick"][..],
+        &["loops", "--pit", "--json", "3"],
+    ] {
+        refuses(args, "a value is required for");
+    }
     // Spaces around a number, as every numeric flag takes them.
     let db = awari_db().to_str().unwrap();
     succeeds(&["verify", "--checks", " 1", "--seeds", "3", "--db", db]);
