@@ -307,7 +307,7 @@ fn no_way_back(dir: &Path) -> Result<()> {
         if !exists(&prefix)? {
             if components.any(|c| c == std::path::Component::ParentDir) {
                 return Err(Error::Invalid(format!(
-                    "{}: '..' leaves {}, which is not there; give the path without it",
+                    "{}: '..' after {}, which is not there; give the path without it",
                     dir.display(),
                     prefix.display()
                 )));
@@ -595,25 +595,31 @@ pub fn open_record_file(options: &mut std::fs::OpenOptions, path: &Path) -> Resu
 }
 
 /// Appends `lines` (each ending in a newline) to the record file `path`
-/// (created if missing; [`open_record_file`]) in one write, synced: an
-/// append that fails part way (a full disk) leaves at most one partial
-/// line, and the next append starts on a line of its own after it, so the
-/// partial line is one a reader passes over, not one that swallows the
-/// next record.
+/// (created if missing; [`open_record_file`]) in one write, synced. A
+/// partial last line, what an append cut short (by a full disk) leaves, is
+/// cut off first: read as a record, it could pass for one with wrong
+/// figures (a time cut to its first digits). The caller holds the lock of
+/// the directory, so no other process is appending meanwhile.
 pub fn append_lines(path: &Path, lines: &[u8]) -> Result<()> {
     use std::io::Write;
     use std::os::unix::fs::FileExt;
+    /// Longer than any record: a last line without its newline that is
+    /// longer is no record cut short, and is ended instead.
+    const RECORD: u64 = 4096;
     let mut options = std::fs::OpenOptions::new();
     let f = open_record_file(options.create(true).read(true).append(true), path)?;
     let io = |e| Error::io(path, e);
     let len = f.metadata().map_err(io)?.len();
-    let mut last = [b'\n'];
-    if len > 0 {
-        f.read_exact_at(&mut last, len - 1).map_err(io)?;
-    }
+    let from = len.saturating_sub(RECORD);
+    let mut tail = vec![0; (len - from) as usize];
+    f.read_exact_at(&mut tail, from).map_err(io)?;
     let mut text = Vec::with_capacity(lines.len() + 1);
-    if last[0] != b'\n' {
-        text.push(b'\n');
+    if tail.last().is_some_and(|&b| b != b'\n') {
+        match tail.iter().rposition(|&b| b == b'\n') {
+            Some(end) => f.set_len(from + end as u64 + 1).map_err(io)?,
+            None if from == 0 => f.set_len(0).map_err(io)?,
+            None => text.push(b'\n'),
+        }
     }
     text.extend_from_slice(lines);
     (&f).write_all(&text).map_err(io)?;
@@ -625,7 +631,8 @@ pub fn append_lines(path: &Path, lines: &[u8]) -> Result<()> {
 /// symbolic link, a named pipe); one not there yet is fine.
 pub fn check_appendable(path: &Path) -> Result<()> {
     let mut append = std::fs::OpenOptions::new();
-    match open_record_file(append.append(true), path) {
+    // Read too, as [`append_lines`] opens it.
+    match open_record_file(append.read(true).append(true), path) {
         Err(Error::Io { source, .. }) if source.kind() == ErrorKind::NotFound => Ok(()),
         opened => opened.map(drop),
     }
@@ -675,7 +682,7 @@ mod tests {
     }
 
     #[test]
-    fn an_append_after_a_partial_line_starts_a_line_of_its_own() {
+    fn an_append_cuts_off_a_partial_last_line_first() {
         let dir = scratch("append");
         let log = dir.join("log.tsv");
         append_lines(&log, b"awari\t12\n").unwrap();
@@ -690,7 +697,19 @@ mod tests {
         append_lines(&log, b"awari\t15\n").unwrap();
         assert_eq!(
             std::fs::read(&log).unwrap(),
-            b"awari\t12\nawari\t13\t24\nawari\t14\nawari\t15\n"
+            b"awari\t12\nawari\t14\nawari\t15\n"
+        );
+        // A file of one partial line goes whole; a last line longer than
+        // any record is ended, not cut.
+        std::fs::write(&log, b"awari\t13").unwrap();
+        append_lines(&log, b"awari\t16\n").unwrap();
+        assert_eq!(std::fs::read(&log).unwrap(), b"awari\t16\n");
+        let long = vec![b'x'; 5000];
+        std::fs::write(&log, &long).unwrap();
+        append_lines(&log, b"awari\t17\n").unwrap();
+        assert_eq!(
+            std::fs::read(&log).unwrap(),
+            [&long[..], b"\nawari\t17\n"].concat()
         );
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -710,7 +729,7 @@ mod tests {
         assert_eq!(
             err,
             format!(
-                "{}: '..' leaves {}, which is not there; give the path without it",
+                "{}: '..' after {}, which is not there; give the path without it",
                 detour.display(),
                 gone.display()
             )
