@@ -555,15 +555,16 @@ def _board_array(boards: Any) -> np.ndarray:
     if isinstance(boards, (list, tuple)) and _holds_bool(boards):
         # NumPy would read True as 1 in a row of integers.
         raise TypeError("boards must hold integers, got bool")
-    if isinstance(boards, (list, tuple)) and all(
-            isinstance(r, (list, tuple, np.ndarray)) for r in boards):
-        # Rows of different lengths: the row that is no board, in the
-        # library's words (NumPy's "inhomogeneous shape" names none).
-        lengths = [len(r) for r in boards]
-        if len(set(lengths)) > 1:
-            row = next(k for k, n in enumerate(lengths) if n != 12)
-            raise ValueError(f"row {row}: an Oware board has 12 pits, got {lengths[row]} numbers")
-    a = np.asarray(boards)
+    try:
+        a = np.asarray(boards)
+    except ValueError:
+        # Rows of different lengths (NumPy's "inhomogeneous shape" names no
+        # row): the first that is no board, in the library's words.
+        lengths = [len(r) if hasattr(r, "__len__") else None for r in boards]
+        row = next((k for k, n in enumerate(lengths) if n != 12), None)
+        if row is None or lengths[row] is None:
+            raise
+        raise ValueError(f"row {row}: an Oware board has 12 pits, got {lengths[row]} numbers") from None
     if a.shape == (0,):  # an empty list: no boards
         return np.empty((0, 12), np.uint8)
     if a.dtype == object and a.ndim == 2:
