@@ -425,6 +425,44 @@ def main(url, out):
             # Proven at lap 8 (the state comes back rotated, fact 5); period 128.
             assert first[:5] == ["0", "ccw", "infinite", "8", "128"], first
             d.save_screenshot(os.path.join(out, "omweso.png"))
+
+            # The address: the captures of a board not shown go with it (they
+            # made a game no one gave), and a setting the page does not have
+            # is said, not dropped in silence.
+            d.get(url + "?board=bad&captured=16,16&foo=1")
+            error = lambda d: d.find_element(By.ID, "error").text
+            wait_for(d, "the address's notices", lambda d: "foo= is not a setting of this page" in error(d))
+            assert "captured=16,16 goes with the board not shown: counting from 0" in error(d), error(d)
+            wait_for(d, "the default position", lambda d: len(moves(d)) == 6)
+            assert "captured" not in d.current_url and score(d).startswith("captured so far: 0 by the player to move, 0 by"), \
+                (d.current_url, score(d))
+            # A typed board above the levels here whose player to move has no
+            # seeds is valued by the rules (the page refused it).
+            field = d.find_element(By.ID, "board-text")
+            field.clear()
+            field.send_keys("0,0,0,0,0,0,9,9,0,0,0,0", Keys.ENTER)
+            wait_for(d, "the rules' value", lambda d: board(d) == [0, 0, 0, 0, 0, 0, 9, 9, 0, 0, 0, 0]
+                     and "-18" in d.find_element(By.ID, "value").text)
+            # b plays the principal line's first move among the best ones:
+            # here pit 5, which takes 2, where pit 2 (also best) goes round.
+            d.get(url + "?board=2,0,1,0,0,3,0,0,1,1,0,0")
+            d.find_element(By.CSS_SELECTOR, "input[name=mode][value=play]").click()
+            wait_for(d, "the principal line", lambda d: d.find_element(By.ID, "line-end").text.startswith("end:"))
+            first_ply = d.find_elements(By.CSS_SELECTOR, "#line li")[0].text
+            assert "pit 5 takes 2" in first_ply, first_ply
+            best = [p for (p, _v, _c, _k) in moves(d) if "best" in d.find_element(By.ID, f"pit-{p}").get_attribute("class")]
+            assert best == [2, 5], best
+            d.find_element(By.TAG_NAME, "body").send_keys("b")
+            wait_for(d, "the line's move", lambda d: said(d).startswith("You sowed pit 5 and took 2;"))
+            # Edit mode stops at a game's 48 seeds: the board and its address
+            # stay as they were (58 seeds went into the address, which the
+            # page then refused).
+            d.get(url + "?board=4,4,4,4,4,4,4,4,4,4,4,4")
+            wait_for(d, "the full board", lambda d: board(d) == [4] * 12)
+            d.find_element(By.CSS_SELECTOR, "input[name=mode][value=edit]").click()
+            d.find_element(By.ID, "pit-0").click()
+            wait_for(d, "the refusal", lambda d: "holds at most 48 seeds" in error(d))
+            assert board(d) == [4] * 12 and "board=4,4,4,4,4,4,4,4,4,4,4,4" in d.current_url, d.current_url
         finally:
             d.quit()
     print("browser test: ok; screenshots in", out)

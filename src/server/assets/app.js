@@ -28,6 +28,10 @@ const state = {
   // said with its value once the answer comes.
   done: "",
   analysis: null, // the last answer of /api/awari for state.board
+  // The pit the principal line of state.board plays first, once it is in:
+  // the best move that b and the button play (the lowest best pit could
+  // go round for ever where the line cashes the win).
+  linePit: null,
   // What the address asked for that is not shown (a bad board, rules not
   // served): said with every answer until the board is changed.
   notices: [],
@@ -235,6 +239,11 @@ function renderBoard() {
 
 function clickPit(p, delta) {
   if (mode() === "edit") {
+    if (delta > 0 && seedsOn(state.board) >= GAME_SEEDS) {
+      // Refused as a typed board is: the board shown stays.
+      showError(`an Oware board holds at most ${GAME_SEEDS} seeds: take one away first`);
+      return;
+    }
     const b = state.board.slice();
     b[p] = Math.min(MAX_PIT, Math.max(0, b[p] + delta));
     setBoard(b, false);
@@ -267,6 +276,7 @@ function setBoard(board, keepHistory, notices = [], captured = [0, 0], done = ""
   state.board = board;
   state.captured = captured;
   state.analysis = null;
+  state.linePit = null;
   // Commas unescaped, so that the address reads as it is shared.
   const q = new URLSearchParams({ board: board.join(",") });
   if (state.rules !== "awari") q.set("rules", state.rules);
@@ -296,7 +306,7 @@ async function analyze() {
   if (state.focusMoves && focusWaiting()) $("status").focus();
   $("line").replaceChildren();
   $("line-end").textContent = "";
-  $("value").textContent = "";
+  $("value").textContent = "waiting for the server's answer";
   $("source").textContent = "";
   $("seeds").textContent = seedsOn(state.board) + " seeds,";
   $("score").textContent = scoreText(null);
@@ -314,6 +324,7 @@ async function analyze() {
     const message = await boardErrorText(e);
     if (id !== state.request) return;
     say(message); // announced: role=alert
+    $("value").textContent = "no value: " + message;
     $("said").textContent = state.done;
     renderBoard();
     return;
@@ -323,6 +334,7 @@ async function analyze() {
     const line = await getJSON(apiURL("/api/awari/mainline", q), signal);
     if (id !== state.request) return;
     renderLine(line);
+    if (line.line.length) state.linePit = line.line[0].pit;
   } catch (e) {
     if (id !== state.request) return;
     say("principal line: " + withRetry(e, "retry with the set button"));
@@ -341,6 +353,8 @@ async function boardErrorText(e) {
 // readable level of the rules shown ("this position has 20 seeds; ...");
 // "" when it has not, or the levels are not known.
 async function beyondLevels(board) {
+  // A player to move without seeds: valued by the rules, from no level.
+  if (board.slice(0, 6).every((n) => n === 0)) return "";
   const info = await state.levelsServed.catch(() => null);
   const served = info && info.rules.find((r) => r.rules === state.rules);
   const levels = served ? served.levels.filter((l) => !l.error).map((l) => l.seeds) : [];
@@ -651,6 +665,10 @@ function addressPosition() {
   const parsed = given === null ? { board: DEFAULT_BOARD.slice() } : parseBoard(given);
   const board = parsed.board || DEFAULT_BOARD.slice();
   if (parsed.error) notices.push("board=" + given + " " + parsed.error + ": showing the default position");
+  for (const key of new Set(params.keys())) {
+    if (!["board", "rules", "captured"].includes(key)) notices.push(key + "= is not a setting of this page (board, rules, captured): ignored");
+    else if (params.getAll(key).length > 1) notices.push(key + "= is given " + params.getAll(key).length + " times: the first is used");
+  }
   const askedRules = params.get("rules");
   let rules = "awari";
   if (RULES.includes(askedRules)) rules = askedRules;
@@ -660,7 +678,11 @@ function addressPosition() {
     rules = "awari";
   }
   let captured = parseCaptured(params.get("captured"), board);
-  if (captured === null) {
+  if (parsed.error && params.get("captured") !== null) {
+    // The captures of a board not shown would make a game no one asked for.
+    notices.push("captured=" + params.get("captured") + " goes with the board not shown: counting from 0");
+    captured = [0, 0];
+  } else if (captured === null) {
     notices.push("captured=" + params.get("captured") + " is not two seed counts that fit beside the board's: counting from 0");
     captured = [0, 0];
   }
@@ -695,6 +717,9 @@ function start() {
       showError("the board typed " + typed.error);
       return;
     }
+    // The levels as the server has them now (it may have been restarted
+    // over more levels since the page asked).
+    if (await beyondLevels(typed.board)) state.levelsServed = getJSON("/api/levels");
     const beyond = await beyondLevels(typed.board);
     if (beyond) {
       showError(beyond);
@@ -761,8 +786,9 @@ function start() {
 }
 
 function playBest() {
-  if (mode() !== "play") return;
-  if (state.analysis && state.analysis.best.length) play(state.analysis.best[0]);
+  if (mode() !== "play" || !state.analysis || !state.analysis.best.length) return;
+  const best = state.analysis.best;
+  play(best.includes(state.linePit) ? state.linePit : best[0]);
 }
 
 function undo() {
