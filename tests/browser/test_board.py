@@ -425,6 +425,16 @@ def main(url, out):
             # Proven at lap 8 (the state comes back rotated, fact 5); period 128.
             assert first[:5] == ["0", "ccw", "infinite", "8", "128"], first
             d.save_screenshot(os.path.join(out, "omweso.png"))
+            # With too few laps to decide it, the laps are those followed,
+            # not a lap it was decided at.
+            laps = d.find_element(By.ID, "om-laps")
+            laps.clear()
+            laps.send_keys("2")
+            d.find_element(By.CSS_SELECTOR, "#omweso-form button").click()
+            undecided = lambda d: [c.text for c in d.find_elements(By.CSS_SELECTOR, "#om-starts tbody tr")[0].find_elements(By.TAG_NAME, "td")]
+            wait_for(d, "an undecided start", lambda d: d.find_elements(By.CSS_SELECTOR, "#om-starts tbody tr")
+                     and undecided(d)[2] == "undecided")
+            assert undecided(d)[3].startswith("not within "), undecided(d)
 
             # The address: the captures of a board not shown go with it (they
             # made a game no one gave), and a setting the page does not have
@@ -454,6 +464,14 @@ def main(url, out):
             assert best == [2, 5], best
             d.find_element(By.TAG_NAME, "body").send_keys("b")
             wait_for(d, "the line's move", lambda d: said(d).startswith("You sowed pit 5 and took 2;"))
+            # The last move of a game: the value of the rest (0) beside the
+            # game's result, which is said (it read "draw for the player to
+            # move" beside "they end with 22 and 26").
+            d.get(url + "?board=0,0,0,0,0,2,1,1,0,0,0,0&captured=22,22")
+            wait_for(d, "the last move", lambda d: moves(d) and moves(d)[0][0] == 5)
+            d.find_element(By.ID, "pit-5").click()
+            wait_for(d, "the game's end", lambda d: board(d) == [0] * 12
+                     and "(game over: the opponent wins the game)" in d.find_element(By.ID, "value").text)
             # Edit mode stops at a game's 48 seeds: the board and its address
             # stay as they were (58 seeds went into the address, which the
             # page then refused).

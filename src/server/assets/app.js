@@ -387,7 +387,12 @@ function scoreText(final) {
 
 function renderAnalysis(a) {
   const v = $("value");
-  v.textContent = "value " + signed(a.value) + " (" + a.category + " for the player to move)";
+  // With no move left and the whole game's seeds known, the game's result
+  // (a value of 0 is no draw of a game 22 to 26).
+  const [m, o] = a.final && !a.moves.length ? [a.final.mover, a.final.opponent] : [null, null];
+  const says = m === null ? a.category + " for the player to move"
+    : "game over: " + (m === o ? "a drawn game" : m > o ? "the player to move wins the game" : "the opponent wins the game");
+  v.textContent = "value " + signed(a.value) + " (" + says + ")";
   v.className = a.category;
   const sources = { "one-ply": "· not stored: valued from its moves", rules: "· no move: valued by the rules" };
   $("source").textContent = sources[a.source] || "";
@@ -610,7 +615,10 @@ async function decideOmweso(ev) {
     for (const s of r.starts) {
       const tr = document.createElement("tr");
       tr.className = s.verdict === "terminates" ? "win" : s.verdict === "undecided" ? "draw" : "loss";
-      for (const c of [s.pit, s.direction, s.verdict, s.laps.toLocaleString(), s.period ?? ""]) {
+      // An undecided start's laps are those followed before the budget ran
+      // out, not a lap it was decided at.
+      const laps = (s.verdict === "undecided" ? "not within " : "") + s.laps.toLocaleString();
+      for (const c of [s.pit, s.direction, s.verdict, laps, s.period ?? ""]) {
         const td = document.createElement("td");
         td.textContent = c;
         tr.appendChild(td);
