@@ -361,7 +361,7 @@ def main(url, out):
             wait_for(d, "the Levels error", lambda d: levels_error.is_displayed())
             assert levels_error.get_attribute("role") == "alert"
             assert levels_error.text.startswith("cannot reach the server") and levels_error.text.endswith(
-                "; reload the page to retry"), levels_error.text
+                "; open Levels again to retry"), levels_error.text
             block()
             d.find_element(By.ID, "nav-board").click()
             d.find_element(By.ID, "nav-levels").click()

@@ -470,7 +470,7 @@ async function showLevels() {
   try {
     info = await getJSON("/api/levels", signal);
   } catch (e) {
-    if (current()) levelsError(withRetry(e, "reload the page to retry"));
+    if (current()) levelsError(withRetry(e, "open Levels again to retry"));
     return;
   }
   if (!current()) return;
