@@ -183,6 +183,9 @@ def main(url, out):
             # Edit mode: a click adds a seed to any pit; no move is played,
             # by the best-move button or its key.
             d.find_element(By.CSS_SELECTOR, "input[name=mode][value=edit]").click()
+            # A pit's description is the mode's hint: what keys do there.
+            hint = d.find_element(By.ID, d.find_element(By.ID, "pit-11").get_attribute("aria-describedby"))
+            assert "+ or ↑ adds" in hint.text, hint.text
             d.find_element(By.ID, "pit-11").click()
             wait_for(d, "an edited pit", lambda d: board(d)[11] == 1)
             assert "board=5,0,3,0,0,0,1,1,1,1,1,1" in d.current_url, d.current_url

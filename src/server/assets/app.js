@@ -207,6 +207,8 @@ function renderBoard() {
         }
       }
       b.setAttribute("aria-label", name);
+      // What clicks and keys do on a pit in the mode shown.
+      b.setAttribute("aria-describedby", "mode-hint");
       b.addEventListener("click", (ev) => clickPit(p, ev.shiftKey ? -1 : 1));
       // In edit mode the keyboard takes seeds away too (Enter and Space
       // add one, as a click does).
