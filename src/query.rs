@@ -96,6 +96,19 @@ fn a_position(board: &Board) -> Result<()> {
     }
 }
 
+/// Refuses to value positions under `rules` from `values` of other rules
+/// (a library caller's mix; every front end opens the tables of the rules
+/// it asks for): each stored value would disagree with its moves, which
+/// reads as a damaged table.
+fn same_rules(rules: Rules, values: &dyn Values) -> Result<()> {
+    match values.rules() {
+        Some(held) if held != rules => Err(Error::Invalid(format!(
+            "{rules} positions cannot be valued from {held} values: open the {rules} tables"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The levels [`analyze`] reads for `board` under `rules`, increasing: its
 /// own when [`reads_own_level`], and its moves' children's.
 pub fn levels_read(rules: Rules, board: &Board) -> Vec<usize> {
@@ -144,6 +157,7 @@ pub fn levels_rested_on(rules: Rules, board: &Board) -> Vec<usize> {
 /// than an answer.
 pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analysis> {
     a_position(board)?;
+    same_rules(rules, values)?;
     let seeds = board.seeds();
     // A stored board's own value first: when its level is missing, that
     // level, not one a move reaches, is the one to name (and build).
@@ -226,6 +240,7 @@ fn move_value(values: &dyn Values, captured: u8, board: &Board, child: i8) -> Re
 /// as [`analyze`] values it.
 pub fn value(rules: Rules, values: &dyn Values, board: &Board) -> Result<i8> {
     a_position(board)?;
+    same_rules(rules, values)?;
     match (board.own_seeds(), board.in_domain()) {
         (0, _) => Ok(-(board.seeds() as i8)),
         (_, true) => values.value(board),
@@ -245,6 +260,7 @@ pub fn values(
     out: &mut Vec<i8>,
 ) -> Result<()> {
     out.clear();
+    same_rules(rules, values)?;
     let mut rest = boards;
     while let Some(first) = rest.first() {
         let stored = rest.iter().take_while(|b| reads_own_level(b)).count();
@@ -322,6 +338,38 @@ mod tests {
         fn origin(&self, _: &Board) -> PathBuf {
             PathBuf::from("nowhere")
         }
+    }
+
+    #[test]
+    fn positions_are_not_valued_from_the_values_of_other_rules() {
+        struct Held(Rules);
+        impl Values for Held {
+            fn value(&self, _: &Board) -> Result<i8> {
+                Ok(0)
+            }
+            fn origin(&self, _: &Board) -> PathBuf {
+                PathBuf::from("memory")
+            }
+            fn rules(&self) -> Option<Rules> {
+                Some(self.0)
+            }
+        }
+        let b = Board([0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0]);
+        let want = "abapa positions cannot be valued from awari values: open the abapa tables";
+        let awari = Held(Rules::Awari);
+        assert_eq!(
+            value(Rules::Abapa, &awari, &b).unwrap_err().to_string(),
+            want
+        );
+        assert_eq!(
+            analyze(Rules::Abapa, &awari, &b).unwrap_err().to_string(),
+            want
+        );
+        let err = values(Rules::Abapa, &awari, &[b], &mut Vec::new()).unwrap_err();
+        assert_eq!(err.to_string(), want);
+        let err = principal_line(Rules::Abapa, &awari, &b, 10).unwrap_err();
+        assert_eq!(err.to_string(), want);
+        assert_eq!(value(Rules::Awari, &awari, &b).unwrap(), 0);
     }
 
     #[test]

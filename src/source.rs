@@ -33,6 +33,13 @@ pub trait Values {
     fn value(&self, board: &Board) -> Result<i8>;
     /// The file the value of `board` comes from, for error messages.
     fn origin(&self, board: &Board) -> PathBuf;
+    /// The rule set whose values these are, when the source knows it: the
+    /// queries, a layer above, refuse to value positions under other rules
+    /// with them (a stored value would then disagree with its moves,
+    /// which reads as a damaged table).
+    fn rules(&self) -> Option<Rules> {
+        None
+    }
     /// The stored values of `boards` appended to `out`, in order, as
     /// [`Values::value`] gives them one by one; on an error, `out` has
     /// gained the values of the boards before the one that failed. A
@@ -169,6 +176,11 @@ impl Values for VuDir {
         Ok(value)
     }
 
+    /// The published files hold awari values.
+    fn rules(&self) -> Option<Rules> {
+        Some(Rules::Awari)
+    }
+
     fn origin(&self, board: &Board) -> PathBuf {
         self.path(board.seeds())
     }
@@ -258,6 +270,10 @@ impl Values for Tables {
     fn value(&self, board: &Board) -> Result<i8> {
         let (seeds, index) = self.encoder.stored_index(board)?;
         self.level(seeds)?.value(&self.cache, None, index)
+    }
+
+    fn rules(&self) -> Option<Rules> {
+        Some(self.rules)
     }
 
     fn origin(&self, board: &Board) -> PathBuf {
@@ -646,6 +662,13 @@ impl Values for Source {
         match self {
             Source::Tables(t) => t.origin(board),
             Source::Vu(vu) => vu.origin(board),
+        }
+    }
+
+    fn rules(&self) -> Option<Rules> {
+        match self {
+            Source::Tables(t) => t.rules(),
+            Source::Vu(vu) => vu.rules(),
         }
     }
 

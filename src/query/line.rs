@@ -148,6 +148,7 @@ pub fn principal_line(
     board: &Board,
     max_plies: usize,
 ) -> Result<Line> {
+    super::same_rules(rules, values)?;
     follow(rules, values, board, max_plies, SEARCH_LIMIT)
 }
 
