@@ -359,7 +359,9 @@ fn pascal(n: usize, k: usize) -> Vec<Vec<u64>> {
     rows
 }
 
-/// Binomial coefficient `C(n, k)` (exact in `u128` for the sizes used here).
+/// Binomial coefficient `C(n, k)`: exact in `u128` for the sizes used
+/// here, `u128::MAX` where a step of the computation does not fit (it used
+/// to wrap silently in release builds).
 pub fn binomial(n: u64, k: u64) -> u128 {
     if k > n {
         return 0;
@@ -367,7 +369,10 @@ pub fn binomial(n: u64, k: u64) -> u128 {
     let k = k.min(n - k);
     let mut acc: u128 = 1;
     for i in 0..k {
-        acc = acc * u128::from(n - i) / u128::from(i + 1);
+        match acc.checked_mul(u128::from(n - i)) {
+            Some(product) => acc = product / u128::from(i + 1),
+            None => return u128::MAX,
+        }
     }
     acc
 }
@@ -475,5 +480,7 @@ mod tests {
         assert_eq!(binomial(27, 11), 13_037_895);
         assert_eq!(binomial(5, 7), 0);
         assert_eq!(binomial(59, 11), 279_871_768_995);
+        // Past what a u128 holds: the largest, not a wrapped number.
+        assert_eq!(binomial(u64::MAX, 11), u128::MAX);
     }
 }

@@ -320,10 +320,16 @@ impl Encoder {
     }
 }
 
-/// Positions in level `seeds`: `C(n+11,11) - C(n+5,11)`.
+/// Positions in level `seeds`: `C(n+11,11) - C(n+5,11)`; `u64::MAX` for a
+/// count of seeds far past the game's whose count does not fit (it used
+/// to wrap to a smaller number).
 pub fn level_size(seeds: usize) -> u64 {
     let n = seeds as u64;
-    (crate::compose::binomial(n + 11, 11) - crate::compose::binomial(n + 5, 11)) as u64
+    let all = crate::compose::binomial(n.saturating_add(11), 11);
+    if all == u128::MAX {
+        return u64::MAX;
+    }
+    u64::try_from(all - crate::compose::binomial(n + 5, 11)).unwrap_or(u64::MAX)
 }
 
 /// Unranks positions of one level one after another, redoing for each only
@@ -352,6 +358,17 @@ mod tests {
     use super::*;
     use crate::oware::{Rules, moves};
     use std::collections::HashMap;
+
+    /// The published sizes at the game's levels; the largest count far past
+    /// them, not a wrapped smaller one.
+    #[test]
+    fn level_sizes_and_counts_past_the_game() {
+        assert_eq!(level_size(16), 12_685_179);
+        assert_eq!(level_size(48), 203_648_015_935);
+        for seeds in [1_000, 1_000_000, usize::MAX] {
+            assert_eq!(level_size(seeds), u64::MAX, "{seeds}");
+        }
+    }
 
     /// Mover-major walks visit every position of a range exactly once, with
     /// its own board.
