@@ -32,6 +32,10 @@ pub struct Encoder {
 impl Encoder {
     /// An encoder for levels `0..=max_seeds` (at most 48). Its tables grow as
     /// `max_seeds²`, so solvers make one sized for the level at hand.
+    ///
+    /// # Panics
+    ///
+    /// If `max_seeds` is more than 48.
     pub fn new(max_seeds: usize) -> Encoder {
         assert!(max_seeds <= MAX_SEEDS);
         Encoder {
@@ -41,11 +45,19 @@ impl Encoder {
     }
 
     /// Positions in level `seeds`.
+    ///
+    /// # Panics
+    ///
+    /// If `seeds` is more than the encoder's `max_seeds` (the free function
+    /// [`level_size`] takes any count).
     pub fn level_size(&self, seeds: usize) -> u64 {
         self.ranker.count(seeds)
     }
 
-    /// Index of `board` within its level. The board must be in the domain.
+    /// Index of `board` within its level, unchecked, for the solver's
+    /// loops: the board must be in the domain (not every opponent pit
+    /// filled, at most `max_seeds` seeds), or the index is another board's
+    /// or this panics. [`Encoder::index_of`] checks a board from outside.
     #[inline]
     pub fn rank(&self, board: &Board) -> u64 {
         self.ranker.rank(&board.0)
@@ -74,7 +86,13 @@ impl Encoder {
         }
     }
 
-    /// The board at `index` of level `seeds`.
+    /// The board at `index` of level `seeds`, unchecked, for the solver's
+    /// loops. [`Encoder::board_at`] checks an index from outside.
+    ///
+    /// # Panics
+    ///
+    /// If `seeds` is more than the encoder's `max_seeds` or `index` is not
+    /// below [`Encoder::level_size`].
     pub fn unrank(&self, seeds: usize, index: u64) -> Board {
         let mut b = Board::EMPTY;
         self.ranker.unrank(seeds, index, &mut b.0);
@@ -343,7 +361,8 @@ pub struct Cursor<'a> {
 }
 
 impl Cursor<'_> {
-    /// The board at `index`.
+    /// The board at `index`, which must be below the level's size
+    /// (unchecked, as [`Encoder::unrank`]).
     #[inline]
     pub fn seek(&mut self, index: u64) -> Board {
         self.enc

@@ -169,6 +169,12 @@ pub(super) fn capture_run(b: Packed, last: usize) -> (u8, usize) {
 /// An empty list means the player to move has no seeds: the game ends and
 /// the value is `-seeds`.
 ///
+/// # Panics
+///
+/// May panic if `board` holds more than the 48 seeds of a game (a parsed
+/// board never does: [`Board::parse`](super::Board::parse) and
+/// [`Board::from_counts`](super::Board::from_counts) check it).
+///
 /// ```
 /// use mancaladb::oware::{moves, Board, Rules};
 /// // The capture from pit 5 would starve the opponent, so only pit 0 is legal.
