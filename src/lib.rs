@@ -28,6 +28,11 @@
 //! * [`query`], [`stats`], [`known`]: reading values back;
 //! * [`verify`]: integrity, consistency and independent re-derivation.
 //!
+//! The default feature `cli` builds the `mancaladb` command line and its
+//! HTTP server; a library user can leave them and their dependencies out
+//! (`default-features = false`). The feature `mpi` adds the distributed
+//! build.
+//!
 //! # Building a table set and asking it
 //!
 //! What `mancaladb build --max-seeds 8` and `mancaladb query` do, from
