@@ -77,8 +77,8 @@ fn main() {
     let paths: Vec<String> = (0..requests)
         .map(|_| {
             let n = levels[splitmix(&mut state) as usize % levels.len()];
-            let b = e.unrank(n, splitmix(&mut state) % level_size(n));
-            let pits: Vec<String> = b.0.iter().map(|p| p.to_string()).collect();
+            let b = e.board_at(n, splitmix(&mut state) % level_size(n)).unwrap();
+            let pits: Vec<String> = b.pits().iter().map(|p| p.to_string()).collect();
             format!("/api/awari?board={}", pits.join(","))
         })
         .collect();

@@ -1,6 +1,8 @@
 //! The per-position costs of the level solver's inner loops, on one
 //! thread: walking a level in index order, generating moves (the forward
 //! pass), generating unmoves (propagation) and ranking what they reach.
+//! It ranks with the checked `Encoder::index_of` (what probes call); the
+//! solver's own ranking skips the domain test, and costs a little less.
 //! Speed work on the builder starts here (BENCHMARKS.md, issue 11).
 //!
 //! `cargo run --release --example movegen -- 17`
@@ -11,7 +13,7 @@
 use std::time::Instant;
 
 use mancaladb::oware::retro::for_each_predecessor;
-use mancaladb::oware::{Encoder, Rules, moves};
+use mancaladb::oware::{Board, Encoder, Rules, moves};
 
 fn main() {
     let Some(seeds) = std::env::args()
@@ -27,6 +29,11 @@ fn main() {
     }
     let enc = Encoder::new(seeds);
     let size = enc.level_size(seeds);
+    let level = || enc.boards(seeds, 0..size).expect("the level's own indices");
+    let index = |b: &Board| {
+        enc.index_of(b)
+            .expect("a move's child or a predecessor is stored")
+    };
     // Every loop folds what it computes into `acc`, printed at the end, so
     // that nothing is optimised away (and runs can be compared).
     let mut acc = 0u64;
@@ -40,33 +47,31 @@ fn main() {
     };
     println!("level {seeds}: {size} positions, one thread");
     time("walk in index order", &mut |acc| {
-        enc.for_range(seeds, 0, size, |_, b| *acc += u64::from(b.0[3]));
+        level().for_each(|(_, b)| *acc += u64::from(b.pits()[3]));
     });
     time("moves", &mut |acc| {
-        enc.for_range(seeds, 0, size, |_, b| {
-            *acc += moves(Rules::Awari, b).as_slice().len() as u64;
-        });
+        level().for_each(|(_, b)| *acc += moves(Rules::Awari, &b).as_slice().len() as u64);
     });
     time("moves, ranking the captures", &mut |acc| {
-        enc.for_range(seeds, 0, size, |_, b| {
-            for m in moves(Rules::Awari, b)
+        for (_, b) in level() {
+            for m in moves(Rules::Awari, &b)
                 .as_slice()
                 .iter()
                 .filter(|m| m.captured > 0)
             {
-                *acc += enc.rank_in(seeds - usize::from(m.captured), &m.child);
+                *acc += index(&m.child);
             }
-        });
+        }
     });
     time("unmoves", &mut |acc| {
-        enc.for_range(seeds, 0, size, |_, b| {
-            for_each_predecessor(Rules::Awari, b, |p| *acc += u64::from(p.0[2]));
-        });
+        for (_, b) in level() {
+            for_each_predecessor(Rules::Awari, &b, |p| *acc += u64::from(p.pits()[2]));
+        }
     });
     time("unmoves, ranking them", &mut |acc| {
-        enc.for_range(seeds, 0, size, |_, b| {
-            for_each_predecessor(Rules::Awari, b, |p| *acc += enc.rank_in(seeds, p));
-        });
+        for (_, b) in level() {
+            for_each_predecessor(Rules::Awari, &b, |p| *acc += index(p));
+        }
     });
     println!("(checksum {acc})");
 }

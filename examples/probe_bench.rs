@@ -127,7 +127,11 @@ fn main() {
     for &n in &levels {
         let mut state = n as u64;
         let boards: Vec<Board> = (0..BOARDS)
-            .map(|_| encoder.unrank(n, splitmix(&mut state) % level_size(n)))
+            .map(|_| {
+                encoder
+                    .board_at(n, splitmix(&mut state) % level_size(n))
+                    .unwrap()
+            })
             .collect();
         let report = |label: &str, threads: usize, probes: usize, (rate, per_cpu): (f64, f64)| {
             println!(
@@ -139,7 +143,7 @@ fn main() {
         match mode {
             "mutex" => {
                 let table = Table::open(&db.table_path(Rules::Awari, n)).unwrap();
-                let get = |b: &Board| table.get(encoder.rank(b)).unwrap();
+                let get = |b: &Board| table.get(encoder.index_of(b).unwrap()).unwrap();
                 let few = count.min(20_000);
                 for threads in [1, cores] {
                     let rate = run(threads, few, &boards, &get);

@@ -133,12 +133,13 @@ pub fn levels_read(rules: Rules, board: &Board) -> Vec<usize> {
 /// ```
 /// use mancaladb::oware::{Board, Rules};
 /// use mancaladb::query::levels_rested_on;
-/// let start = Board([3; 12]);
+/// let start = Board::new([3; 12])?;
 /// assert_eq!(levels_rested_on(Rules::Awari, &start), [(0..=34).collect::<Vec<_>>(), vec![36]].concat());
-/// let over = Board([0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]);
+/// let over = Board::new([0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1])?;
 /// assert!(levels_rested_on(Rules::Awari, &over).is_empty());
-/// let stored_over = Board([0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 0, 0]);
+/// let stored_over = Board::new([0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 0, 0])?;
 /// assert!(levels_rested_on(Rules::Awari, &stored_over).is_empty());
+/// # Ok::<(), mancaladb::Error>(())
 /// ```
 pub fn levels_rested_on(rules: Rules, board: &Board) -> Vec<usize> {
     let mut levels: Vec<usize> = levels_read(rules, board)
@@ -305,7 +306,7 @@ mod tests {
 
     impl Values for Solved {
         fn value(&self, board: &Board) -> Result<i8> {
-            Ok(self.0[board.seeds()][self.1.rank(board) as usize])
+            Ok(self.0[board.seeds()][self.1.index_of(board)? as usize])
         }
         fn origin(&self, _: &Board) -> PathBuf {
             PathBuf::from("memory")
@@ -468,7 +469,8 @@ mod tests {
                     .as_slice()
                     .iter()
                     .map(|m| {
-                        let child = solved.0[m.child.seeds()][solved.1.rank(&m.child) as usize];
+                        let child = solved.0[m.child.seeds()]
+                            [solved.1.index_of(&m.child).unwrap() as usize];
                         m.captured as i8 - child
                     })
                     .max()

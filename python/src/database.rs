@@ -139,7 +139,7 @@ impl Database {
         Ok(analysis
             .moves
             .iter()
-            .map(|m| (m.pit, m.captures, m.value, m.child.0))
+            .map(|m| (m.pit, m.captures, m.value, m.child.pits()))
             .collect())
     }
 
@@ -160,7 +160,7 @@ impl Database {
         let plies = line
             .plies
             .iter()
-            .map(|p| (p.board.0, p.pit, p.captures, p.value))
+            .map(|p| (p.board.pits(), p.pit, p.captures, p.value))
             .collect();
         Ok(match line.end {
             LineEnd::GameOver => (plies, "game-over", None),

@@ -56,7 +56,7 @@ pub fn ranks<'py>(
 /// The board at `index` of level `seeds`.
 #[pyfunction]
 pub fn unrank(seeds: usize, index: u64) -> PyResult<[u8; PITS]> {
-    encoder().board_at(seeds, index).map(|b| b.0).py()
+    encoder().board_at(seeds, index).map(|b| b.pits()).py()
 }
 
 /// The boards at indices `start..stop` of level `seeds`, one row each.
@@ -68,7 +68,7 @@ pub fn boards<'py>(
     stop: u64,
 ) -> PyResult<Bound<'py, PyArray2<u8>>> {
     let e = encoder();
-    e.check_indices(seeds, start, stop).py()?;
+    let walk = e.boards(seeds, start..stop).py()?;
     // Memory that cannot be had (or is more than is available: Linux would
     // grant it and kill a process as it fills) is a MemoryError, not an
     // abort.
@@ -81,6 +81,6 @@ pub fn boards<'py>(
         .ok_or_else(|| too_many("more bytes than an address holds".into()))?;
     let rows = cells_len / PITS;
     let mut cells: Vec<u8> = mancaladb::reserve(cells_len).map_err(|e| too_many(e.to_string()))?;
-    py.detach(|| e.for_range(seeds, start, stop, |_, b| cells.extend_from_slice(&b.0)));
+    py.detach(|| walk.for_each(|(_, b)| cells.extend_from_slice(&b.pits())));
     PyArray1::from_vec(py, cells).reshape([rows, PITS])
 }

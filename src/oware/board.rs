@@ -57,12 +57,36 @@ pub fn game_levels(levels: impl IntoIterator<Item = usize>) -> Result<Vec<usize>
 /// Twelve pits; `0..6` belong to the player to move, from that player's left,
 /// counter-clockwise, and `6..12` to the opponent. Captured seeds have left the
 /// board, so the board alone is the position.
+///
+/// A board holds at most [`MAX_SEEDS`] seeds: it is made by one of the
+/// checked constructors ([`Board::new`], [`Board::parse`],
+/// [`Board::from_counts`]), or by the library (a move's child, a level's
+/// board at an index), so that every function taking one can rely on it.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, serde::Serialize)]
-pub struct Board(pub [u8; PITS]);
+pub struct Board(pub(crate) [u8; PITS]);
 
 impl Board {
     /// The board with no seeds (level 0).
     pub const EMPTY: Board = Board([0; PITS]);
+
+    /// The board with these pit counts, or [`Error::Invalid`] when they
+    /// add up to more than [`MAX_SEEDS`], with [`Board::parse`]'s message.
+    ///
+    /// ```
+    /// use mancaladb::oware::Board;
+    /// let b = Board::new([1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0]).unwrap();
+    /// assert_eq!((b.seeds(), b.pits()[6]), (16, 4));
+    /// assert!(Board::new([5; 12]).is_err());
+    /// ```
+    pub fn new(pits: [u8; PITS]) -> Result<Board> {
+        Board::from_counts(&pits.map(i64::from))
+    }
+
+    /// The pit counts, pit 0 first.
+    #[inline]
+    pub fn pits(&self) -> [u8; PITS] {
+        self.0
+    }
 
     /// Seeds on the board: the level this position belongs to.
     pub fn seeds(&self) -> usize {

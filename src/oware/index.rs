@@ -16,10 +16,11 @@ use crate::error::{Error, Result};
 /// ```
 /// use mancaladb::oware::{Board, Encoder};
 /// let e = Encoder::new(16);
-/// let b = Board([1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0]);
-/// assert_eq!(e.rank(&b), 588_953);
-/// assert_eq!(e.unrank(16, 588_953), b);
+/// let b = Board::new([1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0])?;
+/// assert_eq!(e.index_of(&b)?, 588_953);
+/// assert_eq!(e.board_at(16, 588_953)?, b);
 /// assert_eq!(e.level_size(16), 12_685_179);
+/// # Ok::<(), mancaladb::Error>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct Encoder {
@@ -54,18 +55,13 @@ impl Encoder {
         self.ranker.count(seeds)
     }
 
-    /// Index of `board` within its level, unchecked, for the solver's
-    /// loops: the board must be in the domain (not every opponent pit
-    /// filled, at most `max_seeds` seeds), or the index is another board's
-    /// or this panics. [`Encoder::index_of`] checks a board from outside.
+    /// Index of `board`, which holds `seeds` seeds, within its level,
+    /// unchecked, for the solver's loops: the board must be in the domain
+    /// (not every opponent pit filled, at most `max_seeds` seeds), or the
+    /// index is another board's or this panics. [`Encoder::index_of`]
+    /// checks a board from outside.
     #[inline]
-    pub fn rank(&self, board: &Board) -> u64 {
-        self.ranker.rank(&board.0)
-    }
-
-    /// [`Encoder::rank`] of a board known to hold `seeds` seeds.
-    #[inline]
-    pub fn rank_in(&self, seeds: usize, board: &Board) -> u64 {
+    pub(crate) fn rank_in(&self, seeds: usize, board: &Board) -> u64 {
         self.ranker.rank_with_sum(&board.0, seeds)
     }
 
@@ -87,27 +83,25 @@ impl Encoder {
     }
 
     /// The board at `index` of level `seeds`, unchecked, for the solver's
-    /// loops. [`Encoder::board_at`] checks an index from outside.
-    ///
-    /// # Panics
-    ///
-    /// If `seeds` is more than the encoder's `max_seeds` or `index` is not
-    /// below [`Encoder::level_size`].
-    pub fn unrank(&self, seeds: usize, index: u64) -> Board {
+    /// loops: `seeds` at most the encoder's `max_seeds`, `index` below
+    /// [`Encoder::level_size`], or this panics. [`Encoder::board_at`]
+    /// checks an index from outside.
+    pub(crate) fn unrank(&self, seeds: usize, index: u64) -> Board {
         let mut b = Board::EMPTY;
         self.ranker.unrank(seeds, index, &mut b.0);
         b
     }
 
-    /// [`Encoder::rank`] of a board from outside: [`Error::Invalid`] when
-    /// it is not in the stored domain (no empty opponent pit) or holds more
+    /// The index of `board` within its level: [`Error::Invalid`] when it
+    /// is not in the stored domain (no empty opponent pit) or holds more
     /// seeds than this encoder's levels.
     ///
     /// ```
     /// use mancaladb::oware::{Board, Encoder};
     /// let e = Encoder::new(48);
-    /// assert_eq!(e.index_of(&Board([1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0])).unwrap(), 588_953);
-    /// assert!(e.index_of(&Board([1; 12])).is_err());
+    /// assert_eq!(e.index_of(&Board::new([1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0])?)?, 588_953);
+    /// assert!(e.index_of(&Board::new([1; 12])?).is_err());
+    /// # Ok::<(), mancaladb::Error>(())
     /// ```
     pub fn index_of(&self, board: &Board) -> Result<u64> {
         self.stored_index(board).map(|(_, index)| index)
@@ -130,14 +124,15 @@ impl Encoder {
         }
     }
 
-    /// [`Encoder::unrank`] of a request from outside: [`Error::Invalid`]
-    /// when the level is beyond this encoder or `index` beyond the level.
+    /// The board at `index` of level `seeds`: [`Error::Invalid`] when the
+    /// level is beyond this encoder or `index` beyond the level.
     ///
     /// ```
     /// use mancaladb::oware::{Board, Encoder};
     /// let e = Encoder::new(48);
-    /// assert_eq!(e.board_at(2, 0).unwrap(), Board([2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]));
+    /// assert_eq!(e.board_at(2, 0)?, Board::new([2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])?);
     /// assert!(e.board_at(2, 78).is_err());
+    /// # Ok::<(), mancaladb::Error>(())
     /// ```
     pub fn board_at(&self, seeds: usize, index: u64) -> Result<Board> {
         let size = self.checked_size(seeds)?;
@@ -181,12 +176,12 @@ impl Encoder {
     /// Steps `board` to the next position of its level in index order;
     /// `false` after the last.
     #[inline]
-    pub fn advance(&self, board: &mut Board) -> bool {
+    pub(crate) fn advance(&self, board: &mut Board) -> bool {
         self.ranker.advance(&mut board.0)
     }
 
     /// A cursor over level `seeds`, for visiting nearby indices.
-    pub fn cursor(&self, seeds: usize) -> Cursor<'_> {
+    pub(crate) fn cursor(&self, seeds: usize) -> Cursor<'_> {
         Cursor {
             enc: self,
             trail: self.ranker.trail(seeds),
@@ -194,33 +189,91 @@ impl Encoder {
         }
     }
 
-    /// Calls `f(index, board)` for the positions `start..end` of level
-    /// `seeds`, in order, unranking only the first.
-    #[inline]
-    pub fn for_range(&self, seeds: usize, start: u64, end: u64, mut f: impl FnMut(u64, &Board)) {
-        if start >= end {
-            return;
+    /// The positions `indices` of level `seeds` as `(index, board)`, in
+    /// index order: [`Error::Invalid`] unless they are indices of the level
+    /// ([`Encoder::check_indices`]). Only the first is unranked; each next
+    /// board is a step from the last.
+    ///
+    /// ```
+    /// use mancaladb::oware::{Encoder, level_size};
+    /// let e = Encoder::new(5);
+    /// let last = level_size(5) - 1;
+    /// let boards: Vec<_> = e.boards(5, last - 1..last + 1)?.collect();
+    /// assert_eq!(boards[1], (last, e.board_at(5, last)?));
+    /// assert!(e.boards(5, 0..last + 2).is_err());
+    /// # Ok::<(), mancaladb::Error>(())
+    /// ```
+    pub fn boards(&self, seeds: usize, indices: Range<u64>) -> Result<Boards<'_>> {
+        self.check_indices(seeds, indices.start, indices.end)?;
+        Ok(self.walk(seeds, indices))
+    }
+
+    /// [`Encoder::boards`] of a range known to be the level's, for the
+    /// solver's loops.
+    fn walk(&self, seeds: usize, indices: Range<u64>) -> Boards<'_> {
+        let next = match indices.is_empty() {
+            true => Board::EMPTY,
+            false => self.unrank(seeds, indices.start),
+        };
+        Boards {
+            enc: self,
+            next,
+            indices,
         }
-        let mut b = self.unrank(seeds, start);
-        let mut i = start;
-        loop {
+    }
+
+    /// Calls `f(index, board)` for the positions `start..end` of level
+    /// `seeds` ([`Encoder::boards`], unchecked).
+    #[inline]
+    pub(crate) fn for_range(
+        &self,
+        seeds: usize,
+        start: u64,
+        end: u64,
+        mut f: impl FnMut(u64, &Board),
+    ) {
+        for (i, b) in self.walk(seeds, start..end) {
             f(i, &b);
-            i += 1;
-            if i == end || !self.advance(&mut b) {
-                break;
-            }
         }
     }
 }
 
+/// The boards of a range of a level's indices, in index order:
+/// [`Encoder::boards`].
+#[derive(Clone, Debug)]
+pub struct Boards<'a> {
+    enc: &'a Encoder,
+    /// The board at `indices.start`, when the range is not empty.
+    next: Board,
+    indices: Range<u64>,
+}
+
+impl Iterator for Boards<'_> {
+    type Item = (u64, Board);
+
+    #[inline]
+    fn next(&mut self) -> Option<(u64, Board)> {
+        let i = self.indices.next()?;
+        let board = self.next;
+        if !self.indices.is_empty() {
+            self.enc.advance(&mut self.next);
+        }
+        Some((i, board))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.indices.size_hint()
+    }
+}
+
 /// Positions of a [`Tile`] that share one opponent half: at most this many.
-pub const TILE_WIDTH: usize = 64;
+pub(crate) const TILE_WIDTH: usize = 64;
 
 /// The positions of a level whose mover's half (pits `0..6`) holds `mover`
 /// seeds and ranks `first..first + width` among the six-pit boards of that
 /// many seeds, under every opponent half: see [`Encoder::mover_tiles`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tile {
+pub(crate) struct Tile {
     /// Seeds on the mover's side.
     pub mover: u8,
     /// Rank of the first mover half among those of `mover` seeds.
@@ -245,7 +298,7 @@ impl Encoder {
     /// block, where index order reads them everywhere at once. A tile holds
     /// up to [`TILE_WIDTH`] consecutive mover halves, so that its positions
     /// in one block are consecutive bytes of a level's state.
-    pub fn mover_tiles(&self, seeds: usize) -> Vec<Tile> {
+    pub(crate) fn mover_tiles(&self, seeds: usize) -> Vec<Tile> {
         let mut tiles = Vec::new();
         for mover in 0..=seeds {
             let halves = self.half.count(mover);
@@ -269,7 +322,7 @@ impl Encoder {
     /// were done, so the runs must be the same for every reader of it: a
     /// change to the tiles or to this cut is a new version of the builder's
     /// forward checkpoints and of check 3's.
-    pub fn tile_parts(&self, seeds: usize, tiles: &[Tile], parts: u32) -> Vec<usize> {
+    pub(crate) fn tile_parts(&self, seeds: usize, tiles: &[Tile], parts: u32) -> Vec<usize> {
         let mut ends = Vec::with_capacity(tiles.len());
         let mut boards = 0u64;
         for tile in tiles {
@@ -287,14 +340,14 @@ impl Encoder {
     /// How many boards `tile` (of level `seeds`) spans: its positions, and
     /// the boards outside the level's domain that [`Encoder::walk_tile`]
     /// skips.
-    pub fn tile_size(&self, seeds: usize, tile: &Tile) -> u64 {
+    pub(crate) fn tile_size(&self, seeds: usize, tile: &Tile) -> u64 {
         u64::from(tile.width) * self.half.count(seeds - usize::from(tile.mover))
     }
 
     /// Calls `f(index, board)` for the positions of `tile` (of level
     /// `seeds`) whose index lies in `range`: opponent halves in index
     /// order, and for each the tile's mover halves, at consecutive indices.
-    pub fn walk_tile(
+    pub(crate) fn walk_tile(
         &self,
         seeds: usize,
         tile: &Tile,
@@ -354,7 +407,7 @@ pub fn level_size(seeds: usize) -> u64 {
 /// the pits in which it differs from the last (see
 /// [`Ranker::unrank_near`](crate::compose::Ranker::unrank_near)): cheap
 /// when they are close.
-pub struct Cursor<'a> {
+pub(crate) struct Cursor<'a> {
     enc: &'a Encoder,
     trail: crate::compose::Trail,
     board: Board,
@@ -364,7 +417,7 @@ impl Cursor<'_> {
     /// The board at `index`, which must be below the level's size
     /// (unchecked, as [`Encoder::unrank`]).
     #[inline]
-    pub fn seek(&mut self, index: u64) -> Board {
+    pub(crate) fn seek(&mut self, index: u64) -> Board {
         self.enc
             .ranker
             .unrank_near(index, &mut self.board.0, &mut self.trail);
@@ -386,6 +439,51 @@ mod tests {
         assert_eq!(level_size(48), 203_648_015_935);
         for seeds in [1_000, 1_000_000, usize::MAX] {
             assert_eq!(level_size(seeds), u64::MAX, "{seeds}");
+        }
+    }
+
+    /// Walking a level with `advance` visits every domain board once, in
+    /// rank order, and `unrank` inverts `rank_in` at every index; a cursor
+    /// seeking any index, near the last or not, finds its board.
+    #[test]
+    fn whole_levels_round_trip() {
+        for n in 0..=11 {
+            let e = Encoder::new(n);
+            let mut b = e.unrank(n, 0);
+            let mut cursor = e.cursor(n);
+            let mut count = 0u64;
+            loop {
+                assert!(b.in_domain() && b.seeds() == n);
+                assert_eq!(e.rank_in(n, &b), count);
+                assert_eq!(e.unrank(n, count), b);
+                assert_eq!(cursor.seek(count), b);
+                count += 1;
+                if !e.advance(&mut b) {
+                    break;
+                }
+            }
+            assert_eq!(count, level_size(n), "level {n}");
+            for i in (0..count).rev().step_by(97) {
+                assert_eq!(cursor.seek(i), e.unrank(n, i));
+            }
+        }
+    }
+
+    /// On a large level, sampled indices round-trip and `advance` steps to
+    /// the next index.
+    #[test]
+    fn sampled_large_level_round_trip() {
+        let n = 30;
+        let e = Encoder::new(n);
+        let size = e.level_size(n);
+        let mut i = 0u64;
+        while i < size {
+            let mut b = e.unrank(n, i);
+            assert_eq!(e.rank_in(n, &b), i);
+            if e.advance(&mut b) {
+                assert_eq!(e.rank_in(n, &b), i + 1);
+            }
+            i += 9_999_991;
         }
     }
 

@@ -10,6 +10,7 @@ pub mod solve;
 mod workdir;
 
 pub use board::{Board, MAX_SEEDS, PITS, game_level, game_levels, parse_level};
-pub use index::{Cursor, Encoder, TILE_WIDTH, Tile, level_size};
+pub(crate) use index::Tile;
+pub use index::{Boards, Encoder, level_size};
 pub use lower::{LowerLevels, levels_needed, reads_level};
-pub use rules::{Move, Moves, Rules, captures, moves, play, quiet_moves, sow};
+pub use rules::{Move, Moves, Rules, captures, moves, quiet_moves};

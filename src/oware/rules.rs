@@ -99,7 +99,7 @@ impl Moves {
 ///
 /// `pit` is one of the mover's pits `0..6`; a board holds at most 48 seeds.
 #[inline]
-pub fn sow(b: &mut [u8; PITS], pit: usize) -> usize {
+pub(crate) fn sow(b: &mut [u8; PITS], pit: usize) -> usize {
     let s = usize::from(b[pit]);
     debug_assert!(s > 0 && pit < 6);
     b[pit] = 0;
@@ -169,19 +169,14 @@ pub(super) fn capture_run(b: Packed, last: usize) -> (u8, usize) {
 /// An empty list means the player to move has no seeds: the game ends and
 /// the value is `-seeds`.
 ///
-/// # Panics
-///
-/// May panic if `board` holds more than the 48 seeds of a game (a parsed
-/// board never does: [`Board::parse`](super::Board::parse) and
-/// [`Board::from_counts`](super::Board::from_counts) check it).
-///
 /// ```
 /// use mancaladb::oware::{moves, Board, Rules};
 /// // The capture from pit 5 would starve the opponent, so only pit 0 is legal.
-/// let b = Board([1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0]);
+/// let b = Board::new([1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0])?;
 /// let m = moves(Rules::Awari, &b);
 /// assert_eq!(m.as_slice().len(), 1);
 /// assert_eq!(m.as_slice()[0].pit, 0);
+/// # Ok::<(), mancaladb::Error>(())
 /// ```
 pub fn moves(rules: Rules, board: &Board) -> Moves {
     generate::<true, true>(rules, board).0
@@ -281,14 +276,9 @@ fn generate<const QUIET: bool, const CAPTURES: bool>(rules: Rules, board: &Board
 /// A move that does not starve the opponent is always legal; one that does
 /// is legal only if every move does, and is then valued by [`moves`].
 ///
-/// ```
-/// use mancaladb::oware::{play, Board, Rules};
-/// let b = Board([1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0]);
-/// let (m, starves) = play(Rules::Awari, &b, 5);
-/// assert!(starves && m.captured == 2);
-/// ```
+/// `pit` is one of the mover's pits `0..6`, or this panics.
 #[inline]
-pub fn play(rules: Rules, board: &Board, pit: usize) -> (Move, bool) {
+pub(crate) fn play(rules: Rules, board: &Board, pit: usize) -> (Move, bool) {
     play_packed(rules, pack(board), pit, board.0[pit])
 }
 

@@ -23,7 +23,7 @@ fn counted_rank(b: &Board) -> u64 {
     let mut empty_above = false; // an empty opponent pit among those fixed
     let mut before: u128 = 0;
     for k in (0..12).rev() {
-        let x = u64::from(b.0[k]);
+        let x = u64::from(b.pits()[k]);
         let below = k as u64; // pits k-1..0
         let opponent_below = below.saturating_sub(6); // pits k-1..6
         for v in 0..x {
@@ -67,10 +67,10 @@ fn index_vectors_agree_with_counting() {
         let b = board(b);
         let counted = counted_rank(&b);
         assert_eq!(counted, index, "{b}: the count itself");
-        assert_eq!(e.rank(&b), counted, "{b}");
-        assert_eq!(e.unrank(b.seeds(), counted), b);
+        assert_eq!(e.index_of(&b).unwrap(), counted, "{b}");
+        assert_eq!(e.board_at(b.seeds(), counted).unwrap(), b);
         // A ranker sized for exactly the level agrees with the full one.
-        assert_eq!(Encoder::new(b.seeds()).rank(&b), counted);
+        assert_eq!(Encoder::new(b.seeds()).index_of(&b).unwrap(), counted);
     }
     // And boards of every level, drawn by a fixed generator.
     let mut x = 0x2545_f491_4f6c_dd1du64;
@@ -80,9 +80,9 @@ fn index_vectors_agree_with_counting() {
             x ^= x >> 7;
             x ^= x << 17;
             let index = x % level_size(n);
-            let b = e.unrank(n, index);
+            let b = e.board_at(n, index).unwrap();
             assert_eq!(counted_rank(&b), index, "{b}");
-            assert_eq!(e.rank(&b), index, "{b}");
+            assert_eq!(e.index_of(&b).unwrap(), index, "{b}");
         }
     }
 }
@@ -100,43 +100,36 @@ fn level_sizes() {
     }
 }
 
-/// Walking a level with `advance` visits every domain board once, in rank
-/// order, and `unrank` inverts `rank` at every index.
+/// `boards` walks whole levels in index order: each board is the one at
+/// its index, and the walk holds the level's every board once.
 #[test]
-fn whole_levels_round_trip() {
-    for n in 0..=11 {
+fn boards_walk_whole_levels() {
+    for n in 0..=9 {
         let e = Encoder::new(n);
-        let mut b = e.unrank(n, 0);
         let mut count = 0u64;
-        loop {
-            assert!(b.in_domain() && b.seeds() == n);
-            assert_eq!(e.rank(&b), count);
-            assert_eq!(e.unrank(n, count), b);
+        for (i, b) in e.boards(n, 0..level_size(n)).unwrap() {
+            assert_eq!((i, e.index_of(&b).unwrap()), (count, i), "{b}");
+            assert_eq!(b.seeds(), n);
             count += 1;
-            if !e.advance(&mut b) {
-                break;
-            }
         }
         assert_eq!(count, level_size(n), "level {n}");
     }
-}
-
-/// On a large level, sampled indices round-trip and `advance` steps to the
-/// next index.
-#[test]
-fn sampled_large_level_round_trip() {
-    let n = 30;
-    let e = Encoder::new(n);
-    let size = e.level_size(n);
-    let mut i = 0u64;
-    while i < size {
-        let mut b = e.unrank(n, i);
-        assert_eq!(e.rank(&b), i);
-        if e.advance(&mut b) {
-            assert_eq!(e.rank(&b), i + 1);
-        }
-        i += 9_999_991;
-    }
+    let e = Encoder::new(12);
+    let size = level_size(12);
+    let tail: Vec<_> = e.boards(12, size - 3..size).unwrap().collect();
+    let want: Vec<_> = (size - 3..size)
+        .map(|i| (i, e.board_at(12, i).unwrap()))
+        .collect();
+    assert_eq!(tail, want);
+    assert_eq!(e.boards(12, 5..5).unwrap().count(), 0);
+    assert_eq!(
+        e.boards(12, 0..size + 1).unwrap_err().to_string(),
+        format!(
+            "indices 0..{} outside level 12, which has {size} positions (0..{size})",
+            size + 1
+        )
+    );
+    assert!(e.boards(13, 0..1).is_err());
 }
 
 #[test]
@@ -182,25 +175,32 @@ fn stored_index_is_the_rank_of_a_stored_board_and_refuses_the_others() {
     // 6..11 is empty.
     let counts = [0u8, 1, 2, 3, 40];
     for code in 0..counts.len().pow(6) {
-        let mut b = Board([1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        let mut pits = [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
         let mut c = code;
-        for p in 6..12 {
-            b.0[p] = counts[c % counts.len()];
+        for pit in &mut pits[6..] {
+            *pit = counts[c % counts.len()];
             c /= counts.len();
         }
-        let seeds = b.seeds();
+        let seeds: usize = pits.iter().map(|&v| usize::from(v)).sum();
+        if seeds > 48 {
+            let err = Board::new(pits).unwrap_err().to_string();
+            assert_eq!(
+                err,
+                format!("an Oware board holds {seeds} seeds; a game has 48")
+            );
+            continue;
+        }
+        let b = Board::new(pits).unwrap();
         match e.stored_index(&b) {
             Ok((n, index)) => {
-                assert!(b.0[6..].contains(&0) && seeds <= 48, "{b}");
-                assert_eq!((n, index), (seeds, e.rank_in(seeds, &b)), "{b}");
+                assert!(pits[6..].contains(&0), "{b}");
+                assert_eq!(n, seeds, "{b}");
+                assert_eq!(e.board_at(n, index).unwrap(), b);
             }
             Err(err) => {
-                assert!(!b.0[6..].contains(&0) || seeds > 48, "{b}: {err}");
+                assert!(!pits[6..].contains(&0), "{b}: {err}");
                 let err = err.to_string();
-                assert!(
-                    err.contains("is not stored") || err.contains("levels go up to 48"),
-                    "{err}"
-                );
+                assert!(err.contains("is not stored"), "{err}");
             }
         }
     }

@@ -11,7 +11,7 @@ fn invariants_hold_on_whole_levels() {
         for (n, values) in levels.iter().enumerate().take(13) {
             let e = Encoder::new(n);
             let nn = n as i8;
-            e.for_range(n, 0, e.level_size(n), |i, b| {
+            for (i, ref b) in e.boards(n, 0..e.level_size(n)).unwrap() {
                 let v = values[i as usize];
                 // The stone difference of n seeds lies in -n..=n.
                 assert!((-nn..=nn).contains(&v), "{rules} {b}: {v}");
@@ -28,11 +28,11 @@ fn invariants_hold_on_whole_levels() {
                     let best = ms.as_slice().iter().map(|m| {
                         let rest = n - usize::from(m.captured);
                         let child = &levels[rest];
-                        m.captured as i8 - child[e.rank_in(rest, &m.child) as usize]
+                        m.captured as i8 - child[e.index_of(&m.child).unwrap() as usize]
                     });
                     assert_eq!(Some(v), best.max(), "{rules} {b}");
                 }
-            });
+            }
         }
     }
 }

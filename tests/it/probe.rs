@@ -62,7 +62,7 @@ fn probe_all(dir: &Path, cache_bytes: usize, threads: usize, want: &[u8], every:
                 let mut i = from * stride % n;
                 for k in from..to {
                     if (k as usize).is_multiple_of(every) {
-                        let b = e.unrank(14, i);
+                        let b = e.board_at(14, i).unwrap();
                         assert_eq!(
                             tables.value(&b).unwrap() as u8,
                             want[i as usize],
@@ -81,7 +81,10 @@ fn probe_all(dir: &Path, cache_bytes: usize, threads: usize, want: &[u8], every:
         for t in 0..threads as u64 {
             let (tables, e) = (&tables, &e);
             s.spawn(move || {
-                let boards: Vec<_> = (t..n).step_by(7).map(|i| e.unrank(14, i)).collect();
+                let boards: Vec<_> = (t..n)
+                    .step_by(7)
+                    .map(|i| e.board_at(14, i).unwrap())
+                    .collect();
                 let mut out = Vec::new();
                 tables.values(&boards, &mut out).unwrap();
                 assert_eq!(out.len(), boards.len());
@@ -125,7 +128,7 @@ fn raw_copy_is_used_only_when_it_matches() {
     probe_all(&damaged, 1 << 20, 2, &want, 31);
     // The tables whose check refused the copy read the damaged position's
     // true value too.
-    let board = Encoder::new(MAX_SEEDS).unrank(14, at as u64);
+    let board = Encoder::new(MAX_SEEDS).board_at(14, at as u64).unwrap();
     assert_eq!(tables.value(&board).unwrap() as u8, want[at]);
 
     let short = level_14_dir("probe-raw-short", Some(&want[..want.len() - 1]));
@@ -141,19 +144,20 @@ fn a_board_that_is_not_stored_is_refused_by_a_probe_not_misread() {
     export_vu(awari_db(), &vu);
     let tables = Tables::new(Db::new(awari_db()), Rules::Awari);
     let published = Source::vu(&vu);
-    // Every opponent pit filled (a starting position): not in any level;
-    // a board of more seeds than a game: in no level either.
-    for board in [Board([1; 12]), Board([9, 9, 9, 9, 9, 9, 0, 0, 0, 0, 0, 0])] {
-        for source in [&tables as &dyn Values, &published] {
-            let e = source.value(&board).unwrap_err().to_string();
-            assert!(
-                e.contains("not stored") || e.contains("levels go up to"),
-                "{e}"
-            );
-        }
-        let mut out = Vec::new();
-        assert!(tables.values(&[board], &mut out).is_err());
+    // Every opponent pit filled (a starting position): not in any level.
+    let board = Board::new([1; 12]).unwrap();
+    for source in [&tables as &dyn Values, &published] {
+        let e = source.value(&board).unwrap_err().to_string();
+        assert!(e.contains("is not stored"), "{e}");
     }
+    let mut out = Vec::new();
+    assert!(tables.values(&[board], &mut out).is_err());
+    // A board of more seeds than a game cannot be made to be asked.
+    let e = Board::new([9, 9, 9, 9, 9, 9, 0, 0, 0, 0, 0, 0]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "an Oware board holds 54 seeds; a game has 48"
+    );
 }
 
 /// `query::values` answers as `query::value` one board at a time: runs of
@@ -169,10 +173,10 @@ fn many_values_at_once_equal_one_at_a_time() {
     let e = Encoder::new(MAX_SEEDS);
     let mut boards: Vec<Board> = Vec::new();
     for (seeds, count) in [(16, 40), (9, 1), (17, 300), (12, 2)] {
-        boards.extend((0..count).map(|k| e.unrank(seeds, k * 7919 % level_size(seeds))));
+        boards.extend((0..count).map(|k| e.board_at(seeds, k * 7919 % level_size(seeds)).unwrap()));
         // A starting position (every pit filled): not stored, valued from
         // its moves.
-        boards.push(Board([1; 12]));
+        boards.push(Board::new([1; 12]).unwrap());
     }
     let mut out = Vec::new();
     query::values(Rules::Awari, &source, &boards, &mut out).unwrap();
@@ -185,7 +189,7 @@ fn many_values_at_once_equal_one_at_a_time() {
 
     // Level 20 is not built: its board fails, the values before it stay.
     let mut with_missing = boards[..50].to_vec();
-    with_missing.push(e.unrank(20, 5));
+    with_missing.push(e.board_at(20, 5).unwrap());
     with_missing.extend_from_slice(&boards[50..60]);
     let err = query::values(Rules::Awari, &source, &with_missing, &mut out).unwrap_err();
     assert!(

@@ -641,7 +641,7 @@ fn values_out_of_range_are_refused_on_import_and_by_check_1() {
     // Read in place, it is refused too: by a query of that position and by
     // the statistics of its level.
     let board = Encoder::new(3).board_at(3, 100).unwrap();
-    let pits: Vec<String> = board.0.iter().map(u8::to_string).collect();
+    let pits: Vec<String> = board.pits().iter().map(u8::to_string).collect();
     refuses(
         &["query", "--vu", s(&vu), &pits.join(" ")],
         "value 127 at index 100 is outside -3..=3",
@@ -914,7 +914,7 @@ fn a_table_holding_values_out_of_range_is_refused_by_probes_and_loads() {
     // A stored board of level 5, and a board valued from its moves (the
     // reviewer's: -126 came out, its true value is -3): exit 2, never a
     // value.
-    let pits: Vec<String> = board.0.iter().map(u8::to_string).collect();
+    let pits: Vec<String> = board.pits().iter().map(u8::to_string).collect();
     refuses(
         &["query", "--db", s(&db), &pits.join(" ")],
         "value -128 at index 7 is outside -5..=5",

@@ -20,7 +20,7 @@ fn inverts_quiet_moves(
     let size = e.level_size(n);
     // Every quiet edge, found forwards.
     let mut forward: HashSet<(Board, Board)> = HashSet::new();
-    e.for_range(n, 0, size, |_, p| {
+    for (_, ref p) in e.boards(n, 0..size).unwrap() {
         for m in moves(rules, p)
             .as_slice()
             .iter()
@@ -29,10 +29,10 @@ fn inverts_quiet_moves(
             assert!(m.child.in_domain() && m.child.seeds() == n);
             forward.insert((*p, m.child));
         }
-    });
+    }
     // The same edges, found backwards, each once.
     let mut backward: HashSet<(Board, Board)> = HashSet::new();
-    e.for_range(n, 0, size, |_, q| {
+    for (_, ref q) in e.boards(n, 0..size).unwrap() {
         predecessors(q, &mut |p| {
             assert!(
                 forward.contains(&(p, *q)),
@@ -40,7 +40,7 @@ fn inverts_quiet_moves(
             );
             assert!(backward.insert((p, *q)), "{rules}: {p} -> {q} twice");
         });
-    });
+    }
     assert_eq!(
         backward.len(),
         forward.len(),

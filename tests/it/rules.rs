@@ -155,13 +155,13 @@ fn forced_lines_cycles_included_have_the_values_the_rules_give() {
         let (mut forced, mut cycles) = (0, 0);
         for (n, values) in levels.iter().enumerate().skip(1) {
             let e = Encoder::new(n);
-            e.for_range(n, 0, e.level_size(n), |i, b| {
+            for (i, ref b) in e.boards(n, 0..e.level_size(n)).unwrap() {
                 if let Some((v, cycle)) = forced_value(rules, b) {
                     forced += 1;
                     cycles += usize::from(cycle);
                     assert_eq!(i32::from(values[i as usize]), v, "{rules} {b}");
                 }
-            });
+            }
         }
         assert!(forced > 1000, "{rules}: only {forced} forced positions");
         assert!(cycles >= 20, "{rules}: only {cycles} forced cycles");

@@ -152,7 +152,7 @@ fn damaged_values_are_500_naming_the_file() {
     std::fs::write(vu.join("scores.3"), &bytes).unwrap();
     let s = Server::start(&["--vu", vu.to_str().unwrap()]);
     let board = mancaladb::oware::Encoder::new(3).board_at(3, 100).unwrap();
-    let pits: Vec<String> = board.0.iter().map(u8::to_string).collect();
+    let pits: Vec<String> = board.pits().iter().map(u8::to_string).collect();
     let want = "scores.3: corrupt table: value 127 at index 100 is outside -3..=3";
     refused(
         &s,
