@@ -1,7 +1,66 @@
 //! mancaladb: retrograde-analysis solver and endgame-database builder for
 //! mancala games.
 //!
-//! The modules, lowest layer first (a module uses only those above it;
+//! # Probing
+//!
+//! An engine or a study asks a table set for values with a few items, the
+//! first four at the crate root:
+//!
+//! * [`Source`]: the tables of a directory that `mancaladb build` made
+//!   (or the published `scores.N` files), read in place; one `Source` is
+//!   shared by any number of threads;
+//! * [`Board`]: a position, from the mover's side, checked when made
+//!   ([`Board::new`], [`Board::parse`], [`Board::from_counts`]);
+//! * [`Rules`]: awari or abapa, the rule set the tables were built under;
+//! * [`Encoder`]: the published numbering of a level's positions
+//!   ([`Encoder::index_of`], [`Encoder::board_at`], and
+//!   [`Encoder::boards`] to walk a whole level);
+//! * [`query::value`], [`query::values`], [`query::analyze`] (every move
+//!   valued, the best marked) and [`query::principal_line`].
+//!
+//! Every fallible call returns [`Error`]: `Invalid` for a bad request
+//! (its message says what), `Missing` for a level that is not built,
+//! `Corrupt` for a table that fails its checksums, `Io` for the system's
+//! refusal. None of these items panics on what a caller gives it, save
+//! where a `# Panics` section says so ([`Encoder::new`] past 48 seeds).
+//!
+//! ```
+//! use mancaladb::build::Build;
+//! use mancaladb::db::Db;
+//! use mancaladb::query::{analyze, value};
+//! use mancaladb::{Board, Rules, Source};
+//!
+//! # fn main() -> mancaladb::Result<()> {
+//! let dir = std::env::temp_dir().join(format!("mancaladb-doc-{}", std::process::id()));
+//! // What `mancaladb build --max-seeds 8` does: levels 0..=8 (a few
+//! // thousand positions), one process, no progress shown.
+//! let reports = Build::new(&Db::new(&dir), Rules::Awari, 0..=8).run()?;
+//! assert_eq!(reports.len(), 9);
+//!
+//! let tables = Source::open(&dir, Rules::Awari, None)?;
+//! // The player to move (pits 0..5) sows pit 5 and takes 2 + 2 seeds.
+//! let board = Board::parse(&["0 0 0 0 0 2 1 1 0 0 0 0"])?;
+//! assert_eq!(value(Rules::Awari, &tables, &board)?, 4);
+//! let analysis = analyze(Rules::Awari, &tables, &board)?;
+//! assert_eq!((analysis.best.as_slice(), analysis.moves[0].captures), (&[5u8][..], 4));
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The library answers with data ([`build::LevelReport`],
+//! [`query::Analysis`]); printing it is the caller's.
+//!
+//! # Features
+//!
+//! The default feature `cli` builds the `mancaladb` command line and its
+//! HTTP server; a library user can leave them and their dependencies out
+//! (`default-features = false`). The feature `mpi` adds the distributed
+//! build.
+//!
+//! # Modules
+//!
+//! Lowest layer first (a module uses only those above it;
 //! `tests/it/layers.rs` keeps it so):
 //!
 //! * [`error`]: the typed errors; `files`: atomic writes and file kinds;
@@ -27,43 +86,6 @@
 //! * [`convert`]: import and export of the published layout;
 //! * [`query`], [`stats`], [`known`]: reading values back;
 //! * [`verify`]: integrity, consistency and independent re-derivation.
-//!
-//! The default feature `cli` builds the `mancaladb` command line and its
-//! HTTP server; a library user can leave them and their dependencies out
-//! (`default-features = false`). The feature `mpi` adds the distributed
-//! build.
-//!
-//! # Building a table set and asking it
-//!
-//! What `mancaladb build --max-seeds 8` and `mancaladb query` do, from
-//! Rust: the library answers with data ([`build::LevelReport`],
-//! [`query::Analysis`]); printing it is the caller's.
-//!
-//! ```
-//! use mancaladb::build::build;
-//! use mancaladb::db::Db;
-//! use mancaladb::exchange::Alone;
-//! use mancaladb::oware::{Board, Rules};
-//! use mancaladb::progress::Progress;
-//! use mancaladb::query::{analyze, value};
-//! use mancaladb::source::Source;
-//!
-//! # fn main() -> mancaladb::Result<()> {
-//! let dir = std::env::temp_dir().join(format!("mancaladb-doc-{}", std::process::id()));
-//! // Levels 0..=8 (a few thousand positions), one process, no progress.
-//! let reports = build(&Db::new(&dir), Rules::Awari, 0..=8, &Alone, Progress::QUIET, false, |_| {})?;
-//! assert_eq!(reports.len(), 9);
-//!
-//! let tables = Source::open(&dir, Rules::Awari, None)?;
-//! // The player to move (pits 0..5) sows pit 5 and takes 2 + 2 seeds.
-//! let board = Board::parse(&["0 0 0 0 0 2 1 1 0 0 0 0"])?;
-//! assert_eq!(value(Rules::Awari, &tables, &board)?, 4);
-//! let analysis = analyze(Rules::Awari, &tables, &board)?;
-//! assert_eq!((analysis.best.as_slice(), analysis.moves[0].captures), (&[5u8][..], 4));
-//! # std::fs::remove_dir_all(&dir).ok();
-//! # Ok(())
-//! # }
-//! ```
 #![warn(missing_docs)]
 // The module docs carry the algorithms, and name the private items that
 // keep them: `cargo doc --document-private-items` links them.
@@ -95,3 +117,5 @@ pub mod verify;
 
 pub use error::{Error, Result};
 pub use memory::reserve;
+pub use oware::{Board, Encoder, Rules};
+pub use source::Source;

@@ -13,9 +13,8 @@
 
 use std::path::PathBuf;
 
-use mancaladb::build::build_until;
+use mancaladb::build::Build;
 use mancaladb::db::Db;
-use mancaladb::exchange::Alone;
 use mancaladb::oware::Rules;
 use mancaladb::progress::Progress;
 use pyo3::prelude::*;
@@ -45,9 +44,10 @@ pub fn build(
     let db = Db::new(db);
     let mut stopped: Option<PyErr> = None;
     let reports = crate::workers::detach(py, || {
-        build_until(&db, rules, 0..=max_seeds, &Alone, progress, wait, |r| {
-            observer.tell_level(&on_level, r, &mut stopped)
-        })
+        Build::new(&db, rules, 0..=max_seeds)
+            .progress(progress)
+            .wait_for_writer(wait)
+            .run_with(|r| observer.tell_level(&on_level, r, &mut stopped))
     })?;
     let reports = observer.ended(reports)?;
     let reports = serde_json::to_string(&reports).expect("reports serialize");

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::db::{Db, map_raw};
 use crate::error::level_set_text;
 use crate::error::{Error, Missing, Result};
-use crate::exchange::{Exchange, ranks_on_this_machine};
+use crate::exchange::{Alone, Exchange, ranks_on_this_machine};
 use crate::files::{self, RemoveOnDrop, remove_leftovers_strictly};
 use crate::lock::DirLock;
 use crate::memory::{AnonPeak, disk_read_bytes, peak_rss, reset_peak_rss};
@@ -78,203 +78,260 @@ pub struct LevelReport {
     pub rounds: u64,
 }
 
-/// Builds `levels` of `rules` into `db` in increasing order (usually
-/// `0..=n`), skipping levels whose table is present and passes its
-/// checksum, so an interrupted build resumes. A level's lower levels must
-/// be among `levels` or built already, but for the one just below it,
-/// which it never reads ([`reads_level`]): `0..=34` and `36` give the
-/// 36-seed game's start its value and leave level 35 for later.
+/// A build of levels of one rule set into a table directory:
+/// [`Build::new`], then the settings that differ from the defaults, then
+/// [`Build::run`].
 ///
-/// Rank 0 first locks the directory (one writer at a time: with `wait` it
-/// waits for another writer to finish, saying so, for as long as
-/// `progress` keeps waiting, else it fails at once with [`Error::Locked`]),
-/// which also proves it writable before any solving, and
-/// removes what a killed writer left: `*.mdb.tmp` files in the directory,
-/// `*.part` and `*.tmp` files in `raw/<rules>/`.
-/// An error while writing a level removes that level's partial files.
+/// ```
+/// use mancaladb::build::Build;
+/// use mancaladb::db::Db;
+/// use mancaladb::Rules;
 ///
-/// Every rank of `ex` calls this with the same arguments; each solves its
-/// slice of every level, and rank 0 alone decides what stands and writes
-/// the tables. A level's files appear (by rename) only once every rank has
-/// finished it. `on_level` is called on rank 0 as each level is done, and
-/// only rank 0 returns the reports.
+/// # fn main() -> mancaladb::Result<()> {
+/// let db = Db::new(std::env::temp_dir().join(format!("mancaladb-build-{}", std::process::id())));
+/// let reports = Build::new(&db, Rules::Abapa, 0..=5).run()?;
+/// // Below 6 seeds every board is stored: C(11 + n, 11) of n seeds, 6,188 in all.
+/// assert_eq!(reports.iter().map(|r| r.positions).sum::<u64>(), 6_188);
+/// // Built already: run again, it checks the tables and skips them.
+/// assert!(Build::new(&db, Rules::Abapa, 0..=5).run()?.iter().all(|r| r.skipped));
+/// # std::fs::remove_dir_all(db.dir()).ok();
+/// # Ok(())
+/// # }
+/// ```
 ///
+/// [`Build::run`] builds the levels in increasing order (usually `0..=n`),
+/// skipping levels whose table is present and passes its checksum, so an
+/// interrupted build resumes. A level's lower levels must be among the
+/// levels or built already, but for the one just below it, which it never
+/// reads ([`reads_level`]): `0..=34` and `36` give the 36-seed game's start
+/// its value and leave level 35 for later.
+///
+/// Rank 0 first locks the directory (one writer at a time: see
+/// [`Build::wait_for_writer`]), which also proves it writable before any
+/// solving, and removes what a killed writer left: `*.mdb.tmp` files in the
+/// directory, `*.part` and `*.tmp` files in `raw/<rules>/`. An error while
+/// writing a level removes that level's partial files.
+///
+/// In a distributed build ([`Build::exchange`]) every rank runs the same
+/// build; each solves its slice of every level, and rank 0 alone decides
+/// what stands and writes the tables. A level's files appear (by rename)
+/// only once every rank has finished it. Only rank 0 returns the reports.
 /// An error returns on the rank that met it, while the others may wait for
 /// it in their next collective call: with several ranks the caller stops
 /// them all (the command line calls `MPI_Abort`), as it does for a panic.
-pub fn build(
-    db: &Db,
+#[derive(Clone, Copy)]
+pub struct Build<'a, L> {
+    db: &'a Db,
     rules: Rules,
-    levels: impl IntoIterator<Item = usize>,
-    ex: &dyn Exchange,
-    progress: Progress<'_>,
+    levels: L,
+    ex: &'a dyn Exchange,
+    progress: Progress<'a>,
     wait: bool,
-    mut on_level: impl FnMut(&LevelReport),
-) -> Result<Vec<LevelReport>> {
-    build_until(db, rules, levels, ex, progress, wait, |r| {
-        on_level(r);
-        ControlFlow::Continue(())
-    })
 }
 
-/// [`build`], where `on_level` may stop the build after a level by
-/// returning [`ControlFlow::Break`] (an interrupt, a caller's error): the
-/// levels done stay complete and the reports of those levels are returned.
-/// In a distributed build rank 0's word reaches every rank before the
-/// next level.
-pub fn build_until(
-    db: &Db,
-    rules: Rules,
-    levels: impl IntoIterator<Item = usize>,
-    ex: &dyn Exchange,
-    progress: Progress<'_>,
-    wait: bool,
-    mut on_level: impl FnMut(&LevelReport) -> ControlFlow<()>,
-) -> Result<Vec<LevelReport>> {
-    let mut levels = game_levels(levels)?;
-    levels.sort_unstable();
-    levels.dedup();
-    // The solver's settings from the environment and the directory's
-    // place, checked before anything else: a bad value is a usage error
-    // even when every level stands, and a file where the directory or one
-    // of its parents goes is named as such.
-    Options::from_env(db.dir())?;
-    files::check_dir(db.dir())?;
-    // A directory not there yet holds no level: what cannot be built in it
-    // is refused before it is made (with its lock and `raw/`). Otherwise
-    // the checks wait for the lock, under which the levels there stand.
-    // (Ranks learn how many of them share a machine only once they agree,
-    // below, where they weigh their memory.)
-    if ex.rank() == 0 && !db.dir().exists() {
-        if ex.ranks() == 1 {
-            check_memory(
-                highest_to_build(db, rules, &levels)?,
-                1,
-                1,
-                memory_limit(),
-                address_space_limit(),
-            )?;
+impl<'a, L: IntoIterator<Item = usize>> Build<'a, L> {
+    /// The build of `levels` of `rules` into `db`: one process, nothing
+    /// told on the way, failing at once when another writer holds the
+    /// directory.
+    pub fn new(db: &'a Db, rules: Rules, levels: L) -> Build<'a, L> {
+        Build {
+            db,
+            rules,
+            levels,
+            ex: &Alone,
+            progress: Progress::QUIET,
+            wait: false,
         }
-        check_lower_levels(db, rules, &levels)?;
     }
-    let _lock = match ex.rank() {
-        0 => {
-            let lock = if wait {
-                let waiting = |holder: &str| {
-                    progress.notice(Notice::WaitingForWriter {
-                        dir: db.dir().to_path_buf(),
-                        holder: holder.to_string(),
-                    })
+
+    /// Built by the ranks of `ex` together (see [`crate::exchange`]).
+    pub fn exchange(self, ex: &'a dyn Exchange) -> Self {
+        Build { ex, ..self }
+    }
+
+    /// Telling `progress` what it does.
+    pub fn progress(self, progress: Progress<'a>) -> Self {
+        Build { progress, ..self }
+    }
+
+    /// With `true`, waiting for another writer of the directory to finish
+    /// (saying so, for as long as the progress observer keeps waiting)
+    /// instead of failing at once with [`Error::Locked`].
+    pub fn wait_for_writer(self, wait: bool) -> Self {
+        Build { wait, ..self }
+    }
+
+    /// Builds the levels: the report of each level, in increasing order
+    /// (none on ranks other than 0).
+    pub fn run(self) -> Result<Vec<LevelReport>> {
+        self.run_with(|_| ControlFlow::Continue(()))
+    }
+
+    /// [`Build::run`], calling `on_level` on rank 0 as each level is done;
+    /// it may stop the build after that level by returning
+    /// [`ControlFlow::Break`] (an interrupt, a caller's error): the levels
+    /// done stay complete and their reports are returned. In a
+    /// distributed build rank 0's word reaches every rank before the next
+    /// level.
+    pub fn run_with(
+        self,
+        mut on_level: impl FnMut(&LevelReport) -> ControlFlow<()>,
+    ) -> Result<Vec<LevelReport>> {
+        let Build {
+            db,
+            rules,
+            levels,
+            ex,
+            progress,
+            wait,
+        } = self;
+        let mut levels = game_levels(levels)?;
+        levels.sort_unstable();
+        levels.dedup();
+        // The solver's settings from the environment and the directory's
+        // place, checked before anything else: a bad value is a usage error
+        // even when every level stands, and a file where the directory or one
+        // of its parents goes is named as such.
+        Options::from_env(db.dir())?;
+        files::check_dir(db.dir())?;
+        // A directory not there yet holds no level: what cannot be built in it
+        // is refused before it is made (with its lock and `raw/`). Otherwise
+        // the checks wait for the lock, under which the levels there stand.
+        // (Ranks learn how many of them share a machine only once they agree,
+        // below, where they weigh their memory.)
+        if ex.rank() == 0 && !db.dir().exists() {
+            if ex.ranks() == 1 {
+                check_memory(
+                    highest_to_build(db, rules, &levels)?,
+                    1,
+                    1,
+                    memory_limit(),
+                    address_space_limit(),
+                )?;
+            }
+            check_lower_levels(db, rules, &levels)?;
+        }
+        let _lock = match ex.rank() {
+            0 => {
+                let lock = if wait {
+                    let waiting = |holder: &str| {
+                        progress.notice(Notice::WaitingForWriter {
+                            dir: db.dir().to_path_buf(),
+                            holder: holder.to_string(),
+                        })
+                    };
+                    DirLock::acquire_waiting(db.dir(), waiting, || progress.keep_waiting())?
+                } else {
+                    DirLock::acquire(db.dir())?
                 };
-                DirLock::acquire_waiting(db.dir(), waiting, || progress.keep_waiting())?
-            } else {
-                DirLock::acquire(db.dir())?
+                let raw_dir = db.raw_dir(rules);
+                files::check_dir(&raw_dir)?; // a file at `raw` or `raw/awari`, named as such
+                crate::files::create_dirs(&raw_dir)?;
+                // Only the tables' temporaries and a distributed build's token
+                // ([`agree`]): a census or a verify may be writing its own files
+                // in the directory meanwhile. A directory under such a name is
+                // an error now, not after the level is solved.
+                remove_leftovers_strictly(db.dir(), |name| {
+                    name.ends_with(".mdb.tmp") || name.starts_with(RANKS_TOKEN)
+                })?;
+                remove_leftovers_strictly(&raw_dir, |name| {
+                    name.ends_with(".part")
+                        || name.ends_with(".tmp")
+                        || name.starts_with(RANKS_TOKEN)
+                })?;
+                // Each level's report is appended to the build log: a log that
+                // cannot take it (a link, a named pipe) is an error now too.
+                files::check_appendable(&db.log_path())?;
+                Some(lock)
+            }
+            _ => None,
+        };
+        ex.barrier(); // the directory is ready
+        agree(db, rules, &levels, ex)?;
+        let threads = ex.sum(rayon::current_num_threads() as u64) as usize;
+        // Rank 0 finds what is to be built; every rank weighs its machine's
+        // share of it against that machine.
+        let top = match ex.rank() {
+            0 => highest_to_build(db, rules, &levels)?.map_or(0, |n| n as u64 + 1),
+            _ => 0,
+        };
+        let top = ex.broadcast(top).checked_sub(1).map(|n| n as usize);
+        check_memory(
+            top,
+            ex.ranks(),
+            ranks_on_this_machine(ex),
+            memory_limit(),
+            address_space_limit(),
+        )?;
+        if ex.rank() == 0 {
+            check_lower_levels(db, rules, &levels)?;
+            check_places(db, rules, &levels)?;
+        }
+        progress.notice(Notice::Building {
+            rules: rules.name().to_string(),
+            levels: level_set_text(&levels),
+            dir: db.dir().to_path_buf(),
+            ranks: ex.ranks(),
+            threads,
+        });
+        let budget = db.raw_cache();
+        let mut reports = Vec::new();
+        let mut stop = false;
+        for &seeds in &levels {
+            if ex.broadcast(stop.into()) == 1 {
+                break;
+            }
+            // Rank 0 checks (and repairs) what stands; the others wait for its
+            // word before they map anything.
+            let standing = match ex.rank() {
+                0 => existing(db, rules, seeds, progress)?,
+                _ => Standing::Absent,
             };
-            let raw_dir = db.raw_dir(rules);
-            files::check_dir(&raw_dir)?; // a file at `raw` or `raw/awari`, named as such
-            crate::files::create_dirs(&raw_dir)?;
-            // Only the tables' temporaries and a distributed build's token
-            // ([`agree`]): a census or a verify may be writing its own files
-            // in the directory meanwhile. A directory under such a name is
-            // an error now, not after the level is solved.
-            remove_leftovers_strictly(db.dir(), |name| {
-                name.ends_with(".mdb.tmp") || name.starts_with(RANKS_TOKEN)
-            })?;
-            remove_leftovers_strictly(&raw_dir, |name| {
-                name.ends_with(".part") || name.ends_with(".tmp") || name.starts_with(RANKS_TOKEN)
-            })?;
-            // Each level's report is appended to the build log: a log that
-            // cannot take it (a link, a named pipe) is an error now too.
-            files::check_appendable(&db.log_path())?;
-            Some(lock)
-        }
-        _ => None,
-    };
-    ex.barrier(); // the directory is ready
-    agree(db, rules, &levels, ex)?;
-    let threads = ex.sum(rayon::current_num_threads() as u64) as usize;
-    // Rank 0 finds what is to be built; every rank weighs its machine's
-    // share of it against that machine.
-    let top = match ex.rank() {
-        0 => highest_to_build(db, rules, &levels)?.map_or(0, |n| n as u64 + 1),
-        _ => 0,
-    };
-    let top = ex.broadcast(top).checked_sub(1).map(|n| n as usize);
-    check_memory(
-        top,
-        ex.ranks(),
-        ranks_on_this_machine(ex),
-        memory_limit(),
-        address_space_limit(),
-    )?;
-    if ex.rank() == 0 {
-        check_lower_levels(db, rules, &levels)?;
-        check_places(db, rules, &levels)?;
-    }
-    progress.notice(Notice::Building {
-        rules: rules.name().to_string(),
-        levels: level_set_text(&levels),
-        dir: db.dir().to_path_buf(),
-        ranks: ex.ranks(),
-        threads,
-    });
-    let budget = db.raw_cache();
-    let mut reports = Vec::new();
-    let mut stop = false;
-    for &seeds in &levels {
-        if ex.broadcast(stop.into()) == 1 {
-            break;
-        }
-        // Rank 0 checks (and repairs) what stands; the others wait for its
-        // word before they map anything.
-        let standing = match ex.rank() {
-            0 => existing(db, rules, seeds, progress)?,
-            _ => Standing::Absent,
-        };
-        let skip = ex.broadcast(matches!(standing, Standing::Sound(_)).into()) == 1;
-        if skip {
-            // Left behind by a run killed after the level was in place.
-            let work = db.work_path(rules, seeds, ex.rank());
-            let _ = std::fs::remove_dir_all(work.parent().expect("work dir"));
-        }
-        let report = match standing {
-            Standing::Sound(report) => Some(report),
-            _ if skip => None,
-            standing => {
-                if ex.rank() == 0 {
-                    prepare_raw_cache(db, rules, seeds, budget)?;
+            let skip = ex.broadcast(matches!(standing, Standing::Sound(_)).into()) == 1;
+            if skip {
+                // Left behind by a run killed after the level was in place.
+                let work = db.work_path(rules, seeds, ex.rank());
+                let _ = std::fs::remove_dir_all(work.parent().expect("work dir"));
+            }
+            let report = match standing {
+                Standing::Sound(report) => Some(report),
+                _ if skip => None,
+                standing => {
+                    if ex.rank() == 0 {
+                        prepare_raw_cache(db, rules, seeds, budget)?;
+                    }
+                    ex.barrier(); // the raw copies this level reads are in place
+                    let cache = (level_size(seeds) / 32).max(64 << 20) as usize;
+                    let lower = Lower::open(db, rules, seeds, budget, cache)?;
+                    let replaced = match standing {
+                        Standing::Damaged(why) => Some(why),
+                        _ => None,
+                    };
+                    build_level(db, rules, seeds, &lower, ex, threads, progress)?
+                        .map(|r| LevelReport { replaced, ..r })
                 }
-                ex.barrier(); // the raw copies this level reads are in place
-                let cache = (level_size(seeds) / 32).max(64 << 20) as usize;
-                let lower = Lower::open(db, rules, seeds, budget, cache)?;
-                let replaced = match standing {
-                    Standing::Damaged(why) => Some(why),
-                    _ => None,
-                };
-                build_level(db, rules, seeds, &lower, ex, threads, progress)?
-                    .map(|r| LevelReport { replaced, ..r })
+            };
+            if let Some(report) = report {
+                if !report.skipped {
+                    log_build(db, rules, &report)?;
+                }
+                stop = on_level(&report).is_break();
+                reports.push(report);
             }
-        };
-        if let Some(report) = report {
-            if !report.skipped {
-                log_build(db, rules, &report)?;
-            }
-            stop = on_level(&report).is_break();
-            reports.push(report);
         }
+        // Readied for the level after the last one built. A call that built
+        // nothing (every level there) leaves the copies as they are: a run that
+        // goes on level by level would otherwise write and remove gigabytes of
+        // copies at each restart.
+        let built = reports.iter().any(|r| !r.skipped);
+        if let Some(last) = reports.last().filter(|_| ex.rank() == 0 && built) {
+            prepare_raw_cache(db, rules, last.seeds + 2, budget)?;
+        }
+        // The other ranks wait for it here, idly (MPI's finalize, where they
+        // would wait otherwise, polls: a tenth of a core each).
+        ex.barrier();
+        Ok(reports)
     }
-    // Readied for the level after the last one built. A call that built
-    // nothing (every level there) leaves the copies as they are: a run that
-    // goes on level by level would otherwise write and remove gigabytes of
-    // copies at each restart.
-    let built = reports.iter().any(|r| !r.skipped);
-    if let Some(last) = reports.last().filter(|_| ex.rank() == 0 && built) {
-        prepare_raw_cache(db, rules, last.seeds + 2, budget)?;
-    }
-    // The other ranks wait for it here, idly (MPI's finalize, where they
-    // would wait otherwise, polls: a tenth of a core each).
-    ex.barrier();
-    Ok(reports)
 }
 
 /// The highest of `levels` (increasing) without a table in `db` yet

@@ -1,11 +1,11 @@
 //! `build`: solve levels into a table directory and report each one.
 
+use std::ops::ControlFlow;
 use std::process::ExitCode;
 
 use mancaladb::Error;
-use mancaladb::build::{LevelReport, build};
+use mancaladb::build::{Build, LevelReport};
 use mancaladb::db::Db;
-use mancaladb::exchange::Alone;
 use mancaladb::progress::{Progress, Terminal};
 
 use super::args::{self, Where};
@@ -59,15 +59,10 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
              add --distributed to build together, or run one process"
         )));
     }
-    build(
-        &db,
-        a.at.rules,
-        levels,
-        &Alone,
-        Progress::to(&Terminal),
-        a.wait,
-        print_level,
-    )?;
+    Build::new(&db, a.at.rules, levels)
+        .progress(Progress::to(&Terminal))
+        .wait_for_writer(a.wait)
+        .run_with(print_level)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -108,7 +103,11 @@ fn distributed(
         // A share of the cores for each rank on this machine, unless told.
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         super::start_workers(Some(threads.unwrap_or((cores / here).max(1))))?;
-        build(db, rules, levels, &mpi, progress, wait, print_level)
+        Build::new(db, rules, levels)
+            .exchange(&mpi)
+            .progress(progress)
+            .wait_for_writer(wait)
+            .run_with(print_level)
     });
     match built {
         Ok(_) => Ok(ExitCode::SUCCESS),
@@ -183,7 +182,8 @@ fn launched_as_ranks() -> Option<(&'static str, u64)> {
         })
 }
 
-fn print_level(r: &LevelReport) {
+/// Prints the line of a level done; it never stops the build.
+fn print_level(r: &LevelReport) -> ControlFlow<()> {
     if r.skipped {
         out!(
             "level {:>2}: {:>12} positions, already built ({} bytes)",
@@ -191,7 +191,7 @@ fn print_level(r: &LevelReport) {
             r.positions,
             r.file_bytes
         );
-        return;
+        return ControlFlow::Continue(());
     }
     let rate = r.positions as f64 / r.seconds.max(1e-9);
     let mib = |b: Option<u64>| {
@@ -243,4 +243,5 @@ fn print_level(r: &LevelReport) {
         r.file_bytes,
         r.file_bytes as f64 * 8.0 / r.positions as f64
     );
+    ControlFlow::Continue(())
 }

@@ -150,17 +150,9 @@ pub fn refuses(args: &[&str], want: &str) {
 pub fn built(name: &str, rules: Rules, max: usize) -> PathBuf {
     let dir = scratch(name);
     let db = mancaladb::db::Db::new(&dir);
-    let quiet = Progress::QUIET;
-    mancaladb::build::build(
-        &db,
-        rules,
-        0..=max,
-        &mancaladb::exchange::Alone,
-        quiet,
-        false,
-        |_| {},
-    )
-    .unwrap();
+    mancaladb::build::Build::new(&db, rules, 0..=max)
+        .run()
+        .unwrap();
     dir
 }
 

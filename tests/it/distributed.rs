@@ -407,7 +407,7 @@ fn a_damaged_seed_list_on_one_rank_is_solved_afresh_by_all() {
 #[test]
 fn ranks_that_disagree_on_what_or_where_to_build_stop_before_solving() {
     use mancaladb::Error;
-    use mancaladb::build::build;
+    use mancaladb::build::Build;
     use mancaladb::db::Db;
     let base = scratch("distributed-disagree");
     let shared = base.join("shared");
@@ -417,17 +417,11 @@ fn ranks_that_disagree_on_what_or_where_to_build_stop_before_solving() {
     };
 
     let built = on_ranks(2, |ex| {
-        build(
-            &Db::new(&shared),
-            Rules::Awari,
-            0..=8,
-            ex,
-            Progress::QUIET,
-            false,
-            |_| {},
-        )
-        .map(|reports| reports.len())
-        .map_err(|e| e.to_string())
+        Build::new(&Db::new(&shared), Rules::Awari, 0..=8)
+            .exchange(ex)
+            .run()
+            .map(|reports| reports.len())
+            .map_err(|e| e.to_string())
     });
     assert_eq!(built, [Ok(9), Ok(0)], "rank 0 alone reports");
     let single = awari_db();
@@ -504,7 +498,7 @@ fn ranks_that_disagree_on_what_or_where_to_build_stop_before_solving() {
                 true => differ(&shared, &elsewhere),
                 false => (Db::new(&shared), Rules::Awari, 10),
             };
-            build(&db, rules, 0..=max, ex, Progress::QUIET, false, |_| {})
+            Build::new(&db, rules, 0..=max).exchange(ex).run()
         });
         for (rank, result) in results.into_iter().enumerate() {
             match result {

@@ -745,8 +745,7 @@ impl mancaladb::progress::Observer for Obstacle {
 /// and leaves neither file behind, with a raw copy kept or not.
 #[test]
 fn a_failed_level_leaves_no_partial_file() {
-    use mancaladb::build::build;
-    use mancaladb::exchange::Alone;
+    use mancaladb::build::Build;
     use mancaladb::progress::Progress;
     let dir = built("partial", Rules::Awari, 2);
     let raw = dir.join("raw/awari");
@@ -754,15 +753,9 @@ fn a_failed_level_leaves_no_partial_file() {
         for raw_cache in [None, Some(0)] {
             let db = Db::new(&dir).with_raw_cache(raw_cache);
             let observer = Obstacle(dir.join(obstacle));
-            let built = build(
-                &db,
-                Rules::Awari,
-                0..=3,
-                &Alone,
-                Progress::to(&observer),
-                false,
-                |_| {},
-            );
+            let built = Build::new(&db, Rules::Awari, 0..=3)
+                .progress(Progress::to(&observer))
+                .run();
             let e = built.expect_err("level 3 was not written");
             assert!(e.to_string().contains(obstacle), "{e}");
             let left: Vec<_> = std::fs::read_dir(&raw)

@@ -2,14 +2,14 @@
 //! turned into errors that name the file (never a panic, never a value);
 //! builds that resume after an interruption or damage.
 
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use crate::common::{self, Recorder, file_sha256, run, scratch, stdout_of_success, succeeds};
 use mancaladb::Error;
-use mancaladb::build::{build, build_until};
+use mancaladb::build::Build;
 use mancaladb::db::Db;
 use mancaladb::error::{Corruption, Missing};
-use mancaladb::exchange::Alone;
 use mancaladb::oware::{Board, Encoder, Rules};
 use mancaladb::progress::{Notice, Progress};
 use mancaladb::query::analyze;
@@ -197,16 +197,7 @@ fn damage_is_an_error_naming_the_file() {
 fn a_table_of_the_wrong_level_is_refused() {
     let dir = scratch("wrong-level");
     let db = Db::new(&dir);
-    build(
-        &db,
-        Rules::Awari,
-        0..=3,
-        &Alone,
-        Progress::QUIET,
-        false,
-        |_| {},
-    )
-    .unwrap();
+    Build::new(&db, Rules::Awari, 0..=3).run().unwrap();
     std::fs::copy(
         db.table_path(Rules::Awari, 2),
         db.table_path(Rules::Awari, 3),
@@ -231,15 +222,9 @@ fn builds_resume_and_repair() {
     let db = Db::new(&dir);
     let heard = Recorder::default();
     let build_all = || {
-        build(
-            &db,
-            Rules::Abapa,
-            0..=9,
-            &Alone,
-            Progress::to(&heard),
-            false,
-            |_| {},
-        )
+        Build::new(&db, Rules::Abapa, 0..=9)
+            .progress(Progress::to(&heard))
+            .run()
     };
     let first = build_all().unwrap();
     assert!(first.iter().all(|r| !r.skipped));
@@ -348,16 +333,7 @@ fn builds_resume_and_repair() {
 fn a_query_on_a_damaged_table_fails_with_exit_2() {
     let dir = scratch("damaged-query");
     let db = Db::new(&dir);
-    build(
-        &db,
-        Rules::Awari,
-        0..=5,
-        &Alone,
-        Progress::QUIET,
-        false,
-        |_| {},
-    )
-    .unwrap();
+    Build::new(&db, Rules::Awari, 0..=5).run().unwrap();
     let path = db.table_path(Rules::Awari, 5);
     let mut bytes = std::fs::read(&path).unwrap();
     let n = bytes.len();
@@ -377,35 +353,18 @@ fn a_query_on_a_damaged_table_fails_with_exit_2() {
 
 #[test]
 fn a_build_stopped_after_a_level_keeps_it_and_resumes() {
-    use std::ops::ControlFlow;
     let dir = scratch("stopped-build");
     let db = Db::new(&dir);
-    let reports = build_until(
-        &db,
-        Rules::Awari,
-        0..=9,
-        &Alone,
-        Progress::QUIET,
-        false,
-        |r| match r.seeds {
+    let reports = Build::new(&db, Rules::Awari, 0..=9)
+        .run_with(|r| match r.seeds {
             3 => ControlFlow::Break(()),
             _ => ControlFlow::Continue(()),
-        },
-    )
-    .unwrap();
+        })
+        .unwrap();
     let done: Vec<usize> = reports.iter().map(|r| r.seeds).collect();
     assert_eq!(done, [0, 1, 2, 3]);
     assert_eq!(db.levels(Rules::Awari).unwrap(), [0, 1, 2, 3]);
-    let rest = build(
-        &db,
-        Rules::Awari,
-        0..=9,
-        &Alone,
-        Progress::QUIET,
-        false,
-        |_| {},
-    )
-    .unwrap();
+    let rest = Build::new(&db, Rules::Awari, 0..=9).run().unwrap();
     let skipped: Vec<bool> = rest.iter().map(|r| r.skipped).collect();
     assert_eq!(
         skipped,
@@ -491,50 +450,31 @@ fn a_raw_cache_budget_keeps_the_top_levels_and_builds_the_same_tables() {
             _ => vec![],
         }
     };
-    build(
-        &db,
-        Rules::Awari,
-        0..=14,
-        &Alone,
-        Progress::QUIET,
-        false,
-        |r| {
+    Build::new(&db, Rules::Awari, 0..=14)
+        .run_with(|r| {
             let n = r.seeds;
             assert_eq!(raw_levels(&db, Rules::Awari), want(n), "after level {n}");
-        },
-    )
-    .unwrap();
+            ControlFlow::Continue(())
+        })
+        .unwrap();
     // After the build: the largest levels within the budget (level 14
     // alone is over it, so none).
     assert_eq!(raw_levels(&db, Rules::Awari), Vec::<usize>::new());
     common::assert_committed(&dir, 14);
     // No budget: every copy comes back, written from the tables.
     let all = Db::new(&dir);
-    build(
-        &all,
-        Rules::Awari,
-        0..=15,
-        &Alone,
-        Progress::QUIET,
-        false,
-        |_| {},
-    )
-    .unwrap();
+    Build::new(&all, Rules::Awari, 0..=15).run().unwrap();
     assert_eq!(raw_levels(&all, Rules::Awari), (0..=15).collect::<Vec<_>>());
     common::assert_committed(&dir, 15);
     // A build that finds every level there leaves the copies as they are,
     // even under a budget they exceed: a run restarted step by step would
     // otherwise write and remove them at each step.
-    build(
-        &db,
-        Rules::Awari,
-        0..=15,
-        &Alone,
-        Progress::QUIET,
-        false,
-        |r| assert!(r.skipped),
-    )
-    .unwrap();
+    Build::new(&db, Rules::Awari, 0..=15)
+        .run_with(|r| {
+            assert!(r.skipped);
+            ControlFlow::Continue(())
+        })
+        .unwrap();
     assert_eq!(raw_levels(&db, Rules::Awari), (0..=15).collect::<Vec<_>>());
 }
 
@@ -548,16 +488,12 @@ fn a_level_built_after_the_one_above_it_drops_the_copy_kept_for_that_one() {
     let budget = Some(1 << 30);
     let db = Db::new(&dir).with_raw_cache(budget);
     let built = |levels: Vec<usize>, check: &mut dyn FnMut(usize)| {
-        build(
-            &db,
-            Rules::Awari,
-            levels,
-            &Alone,
-            Progress::QUIET,
-            false,
-            |r| check(r.seeds),
-        )
-        .unwrap();
+        Build::new(&db, Rules::Awari, levels)
+            .run_with(|r| {
+                check(r.seeds);
+                ControlFlow::Continue(())
+            })
+            .unwrap();
     };
     let mut copies_at_10 = Vec::new();
     built((0..=10).chain([12]).collect(), &mut |n| {
@@ -617,15 +553,7 @@ fn a_build_may_leave_the_level_below_the_top_for_later() {
         ),
     );
     // Typed, for the library's callers.
-    let asked = build(
-        &Db::new(empty),
-        Rules::Awari,
-        [0, 1, 11],
-        &Alone,
-        Progress::QUIET,
-        false,
-        |_| {},
-    );
+    let asked = Build::new(&Db::new(empty), Rules::Awari, [0, 1, 11]).run();
     assert!(
         matches!(
             &asked,

@@ -683,16 +683,9 @@ fn check_3s_solver_rejects_consistent_values_that_are_wrong_inside_a_cycle() {
 fn built_without_raw_copies(name: &str, max: usize) -> std::path::PathBuf {
     let dir = crate::common::scratch(name);
     let db = Db::new(&dir).with_raw_cache(Some(0));
-    mancaladb::build::build(
-        &db,
-        Rules::Awari,
-        0..=max,
-        &mancaladb::exchange::Alone,
-        Progress::QUIET,
-        false,
-        |_| {},
-    )
-    .unwrap();
+    mancaladb::build::Build::new(&db, Rules::Awari, 0..=max)
+        .run()
+        .unwrap();
     let raw = db.raw_dir(Rules::Awari);
     let left: Vec<_> = std::fs::read_dir(&raw)
         .map(|d| d.map(|e| e.unwrap().file_name()).collect())
