@@ -352,7 +352,10 @@ fn panicking_rank() {
         } else {
             "main".to_string()
         };
-        eprintln!("hook: rank {rank} of {ranks} panicked on {on}")
+        // One write, as the command line's `diag`: `mpirun` relays writes as
+        // they come, and once put its abort notice inside this line.
+        let line = format!("hook: rank {rank} of {ranks} panicked on {on}\n");
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
     };
     let mpi = Mpi::init_asking(threading, say).unwrap_or_else(|e| panic!("MPI starts: {e}"));
     let work = || {
