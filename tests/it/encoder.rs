@@ -113,6 +113,17 @@ fn boards_walk_whole_levels() {
             count += 1;
         }
         assert_eq!(count, level_size(n), "level {n}");
+        // Its one-loop walk (`fold`, under `for_each`) is the same walk,
+        // from any start.
+        for start in [0, level_size(n) / 3, level_size(n).saturating_sub(1)] {
+            let (mut by_next, mut by_fold) = (Vec::new(), Vec::new());
+            let walk = || e.boards(n, start..level_size(n)).unwrap();
+            for x in walk() {
+                by_next.push(x); // a `for` loop steps with `next`
+            }
+            walk().for_each(|x| by_fold.push(x));
+            assert_eq!(by_next, by_fold, "level {n} from {start}");
+        }
     }
     let e = Encoder::new(12);
     let size = level_size(12);
