@@ -2,7 +2,7 @@
 //! value, the value of each move, and the principal variation.
 
 use crate::error::{Corruption, Error, Result};
-use crate::oware::{Board, MAX_SEEDS, Rules, levels_needed, moves};
+use crate::oware::{Board, Rules, levels_needed, moves};
 use crate::source::Values;
 
 mod line;
@@ -84,18 +84,6 @@ pub fn reads_own_level(board: &Board) -> bool {
     board.in_domain() && board.own_seeds() > 0
 }
 
-/// Refuses a board of more seeds than a game has (one a library caller
-/// made; parsed boards never are): it is no position, and `-seeds` would
-/// not fit a value.
-fn a_position(board: &Board) -> Result<()> {
-    match board.seeds() {
-        n if n > MAX_SEEDS => Err(Error::Invalid(format!(
-            "{board}: {n} seeds, more than the {MAX_SEEDS} of a game"
-        ))),
-        _ => Ok(()),
-    }
-}
-
 /// Refuses to value positions under `rules` from `values` of other rules
 /// (a library caller's mix; every front end opens the tables of the rules
 /// it asks for): each stored value would disagree with its moves, which
@@ -157,13 +145,14 @@ pub fn levels_rested_on(rules: Rules, board: &Board) -> Vec<usize> {
 /// if it does not, the tables are inconsistent and this is an error rather
 /// than an answer.
 pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analysis> {
-    a_position(board)?;
     same_rules(rules, values)?;
     let seeds = board.seeds();
     // A stored board's own value first: when its level is missing, that
     // level, not one a move reaches, is the one to name (and build).
     let stored = reads_own_level(board);
-    let own = stored.then(|| values.value(board)).transpose()?;
+    let own = stored
+        .then(|| values.value(board).and_then(|v| in_range(values, board, v)))
+        .transpose()?;
     let mut list = Vec::new();
     for m in moves(rules, board).as_slice() {
         let child = values.value(&m.child)?;
@@ -212,22 +201,25 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
 }
 
 /// `captured - child`, the value of a move that takes `captured` seeds and
-/// leaves `board` worth `child` to the opponent. A `child` outside
-/// `-seeds..=seeds` of its board is a corrupt source (the sources of this
-/// crate refuse such values themselves; this guards any other), never a
-/// difference that wraps.
+/// leaves `board` worth `child` to the opponent ([`in_range`] first: never
+/// a difference that wraps).
 fn move_value(values: &dyn Values, captured: u8, board: &Board, child: i8) -> Result<i8> {
+    // A move captures at most the 48 seeds of a game.
+    Ok(captured as i8 - in_range(values, board, child)?)
+}
+
+/// `v`, a value of `board` that `values` gave: one outside `-seeds..=seeds`
+/// of the board is a corrupt source. This crate's sources refuse such
+/// values themselves ([`Values::checks_ranges`]); this guards any other.
+fn in_range(values: &dyn Values, board: &Board, v: i8) -> Result<i8> {
     let seeds = board.seeds();
-    match i8::try_from(captured)
-        .ok()
-        .and_then(|c| c.checked_sub(child))
-    {
-        Some(v) if usize::from(child.unsigned_abs()) <= seeds => Ok(v),
-        _ => Err(Error::corrupt(
+    match usize::from(v.unsigned_abs()) <= seeds {
+        true => Ok(v),
+        false => Err(Error::corrupt(
             values.origin(board),
             Corruption::BoardValueRange {
                 board: board.to_string(),
-                value: child,
+                value: v,
                 seeds,
             },
         )),
@@ -240,11 +232,10 @@ fn move_value(values: &dyn Values, captured: u8, board: &Board, child: i8) -> Re
 /// filled, like the starting positions) the best of its moves, one ply,
 /// as [`analyze`] values it.
 pub fn value(rules: Rules, values: &dyn Values, board: &Board) -> Result<i8> {
-    a_position(board)?;
     same_rules(rules, values)?;
     match (board.own_seeds(), board.in_domain()) {
         (0, _) => Ok(-(board.seeds() as i8)),
-        (_, true) => values.value(board),
+        (_, true) => values.value(board).and_then(|v| in_range(values, board, v)),
         (_, false) => analyze(rules, values, board).map(|a| a.value),
     }
 }
@@ -271,7 +262,18 @@ pub fn values(
             continue;
         }
         let (these, after) = rest.split_at(stored);
-        values.values(these, out)?;
+        let at = out.len();
+        let given = values.values(these, out);
+        if !values.checks_ranges() {
+            // The values given stand up to the first out of its range.
+            for (k, b) in these.iter().enumerate().take(out.len() - at) {
+                if let Err(e) = in_range(values, b, out[at + k]) {
+                    out.truncate(at + k);
+                    return Err(e);
+                }
+            }
+        }
+        given?;
         rest = after;
     }
     Ok(())
@@ -399,18 +401,34 @@ mod tests {
         // A player with seeds reads the level, stored or not.
         let b = Board([1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
         assert!(value(Rules::Awari, &NoLevels, &b).is_err());
-        // More seeds than a game has is no position (-200 is no value).
-        let b = Board([0, 0, 0, 0, 0, 0, 200, 0, 0, 0, 0, 0]);
-        for e in [
-            value(Rules::Awari, &NoLevels, &b).err(),
-            analyze(Rules::Awari, &NoLevels, &b).err(),
-        ] {
-            assert!(
-                e.unwrap()
-                    .to_string()
-                    .contains("200 seeds, more than the 48 of a game")
-            );
-        }
+    }
+
+    /// A source of another crate that gives values outside a board's range
+    /// is corrupt to `value` and `values` too, as to `analyze`: the values
+    /// before the first such one stand.
+    #[test]
+    fn a_stored_value_out_of_range_is_corruption_to_every_query() {
+        let three = Board([1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0]);
+        let one = Board([0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0]);
+        assert!(!Constant(2).checks_ranges());
+        assert_eq!(value(Rules::Awari, &Constant(2), &three).unwrap(), 2);
+        let range_error = |e: Error| match e {
+            Error::Corrupt {
+                kind: Corruption::BoardValueRange { value, seeds, .. },
+                ..
+            } => (value, seeds),
+            e => panic!("{e}"),
+        };
+        let e = value(Rules::Awari, &Constant(2), &one).unwrap_err();
+        assert_eq!(range_error(e), (2, 1));
+        let mut out = vec![9];
+        let e = values(
+            Rules::Awari,
+            &Constant(2),
+            &[three, three, one, three],
+            &mut out,
+        );
+        assert_eq!((range_error(e.unwrap_err()), out), ((2, 1), vec![2, 2]));
     }
 
     #[test]

@@ -40,6 +40,13 @@ pub trait Values {
     fn rules(&self) -> Option<Rules> {
         None
     }
+    /// Whether this source refuses, as corrupt, every value outside its
+    /// board's range `-seeds..=seeds` itself, as this crate's sources do
+    /// (default: no). The queries, a layer above, check the values of a
+    /// source that does not.
+    fn checks_ranges(&self) -> bool {
+        false
+    }
     /// The stored values of `boards` appended to `out`, in order, as
     /// [`Values::value`] gives them one by one; on an error, `out` has
     /// gained the values of the boards before the one that failed. A
@@ -176,6 +183,10 @@ impl Values for VuDir {
         Ok(value)
     }
 
+    fn checks_ranges(&self) -> bool {
+        true
+    }
+
     /// The published files hold awari values.
     fn rules(&self) -> Option<Rules> {
         Some(Rules::Awari)
@@ -276,6 +287,11 @@ impl Values for Tables {
         Some(self.rules)
     }
 
+    /// Every block read is checked (its values too) before it answers.
+    fn checks_ranges(&self) -> bool {
+        true
+    }
+
     fn origin(&self, board: &Board) -> PathBuf {
         self.db.table_path(self.rules, board.seeds())
     }
@@ -351,9 +367,13 @@ impl Source {
     }
 
     /// The values of `rules`: the tables in `db`, or with `vu` the
-    /// `scores.N` files there. These hold awari values, so other rules
-    /// with `vu` are refused rather than valued by the wrong game.
-    /// A path there that is not a directory is an error saying what it is.
+    /// `scores.N` files there (and `db` is not looked at). These hold
+    /// awari values, so other rules with `vu` are refused rather than
+    /// valued by the wrong game. A path that is there but is not a
+    /// directory is an error saying what it is; one that is not there is
+    /// not (a position whose player to move has no seeds reads no level):
+    /// its probes are [`Error::Missing`], and [`Source::require_dir`]
+    /// refuses it at once, as every command that reads levels does.
     pub fn open(db: impl Into<PathBuf>, rules: Rules, vu: Option<PathBuf>) -> Result<Source> {
         match vu {
             Some(dir) => {
@@ -670,6 +690,10 @@ impl Values for Source {
             Source::Tables(t) => t.rules(),
             Source::Vu(vu) => vu.rules(),
         }
+    }
+
+    fn checks_ranges(&self) -> bool {
+        true
     }
 
     fn values(&self, boards: &[Board], out: &mut Vec<i8>) -> Result<()> {
