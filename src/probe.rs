@@ -129,7 +129,8 @@ impl BlockCache {
     }
 
     /// Byte `offset` of block `block` of level `level`, calling `fill` to
-    /// decompress the block into a buffer when it is not cached.
+    /// decompress the block into a buffer when it is not cached;
+    /// [`Error::Invalid`] when the block is not that long.
     pub fn byte(
         &self,
         level: usize,
@@ -138,10 +139,11 @@ impl BlockCache {
         fill: impl FnOnce(&mut Vec<u8>) -> Result<()>,
     ) -> Result<u8> {
         let key = key(level, block);
-        match self.hit(key, |data| data[offset]) {
-            Some(b) => Ok(b),
-            None => Ok(self.fill_in(key, fill)?[offset]),
-        }
+        let byte = match self.hit(key, |data| data.get(offset).copied()) {
+            Some(b) => b,
+            None => self.fill_in(key, fill)?.get(offset).copied(),
+        };
+        byte.ok_or_else(|| beyond_the_block(level, block, offset))
     }
 
     /// Block `block` of level `level`, as [`BlockCache::byte`] finds it, for
@@ -181,6 +183,15 @@ impl BlockCache {
 }
 
 /// The cache key of block `block` of level `level`.
+/// The error of a byte asked for past the end of its block (a caller's
+/// `fill` that gave fewer bytes than it asked for).
+#[cold]
+fn beyond_the_block(level: usize, block: u64, offset: usize) -> Error {
+    Error::Invalid(format!(
+        "byte {offset} of block {block} of level {level}: the block is shorter"
+    ))
+}
+
 fn key(level: usize, block: u64) -> Key {
     ((level as u64) << 48) | block
 }
@@ -228,12 +239,15 @@ impl Held {
         if let Some((k, data)) = &self.slots[at]
             && *k == key
         {
-            return Ok(data[offset]);
+            return data
+                .get(offset)
+                .copied()
+                .ok_or_else(|| beyond_the_block(level, block, offset));
         }
         let data = cache.block(level, block, fill)?;
-        let b = data[offset];
+        let b = data.get(offset).copied();
         self.slots[at] = Some((key, data));
-        Ok(b)
+        b.ok_or_else(|| beyond_the_block(level, block, offset))
     }
 }
 

@@ -61,12 +61,10 @@ impl LevelStats {
 
     /// Positions with value `v`.
     pub fn count(&self, v: i32) -> u64 {
-        let i = v + self.seeds as i32;
-        if i < 0 || i as usize >= self.histogram.len() {
-            0
-        } else {
-            self.histogram[i as usize]
-        }
+        usize::try_from(i64::from(v) + self.seeds as i64)
+            .ok()
+            .and_then(|i| self.histogram.get(i))
+            .map_or(0, |&n| n)
     }
 
     /// Positions won, drawn and lost by the player to move.

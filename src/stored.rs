@@ -65,8 +65,8 @@ pub fn raw_window(n: usize, budget: Option<u64>) -> Range<usize> {
     let Some(budget) = budget else {
         return 0..end;
     };
-    let (mut lo, mut used) = (end, 0);
-    while lo > 0 && used + level_size(lo - 1) <= budget {
+    let (mut lo, mut used) = (end, 0u64);
+    while lo > 0 && used.saturating_add(level_size(lo - 1)) <= budget {
         lo -= 1;
         used += level_size(lo);
     }

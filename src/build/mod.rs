@@ -194,6 +194,9 @@ impl<'a, L: IntoIterator<Item = usize>> Build<'a, L> {
         // of its parents goes is named as such.
         Options::from_env(db.dir())?;
         files::check_dir(db.dir())?;
+        if levels.is_empty() {
+            return Ok(Vec::new()); // nothing to build: no lock, no directory
+        }
         // A directory not there yet holds no level: what cannot be built in it
         // is refused before it is made (with its lock and `raw/`). Otherwise
         // the checks wait for the lock, under which the levels there stand.

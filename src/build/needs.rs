@@ -51,7 +51,8 @@ pub struct Needs {
 }
 
 impl Needs {
-    /// What building `levels` (sorted, non-empty), from nothing, takes.
+    /// What building `levels` (sorted, non-empty), from nothing, takes;
+    /// levels past the game's count as [`level_size`] does (saturating).
     pub fn of(levels: &[usize]) -> Needs {
         let largest_level = levels.iter().copied().max().unwrap_or(0);
         let size = |n: usize| level_size(n) as f64;
@@ -77,7 +78,7 @@ impl Needs {
         Needs {
             largest_level,
             memory: (WORKING_BYTES_PER_POSITION * size(largest_level)) as u64,
-            disk: disk.max(tables + raw(largest_level + 2)) as u64,
+            disk: disk.max(tables + raw(largest_level.saturating_add(2))) as u64,
         }
     }
 }

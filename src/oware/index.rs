@@ -45,14 +45,13 @@ impl Encoder {
         }
     }
 
-    /// Positions in level `seeds`.
-    ///
-    /// # Panics
-    ///
-    /// If `seeds` is more than the encoder's `max_seeds` (the free function
-    /// [`level_size`] takes any count).
+    /// Positions in level `seeds`, as the free function [`level_size`]
+    /// counts them (from this encoder's tables up to its `max_seeds`).
     pub fn level_size(&self, seeds: usize) -> u64 {
-        self.ranker.count(seeds)
+        match seeds <= self.ranker.max_seeds() {
+            true => self.ranker.count(seeds),
+            false => level_size(seeds),
+        }
     }
 
     /// Index of `board`, which holds `seeds` seeds, within its level,

@@ -94,6 +94,25 @@ impl Moves {
     }
 }
 
+/// `for m in moves(rules, &board)`: the legal moves, in pit order.
+impl IntoIterator for Moves {
+    type Item = Move;
+    type IntoIter = std::iter::Take<std::array::IntoIter<Move, 6>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.list.into_iter().take(usize::from(self.len))
+    }
+}
+
+impl<'a> IntoIterator for &'a Moves {
+    type Item = &'a Move;
+    type IntoIter = std::slice::Iter<'a, Move>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.as_slice().iter()
+    }
+}
+
 /// Sows pit `pit` of `b` in place (one seed per pit from `pit + 1` on,
 /// skipping `pit` itself on every lap) and returns the pit of the last seed.
 ///
@@ -176,6 +195,9 @@ pub(super) fn capture_run(b: Packed, last: usize) -> (u8, usize) {
 /// let m = moves(Rules::Awari, &b);
 /// assert_eq!(m.as_slice().len(), 1);
 /// assert_eq!(m.as_slice()[0].pit, 0);
+/// for m in moves(Rules::Awari, &b) {
+///     assert_eq!((m.pit, m.captured, m.child.seeds()), (0, 0, 3));
+/// }
 /// # Ok::<(), mancaladb::Error>(())
 /// ```
 pub fn moves(rules: Rules, board: &Board) -> Moves {

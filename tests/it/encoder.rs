@@ -98,6 +98,11 @@ fn level_sizes() {
     for n in 0..=48 {
         assert_eq!(e.level_size(n), level_size(n), "level {n}");
     }
+    // Past an encoder's own levels it counts as the free function does.
+    let small = Encoder::new(5);
+    for n in [5, 6, 48, 1_000, usize::MAX] {
+        assert_eq!(small.level_size(n), level_size(n), "level {n}");
+    }
 }
 
 /// `boards` walks whole levels in index order: each board is the one at
