@@ -32,8 +32,8 @@
 //!
 //! # fn main() -> mancaladb::Result<()> {
 //! let dir = std::env::temp_dir().join(format!("mancaladb-doc-{}", std::process::id()));
-//! // What `mancaladb build --max-seeds 8` does: levels 0..=8 (a few
-//! // thousand positions), one process, no progress shown.
+//! // What `mancaladb build --max-seeds 8` does: levels 0..=8 (125,879
+//! // positions), one process, no progress shown.
 //! let reports = Build::new(&Db::new(&dir), Rules::Awari, 0..=8).run()?;
 //! assert_eq!(reports.len(), 9);
 //!
