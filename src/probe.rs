@@ -182,7 +182,6 @@ impl BlockCache {
     }
 }
 
-/// The cache key of block `block` of level `level`.
 /// The error of a byte asked for past the end of its block (a caller's
 /// `fill` that gave fewer bytes than it asked for).
 #[cold]
@@ -192,6 +191,7 @@ fn beyond_the_block(level: usize, block: u64, offset: usize) -> Error {
     ))
 }
 
+/// The cache key of block `block` of level `level`.
 fn key(level: usize, block: u64) -> Key {
     ((level as u64) << 48) | block
 }

@@ -265,12 +265,18 @@ pub fn values(
         let at = out.len();
         let given = values.values(these, out);
         if !values.checks_ranges() {
-            // The values given stand up to the first out of its range.
-            for (k, b) in these.iter().enumerate().take(out.len() - at) {
-                if let Err(e) = in_range(values, b, out[at + k]) {
-                    out.truncate(at + k);
-                    return Err(e);
-                }
+            // The values given stand up to the first out of its range. (A
+            // source that took values out of `out`, which the trait does
+            // not allow, leaves fewer to check, not a panic.)
+            let appended = out.get(at..).unwrap_or_default();
+            if let Some((k, e)) = these
+                .iter()
+                .zip(appended)
+                .enumerate()
+                .find_map(|(k, (b, &v))| in_range(values, b, v).err().map(|e| (k, e)))
+            {
+                out.truncate(at + k);
+                return Err(e);
             }
         }
         given?;

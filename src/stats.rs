@@ -61,8 +61,10 @@ impl LevelStats {
 
     /// Positions with value `v`.
     pub fn count(&self, v: i32) -> u64 {
-        usize::try_from(i64::from(v) + self.seeds as i64)
+        i64::try_from(self.seeds)
             .ok()
+            .and_then(|seeds| seeds.checked_add(i64::from(v)))
+            .and_then(|i| usize::try_from(i).ok())
             .and_then(|i| self.histogram.get(i))
             .map_or(0, |&n| n)
     }
@@ -106,5 +108,29 @@ impl Serialize for LevelStats {
         st.serialize_field("histogram", &self.histogram)?;
         st.serialize_field("content_sha256", &crate::table::hex(&self.content_sha256))?;
         st.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LevelStats;
+
+    /// A value far outside the level counts no position (it overflowed,
+    /// a panic where overflow checks are on, as in a debug build).
+    #[test]
+    fn values_far_outside_the_level_count_none() {
+        let stats = LevelStats {
+            seeds: 1,
+            positions: 12,
+            histogram: vec![1, 2, 9],
+            content_sha256: [0; 32],
+        };
+        assert_eq!([-1, 0, 1].map(|v| stats.count(v)), [1, 2, 9]);
+        assert_eq!([-2, 2, i32::MAX, i32::MIN].map(|v| stats.count(v)), [0; 4]);
+        let huge = LevelStats {
+            seeds: usize::MAX,
+            ..stats
+        };
+        assert_eq!(huge.count(i32::MAX), 0);
     }
 }

@@ -66,17 +66,20 @@ pub fn raw_window(n: usize, budget: Option<u64>) -> Range<usize> {
         return 0..end;
     };
     let (mut lo, mut used) = (end, 0u64);
-    while lo > 0 && used.saturating_add(level_size(lo - 1)) <= budget {
-        lo -= 1;
-        used += level_size(lo);
+    while lo > 0 {
+        match used.checked_add(level_size(lo - 1)) {
+            Some(more) if more <= budget => (lo, used) = (lo - 1, more),
+            _ => break,
+        }
     }
     lo..end
 }
 
 /// Whether level `n`, just built, keeps its raw copy: when it is in the
-/// window of level `n + 2`, the first to read it.
+/// window of level `n + 2`, the first to read it (none past `usize`).
 pub fn keeps_raw(n: usize, budget: Option<u64>) -> bool {
-    raw_window(n + 2, budget).contains(&n)
+    n.checked_add(2)
+        .is_some_and(|reader| raw_window(reader, budget).contains(&n))
 }
 
 /// Makes the raw cache right for building level `n` of `rules` in `db`:
@@ -242,5 +245,23 @@ impl<C: Borrow<BlockCache> + Sync> LowerLevels for StoredLevels<C> {
         {
             prefetch(b);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{keeps_raw, raw_window};
+
+    /// Counts of levels far past the game get answers, as `level_size`
+    /// saturates, not an overflow (a panic where overflow checks are on,
+    /// as in a debug build).
+    #[test]
+    fn windows_of_levels_past_the_game() {
+        let top = usize::MAX;
+        assert_eq!(raw_window(top, Some(u64::MAX)), top - 2..top - 1);
+        assert_eq!(raw_window(top, Some(0)), top - 1..top - 1);
+        assert_eq!(raw_window(top, None), 0..top - 1);
+        assert!(!keeps_raw(top, Some(u64::MAX)) && !keeps_raw(top - 1, None));
+        assert!(keeps_raw(top - 2, Some(u64::MAX)));
     }
 }

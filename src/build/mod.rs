@@ -120,6 +120,7 @@ pub struct LevelReport {
 /// it in their next collective call: with several ranks the caller stops
 /// them all (the command line calls `MPI_Abort`), as it does for a panic.
 #[derive(Clone, Copy)]
+#[must_use = "a Build does nothing until it is run"]
 pub struct Build<'a, L> {
     db: &'a Db,
     rules: Rules,

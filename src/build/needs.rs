@@ -169,6 +169,22 @@ pub(super) fn check_memory(
 mod tests {
     use super::*;
 
+    /// Levels far past the game need what `level_size` counts for them,
+    /// saturating (they overflowed: a panic where overflow checks are on,
+    /// as in a debug build).
+    #[test]
+    fn levels_past_the_game_need_saturated_counts() {
+        assert!(Needs::of(&[49]).memory > Needs::of(&[48]).memory);
+        for n in [1_000, usize::MAX - 1, usize::MAX] {
+            let needs = Needs::of(&[n]);
+            assert_eq!(
+                (needs.memory, needs.disk),
+                (u64::MAX, u64::MAX),
+                "level {n}"
+            );
+        }
+    }
+
     /// While level `n`'s table is written, the disk holds the tables
     /// below it, its work directory, the raw copies it reads, its own
     /// `.part` when its copy is kept, and the new table: the need counts

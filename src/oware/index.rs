@@ -238,6 +238,7 @@ impl Encoder {
 /// The boards of a range of a level's indices, in index order:
 /// [`Encoder::boards`].
 #[derive(Clone, Debug)]
+#[must_use = "an iterator walks nothing until it is used"]
 pub struct Boards<'a> {
     enc: &'a Encoder,
     /// The board at `indices.start`, when the range is not empty.
@@ -252,8 +253,10 @@ impl Iterator for Boards<'_> {
     fn next(&mut self) -> Option<(u64, Board)> {
         let i = self.indices.next()?;
         let board = self.next;
-        if !self.indices.is_empty() {
-            self.enc.advance(&mut self.next);
+        // The level's last board ends the walk (only an unchecked range
+        // of the solver's could go past it).
+        if !self.indices.is_empty() && !self.enc.advance(&mut self.next) {
+            self.indices.start = self.indices.end;
         }
         Some((i, board))
     }
@@ -278,13 +281,15 @@ impl Iterator for Boards<'_> {
         while i < indices.end {
             acc = f(acc, (i, next));
             i += 1;
-            if i < indices.end {
-                enc.advance(&mut next);
+            if i < indices.end && !enc.advance(&mut next) {
+                break;
             }
         }
         acc
     }
 }
+
+impl std::iter::FusedIterator for Boards<'_> {}
 
 /// Positions of a [`Tile`] that share one opponent half: at most this many.
 pub(crate) const TILE_WIDTH: usize = 64;
@@ -487,6 +492,19 @@ mod tests {
                 assert_eq!(cursor.seek(i), e.unrank(n, i));
             }
         }
+    }
+
+    /// An unchecked walk past the level's end stops at its last board,
+    /// through `fold` and through `next` alike, as the solver's loop did.
+    #[test]
+    fn an_unchecked_walk_ends_with_the_level() {
+        let e = Encoder::new(6);
+        let size = e.level_size(6);
+        let mut seen = Vec::new();
+        e.for_range(6, size - 2, size + 5, |i, _| seen.push(i));
+        assert_eq!(seen, [size - 2, size - 1]);
+        let stepped: Vec<u64> = e.walk(6, size - 2..size + 5).map(|(i, _)| i).collect();
+        assert_eq!(stepped, seen);
     }
 
     /// On a large level, sampled indices round-trip and `advance` steps to

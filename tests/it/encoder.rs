@@ -173,10 +173,12 @@ fn checked_rank_and_unrank_refuse_what_is_not_stored() {
         "index 4368 outside level 5, which has 4368 positions (0..4368)"
     );
     assert!(e.board_at(49, 0).is_err());
-    assert!(
+    assert_eq!(
         Encoder::new(10)
             .index_of(&board("11 0 0 0 0 0 0 0 0 0 0 0"))
-            .is_err()
+            .unwrap_err()
+            .to_string(),
+        "11 0 0 0 0 0 0 0 0 0 0 0 holds 11 seeds; levels go up to 10"
     );
     assert!(e.check_indices(5, 0, 4368).is_ok());
     assert!(e.check_indices(5, 3, 2).is_err());
