@@ -18,7 +18,9 @@ use memmap2::Mmap;
 
 use crate::db::Db;
 use crate::error::{Corruption, Error, Missing, Result};
-use crate::oware::{Board, Encoder, MAX_SEEDS, Rules, game_level, level_size, reads_level};
+use crate::oware::{
+    Board, Encoder, MAX_SEEDS, Rules, game_level, game_levels, level_size, reads_level,
+};
 use crate::probe::{BlockCache, DEFAULT_CACHE_BYTES, Held, Level};
 use crate::stored::{Stored, StoredLevels};
 use crate::table::{BLOCK_SIZE, Table, as_values, check_values};
@@ -482,8 +484,10 @@ impl Source {
 
     /// Fails unless the file of each of `levels` is there: for tables, all
     /// the missing ones ([`Db::require_levels`]); for VU files, the
-    /// highest (whose remedy is the same for all).
+    /// highest (whose remedy is the same for all). A level past the game
+    /// is [`Error::Invalid`].
     pub fn require_levels(&self, levels: &[usize]) -> Result<()> {
+        game_levels(levels.iter().copied())?; // a level past the game is no request
         match self {
             Source::Tables(t) => t.db.require_levels(t.rules, levels),
             Source::Vu(_) => {
@@ -555,8 +559,10 @@ impl Source {
     /// table read block by block through this source's block cache; level
     /// `n - 1`, never read ([`reads_level`]), not at all. A level read
     /// that is missing or cannot be opened is an error here; a block that
-    /// cannot be read is an error of the read that needs it.
+    /// cannot be read is an error of the read that needs it. A level `n`
+    /// past the game is [`Error::Invalid`].
     pub fn lower_levels(&self, n: usize) -> Result<StoredLevels<&BlockCache>> {
+        game_level(n as u64)?;
         let levels = (0..n)
             .map(|k| match self {
                 _ if !reads_level(n, k) => Ok(Stored::Unread),

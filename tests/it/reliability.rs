@@ -1421,3 +1421,22 @@ fn library_calls_on_odd_requests_answer_without_panicking() {
     assert!(Build::new(&db, Rules::Awari, []).run().unwrap().is_empty());
     assert!(!dir.exists());
 }
+
+/// A level past the game asked of a source is a bad request, not a level
+/// that is missing (`lower_levels(49)` said level 13 was not found).
+#[test]
+fn levels_past_the_game_asked_of_a_source_are_bad_requests() {
+    use mancaladb::Error;
+    use mancaladb::source::Source;
+    let source = Source::tables(awari_db(), Rules::Awari);
+    for e in [
+        source.require_levels(&[3, 49]).unwrap_err(),
+        source.require_levels(&[usize::MAX]).unwrap_err(),
+        source.lower_levels(49).err().unwrap(),
+    ] {
+        assert!(matches!(&e, Error::Invalid(m) if m.contains("levels go up to 48")), "{e}");
+    }
+    assert!(source.require_levels(&[3, 12]).is_ok());
+    assert!(source.lower_levels(12).is_ok());
+    assert!(!source.has_level(49).unwrap());
+}
