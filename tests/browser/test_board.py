@@ -12,10 +12,14 @@ Known values (README, issue 13): 1 1 1 1 1 2 4 2 3 0 0 0 is a draw, pit 5
 5 0 3 0 0 0 1 1 1 1 1 0, wins 3 with pit 2.
 """
 
+import http.server
 import os
 import sys
 import tempfile
+import threading
 import time
+import urllib.error
+import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -76,6 +80,69 @@ def wait_for(d, what, check, timeout=20):
         return wait.until(lambda d: check(d))
     except TimeoutException:
         raise AssertionError(f"timed out waiting for {what}") from None
+
+
+class SubPath:
+    """A reverse proxy that serves `url` under the sub-path /mancaladb/, as
+    a site's proxy would (GET only, which is all the page asks), and
+    records every path asked of it."""
+
+    PREFIX = "/mancaladb/"
+
+    def __init__(self, url):
+        self.asked = []
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                proxy.asked.append(self.path)
+                if not self.path.startswith(SubPath.PREFIX):
+                    self.send_error(404)
+                    return
+                try:
+                    with urllib.request.urlopen(url + self.path[len(SubPath.PREFIX):]) as r:
+                        status, headers, body = r.status, r.headers, r.read()
+                except urllib.error.HTTPError as e:
+                    status, headers, body = e.code, e.headers, e.read()
+                self.send_response(status)
+                for name in ("Content-Type", "Content-Security-Policy"):
+                    if headers.get(name):
+                        self.send_header(name, headers[name])
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}{SubPath.PREFIX}"
+
+
+def under_a_sub_path(d, url):
+    """The page works behind a proxy that serves it under a sub-path: its
+    script, style and API are asked there (they were asked from the root,
+    which such a proxy does not serve)."""
+    proxy = SubPath(url)
+    try:
+        d.get(proxy.url + "?board=1,1,1,1,1,2,4,2,3,0,0,0")
+        wait_for(d, "the move list under a sub-path", lambda d: len(moves(d)) == 6)
+        assert moves(d)[0] == (5, "+0", 3, "draw"), moves(d)
+        d.find_element(By.ID, "nav-levels").click()
+        wait_for(d, "the levels table under a sub-path",
+                 lambda d: len(d.find_elements(By.CSS_SELECTOR, "#levels-table tbody tr")) == 17)
+        d.find_element(By.ID, "nav-omweso").click()
+        d.find_element(By.CSS_SELECTOR, "#omweso-form button").click()
+        wait_for(d, "the Omweso verdicts under a sub-path",
+                 lambda d: d.find_elements(By.CSS_SELECTOR, "#om-starts tbody tr"))
+        outside = [p for p in proxy.asked if not p.startswith(SubPath.PREFIX)]
+        assert not outside, outside
+        for asked in ("app.js", "style.css", "api/awari?", "api/awari/mainline?", "api/levels",
+                      "api/stats/", "api/omweso/loops?"):
+            assert any(p.startswith(SubPath.PREFIX + asked) for p in proxy.asked), (asked, proxy.asked)
+    finally:
+        proxy.server.shutdown()
 
 
 def main(url, out):
@@ -484,6 +551,7 @@ def main(url, out):
             d.find_element(By.ID, "pit-0").click()
             wait_for(d, "the refusal", lambda d: "holds at most 48 seeds" in error(d))
             assert board(d) == [4] * 12 and "board=4,4,4,4,4,4,4,4,4,4,4,4" in d.current_url, d.current_url
+            under_a_sub_path(d, url)
         finally:
             d.quit()
     print("browser test: ok; screenshots in", out)

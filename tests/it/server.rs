@@ -865,15 +865,17 @@ fn cors_and_the_page() {
         head.contains("content-security-policy: default-src 'self'; img-src 'self' data:;"),
         "{head}"
     );
+    // Its URLs are relative, so that a proxy can serve it under a
+    // sub-path (the browser test loads it so).
     let page = String::from_utf8(body_html).unwrap();
-    assert!(page.contains("/app.js") && !page.contains("http://") && !page.contains("https://"));
+    assert!(page.contains(r#"src="app.js""#), "{page}");
+    assert!(!page.contains(r#"="/"#), "a URL from the root: {page}");
+    assert!(!page.contains("http://") && !page.contains("https://"));
     let (status, _, js) = s.request("GET", "/app.js", "", b"");
     assert_eq!(status, 200);
-    assert!(
-        String::from_utf8(js)
-            .unwrap()
-            .contains("/api/awari/mainline")
-    );
+    let js = String::from_utf8(js).unwrap();
+    assert!(js.contains(r#""api/awari/mainline""#));
+    assert!(!js.contains(r#""/api"#), "an API URL from the root");
     assert!(!body.is_empty());
 }
 

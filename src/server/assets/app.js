@@ -315,7 +315,7 @@ async function analyze() {
   $("said").textContent = "";
   const signal = freshSignal("board");
   try {
-    const a = await getJSON(apiURL("/api/awari", positionQuery), signal);
+    const a = await getJSON(apiURL("api/awari", positionQuery), signal);
     if (id !== state.request) return;
     state.analysis = a;
     renderAnalysis(a);
@@ -333,7 +333,7 @@ async function analyze() {
   }
   $("said").textContent = announcement(state.analysis);
   try {
-    const line = await getJSON(apiURL("/api/awari/mainline", q), signal);
+    const line = await getJSON(apiURL("api/awari/mainline", q), signal);
     if (id !== state.request) return;
     renderLine(line);
     if (line.line.length) state.linePit = line.line[0].pit;
@@ -470,7 +470,7 @@ async function showLevels() {
   $("levels-error").hidden = true;
   let info;
   try {
-    info = await getJSON("/api/levels", signal);
+    info = await getJSON("api/levels", signal);
   } catch (e) {
     if (current()) levelsError(withRetry(e, "open Levels again to retry"));
     return;
@@ -562,7 +562,7 @@ function levelsError(message) {
 
 // The address of the statistics of level n of rules.
 function statsURL(rules, n) {
-  return "/api/stats/" + encodeURIComponent(rules) + "/" + encodeURIComponent(n);
+  return "api/stats/" + encodeURIComponent(rules) + "/" + encodeURIComponent(n);
 }
 
 // The histogram of the values of level n of rules; a newer call drops
@@ -612,7 +612,7 @@ async function decideOmweso(ev) {
   body.replaceChildren();
   $("om-error").hidden = true;
   try {
-    const r = await getJSON("/api/omweso/loops?" + q, freshSignal("omweso"));
+    const r = await getJSON("api/omweso/loops?" + q, freshSignal("omweso"));
     if (id !== state.omwesoRequest) return;
     for (const s of r.starts) {
       const tr = document.createElement("tr");
@@ -729,7 +729,7 @@ function start() {
     }
     // The levels as the server has them now (it may have been restarted
     // over more levels since the page asked).
-    if (await beyondLevels(typed.board)) state.levelsServed = getJSON("/api/levels");
+    if (await beyondLevels(typed.board)) state.levelsServed = getJSON("api/levels");
     const beyond = await beyondLevels(typed.board);
     if (beyond) {
       showError(beyond);
@@ -778,7 +778,7 @@ function start() {
   // of the address's history entry, hashchange only when nothing but the
   // anchor differs (not once a move has rewritten the address).
   window.addEventListener("popstate", showAddress);
-  state.levelsServed = getJSON("/api/levels");
+  state.levelsServed = getJSON("api/levels");
   showAddress();
   // Offer only the rule sets with levels here (a VU directory holds awari
   // values only; a table directory may hold no abapa level); rules asked
