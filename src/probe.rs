@@ -51,10 +51,18 @@
 //! has decompressed `max(16, blocks / 16)` blocks (so decompression has cost
 //! about a sixteenth of a hash, in bytes), a thread hashes the raw copy and,
 //! if it matches, switches the level to it (an `OnceLock`: probes see the
-//! switch without locking). Whatever the hash says, answers are the same;
-//! only their speed changes. The check runs at most once per level per
-//! reader; [`Level::check_raw`] runs it at once, for callers that want the
-//! raw map now (whole-level reads, benchmarks).
+//! switch without locking). Whatever the hash says, the values are the
+//! same; only their speed changes. The check runs at most once per level
+//! per reader; [`Level::check_raw`] runs it at once, for callers that want
+//! the raw map now (whole-level reads, benchmarks).
+//!
+//! A damaged table is the one case where the switch shows: a block that
+//! fails its check is an error of every probe that needs it until the
+//! level is switched, and is then no longer read. Only blocks read whole
+//! count towards the switch, so damage never brings it on; what does (a
+//! sixteenth of the level read, or a whole-level read from the same
+//! reader) leaves the damage to `build` and `verify`, which read the table
+//! itself.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -360,9 +368,15 @@ impl Level {
             None => {
                 let bs = u64::from(h.block_size);
                 let (block, offset) = (index / bs, (index % bs) as usize);
+                // Only a block read whole counts towards the raw check: a
+                // damaged one is reported by every probe that meets it, and
+                // is no reason to switch to the raw copy sooner.
                 let fill = |buf: &mut Vec<u8>| {
-                    self.missed();
-                    self.table.read_block(block, buf)
+                    let read = self.table.read_block(block, buf);
+                    if read.is_ok() {
+                        self.missed();
+                    }
+                    read
                 };
                 let b = match held {
                     Some(held) => held.byte(cache, self.seeds, block, offset, fill)?,
