@@ -43,7 +43,7 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use super::{Analysis, MoveValue, analyze};
 use crate::error::{Error, Result};
-use crate::oware::{Board, Rules};
+use crate::oware::{Board, Rules, moves};
 use crate::source::Values;
 
 /// Most positions the search for progress explores at one level.
@@ -174,7 +174,11 @@ fn follow(
             };
         }
         if line.len() == max_plies {
-            break LineEnd::Limit;
+            // A line cut where the game ends anyway ends with the game.
+            break match moves(rules, &pos).as_slice().is_empty() {
+                true => LineEnd::GameOver,
+                false => LineEnd::Limit,
+            };
         }
         seen.insert(pos, line.len());
         let a = match analyze(rules, values, &pos) {
@@ -437,6 +441,26 @@ mod tests {
         fn origin(&self, b: &Board) -> PathBuf {
             self.0.origin(b)
         }
+    }
+
+    /// A line cut where the game ends says the game is over (it said
+    /// "limit"); one cut before says it was cut.
+    #[test]
+    fn a_line_cut_at_the_end_of_the_game_ends_with_the_game() {
+        let solved = solved_to(12);
+        for pits in [[0; 12], [0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0]] {
+            let over = Board::new(pits).unwrap();
+            let cut = principal_line(Rules::Awari, &solved, &over, 0).unwrap();
+            assert_eq!((cut.plies.len(), cut.end), (0, LineEnd::GameOver));
+        }
+        let b = Board::parse(&["1 0 0 1 4 1 2 0 3 0 0 0"]).unwrap();
+        let full = principal_line(Rules::Awari, &solved, &b, 400).unwrap();
+        assert_eq!(full.end, LineEnd::GameOver, "{full:?}");
+        let n = full.plies.len();
+        let short = principal_line(Rules::Awari, &solved, &b, n - 1).unwrap();
+        assert_eq!((short.plies.len(), short.end), (n - 1, LineEnd::Limit));
+        let at_end = principal_line(Rules::Awari, &solved, &b, n).unwrap();
+        assert_eq!((at_end.plies, at_end.end), (full.plies, LineEnd::GameOver));
     }
 
     #[test]

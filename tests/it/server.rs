@@ -339,7 +339,7 @@ fn bad_input_is_400_and_missing_levels_404() {
         &s,
         "/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0&captured=-1,33",
         400,
-        "captured -1,33: a seed count is not negative",
+        "captured -1,33: a seed count cannot be negative",
     );
     refused(&s, "/api/awari?board=1,1&board=2,2", 400, "query");
     refused(&s, "/api/stats/awari/99", 400, "level 99");

@@ -65,7 +65,7 @@ fn captured(text: &str, board: &Board) -> Result<(u8, u8), ApiError> {
     };
     if m < 0 || o < 0 {
         return Err(ApiError::bad(format!(
-            "captured {m},{o}: a seed count is not negative"
+            "captured {m},{o}: a seed count cannot be negative"
         )));
     }
     let total = m.saturating_add(o).saturating_add(board.seeds() as i64);
