@@ -67,9 +67,12 @@ pub fn to_py(e: Error) -> PyErr {
         Error::Corrupt { ref path, .. } => raise("CorruptTableError", e.to_string(), |exc| {
             exc.setattr("path", path)
         }),
-        Error::Locked { .. } | Error::Disagree { .. } => {
-            raise("MancalaDbError", e.to_string(), |_| Ok(()))
-        }
+        Error::Locked { .. } => raise(
+            "MancalaDbError",
+            format!("{e}: wait for it to finish, or build with wait=True, which waits by itself"),
+            |_| Ok(()),
+        ),
+        Error::Disagree { .. } => raise("MancalaDbError", e.to_string(), |_| Ok(())),
     }
 }
 

@@ -229,7 +229,10 @@ fn explain(e: &Error) -> String {
         Error::Locked { path, .. } if path.ends_with("omweso-census.lock") => {
             "wait for it to finish, then run the census again".to_string()
         }
-        Error::Locked { .. } => "wait for it to finish (build --wait waits by itself)".to_string(),
+        Error::Locked { .. } => {
+            "wait for it to finish, then run this again (`build --wait` waits by itself)"
+                .to_string()
+        }
         Error::TooLarge { .. } => "`mancaladb known` says what each level needs".to_string(),
         _ => return e.to_string(),
     };

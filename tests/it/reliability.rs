@@ -430,8 +430,9 @@ fn a_second_writer_stops_at_once_or_waits() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     // Readers never block.
     succeeds(&["query", "--db", s(&dir), "1 0 0 0 0 0 0 0 0 0 0 0"]);
-    // Nor does an export write into it meanwhile.
-    refuses(&export_into(s(&dir)), "locked by another writer");
+    // Nor does an export write into it meanwhile: it is told to run
+    // again (it has no --wait of its own).
+    refuses(&export_into(s(&dir)), "then run this again");
     // --wait waits for the first, then finds everything built.
     let text = succeeds(&["build", "--max-seeds", "17", "--db", s(&dir), "--wait"]);
     assert!(first.wait().unwrap().success());
@@ -1434,7 +1435,10 @@ fn levels_past_the_game_asked_of_a_source_are_bad_requests() {
         source.require_levels(&[usize::MAX]).unwrap_err(),
         source.lower_levels(49).err().unwrap(),
     ] {
-        assert!(matches!(&e, Error::Invalid(m) if m.contains("levels go up to 48")), "{e}");
+        assert!(
+            matches!(&e, Error::Invalid(m) if m.contains("levels go up to 48")),
+            "{e}"
+        );
     }
     assert!(source.require_levels(&[3, 12]).is_ok());
     assert!(source.lower_levels(12).is_ok());
