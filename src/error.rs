@@ -138,6 +138,10 @@ pub enum Corruption {
         /// The block number.
         block: u64,
     },
+    /// Damage met in a table that a new file has replaced at its path
+    /// since this reader opened it (a rebuilt level): the reader still
+    /// holds the old file, and opening the directory again reads the new.
+    Replaced(Box<Corruption>),
     /// A `scores.N` file of the wrong length.
     FileLength {
         /// Its length in bytes.
@@ -276,6 +280,11 @@ impl fmt::Display for Corruption {
             BlockPlace { block } => write!(
                 f,
                 "block {block} does not belong at its place (moved, swapped or from another table)"
+            ),
+            Replaced(damage) => write!(
+                f,
+                "{damage}, in the file as this reader opened it; another has replaced it since: \
+                 open the directory again (restart the server)"
             ),
             FileLength { bytes, seeds, want } => {
                 write!(f, "{bytes} bytes; level {seeds} has {want} positions")

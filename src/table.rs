@@ -9,6 +9,7 @@
 
 use std::cell::RefCell;
 use std::io::{Seek, SeekFrom, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -267,6 +268,9 @@ pub struct Table {
     tags_start: Option<usize>,
     /// The last block decompressed, for runs of nearby reads.
     cache: Mutex<Option<(u64, Vec<u8>)>>,
+    /// The file mapped, as device and inode: a damaged block read from it
+    /// after another file replaced it at `path` says so.
+    file: (u64, u64),
 }
 
 impl std::fmt::Debug for Table {
@@ -286,6 +290,7 @@ impl Table {
         // SAFETY: the map is read-only; table files are only ever replaced by
         // rename, never modified in place, so the mapped bytes do not change.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+        let identity = file.metadata().map_err(|e| Error::io(path, e))?;
         let bad = |kind: Corruption| Error::corrupt(path, kind);
         if map.len() < HEADER_LEN + 8 + TRAILER_LEN {
             return Err(bad(Corruption::Truncated {
@@ -374,7 +379,20 @@ impl Table {
             data_start,
             tags_start: tagged.then_some(offsets_end),
             cache: Mutex::new(None),
+            file: (identity.dev(), identity.ino()),
         })
+    }
+
+    /// Block damage found in this table: [`Corruption::Replaced`] when
+    /// another file is at its path now.
+    #[cold]
+    fn damaged(&self, kind: Corruption) -> Error {
+        let now = std::fs::metadata(&self.path).map(|m| (m.dev(), m.ino()));
+        let kind = match now {
+            Ok(now) if now != self.file => Corruption::Replaced(Box::new(kind)),
+            _ => kind,
+        };
+        Error::corrupt(&self.path, kind)
     }
 
     /// The file's path.
@@ -427,26 +445,20 @@ impl Table {
         if let Some(tags) = self.tags_start {
             let at = tags + 8 * block as usize;
             if block_tag(self.header.id, block, frame)[..] != self.map[at..at + 8] {
-                return Err(Error::corrupt(&self.path, Corruption::BlockPlace { block }));
+                return Err(self.damaged(Corruption::BlockPlace { block }));
             }
         }
         let want = self.block_len(block);
         out.clear();
         out.reserve(want);
         let got = decompress(frame, out).map_err(|e| {
-            Error::corrupt(
-                &self.path,
-                Corruption::Block {
-                    block,
-                    detail: e.to_string(),
-                },
-            )
+            self.damaged(Corruption::Block {
+                block,
+                detail: e.to_string(),
+            })
         })?;
         if got != want {
-            return Err(Error::corrupt(
-                &self.path,
-                Corruption::BlockLength { block, got, want },
-            ));
+            return Err(self.damaged(Corruption::BlockLength { block, got, want }));
         }
         Ok(())
     }

@@ -166,6 +166,43 @@ fn a_damaged_block_is_reported_by_every_probe_despite_a_raw_copy() {
     assert_eq!(tables.value(&last).unwrap() as u8, want[want.len() - 1]);
 }
 
+/// A reader holds the table it opened: damage met in it after a rebuild
+/// replaced it says so, and a reader opened afresh reads the new table.
+#[test]
+fn damage_in_a_table_replaced_since_it_was_opened_says_so() {
+    use mancaladb::error::Corruption;
+    let want = exported_14();
+    let dir = level_14_dir("probe-replaced", None);
+    let path = Db::new(&dir).table_path(Rules::Awari, 14);
+    let sound = std::fs::read(&path).unwrap();
+    let mut bytes = sound.clone();
+    let at = bytes.len() - 100; // in the last block
+    bytes[at] ^= 0x20;
+    std::fs::write(&path, &bytes).unwrap();
+    let tables = Tables::new(Db::new(&dir), Rules::Awari);
+    let last = Encoder::new(MAX_SEEDS)
+        .board_at(14, level_size(14) - 1)
+        .unwrap();
+    let kind = |e: mancaladb::Error| match e {
+        mancaladb::Error::Corrupt { kind, .. } => kind,
+        other => panic!("{other}"),
+    };
+    let before = kind(tables.value(&last).unwrap_err());
+    assert!(matches!(before, Corruption::Block { .. }), "{before}");
+    // Rebuilt: a new file renamed into its place.
+    let new = dir.join("rebuilt.tmp");
+    std::fs::write(&new, &sound).unwrap();
+    std::fs::rename(&new, &path).unwrap();
+    let err = tables.value(&last).unwrap_err();
+    assert!(
+        err.to_string().contains("open the directory again"),
+        "{err}"
+    );
+    assert_eq!(kind(err), Corruption::Replaced(Box::new(before)));
+    let fresh = Tables::new(Db::new(&dir), Rules::Awari);
+    assert_eq!(fresh.value(&last).unwrap() as u8, want[want.len() - 1]);
+}
+
 #[test]
 fn a_board_that_is_not_stored_is_refused_by_a_probe_not_misread() {
     use mancaladb::oware::Board;
