@@ -140,7 +140,7 @@ pub enum Corruption {
     },
     /// Damage met in a table that a new file has replaced at its path
     /// since this reader opened it (a rebuilt level): the reader still
-    /// holds the old file, and opening the directory again reads the new.
+    /// holds the old file, and a reader opened afresh reads the new one.
     Replaced(Box<Corruption>),
     /// A `scores.N` file of the wrong length.
     FileLength {
@@ -283,8 +283,7 @@ impl fmt::Display for Corruption {
             ),
             Replaced(damage) => write!(
                 f,
-                "{damage}, in the file as this reader opened it; another has replaced it since: \
-                 open the directory again (restart the server)"
+                "{damage}, in the file as this reader opened it; another file has replaced it since"
             ),
             FileLength { bytes, seeds, want } => {
                 write!(f, "{bytes} bytes; level {seeds} has {want} positions")

@@ -59,10 +59,10 @@
 //! A damaged table is the one case where the switch shows: a block that
 //! fails its check is an error of every probe that needs it until the
 //! level is switched, and is then no longer read. Only blocks read whole
-//! count towards the switch, so damage never brings it on; what does (a
-//! sixteenth of the level read, or a whole-level read from the same
-//! reader) leaves the damage to `build` and `verify`, which read the table
-//! itself.
+//! count towards the switch, so damage never brings it on; what does (the
+//! decompressions above, or a whole-level read from the same reader)
+//! leaves the damage to `build`, `verify` and the level's statistics,
+//! which read the table itself.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -386,11 +386,12 @@ impl Level {
             }
         };
         if usize::from(v.unsigned_abs()) > self.seeds {
-            let read_from = match self.raw.get() {
-                Some(_) => &self.raw_path,
-                None => self.table.path(),
-            };
-            return Err(Error::value_range(read_from, self.seeds, index, v));
+            return Err(match self.raw.get() {
+                Some(_) => Error::value_range(&self.raw_path, self.seeds, index, v),
+                None => {
+                    (self.table).stale(Error::value_range(self.table.path(), self.seeds, index, v))
+                }
+            });
         }
         Ok(v)
     }

@@ -542,7 +542,7 @@ impl Source {
                 };
                 // Named as the file read (a raw copy damaged since it was
                 // checked is what to remove).
-                check_values(read_from, seeds, 0, &data)?;
+                check_values(read_from, seeds, 0, &data).map_err(|e| level.table().stale(e))?;
                 Ok(data)
             }
             Source::Vu(vu) => {

@@ -290,7 +290,10 @@ impl Table {
         // SAFETY: the map is read-only; table files are only ever replaced by
         // rename, never modified in place, so the mapped bytes do not change.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
-        let identity = file.metadata().map_err(|e| Error::io(path, e))?;
+        // Looked up by path, as `stale` looks again (a file's device as
+        // `fstat` and `stat` see it can differ, on some overlay file
+        // systems). A file renamed in meanwhile costs only that note.
+        let identity = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
         let bad = |kind: Corruption| Error::corrupt(path, kind);
         if map.len() < HEADER_LEN + 8 + TRAILER_LEN {
             return Err(bad(Corruption::Truncated {
@@ -383,16 +386,28 @@ impl Table {
         })
     }
 
-    /// Block damage found in this table: [`Corruption::Replaced`] when
-    /// another file is at its path now.
+    /// Damage of kind `kind` found in this table (see [`Table::stale`]).
     #[cold]
     fn damaged(&self, kind: Corruption) -> Error {
-        let now = std::fs::metadata(&self.path).map(|m| (m.dev(), m.ino()));
-        let kind = match now {
-            Ok(now) if now != self.file => Corruption::Replaced(Box::new(kind)),
-            _ => kind,
-        };
-        Error::corrupt(&self.path, kind)
+        self.stale(Error::corrupt(&self.path, kind))
+    }
+
+    /// `e`, as [`Corruption::Replaced`] when it is damage found in this
+    /// table and another file is at its path now: a long-lived reader (a
+    /// server, a Python handle) holds the table it opened, and a rebuild
+    /// replaces it under it.
+    #[cold]
+    pub(crate) fn stale(&self, e: Error) -> Error {
+        match e {
+            Error::Corrupt { path, kind }
+                if path == self.path
+                    && !matches!(kind, Corruption::Replaced(_))
+                    && std::fs::metadata(&path).is_ok_and(|m| (m.dev(), m.ino()) != self.file) =>
+            {
+                Error::corrupt(path, Corruption::Replaced(Box::new(kind)))
+            }
+            e => e,
+        }
     }
 
     /// The file's path.
@@ -491,11 +506,11 @@ impl Table {
         for b in 0..self.header.blocks {
             self.read_block(b, &mut buf)?;
             hash.update(&buf);
-            f(as_values(&buf))?;
+            f(as_values(&buf)).map_err(|e| self.stale(e))?;
         }
         let digest: [u8; 32] = hash.finalize().into();
         if digest != self.header.content_sha256 {
-            return Err(Error::corrupt(&self.path, Corruption::ContentChecksum));
+            return Err(self.damaged(Corruption::ContentChecksum));
         }
         Ok(())
     }

@@ -8,7 +8,7 @@
 //! classes live in `mancaladb/_errors.py`.
 
 use mancaladb::Error;
-use mancaladb::error::Missing;
+use mancaladb::error::{Corruption, Missing};
 use pyo3::exceptions::{PyMemoryError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 
@@ -64,9 +64,17 @@ pub fn to_py(e: Error) -> PyErr {
                 exc.setattr("dir", dir)
             })
         }
-        Error::Corrupt { ref path, .. } => raise("CorruptTableError", e.to_string(), |exc| {
-            exc.setattr("path", path)
-        }),
+        Error::Corrupt { ref path, ref kind } => {
+            let message = match kind {
+                Corruption::Replaced(_) => {
+                    format!("{e}: open the Database again to read the new file")
+                }
+                _ => e.to_string(),
+            };
+            raise("CorruptTableError", message, |exc| {
+                exc.setattr("path", path)
+            })
+        }
         Error::Locked { .. } => raise(
             "MancalaDbError",
             format!("{e}: wait for it to finish, or build with wait=True, which waits by itself"),

@@ -196,7 +196,17 @@ def test_damaged_tables_are_corrupt_table_errors(tables_only, tmp_path):
             db.level(9)
         assert e.value.path == path
         assert isinstance(e.value, mancaladb.MancalaDbError)
-        assert "corrupt table" in str(e.value)
+        assert "corrupt table" in str(e.value) and "replaced it since" not in str(e.value)
+        # Rebuilt under the open handle: it still holds the damaged file,
+        # and says that another has replaced it.
+        rebuilt = d / "rebuilt.tmp"
+        shutil.copy(tables_only / "awari-09.mdb", rebuilt)
+        os.replace(rebuilt, path)
+        with pytest.raises(mancaladb.CorruptTableError,
+                           match="replaced it since: open the Database again to read the new file"):
+            db.level(9)
+    with mancaladb.open(d) as db:
+        assert db.level(9).shape == (mancaladb.level_size(9),)
     # A truncated one cannot be opened at all: verified() says so, never
     # False as if it were a sound level not checked yet.
     short = d / "awari-05.mdb"

@@ -213,6 +213,10 @@ fn explain(e: &Error) -> String {
             shell_quote(path.parent().unwrap_or(path))
         ),
         Error::Corrupt {
+            kind: Corruption::Replaced(_),
+            ..
+        } => "run this again: it reads the new file".to_string(),
+        Error::Corrupt {
             kind: Corruption::NotCensusResults { .. },
             ..
         } => "move it away: the census neither uses nor replaces it".to_string(),

@@ -459,6 +459,8 @@ mod tests {
         let n = full.plies.len();
         let short = principal_line(Rules::Awari, &solved, &b, n - 1).unwrap();
         assert_eq!((short.plies.len(), short.end), (n - 1, LineEnd::Limit));
+        // Cut at its full length, the line is the same (its last move
+        // takes the last seeds, which ended it before the cut too).
         let at_end = principal_line(Rules::Awari, &solved, &b, n).unwrap();
         assert_eq!((at_end.plies, at_end.end), (full.plies, LineEnd::GameOver));
     }

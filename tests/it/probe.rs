@@ -195,7 +195,8 @@ fn damage_in_a_table_replaced_since_it_was_opened_says_so() {
     std::fs::rename(&new, &path).unwrap();
     let err = tables.value(&last).unwrap_err();
     assert!(
-        err.to_string().contains("open the directory again"),
+        err.to_string()
+            .contains("another file has replaced it since"),
         "{err}"
     );
     assert_eq!(kind(err), Corruption::Replaced(Box::new(before)));

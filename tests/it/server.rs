@@ -163,6 +163,37 @@ fn damaged_values_are_500_naming_the_file() {
     refused(&s, "/api/stats/awari/3", 500, want);
 }
 
+/// A table rebuilt under the server: the damage of the file it opened is
+/// still a 500, which says that the file was replaced and to restart.
+#[test]
+fn damage_in_a_table_replaced_under_the_server_says_to_restart() {
+    let dir = scratch("server-replaced");
+    let name = "awari-09.mdb";
+    let sound = std::fs::read(awari_db().join(name)).unwrap();
+    let mut damaged = sound.clone();
+    let at = damaged.len() - 100; // in the last block
+    damaged[at] ^= 0x20;
+    std::fs::write(dir.join(name), &damaged).unwrap();
+    let s = Server::db(&dir);
+    let stats = "/api/stats/awari/9";
+    let before = refused(&s, stats, 500, "corrupt table");
+    assert!(
+        !before.to_string().contains("replaced it since"),
+        "{before}"
+    );
+    std::fs::write(dir.join("rebuilt.tmp"), &sound).unwrap();
+    std::fs::rename(dir.join("rebuilt.tmp"), dir.join(name)).unwrap();
+    refused(
+        &s,
+        stats,
+        500,
+        "another file has replaced it since: restart the server to read the new file",
+    );
+    let fresh = Server::db(&dir);
+    let (status, body) = fresh.get(stats);
+    assert_eq!(status, 200, "{body}");
+}
+
 #[test]
 fn known_position_and_each_moves_value() {
     let s = Server::db(awari_db());

@@ -17,6 +17,7 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
 use mancaladb::Error;
+use mancaladb::error::Corruption;
 use mancaladb::oware::Rules;
 use mancaladb::source::Source;
 
@@ -63,10 +64,17 @@ impl From<Error> for ApiError {
             | Error::Locked { .. }
             | Error::Disagree { .. } => (StatusCode::INTERNAL_SERVER_ERROR, None),
         };
+        let error = match &e {
+            Error::Corrupt {
+                kind: Corruption::Replaced(_),
+                ..
+            } => format!("{e}: restart the server to read the new file"),
+            _ => e.to_string(),
+        };
         ApiError {
             status,
             body: ErrorBody {
-                error: e.to_string(),
+                error,
                 missing_level,
             },
         }
