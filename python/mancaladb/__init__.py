@@ -522,6 +522,34 @@ def _refuse_counts_past_int64(boards: Any) -> None:
                 raise ValueError(f"row {i}: {e}") from None
 
 
+def _bounded_rows(rows: Sequence[Any]) -> Sequence[Any]:
+    """``rows``, with each row that NumPy would read without bound read no
+    further than one count past a board: a row with no ``len()`` (an
+    iterator, ``range(2**64)``) is read up to 13 counts and kept as a list
+    when it holds 12, and a row of any other length (``range(2**61)``;
+    ``itertools.count()``, which NumPy read until memory ran out) raises
+    the library's ``ValueError`` naming it. Lists, tuples and arrays, which
+    hold their counts already, are left to NumPy (their types are gathered
+    in C); so are text and scalars, which its checks refuse."""
+    if set(map(type, rows)) <= {list, tuple, np.ndarray}:
+        return rows
+    bounded = list(rows)
+    for k, row in enumerate(bounded):
+        if isinstance(row, (list, tuple, np.ndarray, str, bytes)) or not hasattr(row, "__iter__"):
+            continue
+        try:
+            n = len(row)
+        except (TypeError, OverflowError):
+            bounded[k] = head = list(itertools.islice(iter(row), 13))
+            n = len(head)
+            if n > 12:
+                raise ValueError(f"row {k}: an Oware board has 12 pits, "
+                                 "got more than 12 numbers") from None
+        if n != 12:
+            raise ValueError(f"row {k}: an Oware board has 12 pits, got {n} numbers")
+    return bounded
+
+
 def _holds_bool(rows: Sequence[Any]) -> bool:
     """Whether a row of ``rows`` given as a list or tuple (of at most a
     board's counts: others are refused by their shape) holds a ``bool``.
@@ -552,6 +580,8 @@ def _board_array(boards: Any) -> np.ndarray:
     if isinstance(boards, collections.abc.Iterator):
         boards = list(boards)  # rows from a generator (not a data frame: its
         # rows come through __array__ below)
+    if isinstance(boards, (list, tuple)):
+        boards = _bounded_rows(boards)
     if isinstance(boards, (list, tuple)) and _holds_bool(boards):
         # NumPy would read True as 1 in a row of integers.
         raise TypeError("boards must hold integers, got bool")

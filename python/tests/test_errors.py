@@ -1,6 +1,7 @@
 """Errors: the command line's messages as ValueError, MissingLevelError
 (a KeyError), CorruptTableError, OSError; never a crash."""
 
+import itertools
 import os
 import shutil
 
@@ -109,6 +110,15 @@ def test_bad_rows_name_the_row(db_dir):
         for endless in [range(2**64), iter(range(10**12))]:
             with pytest.raises(ValueError, match="an Oware board has 12 pits, got more than 12 numbers"):
                 db.value(endless)
+        # So is a row of many boards: NumPy read itertools.count() until
+        # memory ran out. A row that is an iterator of 12 counts is a board.
+        for row, got in [(lambda: range(2**61), str(2**61)), (lambda: range(2**64), "more than 12"),
+                         (itertools.count, "more than 12"), (lambda: iter(range(11)), "11")]:
+            for many in (db.values, mancaladb.ranks):
+                with pytest.raises(ValueError, match=f"row 1: an Oware board has 12 pits, got {got} numbers"):
+                    many([[0] * 12, row()])
+        board = [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0]
+        assert db.values([iter(board), board]).tolist() == [db.value(board)] * 2
         # Many boards where one is wanted, however many.
         for boards in [[[1] * 12] * 13, np.zeros((13, 12), dtype=np.int64)]:
             with pytest.raises(ValueError, match="a board is twelve counts, got a sequence of sequences"):
