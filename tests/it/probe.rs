@@ -4,18 +4,18 @@
 //! published-layout export, one at a time and many at once
 //! (`Tables::values`); a raw copy is used only when it matches.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use mancaladb::db::Db;
-use mancaladb::oware::{Encoder, MAX_SEEDS, Rules, level_size};
+use mancaladb::oware::{Board, Encoder, MAX_SEEDS, Rules, level_size};
 use mancaladb::source::{Tables, Values};
 
 use crate::common::{awari_db, export_vu, scratch};
 
 /// Level 14 of the test tables in a directory of its own, with or without
 /// a raw copy of the given bytes.
-fn level_14_dir(name: &str, raw: Option<&[u8]>) -> std::path::PathBuf {
+fn level_14_dir(name: &str, raw: Option<&[u8]>) -> PathBuf {
     let dir = scratch(name);
     let db = Db::new(&dir);
     std::fs::copy(
@@ -136,6 +136,23 @@ fn raw_copy_is_used_only_when_it_matches() {
     assert!(!tables.level(14).unwrap().check_raw());
 }
 
+/// [`level_14_dir`] with a byte of its table's last block flipped: the
+/// directory, the table's sound bytes, and the board of the level's last
+/// index, which that block holds.
+fn damaged_14(name: &str, raw: Option<&[u8]>) -> (PathBuf, Vec<u8>, Board) {
+    let dir = level_14_dir(name, raw);
+    let path = Db::new(&dir).table_path(Rules::Awari, 14);
+    let sound = std::fs::read(&path).unwrap();
+    let mut bytes = sound.clone();
+    let at = bytes.len() - 100; // in the last block
+    bytes[at] ^= 0x20;
+    std::fs::write(&path, &bytes).unwrap();
+    let last = Encoder::new(MAX_SEEDS)
+        .board_at(14, level_size(14) - 1)
+        .unwrap();
+    (dir, sound, last)
+}
+
 /// A damaged block is an error of every probe that meets it, however
 /// often: failed reads do not bring on the switch to a matching raw copy
 /// (sixteen did, and the same board then answered a value, depending on
@@ -143,16 +160,8 @@ fn raw_copy_is_used_only_when_it_matches() {
 #[test]
 fn a_damaged_block_is_reported_by_every_probe_despite_a_raw_copy() {
     let want = exported_14();
-    let dir = level_14_dir("probe-damaged-block", Some(&want));
-    let path = Db::new(&dir).table_path(Rules::Awari, 14);
-    let mut bytes = std::fs::read(&path).unwrap();
-    let at = bytes.len() - 100; // in the last block
-    bytes[at] ^= 0x20;
-    std::fs::write(&path, &bytes).unwrap();
+    let (dir, _, last) = damaged_14("probe-damaged-block", Some(&want));
     let tables = Tables::new(Db::new(&dir), Rules::Awari);
-    let last = Encoder::new(MAX_SEEDS)
-        .board_at(14, level_size(14) - 1)
-        .unwrap();
     for _ in 0..64 {
         let err = tables.value(&last).unwrap_err();
         assert!(matches!(err, mancaladb::Error::Corrupt { .. }), "{err}");
@@ -172,17 +181,9 @@ fn a_damaged_block_is_reported_by_every_probe_despite_a_raw_copy() {
 fn damage_in_a_table_replaced_since_it_was_opened_says_so() {
     use mancaladb::error::Corruption;
     let want = exported_14();
-    let dir = level_14_dir("probe-replaced", None);
+    let (dir, sound, last) = damaged_14("probe-replaced", None);
     let path = Db::new(&dir).table_path(Rules::Awari, 14);
-    let sound = std::fs::read(&path).unwrap();
-    let mut bytes = sound.clone();
-    let at = bytes.len() - 100; // in the last block
-    bytes[at] ^= 0x20;
-    std::fs::write(&path, &bytes).unwrap();
     let tables = Tables::new(Db::new(&dir), Rules::Awari);
-    let last = Encoder::new(MAX_SEEDS)
-        .board_at(14, level_size(14) - 1)
-        .unwrap();
     let kind = |e: mancaladb::Error| match e {
         mancaladb::Error::Corrupt { kind, .. } => kind,
         other => panic!("{other}"),
@@ -206,7 +207,6 @@ fn damage_in_a_table_replaced_since_it_was_opened_says_so() {
 
 #[test]
 fn a_board_that_is_not_stored_is_refused_by_a_probe_not_misread() {
-    use mancaladb::oware::Board;
     use mancaladb::source::Source;
     let vu = scratch("probe-not-stored");
     export_vu(awari_db(), &vu);
@@ -234,7 +234,6 @@ fn a_board_that_is_not_stored_is_refused_by_a_probe_not_misread() {
 /// board with the values before it.
 #[test]
 fn many_values_at_once_equal_one_at_a_time() {
-    use mancaladb::oware::Board;
     use mancaladb::query;
     use mancaladb::source::Source;
     let source = Source::tables(awari_db(), Rules::Awari);
