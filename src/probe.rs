@@ -389,7 +389,9 @@ impl Level {
             return Err(match self.raw.get() {
                 Some(_) => Error::value_range(&self.raw_path, self.seeds, index, v),
                 None => {
-                    (self.table).stale(Error::value_range(self.table.path(), self.seeds, index, v))
+                    let read_from = self.table.path();
+                    self.table
+                        .stale(Error::value_range(read_from, self.seeds, index, v))
                 }
             });
         }
