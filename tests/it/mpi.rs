@@ -187,9 +187,12 @@ fn a_killed_rank_stops_the_job_and_a_rerun_resumes() {
         if let Some(n) = (18..=MAX).find(|&n| checkpointed(n)) {
             break n;
         }
+        // Only a hang is caught here (the job ending is, below): levels
+        // 0..18 beside the other MPI tests on a loaded 2-core machine took
+        // more than 300 s once (a CI run beside three reviewers' builds).
         assert!(
-            started.elapsed() < Duration::from_secs(300),
-            "no checkpoint of levels 18..{MAX}"
+            started.elapsed() < Duration::from_secs(1200),
+            "no checkpoint of levels 18..{MAX} in 20 minutes"
         );
         assert!(job.try_wait().unwrap().is_none(), "the job ended early");
         std::thread::sleep(Duration::from_millis(20));
