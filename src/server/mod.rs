@@ -13,19 +13,22 @@
 //!   the limit; the refusal is JSON like every other error), batches of
 //!   [`api::oware::MAX_BATCH`] boards,
 //!   Omweso lap budgets of [`api::omweso::MAX_LAPS`], 30 s per request (503 after),
-//!   10 s to send a request's head (the connection is closed after), two
-//!   costly requests per core at once (the others wait their turn).
+//!   10 s to send a request's head or to take any of an answer (the
+//!   connection is closed after), two costly requests per core at once
+//!   (the others wait their turn), as many connections as the process
+//!   may open files beside its tables (the others wait to be accepted).
 //! * Ctrl-C or SIGTERM stops listening and lets the requests under way
 //!   finish (30 s at most, or until a second signal).
 //! * Cross-origin reads are allowed (the data is public and read-only);
 //!   responses are gzip-compressed when the client accepts it.
 //! * One log line per request on standard error: the time (UTC), the
-//!   client's address, method, path, status, milliseconds taken (the log is
+//!   client's address, method, path (escaped, cut), status, milliseconds taken (the log is
 //!   outside the time limit, so a request cut by it is logged too), written
 //!   by a thread of its own.
 
 mod api;
 mod assets;
+mod stall;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -58,6 +61,10 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest time a client may take to send a request's head (the request
 /// line and headers), after which its connection is closed.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// Files the server keeps for itself beside its connections: the tables
+/// and raw copies of every level of both rule sets (196), the blocking
+/// pool's, the standard streams.
+const OWN_FILES: u64 = 256;
 
 /// A level's statistics once counted; its lock is held while they are
 /// counted, so that requests arriving meanwhile wait for that count (an
@@ -71,6 +78,8 @@ pub struct State {
     /// for tables, awari for VU files.
     sources: Vec<(Rules, Source)>,
     stats: Mutex<HashMap<(Rules, usize), StatsSlot>>,
+    /// Turns of the costly requests: [`costly_at_once`] run at once.
+    turns: tokio::sync::Semaphore,
 }
 
 impl State {
@@ -80,7 +89,17 @@ impl State {
         State {
             sources,
             stats: Mutex::new(HashMap::new()),
+            turns: tokio::sync::Semaphore::new(costly_at_once()),
         }
+    }
+
+    /// Waits for a turn to run a costly request, which it holds until it
+    /// has its answer (within the time limit, like the wait).
+    async fn turn(&self) -> tokio::sync::SemaphorePermit<'_> {
+        self.turns
+            .acquire()
+            .await
+            .expect("the semaphore is never closed")
     }
 
     /// What the values are read from: `"tables"` or `"vu"` (published
@@ -112,21 +131,21 @@ impl State {
 /// All routes, with their limits, CORS, compression and the log line.
 fn router(state: Arc<State>) -> Router {
     // The routes whose one request may take many milliseconds of a core
-    // and megabytes: at most [`costly_at_once`] run at once, the others
-    // wait their turn (within the time limit), their bodies unread.
-    let turns = Arc::new(tokio::sync::Semaphore::new(costly_at_once()));
+    // and megabytes (or opens every level's file): at most
+    // [`costly_at_once`] run at once, the others wait their turn (within
+    // the time limit). These take their turn here; the batch, once its
+    // body is read (`api::oware::batch`), so that clients sending theirs
+    // slowly hold no turn.
+    let turn_state = state.clone();
     let costly = Router::new()
         .route("/api/awari/mainline", get(api::oware::mainline))
-        .route("/api/awari/batch", post(api::oware::batch))
         .route("/api/stats/{rules}/{seeds}", get(api::oware::stats))
         .route("/api/omweso/loops", get(api::omweso::loops))
+        .route("/api/levels", get(api::oware::levels))
         .route_layer(middleware::from_fn(move |req: Request, next: Next| {
-            let turns = turns.clone();
+            let state = turn_state.clone();
             async move {
-                let _turn = turns
-                    .acquire()
-                    .await
-                    .expect("the semaphore is never closed");
+                let _turn = state.turn().await;
                 next.run(req).await
             }
         }));
@@ -136,7 +155,7 @@ fn router(state: Arc<State>) -> Router {
         .route("/style.css", get(assets::style))
         .route("/health", get(api::health))
         .route("/api/awari", get(api::oware::position))
-        .route("/api/levels", get(api::oware::levels))
+        .route("/api/awari/batch", post(api::oware::batch))
         .merge(costly)
         .fallback(api::not_found)
         // Inside the JSON errors, so that its 413 gets a JSON body. It
@@ -282,13 +301,41 @@ async fn log(req: Request, next: Next) -> Response {
         None => "-".to_string(),
     };
     let mut entry = LogEntry {
-        line: format!("{client} {} {}", req.method(), req.uri()),
+        line: format!(
+            "{client} {} {}",
+            req.method(),
+            loggable(&req.uri().to_string())
+        ),
         start: Instant::now(),
         status: None,
     };
     let resp = next.run(req).await;
     entry.status = Some(resp.status().as_u16());
     resp
+}
+
+/// Longest request target a log line holds (a target may be up to about
+/// 64 KiB, and the log queue holds [`LOG_QUEUE`] lines).
+const LOGGED_TARGET: usize = 1024;
+
+/// `target` as a log line shows it: control characters and the
+/// characters that reorder text (U+202A..U+202E, U+2066..U+2069) escaped
+/// as `\u{..}`, so that a request cannot paint or disguise the log on a
+/// terminal; cut after [`LOGGED_TARGET`] bytes with the length it had.
+fn loggable(target: &str) -> String {
+    let mut shown = String::new();
+    for (at, c) in target.char_indices() {
+        if at >= LOGGED_TARGET {
+            shown.push_str(&format!("... ({} bytes)", target.len()));
+            break;
+        }
+        if c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
+            shown.push_str(&c.escape_unicode().to_string());
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
 }
 
 /// Status 499 in the log: the client went before its answer (as nginx
@@ -298,9 +345,19 @@ const CLIENT_GONE: StatusCode = match StatusCode::from_u16(499) {
     Err(_) => panic!("499 is a status code"),
 };
 
+/// Status 444 in the log: the server stopped before the answer (a second
+/// signal, or the 30 s it waits for requests under way), as nginx logs a
+/// connection it closed without an answer.
+const SERVER_STOPPED: u16 = 444;
+
+/// Whether the server stopped waiting for the requests under way: those
+/// dropped after are logged [`SERVER_STOPPED`], not [`CLIENT_GONE`].
+static STOPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// A request's log line, written when it is dropped: with its answer's
 /// status, or [`CLIENT_GONE`] when the client closed the connection first
-/// (the server then drops the request's future before it answers).
+/// (the server then drops the request's future before it answers), or
+/// [`SERVER_STOPPED`] when the server did.
 struct LogEntry {
     line: String,
     start: Instant,
@@ -312,7 +369,12 @@ impl Drop for LogEntry {
         log_line(format_args!(
             "{} {} {:.1} ms",
             self.line,
-            self.status.unwrap_or(CLIENT_GONE.as_u16()),
+            self.status
+                .unwrap_or(if STOPPED.load(std::sync::atomic::Ordering::Relaxed) {
+                    SERVER_STOPPED
+                } else {
+                    CLIENT_GONE.as_u16()
+                }),
             self.start.elapsed().as_secs_f64() * 1e3
         ));
     }
@@ -323,6 +385,7 @@ impl Drop for LogEntry {
 pub fn serve(state: State, addr: SocketAddr, bound: impl FnOnce(SocketAddr)) -> Result<(), Error> {
     let failed = |what: &str, e: std::io::Error| Error::Invalid(format!("{what} {addr}: {e}"));
     start_log().map_err(|e| failed("cannot start the log of the server for", e))?;
+    let cap = connection_cap();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -336,7 +399,7 @@ pub fn serve(state: State, addr: SocketAddr, bound: impl FnOnce(SocketAddr)) -> 
                 .local_addr()
                 .map_err(|e| failed("cannot listen on", e))?,
         );
-        accept(listener, router(Arc::new(state))).await;
+        accept(listener, router(Arc::new(state)), cap).await;
         Ok(())
     })?;
     flush_log();
@@ -357,21 +420,54 @@ async fn stop_signal() {
     }
 }
 
+/// Raises this process's limit on open files to its hard limit (a soft
+/// limit of 1,024 is common, and a server wants more) and returns how many
+/// connections may be open at once beside [`OWN_FILES`]: at least 16, at
+/// most 65,536.
+fn connection_cap() -> usize {
+    let mut limit = libc::rlimit {
+        rlim_cur: 1024,
+        rlim_max: 1024,
+    };
+    // SAFETY: getrlimit and setrlimit read and write the struct they are
+    // given, nothing else.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
+        {
+            let raised = libc::rlimit {
+                rlim_cur: limit.rlim_max.min(65_536 + OWN_FILES),
+                rlim_max: limit.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                limit = raised;
+            }
+        }
+    }
+    limit.rlim_cur.saturating_sub(OWN_FILES).clamp(16, 65_536) as usize
+}
+
 /// Serves each connection `listener` accepts with `app` until Ctrl-C or
 /// SIGTERM, then stops listening and lets the requests under way finish,
 /// for [`TIMEOUT`] at most, or until a second signal. (As `axum::serve`,
-/// plus a limit on the time a client may take to send a request's head,
-/// which that has not: a client that opens connections and never
-/// finishes a request would otherwise hold each open for good.)
-async fn accept(listener: tokio::net::TcpListener, app: Router) {
+/// plus what that has not: a limit on the time a client may take to send
+/// a request's head, or leave an answer untaken ([`stall`]), so that a
+/// client cannot hold connections and their answers for good; and at most
+/// `cap` connections at once, the next ones left in the listening queue,
+/// so that the files the tables need are always there to open.)
+async fn accept(listener: tokio::net::TcpListener, app: Router, cap: usize) {
     use hyper::server::conn::http1;
     use hyper_util::rt::{TokioIo, TokioTimer};
     use hyper_util::server::graceful::GracefulShutdown;
     use hyper_util::service::TowerToHyperService;
 
     let connections = GracefulShutdown::new();
+    let slots = Arc::new(tokio::sync::Semaphore::new(cap));
     let mut stop = std::pin::pin!(stop_signal());
     loop {
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
+            _ = &mut stop => break,
+        };
         let (stream, client) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -389,12 +485,13 @@ async fn accept(listener: tokio::net::TcpListener, app: Router) {
             .timer(TokioTimer::new())
             .header_read_timeout(HEAD_TIMEOUT)
             .serve_connection(
-                TokioIo::new(stream),
+                TokioIo::new(stall::WriteStall::new(stream)),
                 TowerToHyperService::new(AddExtension::new(app.clone(), ConnectInfo(client))),
             );
         let connection = connections.watch(connection);
         tokio::spawn(async move {
             let _ = connection.await;
+            drop(slot);
         });
     }
     drop(listener);
@@ -407,10 +504,12 @@ async fn accept(listener: tokio::net::TcpListener, app: Router) {
         ));
     }
     tokio::select! {
-        _ = connections.shutdown() => {}
+        _ = connections.shutdown() => return,
         _ = tokio::time::sleep(TIMEOUT) => {}
         _ = stop_signal() => {}
     }
+    // The requests still under way are dropped with the runtime.
+    STOPPED.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
 #[cfg(test)]

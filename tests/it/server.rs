@@ -1129,3 +1129,92 @@ fn an_unfinished_request_head_is_cut_off() {
     assert!((9.0..30.0).contains(&waited), "closed after {waited} s");
     assert_eq!(s.get("/health").0, 200);
 }
+
+/// Clients that send a batch's body slowly hold no turn of the costly
+/// routes: with more of them than turns (two per core), a principal line
+/// is still answered at once. (The turn used to be taken before the body
+/// was read, and such clients held every turn until the 30 s limit.)
+#[test]
+fn slow_bodies_hold_no_turn_of_the_costly_routes() {
+    let s = Server::db(awari_db());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let slow: Vec<TcpStream> = (0..2 * cores + 2)
+        .map(|_| {
+            let mut c = TcpStream::connect(&s.addr).unwrap();
+            write!(
+                c,
+                "POST /api/awari/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"boards\""
+            )
+            .unwrap();
+            c
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300)); // their requests are read
+    let start = std::time::Instant::now();
+    let (status, line) = s.get("/api/awari/mainline?board=1,1,1,1,1,2,4,2,3,0,0,0");
+    assert_eq!(status, 200, "{line}");
+    let waited = start.elapsed().as_secs_f64();
+    assert!(waited < 5.0, "a line took {waited} s beside slow bodies");
+    drop(slow);
+}
+
+/// A client that asks for a large answer and never takes it has its
+/// connection closed once the server's writes have waited 10 s (the answer
+/// was held in memory for as long as the client kept the connection).
+#[test]
+fn an_answer_the_client_never_takes_is_dropped() {
+    let s = Server::db(awari_db());
+    let boards = vec!["\"1,1,1,1,1,2,4,2,3,0,0,0\""; 10_000].join(",");
+    let body = format!("{{\"boards\": [{boards}]}}");
+    let mut c = TcpStream::connect(&s.addr).unwrap();
+    write!(
+        c,
+        "POST /api/awari/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    // The full answer (about 5 MB) when it is all taken at once.
+    let (status, whole) = s.post("/api/awari/batch", body.as_bytes());
+    assert_eq!(status, 200);
+    let whole = serde_json::to_vec(&whole).unwrap().len();
+    std::thread::sleep(Duration::from_secs(14));
+    c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut got = Vec::new();
+    // Closed by the server (an end or a reset), before the answer's end.
+    let _ = c.read_to_end(&mut got);
+    assert!(
+        got.len() < whole,
+        "{} bytes of a {whole}-byte answer after 14 s untaken",
+        got.len()
+    );
+    assert_eq!(s.get("/health").0, 200);
+}
+
+/// A request target is logged with its control and text-reordering
+/// characters escaped, and cut after 1 KiB with its length: a request can
+/// neither paint a terminal that shows the log nor fill the log's queue
+/// with 64 KiB lines.
+#[test]
+fn request_targets_are_logged_escaped_and_cut() {
+    let log = scratch("server-log-escaped").join("serve.log");
+    let s = Server::logging_to(
+        &["--db", awari_db().to_str().unwrap()],
+        std::fs::File::create(&log).unwrap().into(),
+    );
+    let mut c = TcpStream::connect(&s.addr).unwrap();
+    // Raw UTF-8 in the target: U+009B (CSI) and U+202E (right-to-left).
+    c.write_all(
+        "GET /x\u{9b}31m\u{202e}y HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".as_bytes(),
+    )
+    .unwrap();
+    let _ = c.read_to_end(&mut Vec::new());
+    let long = format!("/health?{}", "a".repeat(5000));
+    assert_eq!(s.get(&long).0, 400);
+    logged(
+        &log,
+        &[
+            "GET /x\\u{9b}31m\\u{202e}y 404 ",
+            &format!("GET /health?{}... (5008 bytes) 400 ", "a".repeat(1016)),
+        ],
+    );
+}

@@ -324,7 +324,11 @@ pub async fn batch(
             batch.boards.len()
         )));
     }
-    blocking(move |gone| batch_answer(&state, &batch, gone).map(Json)).await
+    // A costly request's turn (see `router`), taken only now that its body
+    // is read.
+    let _turn = state.turn().await;
+    let answering = state.clone();
+    blocking(move |gone| batch_answer(&answering, &batch, gone).map(Json)).await
 }
 
 /// Whether reading the body failed because the client closed the
