@@ -9,7 +9,10 @@
 //! empty (Oware's stored domain: every child position has an empty opponent
 //! pit). Both Oware (12 pits) and Omweso (16 pits a side) use it.
 //!
-//! Ranking is table-driven: one lookup per pit, no allocation.
+//! Ranking is table-driven: one lookup per pit, no allocation. It is the
+//! solvers' innermost primitive, so its preconditions are the caller's: a
+//! call outside them panics (each method's `# Panics` says when), where
+//! `oware::Encoder` is the checked front that answers an error.
 //!
 //! ```
 //! use mancaladb::compose::Ranker;
@@ -46,6 +49,11 @@ impl Ranker {
     /// A ranker for boards of `pits` pits holding at most `max_seeds` seeds.
     /// With `need_empty_from = Some(c)`, only boards with an empty pit among
     /// `x[c..pits]` are ranked (`1 <= c < pits`).
+    ///
+    /// # Panics
+    ///
+    /// If `pits` is not in `1..=32` or `c` not in `1..=pits`, or if the
+    /// tables of counts do not fit in memory.
     pub fn new(pits: usize, max_seeds: usize, need_empty_from: Option<usize>) -> Ranker {
         assert!((1..=32).contains(&pits), "pit count out of range");
         let constrained_from = need_empty_from.unwrap_or(pits);
@@ -138,6 +146,10 @@ impl Ranker {
     }
 
     /// Number of ranked boards holding `seeds` seeds.
+    ///
+    /// # Panics
+    ///
+    /// If `seeds` is above [`Ranker::max_seeds`].
     pub fn count(&self, seeds: usize) -> u64 {
         assert!(seeds <= self.max_seeds);
         let s1 = self.max_seeds + 1;
@@ -155,9 +167,14 @@ impl Ranker {
 
     /// Rank of `x` among the boards with the same seed count.
     ///
-    /// `x` must have [`Ranker::pits`] pits, hold at most
+    /// `x` must have the `pits` pits given to [`Ranker::new`], hold at most
     /// [`Ranker::max_seeds`] seeds and lie in the domain (checked in debug
-    /// builds). The pit count is a compile-time constant so that the loop
+    /// builds).
+    ///
+    /// # Panics
+    ///
+    /// May panic (an index out of bounds) if `x` has another number of pits
+    /// or more seeds; a board outside the domain gets a meaningless rank. The pit count is a compile-time constant so that the loop
     /// unrolls into independent table loads.
     #[inline]
     pub fn rank<const P: usize>(&self, x: &[u8; P]) -> u64 {
@@ -216,6 +233,11 @@ impl Ranker {
 
     /// Writes into `x` the board of rank `index` among boards with `seeds`
     /// seeds. `index` must be below [`Ranker::count`]`(seeds)`.
+    ///
+    /// # Panics
+    ///
+    /// If `index` is not, if `seeds` is above [`Ranker::max_seeds`], or if
+    /// `x` has fewer than the `pits` given to [`Ranker::new`].
     pub fn unrank(&self, seeds: usize, mut index: u64, x: &mut [u8]) {
         assert!(index < self.count(seeds), "index out of range");
         let mut s = seeds;

@@ -128,7 +128,7 @@ fn holds_already(db: &Db, rules: Rules, seeds: usize, from: &Path, values: &[i8]
 /// temporary name). What can be found wrong without writing is an error
 /// before anything is written: a level not built, a table whose file
 /// checksum fails, an output place that is not a regular file
-/// ([`check_replaceable`]). A value out of range in a table whose
+/// (`check_replaceable`). A value out of range in a table whose
 /// checksums hold, or a failed write, stops the export at that level and
 /// leaves the complete files of the levels before it. A link at
 /// `scores.N` is replaced by the file, as every file the crate writes is.

@@ -21,7 +21,7 @@ use memmap2::Mmap;
 use crate::error::{Corruption, Error, Missing, Result};
 use crate::files;
 use crate::lock::DirLock;
-use crate::oware::{MAX_SEEDS, Rules, level_size, reads_level};
+use crate::oware::{MAX_SEEDS, Rules, game_level, level_size, reads_level};
 use crate::table::{self, Table, TableId};
 
 /// Most bytes of `verified.tsv` read (a record is about 80 bytes).
@@ -105,10 +105,12 @@ impl Db {
     /// Fails unless the table of each of `levels` is there: one missing
     /// is [`Missing::Level`], more are [`Missing::SomeLevels`] (all of
     /// them, so that the remedy builds them all); a file that cannot be
-    /// looked at is an I/O error.
+    /// looked at is an I/O error; a level past the game's 48 is
+    /// [`Error::Invalid`].
     pub fn require_levels(&self, rules: Rules, levels: &[usize]) -> Result<()> {
         let mut missing = Vec::new();
         for &seeds in levels {
+            game_level(seeds as u64)?; // a level past the game is not one to build
             if !files::exists(&self.table_path(rules, seeds))? {
                 missing.push(seeds);
             }
@@ -129,8 +131,10 @@ impl Db {
 
     /// Opens the table of a level and checks that it is the one asked for.
     /// A missing file is [`Error::Missing`]; one that cannot be looked at
-    /// (no permission) is an I/O error, not a level to build.
+    /// (no permission) is an I/O error, not a level to build; a level past
+    /// the game's 48 is [`Error::Invalid`].
     pub fn open(&self, rules: Rules, seeds: usize) -> Result<Table> {
+        game_level(seeds as u64)?;
         let path = self.table_path(rules, seeds);
         if !files::exists(&path)? {
             return Err(Error::Missing(Missing::Level {

@@ -144,7 +144,7 @@ pub fn newest_held_by_all(held: &[u64], ex: &dyn Exchange) -> Option<u64> {
 }
 
 /// How many of the ranks of `ex` run on this machine, this one included:
-/// those with this machine's [`machine_id`](crate::memory::machine_id).
+/// those with this machine's `machine_id`.
 /// Every rank calls it (one all-to-all of a number from each rank to each
 /// other). 1 where the machine cannot be told.
 pub fn ranks_on_this_machine(ex: &dyn Exchange) -> usize {

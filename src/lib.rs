@@ -8,7 +8,9 @@
 //!
 //! * [`Source`]: the tables of a directory that `mancaladb build` made
 //!   (or the published `scores.N` files), read in place; one `Source` is
-//!   shared by any number of threads;
+//!   shared by any number of threads (it answers a stored board's value
+//!   through the [`Values`] trait; [`query::value`] also values the
+//!   boards that are not stored);
 //! * [`Board`]: a position, from the mover's side, checked when made
 //!   ([`Board::new`], [`Board::parse`], [`Board::from_counts`]);
 //! * [`Rules`]: awari or abapa, the rule set the tables were built under;
@@ -16,7 +18,19 @@
 //!   ([`Encoder::index_of`], [`Encoder::board_at`], and
 //!   [`Encoder::boards`] to walk a whole level);
 //! * [`query::value`], [`query::values`], [`query::analyze`] (every move
-//!   valued, the best marked) and [`query::principal_line`].
+//!   valued, the best marked) and [`query::principal_line`];
+//! * [`oware::moves`], for a search of its own above the tables: a
+//!   board's legal moves, each with the seeds it captures and its child,
+//!   seen by the opponent, who moves next; a board's value is the best
+//!   `captured - value(child)` over them (a board whose mover has no seeds
+//!   is worth minus the seeds left).
+//!
+//! [`Source::open`] reads tables through a block cache of up to 512 MiB
+//! shared by the threads; `Source::Tables(`[`source::Tables::with_cache`]`(..))`
+//! sets another size. A level whose raw copy (`raw/`, as `mancaladb build`
+//! keeps them) is there moves to it, one load per probe, once its probes
+//! have paid for checking it ([`probe`], "When the raw copy is trusted";
+//! [`probe::Level::check_raw`] checks it at once).
 //!
 //! Every fallible call returns [`Error`]: `Invalid` for a bad request
 //! (its message says what), `Missing` for a level that is not built,
@@ -87,9 +101,9 @@
 //! * [`query`], [`stats`], [`known`]: reading values back;
 //! * [`verify`]: integrity, consistency and independent re-derivation.
 #![warn(missing_docs)]
-// The module docs carry the algorithms, and name the private items that
-// keep them: `cargo doc --document-private-items` links them.
-#![allow(rustdoc::private_intra_doc_links)]
+// The module docs carry the algorithms and name the private items that keep
+// them, as code, not links: a link to a private item is dead in the public
+// docs (`.ci/run` builds both, warnings denied).
 
 pub mod build;
 pub(crate) mod checkpoint_file;
@@ -116,6 +130,6 @@ pub mod table;
 pub mod verify;
 
 pub use error::{Error, Result};
-pub use memory::reserve;
+pub use memory::{HugeSlice, Plain, reserve};
 pub use oware::{Board, Encoder, Rules};
-pub use source::Source;
+pub use source::{Source, Values};

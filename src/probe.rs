@@ -115,9 +115,10 @@ type Block = Arc<Vec<u8>>;
 
 impl BlockCache {
     /// A cache of at most `bytes` of blocks of `block_bytes` each, for
-    /// `threads` probing threads.
+    /// `threads` probing threads (16 shards of locks per thread, for at
+    /// most 4,096 threads: more are as many).
     pub fn new(bytes: usize, block_bytes: usize, threads: usize) -> BlockCache {
-        let shards = (16 * threads.max(1)).next_power_of_two().max(64);
+        let shards = (16 * threads.clamp(1, 4096)).next_power_of_two().max(64);
         let blocks = (bytes / block_bytes.max(1)).max(shards);
         BlockCache {
             shards: (0..shards).map(|_| Mutex::default()).collect(),

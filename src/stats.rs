@@ -4,6 +4,7 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 use sha2::{Digest, Sha256};
 
 use crate::error::Result;
+use crate::oware::game_level;
 use crate::source::Source;
 
 /// Summary of one level's values.
@@ -25,15 +26,16 @@ impl LevelStats {
     /// Counts level `seeds` of `source`: tables block by block (each block
     /// checked), VU files in place.
     pub fn of_source(source: &Source, seeds: usize) -> Result<LevelStats> {
+        game_level(seeds as u64)?; // before the histogram is sized by it
+        // A table's header holds it, and the walk below checks it against
+        // the values; VU files carry none, so they are hashed here.
+        let stored = source.content_sha256(seeds)?;
         let mut s = LevelStats {
             seeds,
             positions: 0,
             histogram: vec![0; 2 * seeds + 1],
             content_sha256: [0; 32],
         };
-        // A table's header holds it, and the walk below checks it against
-        // the values; VU files carry none, so they are hashed here.
-        let stored = source.content_sha256(seeds)?;
         let mut hash = stored.is_none().then(Sha256::new);
         source.for_each_chunk(seeds, |values| {
             if let Some(h) = &mut hash {

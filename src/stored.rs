@@ -9,7 +9,7 @@
 //! cost disk (levels 0..34 are 33 GB of them; their tables are about half
 //! that) and make a lookup one load; a block read costs a hash lookup and,
 //! on a miss, one 64 KiB decompression. The forward pass reads the lower
-//! levels in mover-major order ([`crate::oware::Encoder::mover_tiles`]), a
+//! levels in mover-major order (`Encoder::mover_tiles`), a
 //! few blocks at a time, so misses are rare either way.
 //!
 //! **The raw cache.** Raw copies are kept within a budget of bytes
@@ -204,7 +204,7 @@ impl<C: Borrow<BlockCache> + Sync> LowerLevels for StoredLevels<C> {
 
     /// Room for a share of the cache's blocks: the workers' readers hold
     /// half the cache at most between them, so that blocks evicted while
-    /// held take at most half its budget again; [`HELD_BLOCKS`] at most, 16
+    /// held take at most half its budget again; `HELD_BLOCKS` at most, 16
     /// at least. A chunk of tiles reads a few blocks of each lower level
     /// (the walk is mover-major). A reader is for this store only.
     fn reader(&self) -> Held {

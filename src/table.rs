@@ -516,7 +516,7 @@ impl Table {
     }
 
     /// Writes the level's values as a raw `scores.N` file (the VU layout)
-    /// at `path` ([`write_atomically`]), block by block: never the whole
+    /// at `path` (`write_atomically`), block by block: never the whole
     /// level in memory (level 33 is 6.5 GB). The blocks are checked as
     /// they are read, and their values to lie in `-seeds..=seeds` (a table
     /// written with others, its checksums all valid, would give a file

@@ -9,7 +9,7 @@
 //! opponent's 8 columns for good (seeds never enter the opponent's pits), so
 //! a move makes at most 8 captures: every path is a finite chain of
 //! capture-free segments, the last of which ends or cycles. Only a segment
-//! in which no capture is possible can cycle ([`Explorer::segment`]); it is
+//! in which no capture is possible can cycle (`Explorer::segment`); it is
 //! a pure relay, whose cycle is proven exactly by the return of its first
 //! relay state (fact 2 of [`super::relay`]).
 

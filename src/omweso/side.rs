@@ -140,7 +140,7 @@ impl Side {
     /// then rotates the side so that the pit of the last seed becomes pit 0;
     /// returns that pit, as numbered before the rotation: the lap of a side
     /// kept brought to start 0. The side is rotated first and
-    /// [`FROM_ZERO`] added after, rotated alike: the same, because no pit's
+    /// `FROM_ZERO` added after, rotated alike: the same, because no pit's
     /// count carries into the next (a side holds at most 128 seeds: its own
     /// [`MAX_SEEDS`] and, after captures in a study, the opponent's), and
     /// the rotation and the table lookup both wait only for the hand.

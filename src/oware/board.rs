@@ -9,7 +9,7 @@ pub const PITS: usize = 12;
 /// Seeds in a full game (4 per pit): the largest level.
 pub const MAX_SEEDS: usize = 48;
 
-/// `n` as a level of the game: [`beyond_the_game`] above [`MAX_SEEDS`].
+/// `n` as a level of the game: `beyond_the_game` above [`MAX_SEEDS`].
 /// `build --max-seeds` and the server's statistics route (through
 /// [`parse_level`]), the sources and Python's `level_size` check a level
 /// with it (ranges of levels are checked where they are parsed).

@@ -2,7 +2,7 @@
 //!
 //! It shares no solving code with [`super::solve`] (no unmove generator, no
 //! move counters, no stored move graph); both rest on the rules' one move
-//! generator ([`super::rules`], which check 2 holds every stored value to)
+//! generator (the `rules` module, which check 2 holds every stored value to)
 //! and read the lower levels the same way. Its best captures come from the
 //! full move list ([`super::rules::moves`]), the builder's from the
 //! capture-only variant, in a loop of the same shape ([`OwareLevel`]'s
@@ -33,9 +33,9 @@
 //! the order of evaluation.
 //!
 //! The level is scanned for the positions of a threshold's capture value
-//! `t` or `-t` in batches of [`BATCH`] positions (their bytes are read, and
+//! `t` or `-t` in batches of `BATCH` positions (their bytes are read, and
 //! only the positions found are turned into boards), and each batch's work is
-//! carried to its end (every position won or queued in turn, [`STEP`]
+//! carried to its end (every position won or queued in turn, `STEP`
 //! items at a time, the newest first) before the next batch is scanned.
 //! That order is as good as any (a position is evaluated again after each
 //! of its children is won, so its last evaluation sees all of them), and it
@@ -44,12 +44,12 @@
 //! Memory: one byte and one bit per position, and the work lists (13 bytes
 //! a board, so a few hundred MB at most whatever the level). The byte holds the position's best capture while it is undecided
 //! and its value once decided (the capture is never read again then; see
-//! [`Slot`]); the bit marks it queued. So it checks any level the builder
+//! `Slot`); the bit marks it queued. So it checks any level the builder
 //! can build on the same machine, in less memory than the builder.
 //!
 //! The lower levels are read through [`LowerLevels`], once per capture,
 //! before the first threshold ([`Game::exits`]): in mover-major order
-//! ([`Encoder::mover_tiles`]), so that a tile's captures land in a few
+//! (`Encoder::mover_tiles`), so that a tile's captures land in a few
 //! blocks of each lower level and levels read from compressed tables, or
 //! larger than the page cache, are read block by block rather than at
 //! random. That walk is cut into parts of about `EXIT_PART` positions
@@ -65,7 +65,7 @@ use rayon::prelude::*;
 
 use super::board::{Board, MAX_SEEDS, PITS};
 use super::index::Encoder;
-use super::lower::LowerLevels;
+use super::lower::{LowerLevels, check_lower};
 use super::rules::{Rules, moves, play, sow};
 use crate::error::{Error, Result};
 use crate::memory::{HugeSlice, Pipeline, prefetch};
@@ -153,13 +153,15 @@ impl Slot {
 }
 
 /// Solves level `seeds` from the values of the lower levels `lower`
-/// (levels `0..seeds`); an error is a lower level that could not be read,
-/// or memory that could not be had.
+/// (levels `0..seeds`); an error is a level past the game's, `lower` not
+/// holding levels `0..seeds` ([`check_lower`]), a lower level that could
+/// not be read, or memory that could not be had.
 pub fn solve_level_forward(
     rules: Rules,
     seeds: usize,
     lower: &(impl LowerLevels + ?Sized),
 ) -> Result<HugeSlice<i8>> {
+    check_lower(seeds, lower)?;
     solve(&OwareLevel::new(rules, seeds, lower), seeds as i8)
 }
 
@@ -550,6 +552,11 @@ impl<'a, L: LowerLevels + ?Sized> OwareLevel<'a, L> {
 
     /// Level `seeds` of `rules`, given the values of every lower level
     /// (`lower` holds levels `0..seeds`).
+    ///
+    /// # Panics
+    ///
+    /// If `lower` does not hold levels `0..seeds` or `seeds` is past 48
+    /// ([`check_lower`] says so as an error).
     pub fn new(rules: Rules, seeds: usize, lower: &'a L) -> OwareLevel<'a, L> {
         assert_eq!(lower.levels(), seeds, "every lower level is needed");
         let mut spread = [[[0; PITS]; MAX_SEEDS + 1]; 6];
@@ -597,12 +604,12 @@ impl<L: LowerLevels + ?Sized> Game for OwareLevel<'_, L> {
     }
 
     /// Capture values are read from the lower levels in mover-major order
-    /// ([`Encoder::walk_tile`]): the captures of a tile land in a few
+    /// (`Encoder::walk_tile`): the captures of a tile land in a few
     /// blocks of each lower level, which are read together. Each read is
-    /// also prefetched and done [`LAG`](crate::memory::LAG) captures later,
+    /// also prefetched and done `LAG` captures later,
     /// so that memory misses overlap. Each position lies in one tile, so
     /// each cell has one writer; a part is a run of tiles
-    /// ([`Encoder::tile_parts`]).
+    /// (`Encoder::tile_parts`).
     fn exits(&self, out: &[AtomicI8], part: u32, parts: u32) -> Result<()> {
         let range = 0..self.size();
         let tiles = self.enc.mover_tiles(self.seeds);
@@ -657,7 +664,7 @@ impl<L: LowerLevels + ?Sized> Game for OwareLevel<'_, L> {
     /// sowing) with every seed count, takes the sown seeds back, and keeps
     /// the candidates whose move from that pit really leads here without a
     /// capture. Such a move is legal when it leaves the player now to move
-    /// some seeds ([`play`]); without any, no quiet move leads here.
+    /// some seeds (`play`); without any, no quiet move leads here.
     fn parents(&self, node: &Board, mut f: impl FnMut(Board)) {
         if node.0[..6].iter().all(|&v| v == 0) {
             return;

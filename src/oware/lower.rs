@@ -7,10 +7,11 @@
 //! reads some of them from their compressed tables through a block cache
 //! (the `stored` module's `Lower`). Both answer through [`LowerLevels`]; the
 //! forward pass reads them in mover-major order
-//! ([`crate::oware::Encoder::mover_tiles`]) so that either kind of store
+//! (`Encoder::mover_tiles`) so that either kind of store
 //! sees its blocks one after another.
 
 use crate::error::{Error, Result};
+use crate::oware::game_level;
 
 /// Whether level `n` reads level `k` (`k < n`): every level but `n - 1`
 /// (when `n > 1`). A capture takes at least two seeds, a move that ends
@@ -78,7 +79,21 @@ pub trait LowerLevels: Sync {
     fn prefetch(&self, _level: usize, _index: u64) {}
 }
 
-/// Levels held in memory (or mapped), one value per byte.
+/// Fails unless `seeds` is a level of the game and `lower` holds levels
+/// `0..seeds`, the levels a solver of level `seeds` is given.
+pub fn check_lower(seeds: usize, lower: &(impl LowerLevels + ?Sized)) -> Result<()> {
+    game_level(seeds as u64)?;
+    match lower.levels() {
+        n if n == seeds => Ok(()),
+        n => Err(Error::Invalid(format!(
+            "level {seeds} is solved from levels 0..{seeds}, but {n} levels were given"
+        ))),
+    }
+}
+
+/// Levels held in memory (or mapped), one value per byte. A level too
+/// short for a position asked, or a value outside `-level..=level`, is
+/// [`Error::Invalid`]: levels made by the caller, not read from a file.
 impl<S: AsRef<[i8]> + Sync> LowerLevels for [S] {
     type Reader = ();
 
@@ -90,12 +105,28 @@ impl<S: AsRef<[i8]> + Sync> LowerLevels for [S] {
 
     #[inline]
     fn value(&self, _: &mut (), level: usize, index: u64) -> Result<i8> {
-        Ok(self[level].as_ref()[index as usize])
+        let value = self
+            .get(level)
+            .and_then(|values| values.as_ref().get(index as usize));
+        match value {
+            Some(&v) if usize::from(v.unsigned_abs()) <= level => Ok(v),
+            Some(&v) => Err(Error::Invalid(format!(
+                "level {level} holds value {v} at index {index}, outside -{level}..={level}"
+            ))),
+            None => Err(Error::Invalid(format!(
+                "level {level} was given too few values: index {index} is not among them"
+            ))),
+        }
     }
 
     #[inline]
     fn prefetch(&self, level: usize, index: u64) {
-        crate::memory::prefetch(&self[level].as_ref()[index as usize]);
+        if let Some(v) = self
+            .get(level)
+            .and_then(|values| values.as_ref().get(index as usize))
+        {
+            crate::memory::prefetch(v);
+        }
     }
 }
 

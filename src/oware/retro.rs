@@ -6,7 +6,7 @@
 //! level with a legal non-capturing move whose child is `q` — exactly the
 //! inverse of the `captured == 0` moves of [`super::rules::moves`].
 //!
-//! Unmoves work on the packed board of [`super::rules`] (one byte per pit
+//! Unmoves work on the packed board of the `rules` module (one byte per pit
 //! in a `u128`), and the laps that go round the board less than once
 //! (nearly all) are chosen without a branch per lap: three bitmasks of the
 //! board (empty pits, opponent pits holding one seed, opponent pits holding

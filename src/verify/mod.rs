@@ -21,7 +21,7 @@
 //! ([`Source::lower_levels`]: mapped VU files and raw copies, else
 //! compressed tables block by block), and both checks that read them walk
 //! the level in mover-major order
-//! ([`Encoder::mover_tiles`](crate::oware::Encoder::mover_tiles)), in
+//! (`Encoder::mover_tiles`), in
 //! which the captures of a tile land in a few blocks of each lower level.
 //! So the memory of checking level `N` is
 //!
@@ -41,10 +41,10 @@
 //!
 //! * this module: the run ([`verify`]) and what it finds ([`LevelCheck`],
 //!   [`Outcome`]); check 1 is the source's own ([`Source::integrity`]);
-//! * [`consistency`](mod@consistency): check 2;
-//! * [`rederive`]: check 3, and the comparison of the values it derives
+//! * `consistency`: check 2;
+//! * `rederive`: check 3, and the comparison of the values it derives
 //!   with the stored ones;
-//! * [`saves`]: the checkpoints of checks 2 and 3 in a table directory
+//! * `saves`: the checkpoints of checks 2 and 3 in a table directory
 //!   (when they are taken, what they hold, when they are resumed), and the
 //!   lock that keeps them to one `verify` per level.
 

@@ -265,3 +265,30 @@ fn many_values_at_once_equal_one_at_a_time() {
     );
     assert_eq!(out, one_by_one[..50]);
 }
+
+/// A level past the game's is a bad request to every reader of a
+/// directory, not a level to build nor a histogram sized by it; a cache
+/// made for absurd numbers of threads and bytes is still made.
+#[test]
+fn levels_past_the_game_are_invalid_everywhere() {
+    use mancaladb::Error;
+    use mancaladb::probe::BlockCache;
+    use mancaladb::source::Source;
+    use mancaladb::stats::LevelStats;
+    let dir = awari_db();
+    let db = Db::new(dir);
+    let source = Source::open(dir, Rules::Awari, None).unwrap();
+    for seeds in [MAX_SEEDS + 1, 1 << 40, usize::MAX] {
+        let stats = LevelStats::of_source(&source, seeds).map(|_| ());
+        let open = db.open(Rules::Awari, seeds).map(|_| ());
+        let required = db.require_levels(Rules::Awari, &[3, seeds]);
+        for (what, got) in [("stats", stats), ("open", open), ("require", required)] {
+            assert!(
+                matches!(&got, Err(Error::Invalid(text)) if text.contains("levels go up to 48")),
+                "{what} of level {seeds}: {got:?}"
+            );
+        }
+    }
+    let cache = BlockCache::new(usize::MAX, 0, usize::MAX);
+    assert!(cache.blocks() > 0);
+}

@@ -42,3 +42,39 @@ fn forward_solver_agrees_on_small_levels() {
         }
     }
 }
+
+/// The solvers answer lower levels that are not levels `0..seeds` of the
+/// game (too few, too short, a value out of range, a level past 48) with
+/// `Error::Invalid`, not a panic.
+#[test]
+fn solvers_refuse_lower_levels_that_do_not_fit() {
+    use mancaladb::Error;
+    use mancaladb::oware::solve::solve_level;
+    use mancaladb::progress::Progress;
+    let levels = solved(Rules::Awari);
+    let invalid = |lower: &Vec<Vec<i8>>, seeds: usize| {
+        let by_builder = solve_level(Rules::Awari, seeds, lower, Progress::QUIET);
+        let by_checker = solve_level_forward(Rules::Awari, seeds, lower);
+        for (who, got) in [("builder", by_builder.err()), ("checker", by_checker.err())] {
+            match got {
+                Some(Error::Invalid(text)) => {
+                    assert!(text.contains("level"), "{who}: {text}")
+                }
+                other => panic!("{who}, level {seeds}: {other:?}"),
+            }
+        }
+    };
+    let first = |n: usize| levels[..n].to_vec();
+    invalid(&Vec::new(), 5); // no lower level at all
+    invalid(&first(4), 5); // one too few
+    let mut short = first(8);
+    short[6].truncate(1); // level 6, which level 8 reads, cut short
+    invalid(&short, 8);
+    let mut wild = first(8);
+    wild[6].iter_mut().for_each(|v| *v = 100);
+    invalid(&wild, 8);
+    invalid(&first(12), 49); // past the game
+    // And the same levels whole are solved as the builder solves them.
+    let eight = solve_level(Rules::Awari, 8, &first(8), Progress::QUIET).unwrap();
+    assert!(eight[..] == levels[8][..]);
+}

@@ -232,7 +232,7 @@ pub fn walked(seeds: usize) -> u64 {
 }
 
 /// Counts the configurations of `seeds` seeds, walking at most `budget` laps
-/// per start ([`check_rows`] first).
+/// per start (`check_rows` first).
 pub fn census(seeds: usize, budget: u64, progress: Progress<'_>) -> Result<Row> {
     check_rows(seeds, budget)?;
     Ok(count(seeds, budget, progress, None, None).0)

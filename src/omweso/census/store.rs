@@ -297,7 +297,7 @@ pub fn write_list(path: &Path, rows: &[Row]) -> Result<()> {
 /// written to `paths` beside the census in `dir`: each one's directory
 /// exists and takes new files, nothing but a regular file (or a link to
 /// one) is there, the file (a link followed) is not one of `dir`'s own
-/// ([`owned_by_the_directory`]), and no two lists go to one file. `dir`
+/// (`owned_by_the_directory`), and no two lists go to one file. `dir`
 /// holds the census's own files and, as the default `db/`, the tables,
 /// their raw copies and `verified.tsv`: a list is never written over any
 /// of them. A list of another name at its top (`--db . --cycles

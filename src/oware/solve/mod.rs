@@ -26,17 +26,17 @@
 //! decided, its value, and a *fresh* bit (decided, predecessors not told, in
 //! no frontier list). The best capture itself is not kept: the forward pass
 //! writes each position with best capture `b = t` or `b = -t` to the seed
-//! lists of threshold `t` on disk ([`super::workdir`]), and threshold `t`
+//! lists of threshold `t` on disk (the `workdir` module), and threshold `t`
 //! reads them once. A position without captures is never blocked; one with
 //! best capture `b > -n` starts blocked and is unblocked at `t = -b` (never,
 //! for `b >= 0`).
 //!
 //! The solver's parts:
 //!
-//! * [`first_pass`]: the forward pass, from the lower levels to every
+//! * `first_pass`: the forward pass, from the lower levels to every
 //!   position's state byte and the seed lists (type `FirstPass`, not to be
 //!   confused with [`super::forward`], the verifier's forward solver);
-//! * [`propagation`]: each threshold, from its seeds, in rounds over bounded
+//! * `propagation`: each threshold, from its seeds, in rounds over bounded
 //!   frontiers (why claiming a seed late changes nothing; working memory);
 //! * this module: the driver ([`solve_part_in`]), which runs them,
 //!   checkpoints between them and keeps the ranks in step.
@@ -48,7 +48,7 @@
 //! checkpoint of the same slice continues from it (the seed lists are still
 //! there) and produces the same values. The forward pass (an hour of level
 //! 36) is checkpointed the same way between the parts it is cut into
-//! ([`FirstPass`]), with the lengths of the seed lists written so far, and
+//! (`FirstPass`), with the lengths of the seed lists written so far, and
 //! is resumed with the parts its checkpoint was cut into. A checkpoint that
 //! does not read back whole (its checksum fails) is dropped and the level
 //! solved afresh; so is the whole work directory when a seed list is
@@ -80,7 +80,7 @@ use serde::Serialize;
 use self::first_pass::FirstPass;
 use self::propagation::{Pending, Propagation, Seeds, Sweep, total};
 use super::index::Encoder;
-use super::lower::LowerLevels;
+use super::lower::{LowerLevels, check_lower};
 use super::rules::Rules;
 use super::workdir::checkpoint::{Checkpoint, ForwardMark};
 use super::workdir::seeds::check_lists;
@@ -143,14 +143,14 @@ pub struct Options {
     /// Most boards in one frontier; `None`: this rank's positions / 160
     /// (0.075 bytes per position of its slice; two frontiers are held, so
     /// 0.15 in all), at least 2^16. A round hands the places left to its
-    /// workers in blocks of 1024 (a `Room`, in [`propagation`]): of a cap
+    /// workers in blocks of 1024 (a `Room`, in `propagation`): of a cap
     /// below 1024, the decisions of rounds take none and are all left to
     /// sweeps, which tests force so.
     pub frontier_cap: Option<usize>,
     /// Positions per part of each forward walk (a checkpoint may be taken
     /// after any part): [`FORWARD_PART`] unless tests force small parts.
     pub forward_part: u64,
-    /// What the level is solved from ([`Checkpoint::lower`]): a build sets
+    /// What the level is solved from (`Checkpoint::lower`): a build sets
     /// the hash of its lower levels' content hashes; zeros where the lower
     /// levels live and die with the process.
     pub lower: [u8; 32],
@@ -257,6 +257,8 @@ pub fn solve_part(
 /// rank must call it with the same arguments (each with its own directory);
 /// `lower` is read only at the positions this rank's moves reach.
 ///
+/// A level past the game's, or `lower` not holding levels `0..seeds`, is
+/// [`Error::Invalid`] ([`check_lower`]).
 /// A seed list found damaged on any rank (its records are checked as they
 /// are read) is reported, and every rank solves the level afresh, from an
 /// empty work directory; found damaged again, it is an error. Any other
@@ -304,7 +306,7 @@ fn solve_once(
     options: &Options,
     progress: Progress<'_>,
 ) -> Result<Option<Part>> {
-    assert_eq!(lower.levels(), seeds, "every lower level is needed");
+    check_lower(seeds, lower)?;
     let enc = Encoder::new(seeds);
     let size = enc.level_size(seeds);
     let owners = Owners::new(size, ex.ranks());
