@@ -11,7 +11,8 @@
 //!
 //! Ranking is table-driven: one lookup per pit, no allocation. It is the
 //! solvers' innermost primitive, so its preconditions are the caller's: a
-//! call outside them panics (each method's `# Panics` says when), where
+//! call outside them panics or, where a check would cost the solvers, gives
+//! a meaningless answer (each method's `# Panics` says which), where
 //! `oware::Encoder` is the checked front that answers an error.
 //!
 //! ```
@@ -53,7 +54,9 @@ impl Ranker {
     /// # Panics
     ///
     /// If `pits` is not in `1..=32` or `c` not in `1..=pits`, or if the
-    /// tables of counts do not fit in memory.
+    /// tables of counts do not fit in memory; counts past `u64` (32 pits
+    /// and about 36 seeds or more) panic in debug builds and wrap in
+    /// release builds.
     pub fn new(pits: usize, max_seeds: usize, need_empty_from: Option<usize>) -> Ranker {
         assert!((1..=32).contains(&pits), "pit count out of range");
         let constrained_from = need_empty_from.unwrap_or(pits);
@@ -169,13 +172,15 @@ impl Ranker {
     ///
     /// `x` must have the `pits` pits given to [`Ranker::new`], hold at most
     /// [`Ranker::max_seeds`] seeds and lie in the domain (checked in debug
-    /// builds).
+    /// builds). The pit count is a compile-time constant so that the loop
+    /// unrolls into independent table loads.
     ///
     /// # Panics
     ///
-    /// May panic (an index out of bounds) if `x` has another number of pits
-    /// or more seeds; a board outside the domain gets a meaningless rank. The pit count is a compile-time constant so that the loop
-    /// unrolls into independent table loads.
+    /// In debug builds, outside those; in release builds a board with
+    /// another number of pits or more seeds may panic (an index out of
+    /// bounds) or get a meaningless rank, and so does one outside the
+    /// domain.
     #[inline]
     pub fn rank<const P: usize>(&self, x: &[u8; P]) -> u64 {
         self.rank_with_sum(x, x.iter().map(|&v| usize::from(v)).sum())
@@ -261,6 +266,11 @@ impl Ranker {
 
     /// A trail for unranking boards of `seeds` seeds with
     /// [`Ranker::unrank_near`], as yet leading nowhere.
+    ///
+    /// # Panics
+    ///
+    /// If `seeds` is above [`Ranker::max_seeds`] or the ranker has more
+    /// than 32 pits.
     pub fn trail(&self, seeds: usize) -> Trail {
         assert!(seeds <= self.max_seeds && self.pits <= MAX_PITS);
         let top = self.pits - 1;

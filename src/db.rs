@@ -321,7 +321,8 @@ impl Db {
     /// is served) or a `verify` finds it and drops the record. Never, when
     /// its table is missing. An error when the table is there but cannot be
     /// opened (damaged, not a file: saying "not verified" would hide that)
-    /// or the records cannot be read.
+    /// or the records cannot be read, and [`Error::Invalid`] for a level
+    /// past the game's 48.
     pub fn is_verified(&self, rules: Rules, seeds: usize) -> Result<bool> {
         let t = match self.open(rules, seeds) {
             Ok(t) => t,

@@ -231,13 +231,15 @@ impl Saves for NoSaves {
 }
 
 /// [`solve_level_forward`], resuming from and handing checkpoints to
-/// `saves`; an error may also be one of `saves`.
+/// `saves`; an error may also be one of `saves`, or one of
+/// [`check_lower`].
 pub fn solve_level_saving(
     rules: Rules,
     seeds: usize,
     lower: &(impl LowerLevels + ?Sized),
     saves: &mut dyn Saves,
 ) -> Result<HugeSlice<i8>> {
+    check_lower(seeds, lower)?;
     let game = OwareLevel::new(rules, seeds, lower);
     solve_in_batches(&game, seeds as i8, BATCH, STEP, saves)
 }
@@ -713,12 +715,14 @@ pub struct Graph {
 
 impl Graph {
     /// The graph of Oware level `seeds` (as [`OwareLevel`], stored); an
-    /// error is a lower level that could not be read.
+    /// error is one of [`check_lower`] or a lower level that could not be
+    /// read.
     pub fn oware_level(
         rules: Rules,
         seeds: usize,
         lower: &(impl LowerLevels + ?Sized),
     ) -> Result<Graph> {
+        check_lower(seeds, lower)?;
         let level = OwareLevel::new(rules, seeds, lower);
         let n = level.size() as usize;
         assert!(

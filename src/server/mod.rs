@@ -80,7 +80,14 @@ pub struct State {
     stats: Mutex<HashMap<(Rules, usize), StatsSlot>>,
     /// Turns of the costly requests: [`costly_at_once`] run at once.
     turns: tokio::sync::Semaphore,
+    /// Places of the batches read and waiting for a turn (or in one):
+    /// [`BATCHES_PER_TURN`] per turn, so that the bodies read stay few.
+    batches: tokio::sync::Semaphore,
 }
+
+/// Batches that may hold their read body while they wait for a turn, per
+/// turn; one more is refused at once (503).
+const BATCHES_PER_TURN: usize = 8;
 
 impl State {
     /// Serves `sources` ([`Source::served`]); at least one.
@@ -90,6 +97,7 @@ impl State {
             sources,
             stats: Mutex::new(HashMap::new()),
             turns: tokio::sync::Semaphore::new(costly_at_once()),
+            batches: tokio::sync::Semaphore::new(BATCHES_PER_TURN * costly_at_once()),
         }
     }
 
@@ -131,17 +139,15 @@ impl State {
 /// All routes, with their limits, CORS, compression and the log line.
 fn router(state: Arc<State>) -> Router {
     // The routes whose one request may take many milliseconds of a core
-    // and megabytes (or opens every level's file): at most
-    // [`costly_at_once`] run at once, the others wait their turn (within
-    // the time limit). These take their turn here; the batch, once its
-    // body is read (`api::oware::batch`), so that clients sending theirs
-    // slowly hold no turn.
+    // and megabytes: at most [`costly_at_once`] run at once, the others
+    // wait their turn (within the time limit). These two take their turn
+    // here; a batch once its body is read, so that clients sending theirs
+    // slowly hold none, and a level's count for the count alone, so that
+    // the requests waiting for it hold none (`api::oware`).
     let turn_state = state.clone();
     let costly = Router::new()
         .route("/api/awari/mainline", get(api::oware::mainline))
-        .route("/api/stats/{rules}/{seeds}", get(api::oware::stats))
         .route("/api/omweso/loops", get(api::omweso::loops))
-        .route("/api/levels", get(api::oware::levels))
         .route_layer(middleware::from_fn(move |req: Request, next: Next| {
             let state = turn_state.clone();
             async move {
@@ -155,7 +161,9 @@ fn router(state: Arc<State>) -> Router {
         .route("/style.css", get(assets::style))
         .route("/health", get(api::health))
         .route("/api/awari", get(api::oware::position))
+        .route("/api/levels", get(api::oware::levels))
         .route("/api/awari/batch", post(api::oware::batch))
+        .route("/api/stats/{rules}/{seeds}", get(api::oware::stats))
         .merge(costly)
         .fallback(api::not_found)
         // Inside the JSON errors, so that its 413 gets a JSON body. It
@@ -318,21 +326,22 @@ async fn log(req: Request, next: Next) -> Response {
 /// 64 KiB, and the log queue holds [`LOG_QUEUE`] lines).
 const LOGGED_TARGET: usize = 1024;
 
-/// `target` as a log line shows it: control characters and the
-/// characters that reorder text (U+202A..U+202E, U+2066..U+2069) escaped
-/// as `\u{..}`, so that a request cannot paint or disguise the log on a
-/// terminal; cut after [`LOGGED_TARGET`] bytes with the length it had.
+/// `target` as a log line shows it: every character but printable ASCII
+/// escaped as `\u{..}` (a request's raw bytes reach it unencoded, and
+/// control, line-breaking and text-reordering characters could paint or
+/// disguise the log on a terminal), and cut after [`LOGGED_TARGET`] bytes
+/// with the length it had (`...[5008B]`: one word, as the target is).
 fn loggable(target: &str) -> String {
     let mut shown = String::new();
     for (at, c) in target.char_indices() {
         if at >= LOGGED_TARGET {
-            shown.push_str(&format!("... ({} bytes)", target.len()));
+            shown.push_str(&format!("...[{}B]", target.len()));
             break;
         }
-        if c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
-            shown.push_str(&c.escape_unicode().to_string());
-        } else {
+        if c.is_ascii_graphic() {
             shown.push(c);
+        } else {
+            shown.push_str(&c.escape_unicode().to_string());
         }
     }
     shown
@@ -402,6 +411,10 @@ pub fn serve(state: State, addr: SocketAddr, bound: impl FnOnce(SocketAddr)) -> 
         accept(listener, router(Arc::new(state)), cap).await;
         Ok(())
     })?;
+    // Work still under way (a level's count on the blocking pool, which a
+    // second signal does not wait for) is left behind, and the requests
+    // dropped with the runtime log their lines before the flush.
+    rt.shutdown_timeout(Duration::from_secs(1));
     flush_log();
     Ok(())
 }
@@ -420,8 +433,9 @@ async fn stop_signal() {
     }
 }
 
-/// Raises this process's limit on open files to its hard limit (a soft
-/// limit of 1,024 is common, and a server wants more) and returns how many
+/// Raises this process's limit on open files to its hard limit, 65,792 at
+/// most (a soft limit of 1,024 is common, and a server wants more), and
+/// returns how many
 /// connections may be open at once beside [`OWN_FILES`]: at least 16, at
 /// most 65,536.
 fn connection_cap() -> usize {
@@ -435,7 +449,7 @@ fn connection_cap() -> usize {
         if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
         {
             let raised = libc::rlimit {
-                rlim_cur: limit.rlim_max.min(65_536 + OWN_FILES),
+                rlim_cur: limit.rlim_max.min((65_536 + OWN_FILES) as libc::rlim_t),
                 rlim_max: limit.rlim_max,
             };
             if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
@@ -443,7 +457,9 @@ fn connection_cap() -> usize {
             }
         }
     }
-    limit.rlim_cur.saturating_sub(OWN_FILES).clamp(16, 65_536) as usize
+    #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every target
+    let soft = limit.rlim_cur as u64;
+    soft.saturating_sub(OWN_FILES).clamp(16, 65_536) as usize
 }
 
 /// Serves each connection `listener` accepts with `app` until Ctrl-C or
@@ -460,6 +476,7 @@ async fn accept(listener: tokio::net::TcpListener, app: Router, cap: usize) {
     use hyper_util::server::graceful::GracefulShutdown;
     use hyper_util::service::TowerToHyperService;
 
+    STOPPED.store(false, std::sync::atomic::Ordering::Relaxed);
     let connections = GracefulShutdown::new();
     let slots = Arc::new(tokio::sync::Semaphore::new(cap));
     let mut stop = std::pin::pin!(stop_signal());

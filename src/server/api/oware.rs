@@ -325,7 +325,16 @@ pub async fn batch(
         )));
     }
     // A costly request's turn (see `router`), taken only now that its body
-    // is read.
+    // is read; while too many batches are waiting with theirs, refused.
+    let Ok(_place) = state.batches.try_acquire() else {
+        return Err(ApiError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            body: ErrorBody {
+                error: "too many batches at once: try again in a few seconds".into(),
+                missing_level: None,
+            },
+        });
+    };
     let _turn = state.turn().await;
     let answering = state.clone();
     blocking(move |gone| batch_answer(&answering, &batch, gone).map(Json)).await
@@ -479,9 +488,13 @@ pub async fn stats(
             if gone.is_set() {
                 return Err(Gone::error());
             }
-            // Not stopped when its request is gone: it is this task's.
+            // Not stopped when its request is gone: it is this task's. A
+            // costly request's turn (see `router`), taken for the count
+            // only: the requests that wait for it hold none.
+            let _turn = state.turn().await;
+            let counting = state.clone();
             let stats = blocking(move |_| {
-                let source = state.source(Some(rules.name()))?.1;
+                let source = counting.source(Some(rules.name()))?.1;
                 source.require(seeds)?;
                 Ok(LevelStats::of_source(source, seeds)?)
             });
