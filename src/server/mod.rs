@@ -80,12 +80,13 @@ pub struct State {
     stats: Mutex<HashMap<(Rules, usize), StatsSlot>>,
     /// Turns of the costly requests: [`costly_at_once`] run at once.
     turns: tokio::sync::Semaphore,
-    /// Places of the batches read and waiting for a turn (or in one):
-    /// [`BATCHES_PER_TURN`] per turn, so that the bodies read stay few.
-    batches: tokio::sync::Semaphore,
+    /// Places of the batches from their body read to their answer sent:
+    /// [`BATCHES_PER_TURN`] per turn, so that the bodies read and the
+    /// answers not yet taken stay few.
+    batches: Arc<tokio::sync::Semaphore>,
 }
 
-/// Batches that may hold their read body while they wait for a turn, per
+/// Batches that may hold their read body or their answer not yet sent, per
 /// turn; one more is refused at once (503).
 const BATCHES_PER_TURN: usize = 8;
 
@@ -97,7 +98,9 @@ impl State {
             sources,
             stats: Mutex::new(HashMap::new()),
             turns: tokio::sync::Semaphore::new(costly_at_once()),
-            batches: tokio::sync::Semaphore::new(BATCHES_PER_TURN * costly_at_once()),
+            batches: Arc::new(tokio::sync::Semaphore::new(
+                BATCHES_PER_TURN * costly_at_once(),
+            )),
         }
     }
 
@@ -326,7 +329,8 @@ async fn log(req: Request, next: Next) -> Response {
 /// 64 KiB, and the log queue holds [`LOG_QUEUE`] lines).
 const LOGGED_TARGET: usize = 1024;
 
-/// `target` as a log line shows it: every character but printable ASCII
+/// `target` as a log line shows it: every character but printable ASCII,
+/// and the backslash (so that no target can pass for an escaped one),
 /// escaped as `\u{..}` (a request's raw bytes reach it unencoded, and
 /// control, line-breaking and text-reordering characters could paint or
 /// disguise the log on a terminal), and cut after [`LOGGED_TARGET`] bytes
@@ -338,7 +342,7 @@ fn loggable(target: &str) -> String {
             shown.push_str(&format!("...[{}B]", target.len()));
             break;
         }
-        if c.is_ascii_graphic() {
+        if c.is_ascii_graphic() && c != '\\' {
             shown.push(c);
         } else {
             shown.push_str(&c.escape_unicode().to_string());
@@ -498,6 +502,7 @@ async fn accept(listener: tokio::net::TcpListener, app: Router, cap: usize) {
             },
             _ = &mut stop => break,
         };
+        stall::limit_send_buffer(&stream);
         let connection = http1::Builder::new()
             .timer(TokioTimer::new())
             .header_read_timeout(HEAD_TIMEOUT)

@@ -16,6 +16,29 @@ use tokio::time::{Instant, Sleep};
 /// byte of its answer), after which its connection is closed.
 pub const WRITE_STALL: Duration = Duration::from_secs(10);
 
+/// Bytes of a connection's send buffer. Linux wakes a waiting writer once
+/// about a third of the buffer has drained: with the buffer it tunes by
+/// itself (up to 4 MB), a client taking its answer at a steady 100 KB/s
+/// left the writes waiting past [`WRITE_STALL`] and was cut off. With
+/// 256 KiB (which the kernel doubles) a writer is woken after about
+/// 170 KB, so a client taking 20 KB/s or more is never cut off.
+const SEND_BUFFER: libc::c_int = 256 << 10;
+
+/// Sets `stream`'s send buffer to [`SEND_BUFFER`]; a hint, fine if refused.
+pub fn limit_send_buffer(stream: &impl std::os::fd::AsRawFd) {
+    let bytes = SEND_BUFFER;
+    // SAFETY: setsockopt reads the `c_int` it is pointed at, nothing else.
+    unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            (&raw const bytes).cast(),
+            size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
+
 /// A stream whose writes fail once they have waited [`WRITE_STALL`]
 /// without progress; reads pass through (hyper times those itself).
 pub struct WriteStall<S> {

@@ -1219,9 +1219,9 @@ fn request_targets_are_logged_escaped_and_cut() {
         std::fs::File::create(&log).unwrap().into(),
     );
     let mut c = TcpStream::connect(&s.addr).unwrap();
-    // Raw UTF-8 in the target: U+009B (CSI) and U+202E (right-to-left).
+    // Raw UTF-8 in the target: U+009B (CSI) and U+202E (right-to-left), and a backslash.
     c.write_all(
-        "GET /x\u{9b}31m\u{202e}y HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".as_bytes(),
+        "GET /x\u{9b}31m\u{202e}y\\ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".as_bytes(),
     )
     .unwrap();
     let _ = c.read_to_end(&mut Vec::new());
@@ -1230,8 +1230,50 @@ fn request_targets_are_logged_escaped_and_cut() {
     logged(
         &log,
         &[
-            "GET /x\\u{9b}31m\\u{202e}y 404 ",
+            "GET /x\\u{9b}31m\\u{202e}y\\u{5c} 404 ",
             &format!("GET /health?{}...[5008B] 400 ", "a".repeat(1016)),
         ],
+    );
+}
+
+/// A batch holds its place from its body read until its answer is sent:
+/// with every place held by answers no client takes (eight per turn, two
+/// turns per core), one more batch is refused at once (503), other routes
+/// answer, and the places come back when those clients go.
+#[test]
+fn answers_not_yet_taken_hold_the_places_of_batches() {
+    let s = Server::db(awari_db());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // About 1 MB of answer each: more than a connection's buffers hold.
+    let boards = vec!["\"1,1,1,1,1,2,4,2,3,0,0,0\""; 2_000].join(",");
+    let body = format!("{{\"boards\": [{boards}]}}");
+    let holding: Vec<TcpStream> = (0..8 * 2 * cores)
+        .map(|_| {
+            let mut c = TcpStream::connect(&s.addr).unwrap();
+            write!(
+                c,
+                "POST /api/awari/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .unwrap();
+            c
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(2)); // all answered, none taken
+    let (status, e) = s.post("/api/awari/batch", body.as_bytes());
+    assert_eq!(
+        (
+            status,
+            e["error"].as_str().map(|e| e.contains("too many batches"))
+        ),
+        (503, Some(true))
+    );
+    assert_eq!(s.get("/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0").0, 200);
+    drop(holding);
+    std::thread::sleep(Duration::from_millis(500));
+    let (status, b) = s.post("/api/awari/batch", body.as_bytes());
+    assert_eq!(
+        (status, b["results"].as_array().map(Vec::len)),
+        (200, Some(2_000))
     );
 }

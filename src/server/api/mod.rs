@@ -41,6 +41,17 @@ struct ErrorBody {
 }
 
 impl ApiError {
+    /// A 500: the server failed at something of its own.
+    fn failed(message: impl Into<String>) -> ApiError {
+        ApiError {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            body: ErrorBody {
+                error: message.into(),
+                missing_level: None,
+            },
+        }
+    }
+
     fn bad(message: impl Into<String>) -> ApiError {
         ApiError {
             status: StatusCode::BAD_REQUEST,
@@ -151,13 +162,7 @@ impl Drop for MarkWhenDropped {
 
 /// A task that panicked (or was cancelled): a 500.
 fn failed(e: tokio::task::JoinError) -> ApiError {
-    ApiError {
-        status: StatusCode::INTERNAL_SERVER_ERROR,
-        body: ErrorBody {
-            error: format!("request failed: {e}"),
-            missing_level: None,
-        },
-    }
+    ApiError::failed(format!("request failed: {e}"))
 }
 
 impl State {

@@ -6,11 +6,15 @@
 use std::sync::Arc;
 
 use axum::Json;
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State as Shared};
 use axum::http::StatusCode;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+use tokio::sync::OwnedSemaphorePermit;
 
 use mancaladb::Error;
 use mancaladb::oware::{Board, MAX_SEEDS, Rules, parse_level};
@@ -305,7 +309,7 @@ pub async fn batch(
     Shared(state): Shared<Arc<State>>,
     q: Result<Query<NoQuery>, QueryRejection>,
     body: Result<Json<Batch>, JsonRejection>,
-) -> Answer<BatchAnswer> {
+) -> Result<Response, ApiError> {
     query(q)?;
     let Json(batch) = body.map_err(|e| ApiError {
         status: match e.status() {
@@ -325,8 +329,11 @@ pub async fn batch(
         )));
     }
     // A costly request's turn (see `router`), taken only now that its body
-    // is read; while too many batches are waiting with theirs, refused.
-    let Ok(_place) = state.batches.try_acquire() else {
+    // is read. Its place among the batches is held from here until its
+    // answer is sent (or dropped), so that few bodies wait and few answers
+    // (megabytes each) are held for clients slow to take them; with no
+    // place left, it is refused.
+    let Ok(place) = state.batches.clone().try_acquire_owned() else {
         return Err(ApiError {
             status: StatusCode::SERVICE_UNAVAILABLE,
             body: ErrorBody {
@@ -337,7 +344,55 @@ pub async fn batch(
     };
     let _turn = state.turn().await;
     let answering = state.clone();
-    blocking(move |gone| batch_answer(&answering, &batch, gone).map(Json)).await
+    // Written as JSON under the turn, off the server's async workers.
+    let json = blocking(move |gone| {
+        let answer = batch_answer(&answering, &batch, gone)?;
+        serde_json::to_vec(&answer)
+            .map_err(|e| ApiError::failed(format!("answer not written: {e}")))
+    })
+    .await?;
+    Ok((
+        [(CONTENT_TYPE, "application/json")],
+        Body::new(Sending {
+            rest: Bytes::from(json),
+            _place: place,
+        }),
+    )
+        .into_response())
+}
+
+/// Bytes of one frame of a [`Sending`] body.
+const FRAME: usize = 64 << 10;
+
+/// An answer handed on in frames of [`FRAME`] bytes, holding a permit
+/// until the last is taken (or the answer dropped). The server takes a
+/// frame only when it has room to write it, so the permit is held until
+/// little of the answer is left to send; one frame of the whole answer
+/// would be taken at once, and the permit let go with megabytes unsent.
+struct Sending {
+    rest: Bytes,
+    _place: OwnedSemaphorePermit,
+}
+
+impl HttpBody for Sending {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        let n = self.rest.len().min(FRAME);
+        std::task::Poll::Ready((n > 0).then(|| Ok(hyper::body::Frame::data(self.rest.split_to(n)))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.rest.is_empty()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        hyper::body::SizeHint::with_exact(self.rest.len() as u64)
+    }
 }
 
 /// Whether reading the body failed because the client closed the
