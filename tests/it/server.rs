@@ -6,7 +6,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
@@ -53,6 +53,17 @@ impl Server {
             .unwrap_or_else(|| panic!("no address in {line:?}"))
             .to_string();
         Server { child, addr }
+    }
+
+    /// A server of the shared tables whose log goes to a file in the
+    /// scratch directory `name`: the server, and the log's path.
+    fn logging_to_file(name: &str) -> (Server, PathBuf) {
+        let log = scratch(name).join("serve.log");
+        let s = Server::logging_to(
+            &["--db", awari_db().to_str().unwrap()],
+            std::fs::File::create(&log).unwrap().into(),
+        );
+        (s, log)
     }
 
     fn db(dir: &Path) -> Server {
@@ -914,11 +925,7 @@ fn cors_and_the_page() {
 /// before any route (it was not logged).
 #[test]
 fn every_request_is_logged() {
-    let log = scratch("server-log").join("serve.log");
-    let s = Server::logging_to(
-        &["--db", awari_db().to_str().unwrap()],
-        std::fs::File::create(&log).unwrap().into(),
-    );
+    let (s, log) = Server::logging_to_file("server-log");
     assert_eq!(s.get("/health").0, 200);
     let preflight = "Origin: http://example.org\r\nAccess-Control-Request-Method: GET\r\n";
     let (status, head, _) = s.request("OPTIONS", "/api/levels", preflight, b"");
@@ -1025,11 +1032,7 @@ fn requests(log: &str) -> impl Iterator<Item = &str> {
 /// signal.
 #[test]
 fn sigterm_finishes_the_requests_under_way_and_a_second_stops_the_wait() {
-    let log = scratch("server-sigterm").join("serve.log");
-    let mut s = Server::logging_to(
-        &["--db", awari_db().to_str().unwrap()],
-        std::fs::File::create(&log).unwrap().into(),
-    );
+    let (mut s, log) = Server::logging_to_file("server-sigterm");
     let signal = |s: &Server, sig: i32| {
         // SAFETY: a signal to the child process this test started.
         assert_eq!(unsafe { libc::kill(s.child.id() as i32, sig) }, 0);
@@ -1080,11 +1083,7 @@ fn sigterm_finishes_the_requests_under_way_and_a_second_stops_the_wait() {
 /// status 499: the line was written only with an answer, so it was lost.
 #[test]
 fn a_request_the_client_abandons_is_logged() {
-    let log = scratch("server-log-gone").join("serve.log");
-    let s = Server::logging_to(
-        &["--db", awari_db().to_str().unwrap()],
-        std::fs::File::create(&log).unwrap().into(),
-    );
+    let (s, log) = Server::logging_to_file("server-log-gone");
     {
         // Counting level 18 (33 M positions, about 140 ms here) outlasts
         // this connection, closed 20 ms after the request is sent: time
@@ -1213,11 +1212,7 @@ fn an_answer_the_client_never_takes_is_dropped() {
 /// with 64 KiB lines.
 #[test]
 fn request_targets_are_logged_escaped_and_cut() {
-    let log = scratch("server-log-escaped").join("serve.log");
-    let s = Server::logging_to(
-        &["--db", awari_db().to_str().unwrap()],
-        std::fs::File::create(&log).unwrap().into(),
-    );
+    let (s, log) = Server::logging_to_file("server-log-escaped");
     let mut c = TcpStream::connect(&s.addr).unwrap();
     // Raw UTF-8 in the target: U+009B (CSI) and U+202E (right-to-left), and a backslash.
     c.write_all(
