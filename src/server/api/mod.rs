@@ -41,10 +41,10 @@ struct ErrorBody {
 }
 
 impl ApiError {
-    /// A 500: the server failed at something of its own.
-    fn failed(message: impl Into<String>) -> ApiError {
+    /// An error answer of `status` saying `message`.
+    fn with(status: StatusCode, message: impl Into<String>) -> ApiError {
         ApiError {
-            status: StatusCode::INTERNAL_SERVER_ERROR,
+            status,
             body: ErrorBody {
                 error: message.into(),
                 missing_level: None,
@@ -52,14 +52,13 @@ impl ApiError {
         }
     }
 
+    /// A 500: the server failed at something of its own.
+    fn failed(message: impl Into<String>) -> ApiError {
+        ApiError::with(StatusCode::INTERNAL_SERVER_ERROR, message)
+    }
+
     fn bad(message: impl Into<String>) -> ApiError {
-        ApiError {
-            status: StatusCode::BAD_REQUEST,
-            body: ErrorBody {
-                error: message.into(),
-                missing_level: None,
-            },
-        }
+        ApiError::with(StatusCode::BAD_REQUEST, message)
     }
 }
 
@@ -139,13 +138,10 @@ impl Gone {
     /// What work that stopped for its request's sake returns (no one
     /// receives it).
     fn error() -> ApiError {
-        ApiError {
-            status: StatusCode::SERVICE_UNAVAILABLE,
-            body: ErrorBody {
-                error: "the request was gone before its answer".into(),
-                missing_level: None,
-            },
-        }
+        ApiError::with(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the request was gone before its answer",
+        )
     }
 }
 
@@ -173,12 +169,11 @@ impl State {
             .iter()
             .find(|(r, _)| *r == rules)
             .map(|(r, s)| (*r, s))
-            .ok_or_else(|| ApiError {
-                status: StatusCode::NOT_FOUND,
-                body: ErrorBody {
-                    error: format!("{rules} values are not served here: the VU files hold awari's"),
-                    missing_level: None,
-                },
+            .ok_or_else(|| {
+                ApiError::with(
+                    StatusCode::NOT_FOUND,
+                    format!("{rules} values are not served here: the VU files hold awari's"),
+                )
             })
     }
 }
@@ -227,25 +222,15 @@ pub async fn json_errors(req: Request, next: Next) -> Response {
         ),
         (_, true) => status.canonical_reason().unwrap_or("error").to_lowercase(),
     };
-    ApiError {
-        status,
-        body: ErrorBody {
-            error,
-            missing_level: None,
-        },
-    }
-    .into_response()
+    ApiError::with(status, error).into_response()
 }
 
 /// Any other path.
 pub async fn not_found() -> ApiError {
-    ApiError {
-        status: StatusCode::NOT_FOUND,
-        body: ErrorBody {
-            error: "no such page: see /api/awari, /api/awari/mainline, /api/awari/batch, /api/levels, /api/stats/awari/N, /api/omweso/loops, /health".into(),
-            missing_level: None,
-        },
-    }
+    ApiError::with(
+        StatusCode::NOT_FOUND,
+        "no such page: see /api/awari, /api/awari/mainline, /api/awari/batch, /api/levels, /api/stats/awari/N, /api/omweso/loops, /health",
+    )
 }
 
 /// A request already gone, as the time limit leaves one (tests).

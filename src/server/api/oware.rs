@@ -334,13 +334,10 @@ pub async fn batch(
     // (megabytes each) are held for clients slow to take them; with no
     // place left, it is refused.
     let Ok(place) = state.batches.clone().try_acquire_owned() else {
-        return Err(ApiError {
-            status: StatusCode::SERVICE_UNAVAILABLE,
-            body: ErrorBody {
-                error: "too many batches at once: try again in a few seconds".into(),
-                missing_level: None,
-            },
-        });
+        return Err(ApiError::with(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many batches at once: try again in a few seconds",
+        ));
     };
     let _turn = state.turn().await;
     let answering = state.clone();
