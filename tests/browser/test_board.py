@@ -145,6 +145,75 @@ def under_a_sub_path(d, url):
         proxy.server.shutdown()
 
 
+def line_board(ply):
+    """The board of a ply of the principal line as shown ("B: 5 0 3 ... pit 2 (+3)")."""
+    return [int(n) for n in ply.text.split(":", 1)[1].split("pit")[0].split()]
+
+
+def following_the_line(d, url):
+    """A ply of the principal line is a button that plays the line up to it,
+    each move a step that undo takes back."""
+    d.get(url + "?board=1,1,1,1,1,2,4,2,3,0,0,0")
+    wait_for(d, "the principal line", lambda d: d.find_element(By.ID, "line-end").text.startswith("end:"))
+    plies = d.find_elements(By.CSS_SELECTOR, "#line li")
+    boards = [line_board(p) for p in plies[:3]]
+    assert boards[0] == [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0], boards
+    assert not plies[0].find_elements(By.TAG_NAME, "button")
+    plies[2].find_element(By.TAG_NAME, "button").click()
+    wait_for(d, "the line's third position", lambda d: board(d) == boards[2] and len(moves(d)) > 0)
+    played = [li.text for li in d.find_elements(By.CSS_SELECTOR, "#played li")]
+    assert len(played) == 3 and played[1].startswith("A sowed pit 5") and played[2].startswith("B sowed"), played
+    assert d.find_element(By.ID, "turn").text.startswith("A to move"), d.find_element(By.ID, "turn").text
+    d.find_element(By.ID, "undo").click()
+    wait_for(d, "the line's second position", lambda d: board(d) == boards[1])
+    # The Game list's start goes back to where the board was set.
+    d.find_element(By.CSS_SELECTOR, "#played li button").click()
+    wait_for(d, "the start", lambda d: board(d) == boards[0] and not d.find_elements(By.CSS_SELECTOR, "#played li"))
+
+
+def a_server_that_does_not_answer(d, url):
+    """A request the server does not answer ends after 20 s with a message
+    and a retry button (the page waited for good); meanwhile the value's
+    line is not in the last value's colour."""
+    d.get(url + "?board=1,1,1,1,1,2,4,2,3,0,0,0")
+    wait_for(d, "the move list", lambda d: len(moves(d)) == 6)
+    assert d.find_element(By.ID, "value").get_attribute("class") == "draw"
+    d.execute_script("""window.realFetch = window.fetch;
+        window.fetch = (url, options) => new Promise((_, reject) => options.signal.addEventListener(
+            'abort', () => reject(new DOMException('stopped', 'AbortError'))));""")
+    d.find_element(By.ID, "set-board").click()
+    value = d.find_element(By.ID, "value")
+    assert value.text == "waiting for the server's answer" and value.get_attribute("class") == "", \
+        (value.text, value.get_attribute("class"))
+    error = d.find_element(By.ID, "error")
+    wait_for(d, "the time limit", lambda d: error.is_displayed(), timeout=30)
+    assert error.text == "the server has not answered within 20 s", error.text
+    assert value.text == "no value", value.text
+    retry = d.find_element(By.ID, "retry")
+    assert retry.is_displayed()
+    d.execute_script("window.fetch = window.realFetch;")
+    retry.click()
+    wait_for(d, "the answer on retry", lambda d: len(moves(d)) == 6 and not error.is_displayed()
+             and not retry.is_displayed())
+
+
+def boards_above_the_levels(d, url):
+    """A board typed above the levels here that the server values all the
+    same (every opponent pit filled: from its moves) is set, as the same
+    board given by the address is (the page refused it); and one seed is
+    one seed."""
+    d.get(url + "?board=1,1,1,1,1,2,4,2,3,0,0,0")
+    wait_for(d, "the move list", lambda d: len(moves(d)) == 6)
+    field = d.find_element(By.ID, "board-text")
+    field.clear()
+    field.send_keys("0,0,0,0,0,6,2,2,2,2,2,1", Keys.ENTER)
+    wait_for(d, "the board valued from its moves", lambda d: board(d) == [0, 0, 0, 0, 0, 6, 2, 2, 2, 2, 2, 1]
+             and "valued from its moves" in d.find_element(By.ID, "source").text)
+    d.get(url + "?board=0,0,0,0,1,0,0,0,0,0,0,0")
+    wait_for(d, "the one-seed board", lambda d: moves(d))
+    assert d.find_element(By.ID, "seeds").text == "1 seed,", d.find_element(By.ID, "seeds").text
+
+
 def main(url, out):
     os.makedirs(out, exist_ok=True)
     with tempfile.TemporaryDirectory() as profile:
@@ -204,8 +273,29 @@ def main(url, out):
             # ends.
             wait_for(d, "the principal line", lambda d: d.find_element(By.ID, "line-end").text.startswith("end:"))
             first_ply = d.find_elements(By.CSS_SELECTOR, "#line li")[0].text
-            assert first_ply.startswith("1 1 1 1 1 2 4 2 3 0 0 0") and "pit 5 takes 3 (+0)" in first_ply, first_ply
+            assert first_ply.startswith("A: 1 1 1 1 1 2 4 2 3 0 0 0") and "pit 5 takes 3 (+0)" in first_ply, first_ply
             assert "undefined" not in d.find_element(By.ID, "line-end").text
+            # Its 119 plies: the first 24 shown, the rest a click away.
+            plies = lambda d: d.find_elements(By.CSS_SELECTOR, "#line li")
+            assert len(plies(d)) == 24, len(plies(d))
+            more = d.find_element(By.ID, "line-more")
+            assert more.text == "show all 119 plies", more.text
+            more.click()
+            assert len(plies(d)) == 119 and not more.is_displayed()
+            # The player to move is named, and the value's meaning is told
+            # beside it.
+            turn = lambda d: d.find_element(By.ID, "turn").text
+            assert turn(d) == "A to move,", turn(d)
+            # The edit tools show in edit mode only.
+            assert not d.find_element(By.ID, "edit-tools").is_displayed()
+            assert d.find_element(By.CSS_SELECTOR, "#about-values summary").text == "What the values mean"
+            # The best pit's mark stands out from the pit's face and from the
+            # wood (3:1, WCAG 1.4.11; the green ring was 1.6:1 on the wood).
+            rim, face = style(d, "#pit-5", "borderTopColor"), style(d, "#pit-0", "backgroundColor")
+            assert contrast(rim, face) >= 3 and contrast(rim, wood) >= 3, (rim, face, wood)
+            # Left and right go along the row.
+            d.find_element(By.ID, "pit-0").send_keys(Keys.ARROW_RIGHT)
+            assert d.switch_to.active_element.get_attribute("id") == "pit-1"
 
             # Play pit 5: the board turns for the opponent.
             d.find_element(By.ID, "pit-5").click()
@@ -218,15 +308,20 @@ def main(url, out):
             # The 3 seeds pit 5 took are the opponent's now, in the address
             # too.
             score = lambda d: d.find_element(By.ID, "score").text
-            assert score(d) == "captured so far: 0 by the player to move, 3 by the opponent", score(d)
+            assert score(d) == "captured so far: A 3, B 0", score(d)
             assert "captured=0,3" in d.current_url, d.current_url
             # A screen reader is told the move and the new value in one
             # message, by the one live region the board has (it used to get
             # the status line's pieces as they were cleared and refilled, and
             # not the move).
             said = lambda d: d.find_element(By.ID, "said").get_attribute("textContent")
-            wait_for(d, "the move's message", lambda d: said(d) == "You sowed pit 5 and took 3; the board turns "
-                     "for the next player. 13 seeds, value +3 (win for the player to move).")
+            wait_for(d, "the move's message", lambda d: said(d) == "A sowed pit 5 and took 3; the board turns: "
+                     "B to move. 13 seeds, value +3 (win for B, to move).")
+            # Seen, too: whose turn it is, the last move, and the game so far,
+            # whose start is a button back to it.
+            assert turn(d) == "B to move (last: A sowed pit 5, took 3),", turn(d)
+            played = lambda d: [li.text for li in d.find_elements(By.CSS_SELECTOR, "#played li")]
+            assert played(d) == ["start: 1 1 1 1 1 2 4 2 3 0 0 0", "A sowed pit 5, took 3"], played(d)
             live = d.find_elements(By.CSS_SELECTOR, "#view-board [aria-live]")
             assert [e.get_attribute("id") for e in live] == ["said"], live
 
@@ -241,8 +336,8 @@ def main(url, out):
             body = d.find_element(By.TAG_NAME, "body")
             body.send_keys("u")
             wait_for(d, "undo", lambda d: board(d)[:6] == [1, 1, 1, 1, 1, 2] and len(moves(d)) == 6)
-            wait_for(d, "the undo's message", lambda d: said(d) == "Took back pit 5. 16 seeds, value +0 (draw for the player to move).")
-            assert score(d).startswith("captured so far: 0 by the player to move, 0 by"), score(d)
+            wait_for(d, "the undo's message", lambda d: said(d) == "Took back pit 5. 16 seeds, value +0 (draw for A, to move).")
+            assert score(d) == "captured so far: A 0, B 0", score(d)
             body.send_keys("b")
             wait_for(d, "the best move by key", lambda d: board(d) == after and moves(d) and moves(d)[0][0] == 2)
             d.save_screenshot(os.path.join(out, "board.png"))
@@ -258,9 +353,11 @@ def main(url, out):
             assert "board=5,0,3,0,0,0,1,1,1,1,1,1" in d.current_url, d.current_url
             wait_for(d, "the edited board's moves", lambda d: moves(d) and moves(d)[0][0] == 2)
             assert not d.find_element(By.ID, "best").is_enabled()
-            # The edit cleared the moves to take back, and the moves table
-            # plays nothing: their buttons are disabled (they were offered).
-            assert not d.find_element(By.ID, "undo").is_enabled()
+            # The edit is a step of the game that undo takes back (it used to
+            # forget the moves to take back, and the captures, in silence);
+            # the moves table plays nothing: their buttons are disabled.
+            assert d.find_element(By.ID, "undo").is_enabled()
+            assert played(d)[-1] == "board edited" and score(d) == "captured so far: A 3, B 0", (played(d), score(d))
             table_buttons = d.find_elements(By.CSS_SELECTOR, "#moves tbody button")
             assert table_buttons and not any(b.is_enabled() for b in table_buttons)
             body.send_keys("b")
@@ -273,6 +370,23 @@ def main(url, out):
             wait_for(d, "a seed taken away by key", lambda d: board(d)[11] == 0)
             d.find_element(By.ID, "pit-11").send_keys("+")
             wait_for(d, "a seed added by key", lambda d: board(d)[11] == 1)
+            # On a touch screen: the edit tools choose what a tap does.
+            assert d.find_element(By.ID, "edit-tools").is_displayed()
+            d.find_element(By.CSS_SELECTOR, "input[name=edit-delta][value='-1']").click()
+            d.find_element(By.ID, "pit-0").click()
+            wait_for(d, "a seed taken away by a tap", lambda d: board(d)[0] == 4)
+            d.find_element(By.CSS_SELECTOR, "input[name=edit-delta][value='1']").click()
+            d.find_element(By.ID, "swap-sides").click()
+            wait_for(d, "the sides swapped", lambda d: board(d) == [1, 1, 1, 1, 1, 1, 4, 0, 3, 0, 0, 0])
+            assert turn(d).startswith("A to move") and score(d) == "captured so far: A 3, B 0", (turn(d), score(d))
+            # The run of edits is one step: undo takes them all back.
+            assert played(d)[-1] == "board edited" and len(played(d)) == 3, played(d)
+            d.find_element(By.ID, "undo").click()
+            wait_for(d, "the edits taken back", lambda d: board(d) == after and turn(d).startswith("B to move"))
+            d.find_element(By.ID, "clear-board").click()
+            wait_for(d, "the cleared board", lambda d: board(d) == [0] * 12)
+            d.find_element(By.ID, "undo").click()
+            wait_for(d, "the clearing taken back", lambda d: board(d) == after)
 
             # A board that is not twelve whole counts is refused where it is
             # typed; the board stays.
@@ -281,7 +395,7 @@ def main(url, out):
             text.send_keys("1 1 x")
             d.find_element(By.ID, "set-board").click()
             wait_for(d, "the refusal", lambda d: "twelve pit counts" in d.find_element(By.ID, "error").text)
-            assert board(d) == [5, 0, 3, 0, 0, 0, 1, 1, 1, 1, 1, 1], board(d)
+            assert board(d) == after, board(d)
 
             # A board typed in the field is set with Enter.
             text.clear()
@@ -292,10 +406,10 @@ def main(url, out):
             # Captures given with the address that account for the whole
             # game: what each side ends with, by the API's final score.
             d.get(url + "?board=1,1,1,1,1,2,4,2,3,0,0,0&captured=16,16")
-            wait_for(d, "the final score", lambda d: "with best play they end with 24 and 24 of 48" in score(d))
+            wait_for(d, "the final score", lambda d: "with best play A ends with 24 and B with 24 of 48" in score(d))
             d.get(url + "?board=1,1,1,1,1,2,4,2,3,0,0,0&captured=40,1")
             wait_for(d, "the captures' notice", lambda d: "captured=40,1 is not two seed counts" in d.find_element(By.ID, "error").text)
-            assert score(d).startswith("captured so far: 0 by the player to move, 0 by"), score(d)
+            assert score(d) == "captured so far: A 0, B 0", score(d)
 
             # A level that is not here: the API's 404 is shown, not hidden,
             # with the levels here (it named the server's directory).
@@ -370,7 +484,8 @@ def main(url, out):
             d.forward()
             wait_for(d, "the move's board, forward", lambda d: d.find_element(By.ID, "view-board").is_displayed()
                      and board(d) == after and moves(d) and moves(d)[0][0] == 2)
-            assert score(d) == "captured so far: 0 by the player to move, 3 by the opponent", score(d)
+            # A board set by the address has its player to move named A.
+            assert score(d) == "captured so far: A 0, B 3", score(d)
 
             # A board typed with more seeds than a game's is refused where it
             # is typed, before anything changes: the move stays to take back
@@ -430,7 +545,7 @@ def main(url, out):
             levels_error = d.find_element(By.ID, "levels-error")
             wait_for(d, "the Levels error", lambda d: levels_error.is_displayed())
             assert levels_error.get_attribute("role") == "alert"
-            assert levels_error.text.startswith("cannot reach the server") and levels_error.text.endswith(
+            assert levels_error.text.startswith("the server cannot be reached") and levels_error.text.endswith(
                 "; open Levels again to retry"), levels_error.text
             block()
             d.find_element(By.ID, "nav-board").click()
@@ -495,6 +610,12 @@ def main(url, out):
             # Proven at lap 8 (the state comes back rotated, fact 5); period 128.
             assert first[:5] == ["0", "ccw", "infinite", "8", "128"], first
             d.save_screenshot(os.path.join(out, "omweso.png"))
+            # The verdicts fit a phone: the table scrolls, not the page.
+            d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                              {"width": 375, "height": 700, "deviceScaleFactor": 1, "mobile": True})
+            widths = d.execute_script("const e = document.documentElement; return [e.clientWidth, e.scrollWidth]")
+            assert widths[1] <= widths[0], widths
+            d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
             # With too few laps to decide it, the laps are those followed,
             # not a lap it was decided at.
             laps = d.find_element(By.ID, "om-laps")
@@ -514,7 +635,7 @@ def main(url, out):
             wait_for(d, "the address's notices", lambda d: "foo= is not a setting of this page" in error(d))
             assert "captured=16,16 goes with the board not shown: counting from 0" in error(d), error(d)
             wait_for(d, "the default position", lambda d: len(moves(d)) == 6)
-            assert "captured" not in d.current_url and score(d).startswith("captured so far: 0 by the player to move, 0 by"), \
+            assert "captured" not in d.current_url and score(d) == "captured so far: A 0, B 0", \
                 (d.current_url, score(d))
             # A typed board above the levels here whose player to move has no
             # seeds is valued by the rules (the page refused it).
@@ -533,7 +654,7 @@ def main(url, out):
             best = [p for (p, _v, _c, _k) in moves(d) if "best" in d.find_element(By.ID, f"pit-{p}").get_attribute("class")]
             assert best == [2, 5], best
             d.find_element(By.TAG_NAME, "body").send_keys("b")
-            wait_for(d, "the line's move", lambda d: said(d).startswith("You sowed pit 5 and took 2;"))
+            wait_for(d, "the line's move", lambda d: said(d).startswith("A sowed pit 5 and took 2;"))
             # The last move of a game: the value of the rest (0) beside the
             # game's result, which is said (it read "draw for the player to
             # move" beside "they end with 22 and 26").
@@ -541,7 +662,7 @@ def main(url, out):
             wait_for(d, "the last move", lambda d: moves(d) and moves(d)[0][0] == 5)
             d.find_element(By.ID, "pit-5").click()
             wait_for(d, "the game's end", lambda d: board(d) == [0] * 12
-                     and "(game over: the opponent wins the game)" in d.find_element(By.ID, "value").text)
+                     and "(game over: A wins the game)" in d.find_element(By.ID, "value").text)
             # Edit mode stops at a game's 48 seeds: the board and its address
             # stay as they were (58 seeds went into the address, which the
             # page then refused).
@@ -551,6 +672,10 @@ def main(url, out):
             d.find_element(By.ID, "pit-0").click()
             wait_for(d, "the refusal", lambda d: "holds at most 48 seeds" in error(d))
             assert board(d) == [4] * 12 and "board=4,4,4,4,4,4,4,4,4,4,4,4" in d.current_url, d.current_url
+            d.find_element(By.CSS_SELECTOR, "input[name=mode][value=play]").click()
+            following_the_line(d, url)
+            a_server_that_does_not_answer(d, url)
+            boards_above_the_levels(d, url)
             under_a_sub_path(d, url)
         finally:
             d.quit()

@@ -9,6 +9,19 @@ const RULES = ["awari", "abapa"];
 
 // Seeds in a whole game: captures and the board's seeds add up to it.
 const GAME_SEEDS = 48;
+// The players: A is to move when a board is set, B is the other. The board
+// turns after every move (the player to move has the bottom row), so the
+// page names them wherever the two sides are told apart.
+const PLAYERS = ["A", "B"];
+// Seconds a position's answer may take before the page gives up and offers
+// a retry (the server answers one in milliseconds; a longer wait is a
+// server stopped or hung).
+const ANSWER_SECONDS = 20;
+// A level's statistics count every position of it once: minutes for the
+// largest levels on a slow disk.
+const STATS_SECONDS = 600;
+// Plies of the principal line shown before "show all".
+const LINE_SHOWN = 24;
 
 const state = {
   board: null, // set from the address at start
@@ -21,9 +34,15 @@ const state = {
   // from the moves played since the board was set, or given by the address
   // (captured=M,O, as the API takes it).
   captured: [0, 0],
-  // The boards before the moves played, each with its captures and the
-  // pit played from it.
+  // Who is to move: 0 for A, 1 for B (PLAYERS).
+  side: 0,
+  // The positions before each step taken since the board was set, oldest
+  // first: { board, captured, side, step }, where step is
+  // { kind: "move", pit, captures }, { kind: "edit" } (a run of edits in
+  // edit mode, taken back as one) or { kind: "set" } (a board typed in).
   history: [],
+  // Whether the last step was an edit, which the next edit joins.
+  editing: false,
   // What the user did to get the board shown ("You sowed pit 5 ..."),
   // said with its value once the answer comes.
   done: "",
@@ -68,34 +87,58 @@ function freshSignal(kind) {
 
 // The JSON answer of url; an error answer throws with the API's message,
 // or with the HTTP status where the body is not JSON (a 414 or 431 has
-// none); a server that cannot be reached throws saying so. The error's
-// status is the HTTP status, 0 for a server not reached. An aborted
-// request throws its AbortError, which callers drop with the answers of
-// requests no longer current.
-async function getJSON(url, signal) {
+// none); a server that cannot be reached, or that has not answered within
+// seconds (null: no limit), throws saying so. The error's status is the
+// HTTP status, 0 for a server not reached or not answering. A request
+// aborted through signal throws its AbortError, which callers drop with the
+// answers of requests no longer current.
+async function getJSON(url, signal, seconds = ANSWER_SECONDS) {
   const failure = (message, status) => Object.assign(new Error(message), { status });
-  let r;
-  try {
-    r = await fetch(url, { signal });
-  } catch (e) {
-    if (e.name === "AbortError") throw e;
-    throw failure("cannot reach the server (" + e.message + ")", 0);
+  // The request stops at the caller's abort or at the time limit,
+  // whichever comes first.
+  const own = new AbortController();
+  const abort = () => own.abort();
+  if (signal) {
+    if (signal.aborted) own.abort();
+    signal.addEventListener("abort", abort);
   }
-  const status = `HTTP ${r.status} ${r.statusText}`.trim();
-  let body;
+  let late = false;
+  const timer = seconds === null ? null : setTimeout(() => { late = true; own.abort(); }, seconds * 1000);
+  const why = (e) => late ? failure(`the server has not answered within ${seconds} s`, 0) : e;
   try {
-    body = await r.json();
-  } catch (e) {
-    throw failure(r.ok ? status + ": the answer is not JSON" : status, r.status);
+    let r;
+    try {
+      r = await fetch(url, { signal: own.signal });
+    } catch (e) {
+      if (e.name === "AbortError") throw why(e);
+      throw failure("the server cannot be reached (is mancaladb serve still running?)", 0);
+    }
+    const status = `HTTP ${r.status} ${r.statusText}`.trim();
+    let body;
+    try {
+      body = await r.json();
+    } catch (e) {
+      if (e.name === "AbortError") throw why(e);
+      throw failure(r.ok ? status + ": the answer is not JSON" : status, r.status);
+    }
+    if (!r.ok) throw failure((body && body.error) || status, r.status);
+    return body;
+  } finally {
+    clearTimeout(timer);
+    if (signal) signal.removeEventListener("abort", abort);
   }
-  if (!r.ok) throw failure((body && body.error) || status, r.status);
-  return body;
+}
+
+// Whether error e may go away when the request is made again: the server
+// not reached, not answering or failing.
+function retryable(e) {
+  return e.status === 0 || e.status >= 500;
 }
 
 // The message of error e, with how to retry in the view that shows it
 // (retry) when a retry may mend it: the server not reached or failing.
 function withRetry(e, retry) {
-  return e.status === 0 || e.status >= 500 ? e.message + "; " + retry : e.message;
+  return retryable(e) ? e.message + "; " + retry : e.message;
 }
 
 // A path and its query string, built by URLSearchParams so that every
@@ -209,15 +252,24 @@ function renderBoard() {
       b.setAttribute("aria-label", name);
       // What clicks and keys do on a pit in the mode shown.
       b.setAttribute("aria-describedby", "mode-hint");
+      // A click (Enter, Space) plays the pit, or in edit mode does what
+      // the edit tools say (shift reverses it).
       b.addEventListener("click", (ev) => clickPit(p, ev.shiftKey ? -1 : 1));
-      // In edit mode the keyboard takes seeds away too (Enter and Space
-      // add one, as a click does).
       b.addEventListener("keydown", (ev) => {
-        if (mode() !== "edit" || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+        if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+        // Left and right go to the next pit of the row that takes a click.
+        const step = { ArrowLeft: -1, ArrowRight: 1 }[ev.key];
+        if (step) {
+          ev.preventDefault();
+          focusAlongRow(p, step);
+          return;
+        }
+        // In edit mode the keyboard adds and takes away seeds, whatever
+        // the edit tools say.
         const delta = { "-": -1, Delete: -1, Backspace: -1, ArrowDown: -1, "+": 1, ArrowUp: 1 }[ev.key];
-        if (!delta) return;
+        if (mode() !== "edit" || !delta) return;
         ev.preventDefault();
-        clickPit(p, delta);
+        editPit(p, delta);
       });
       // Taking a seed away is for edit mode; in play mode the menu stays.
       b.addEventListener("contextmenu", (ev) => {
@@ -230,8 +282,13 @@ function renderBoard() {
   }
   if (focused !== null) restorePitFocus(focused);
   // A move is played in play mode only; edit mode sets seeds.
-  $("best").disabled = mode() !== "play";
-  for (const button of $("moves").tBodies[0].querySelectorAll("button")) button.disabled = mode() !== "play";
+  const playing = mode() === "play";
+  $("best").disabled = !playing;
+  $("edit-tools").hidden = playing;
+  for (const table of ["moves", "line"]) {
+    $(table).classList.toggle("inactive", !playing);
+    for (const button of $(table).querySelectorAll("button")) button.disabled = !playing;
+  }
   // Undo is offered only with a move to take back; the focus it had waits
   // on the status line rather than falling to the page's body.
   const undoFocused = document.activeElement === $("undo");
@@ -239,19 +296,56 @@ function renderBoard() {
   if (undoFocused && $("undo").disabled) $("status").focus();
 }
 
-function clickPit(p, delta) {
-  if (mode() === "edit") {
-    if (delta > 0 && seedsOn(state.board) >= GAME_SEEDS) {
-      // Refused as a typed board is: the board shown stays.
-      showError(`an Oware board holds at most ${GAME_SEEDS} seeds: take one away first`);
+// Moves the keyboard focus from pit p to the nearest pit in direction step
+// (-1 left, 1 right) of the same row that takes a click, if there is one.
+function focusAlongRow(p, step) {
+  const row = p < 6 ? [0, 1, 2, 3, 4, 5] : [11, 10, 9, 8, 7, 6];
+  for (let i = row.indexOf(p) + step; i >= 0 && i < row.length; i += step) {
+    const b = $("pit-" + row[i]);
+    if (b && !b.disabled) {
+      b.focus();
       return;
     }
-    const b = state.board.slice();
-    b[p] = Math.min(MAX_PIT, Math.max(0, b[p] + delta));
-    setBoard(b, false);
-  } else if (delta > 0) {
-    play(p);
   }
+}
+
+// A click on pit p: in play mode it plays the pit; in edit mode it adds a
+// seed or takes one away, as the edit tools say, the other way round with
+// reverse (a shift-click).
+function clickPit(p, reverse) {
+  if (mode() === "play") {
+    if (reverse > 0) play(p);
+    return;
+  }
+  const tool = Number(document.querySelector("input[name=edit-delta]:checked").value);
+  editPit(p, tool * reverse);
+}
+
+// Adds delta seeds to pit p (edit mode).
+function editPit(p, delta) {
+  if (delta > 0 && seedsOn(state.board) >= GAME_SEEDS) {
+    // Refused as a typed board is: the board shown stays.
+    showError(`an Oware board holds at most ${GAME_SEEDS} seeds: take one away first`);
+    return;
+  }
+  const b = state.board.slice();
+  b[p] = Math.min(MAX_PIT, Math.max(0, b[p] + delta));
+  edited(b, state.captured, state.side, `${delta > 0 ? "Added a seed to" : "Took a seed from"} pit ${p}.`);
+}
+
+// Shows board, edited from the one shown (the captures and the player to
+// move as given): a step that undo takes back, together with the edits
+// just before it. Captures that no longer fit beside the board's seeds in
+// a game are counted from 0 again.
+function edited(board, captured, side, done) {
+  if (!state.editing) pushStep({ kind: "edit" });
+  const fits = seedsOn(board) + captured[0] + captured[1] <= GAME_SEEDS;
+  setBoard(board, { captured: fits ? captured : [0, 0], side, done, editing: true });
+}
+
+// Records the position shown before step, so that undo comes back to it.
+function pushStep(step) {
+  state.history.push({ board: state.board, captured: state.captured, side: state.side, step });
 }
 
 function play(pit) {
@@ -259,24 +353,39 @@ function play(pit) {
   if (mode() !== "play") return;
   const m = state.analysis && state.analysis.moves.find((x) => x.pit === pit);
   if (!m) return;
-  state.history.push({ board: state.board, captured: state.captured, pit });
+  pushStep({ kind: "move", pit, captures: m.captures });
   // The board turns: the opponent moves next, and the mover's captures
   // are now the opponent's.
   const [mover, opponent] = state.captured;
+  const side = 1 - state.side;
   const took = m.captures ? " and took " + m.captures : "";
-  const done = `You sowed pit ${pit}${took}; the board turns for the next player.`;
-  setBoard(m.board, true, [], [opponent, mover + m.captures], done);
+  const done = `${PLAYERS[state.side]} sowed pit ${pit}${took}; the board turns: ${PLAYERS[side]} to move.`;
+  setBoard(m.board, { captured: [opponent, mover + m.captures], side, done });
 }
 
-// Shows board (seen by the player to move), with captured, the seeds each
-// side has taken (zero when a board is set afresh); done says how the
-// board came (a move, an undo), for screen readers.
-function setBoard(board, keepHistory, notices = [], captured = [0, 0], done = "") {
-  if (!keepHistory) state.history = [];
+// What step i of the game did, from the position history[i] (the pieces
+// of the Game list and of the status line).
+function stepText(i) {
+  const { side, step } = state.history[i];
+  if (step.kind === "edit") return "board edited";
+  if (step.kind === "set") return "board typed in";
+  return `${PLAYERS[side]} sowed pit ${step.pit}` + (step.captures ? `, took ${step.captures}` : "");
+}
+
+// Shows board (seen by the player to move). Options: captured, the seeds
+// the player to move and the opponent have taken (zero by default, for a
+// board set afresh); side, who is to move (0 for A, the default); clear,
+// to forget the moves to take back (a board set by the address); notices,
+// said with every answer; done, how the board came (a move, an undo), for
+// screen readers; editing, whether this is an edit (the next one joins it).
+function setBoard(board, { captured = [0, 0], side = 0, clear = false, notices = [], done = "", editing = false } = {}) {
+  if (clear) state.history = [];
+  state.editing = editing;
   state.notices = notices;
   state.done = done;
   state.board = board;
   state.captured = captured;
+  state.side = side;
   state.analysis = null;
   state.linePit = null;
   // Commas unescaped, so that the address reads as it is shared.
@@ -288,7 +397,45 @@ function setBoard(board, keepHistory, notices = [], captured = [0, 0], done = ""
   // text being typed survives the redraws of answers.
   $("board-text").value = board.join(",");
   renderBoard();
+  renderGame();
   analyze();
+}
+
+// The Game list: the position the board was set to, then each step taken
+// since; each but the last (the position shown) is a button that goes back
+// to the position after it.
+function renderGame() {
+  const ol = $("played");
+  ol.replaceChildren();
+  const n = state.history.length;
+  $("turn").textContent = `${PLAYERS[state.side]} to move` + (n ? ` (last: ${stepText(n - 1)}),` : ",");
+  if (!n) return;
+  const texts = ["start: " + state.history[0].board.join(" ")];
+  for (let i = 0; i < n; i++) texts.push(stepText(i));
+  texts.forEach((text, k) => {
+    const li = document.createElement("li");
+    if (k === n) {
+      li.textContent = text;
+      li.setAttribute("aria-current", "step");
+    } else {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = text;
+      button.setAttribute("aria-label", `go back to the position after: ${text}`);
+      button.addEventListener("click", () => goBack(k, `Went back to the position after: ${text}.`));
+      li.appendChild(button);
+    }
+    ol.appendChild(li);
+  });
+}
+
+// Shows the position before step k of the game, taking back that step and
+// those after it; done says so to screen readers.
+function goBack(k, done) {
+  if (k >= state.history.length) return;
+  const before = state.history[k];
+  state.history.length = k;
+  setBoard(before.board, { captured: before.captured, side: before.side, done });
 }
 
 async function analyze() {
@@ -301,16 +448,21 @@ async function analyze() {
   const say = (error) => showError([...state.notices, error].filter((m) => m).join("; "));
   if (state.notices.length) say("");
   else $("error").hidden = true;
+  $("retry").hidden = true;
   // The moves table's rows go: focus in it waits on the status line, and
   // comes back to the new first row.
   if ($("moves").contains(document.activeElement)) state.focusMoves = true;
   $("moves").tBodies[0].replaceChildren();
   if (state.focusMoves && focusWaiting()) $("status").focus();
   $("line").replaceChildren();
+  $("line-more").hidden = true;
   $("line-end").textContent = "";
   $("value").textContent = "waiting for the server's answer";
+  // Not in the colour of the last position's value.
+  $("value").className = "";
   $("source").textContent = "";
-  $("seeds").textContent = seedsOn(state.board) + " seeds,";
+  const seeds = seedsOn(state.board);
+  $("seeds").textContent = (seeds === 1 ? "1 seed" : seeds + " seeds") + ",";
   $("score").textContent = scoreText(null);
   $("said").textContent = "";
   const signal = freshSignal("board");
@@ -326,7 +478,8 @@ async function analyze() {
     const message = await boardErrorText(e);
     if (id !== state.request) return;
     say(message); // announced: role=alert
-    $("value").textContent = "no value: " + message;
+    $("retry").hidden = !retryable(e);
+    $("value").textContent = "no value";
     $("said").textContent = state.done;
     renderBoard();
     return;
@@ -339,7 +492,8 @@ async function analyze() {
     if (line.line.length) state.linePit = line.line[0].pit;
   } catch (e) {
     if (id !== state.request) return;
-    say("principal line: " + withRetry(e, "retry with the set button"));
+    say("principal line: " + e.message);
+    $("retry").hidden = !retryable(e);
   }
 }
 
@@ -347,7 +501,7 @@ async function analyze() {
 // with the levels that are (the server's 404 names its directory, which
 // tells the user nothing).
 async function boardErrorText(e) {
-  if (e.status !== 404) return withRetry(e, "retry with the set button");
+  if (e.status !== 404) return e.message;
   return (await beyondLevels(state.board)) || e.message;
 }
 
@@ -378,13 +532,21 @@ function seedsOn(board) {
   return board.reduce((a, b) => a + b, 0);
 }
 
-// The seeds taken so far, and with final (the API's answer when the whole
-// game's seeds are accounted for) what each side ends with.
+// The seeds A and B have taken so far, and with final (the API's answer
+// when the whole game's seeds are accounted for) what each ends with.
 function scoreText(final) {
-  const [mover, opponent] = state.captured;
-  let text = `captured so far: ${mover} by the player to move, ${opponent} by the opponent`;
-  if (final) text += ` · with best play they end with ${final.mover} and ${final.opponent} of ${GAME_SEEDS}`;
+  const [a, b] = byPlayer(state.captured);
+  let text = `captured so far: A ${a}, B ${b}`;
+  if (final) {
+    const [fa, fb] = byPlayer([final.mover, final.opponent]);
+    text += ` · with best play A ends with ${fa} and B with ${fb} of ${GAME_SEEDS}`;
+  }
   return text;
+}
+
+// A pair of counts for the player to move and the opponent, as [A's, B's].
+function byPlayer([mover, opponent]) {
+  return state.side === 0 ? [mover, opponent] : [opponent, mover];
 }
 
 function renderAnalysis(a) {
@@ -392,8 +554,9 @@ function renderAnalysis(a) {
   // With no move left and the whole game's seeds known, the game's result
   // (a value of 0 is no draw of a game 22 to 26).
   const [m, o] = a.final && !a.moves.length ? [a.final.mover, a.final.opponent] : [null, null];
-  const says = m === null ? a.category + " for the player to move"
-    : "game over: " + (m === o ? "a drawn game" : m > o ? "the player to move wins the game" : "the opponent wins the game");
+  const mover = PLAYERS[state.side], opponent = PLAYERS[1 - state.side];
+  const says = m === null ? `${a.category} for ${mover}, to move`
+    : "game over: " + (m === o ? "a drawn game" : `${m > o ? mover : opponent} wins the game`);
   v.textContent = "value " + signed(a.value) + " (" + says + ")";
   v.className = a.category;
   const sources = { "one-ply": "· not stored: valued from its moves", rules: "· no move: valued by the rules" };
@@ -428,13 +591,37 @@ function renderAnalysis(a) {
   }
 }
 
+// The principal line: its first LINE_SHOWN plies, the rest behind a
+// button; each ply after the first is a button that plays the line up to
+// it.
 function renderLine(l) {
   const ol = $("line");
-  for (const p of l.line) {
+  const plies = l.line.map((p, k) => {
     const li = document.createElement("li");
-    li.textContent = p.board.join(" ") + "  pit " + p.pit + (p.captures ? " takes " + p.captures : "") + " (" + signed(p.value) + ")";
-    ol.appendChild(li);
-  }
+    const who = PLAYERS[(state.side + k) % 2];
+    const text = `${who}: ${p.board.join(" ")}  pit ${p.pit}` + (p.captures ? " takes " + p.captures : "") + " (" + signed(p.value) + ")";
+    if (k === 0) {
+      li.textContent = text;
+    } else {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "ply";
+      button.textContent = text;
+      button.setAttribute("aria-label", `play the line up to ply ${k + 1}: ${text}`);
+      button.disabled = mode() !== "play";
+      button.addEventListener("click", () => followLine(l.line, k));
+      li.appendChild(button);
+    }
+    return li;
+  });
+  ol.replaceChildren(...plies.slice(0, LINE_SHOWN));
+  const more = $("line-more");
+  more.hidden = plies.length <= LINE_SHOWN;
+  more.textContent = `show all ${plies.length} plies`;
+  more.onclick = () => {
+    ol.append(...plies.slice(LINE_SHOWN));
+    more.hidden = true;
+  };
   const ends = {
     "game-over": "game over",
     "cycle": "the position before ply " + ((l.cycle_ply || 0) + 1) + " repeats: endless play, the rest is split",
@@ -444,6 +631,21 @@ function renderLine(l) {
     "level-missing": "level " + l.missing_level + " is not present",
   };
   $("line-end").textContent = "end: " + (ends[l.line_end] || l.line_end);
+}
+
+// Plays the first k plies of the principal line (its plies from the
+// position shown), each a step undo takes back.
+function followLine(line, k) {
+  if (mode() !== "play") return;
+  let { captured, side } = state;
+  // Ply p of the line is played from p.board, the position before it.
+  for (const p of line.slice(0, k)) {
+    state.history.push({ board: p.board, captured, side, step: { kind: "move", pit: p.pit, captures: p.captures } });
+    captured = [captured[1], captured[0] + p.captures];
+    side = 1 - side;
+  }
+  const done = `Played the principal line for ${k} ${k === 1 ? "ply" : "plies"}; ${PLAYERS[side]} to move.`;
+  setBoard(line[k].board, { captured, side, done });
 }
 
 // Makes the first cell of table row tr a button showing text, named label
@@ -524,7 +726,7 @@ async function showLevels() {
   for (const [i, l] of levels.entries()) {
     let s;
     try {
-      s = await getJSON(statsURL(rules, l.seeds), signal);
+      s = await getJSON(statsURL(rules, l.seeds), signal, STATS_SECONDS);
     } catch (e) {
       if (!current()) return;
       const t = svg("text", { x: 30 + i * w + w / 2, y: h - 5, "text-anchor": "middle", class: "loss" }, "?");
@@ -574,7 +776,7 @@ async function showHistogram(rules, n) {
   $("levels-error").hidden = true;
   let s;
   try {
-    s = await getJSON(statsURL(rules, n), freshSignal("histogram"));
+    s = await getJSON(statsURL(rules, n), freshSignal("histogram"), STATS_SECONDS);
   } catch (e) {
     if (id !== state.histRequest) return;
     $("hist").textContent = "";
@@ -710,14 +912,18 @@ function showAddress() {
   state.rules = p.rules;
   $("rules").value = p.rules;
   showView();
-  if (!shown) setBoard(p.board, false, p.notices, p.captured);
+  if (!shown) setBoard(p.board, { clear: true, notices: p.notices, captured: p.captured });
 }
 
 function start() {
+  // The position shown, asked for again (under other rules, or after a
+  // failure), with its moves to take back.
+  const again = (done = "") => setBoard(state.board, { captured: state.captured, side: state.side, done });
   $("rules").addEventListener("change", () => {
     setRules($("rules").value);
-    setBoard(state.board, true, [], state.captured);
+    again();
   });
+  $("retry").addEventListener("click", () => again());
   const setTyped = async () => {
     const typed = parseBoard($("board-text").value);
     // A board refused changes nothing: the one shown keeps its moves to
@@ -732,13 +938,21 @@ function start() {
     if (await beyondLevels(typed.board)) state.levelsServed = getJSON("api/levels");
     const beyond = await beyondLevels(typed.board);
     if (beyond) {
-      showError(beyond);
-      return;
+      // Some boards above the levels are valued all the same (every
+      // opponent pit filled: from their moves); the server says which.
+      try {
+        await getJSON(apiURL("api/awari", { board: typed.board.join(","), rules: state.rules }));
+      } catch (e) {
+        showError(e.status === 404 ? beyond : "the board typed: " + e.message);
+        return;
+      }
     }
-    // The board shown, set again (a stray Enter), keeps its history.
-    const nums = typed.board;
-    const same = nums.every((n, i) => n === state.board[i]);
-    setBoard(nums, same, [], same ? state.captured : [0, 0]);
+    // The board shown, set again (a stray Enter), is asked for again; any
+    // other is a step that undo takes back.
+    const same = typed.board.every((n, i) => n === state.board[i]);
+    if (same) return again();
+    pushStep({ kind: "set" });
+    setBoard(typed.board, { done: "Set the board typed in." });
   };
   $("set-board").addEventListener("click", setTyped);
   $("board-text").addEventListener("keydown", (ev) => {
@@ -746,12 +960,21 @@ function start() {
   });
   $("undo").addEventListener("click", undo);
   $("best").addEventListener("click", playBest);
+  // The other player to move: the board turned, captures with it.
+  $("swap-sides").addEventListener("click", () => {
+    const b = state.board;
+    edited([...b.slice(6), ...b.slice(0, 6)], [state.captured[1], state.captured[0]], 1 - state.side,
+      `Swapped sides: ${PLAYERS[1 - state.side]} to move.`);
+  });
+  $("clear-board").addEventListener("click", () => edited(new Array(12).fill(0), state.captured, state.side, "Cleared the board."));
   // The hint says what clicks do in the mode shown (a reload may restore
   // either).
   const hint = () => {
     $("mode-hint").textContent = mode() === "edit"
-      ? "Click a pit to add a seed; shift-click or right-click to take one away (keys on a pit: + or ↑ adds, - ↓ or Delete takes away)."
-      : "Click one of your pits (bottom row) to sow it; the board turns for the next player. Keys, with the focus on the board: b best move, u undo.";
+      ? "Click a pit to add a seed or take one away, as chosen below; shift-click or right-click does the other. "
+        + "Keys on a pit: + or ↑ adds, - ↓ or Delete takes away, ← → go along the row."
+      : "Click one of your pits (bottom row) to sow it; the board turns for the next player. "
+        + "Keys, with the focus on the board: b best move, u undo, ← → go along the row.";
   };
   hint();
   for (const r of document.querySelectorAll("input[name=mode]")) {
@@ -790,7 +1013,7 @@ function start() {
     if (!served.has(state.rules) && served.has("awari")) {
       const notice = state.rules + " values are not served here: showing awari";
       setRules("awari");
-      setBoard(state.board, true, [...state.notices, notice], state.captured);
+      setBoard(state.board, { captured: state.captured, side: state.side, notices: [...state.notices, notice] });
     }
   }, () => {});
 }
@@ -802,9 +1025,11 @@ function playBest() {
 }
 
 function undo() {
-  if (!state.history.length) return;
-  const before = state.history.pop();
-  setBoard(before.board, true, [], before.captured, `Took back pit ${before.pit}.`);
+  const n = state.history.length;
+  if (!n) return;
+  const { step } = state.history[n - 1];
+  const what = { move: `pit ${step.pit}`, edit: "the edits", set: "the board typed in" }[step.kind];
+  goBack(n - 1, `Took back ${what}.`);
 }
 
 // The address's captured=M,O beside board: [M, O], [0, 0] when not given,
