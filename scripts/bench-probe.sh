@@ -20,6 +20,8 @@ TABLES_ONLY=$(mktemp -d)
 trap 'rm -rf "$TABLES_ONLY"' EXIT
 ln -s "$(realpath "$DIR")"/*.mdb "$TABLES_ONLY"/
 echo "# $DIR levels $LEVELS; $(nproc) cores; $(date -u +%F); $(git rev-parse --short HEAD)"
-target/release/examples/probe_bench "$DIR" mutex "$LEVELS" "$PROBES"
-target/release/examples/probe_bench "$TABLES_ONLY" compressed "$LEVELS" "$PROBES" | tail -n +2
-target/release/examples/probe_bench "$DIR" raw "$LEVELS" "$PROBES" | tail -n +2
+# Where cargo put it: under CARGO_TARGET_DIR when that is set.
+bench=${CARGO_TARGET_DIR:-target}/release/examples/probe_bench
+"$bench" "$DIR" mutex "$LEVELS" "$PROBES"
+"$bench" "$TABLES_ONLY" compressed "$LEVELS" "$PROBES" | tail -n +2
+"$bench" "$DIR" raw "$LEVELS" "$PROBES" | tail -n +2

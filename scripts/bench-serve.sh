@@ -19,7 +19,9 @@ for n in ${LEVELS//,/ }; do
 done
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-BIN=${BIN:-target/release/mancaladb}
+# Where cargo put them: under CARGO_TARGET_DIR when that is set.
+TARGET=${CARGO_TARGET_DIR:-target}
+BIN=${BIN:-$TARGET/release/mancaladb}
 source scripts/start-server.sh
 start_server bench-serve.sh "$BIN" "$DB" "$OUT"
 trap 'kill $SERVER 2>/dev/null || true; rm -rf "$OUT"' EXIT
@@ -28,6 +30,6 @@ ADDR=${ADDR%/}
 echo "# $BIN serve --db $DB; $REQUESTS requests, levels $LEVELS; $(nproc) cores; $(date -u +%F)"
 header=cat
 for c in ${CLIENTS:-1 2 8 32}; do
-  target/release/examples/load_test "$ADDR" "$REQUESTS" "$c" "$LEVELS" | $header
+  "$TARGET/release/examples/load_test" "$ADDR" "$REQUESTS" "$c" "$LEVELS" | $header
   header="tail -1"
 done

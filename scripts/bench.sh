@@ -29,6 +29,8 @@
 # the script with its last lines of output and exit status 2.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Where cargo puts the binary: under CARGO_TARGET_DIR when that is set.
+TARGET=${CARGO_TARGET_DIR:-target}
 mkdir -p "${WORK:-${TMPDIR:-/tmp}}"
 WORK=$(mktemp -d "${WORK:-${TMPDIR:-/tmp}}/mancaladb-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -77,12 +79,14 @@ if [[ ${1:-} == --compare ]]; then
   if [[ ! -x $src/target/release/mancaladb ]]; then
     rm -rf "$src" && mkdir -p "$src"
     git archive "$sha" | tar -x -C "$src"
-    (cd "$src" && cargo build --release --quiet)
+    # In its own tree's target, also when CARGO_TARGET_DIR names a shared
+    # one (where the new build would replace it).
+    (cd "$src" && CARGO_TARGET_DIR="$src/target" cargo build --release --quiet)
   fi
   cargo build --release --quiet
   # Copies, so that rebuilding either tree meanwhile changes nothing here.
   cp "$src/target/release/mancaladb" "$WORK/old-bin"
-  cp target/release/mancaladb "$WORK/new-bin"
+  cp "$TARGET/release/mancaladb" "$WORK/new-bin"
   old=$WORK/old-bin new=$WORK/new-bin
   echo "old: $rev (${sha:0:12}); new: working tree of $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' + changes')"
   echo "awari levels 0..$max, $runs runs each, alternating; $(nproc) cores; $(date -u +%F)"
@@ -155,7 +159,7 @@ if [[ ${1:-} == --compare ]]; then
 fi
 
 cargo build --release --quiet
-bin=target/release/mancaladb
+bin=$TARGET/release/mancaladb
 status=0
 
 # run LABEL LIMIT_SECONDS COMMAND...: times a command, checks the limit.

@@ -15,7 +15,11 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-db}
-bin=${BIN:-$root/target/release/mancaladb}
+# Where cargo puts it: under CARGO_TARGET_DIR (from the root when relative)
+# when that is set.
+target=${CARGO_TARGET_DIR:-target}
+[[ $target == /* ]] || target=$root/$target
+bin=${BIN:-$target/release/mancaladb}
 command -v "$bin" >/dev/null || { echo "checksums.sh: no binary $bin (cargo build --release, or BIN=...)" >&2; exit 2; }
 old=${CHECKSUMS:-$root/db/CHECKSUMS}
 tmp=$(mktemp -d)

@@ -16,7 +16,10 @@ TOP = 16
 
 
 def cli_path() -> Path:
-    path = Path(os.environ.get("MANCALADB_BIN", ROOT / "target" / "release" / "mancaladb"))
+    # Where cargo puts it: under CARGO_TARGET_DIR (from the root when
+    # relative) when that is set.
+    target = ROOT / os.environ.get("CARGO_TARGET_DIR", "target")
+    path = Path(os.environ.get("MANCALADB_BIN", target / "release" / "mancaladb"))
     if not path.exists():
         pytest.fail(f"{path} not found: run `cargo build --release` at the root first")
     return path
