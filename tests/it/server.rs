@@ -302,6 +302,19 @@ fn bad_input_is_400_and_missing_levels_404() {
     );
     refused(&s, "/api/awari?board=9,9,9,9,9,9,0,0,0,0,0,0", 400, "48");
     refused(&s, "/api/awari", 400, "board=");
+    refused(&s, "/api/awari?board=", 400, "board=");
+    // A parameter given empty is one not given (a form's blank field), on
+    // every route: `rules=` was "unknown rule set ''" on these two.
+    for path in ["/api/awari", "/api/awari/mainline"] {
+        let (status, a) = s.get(&format!("{path}?board=1,1,1,1,1,2,4,2,3,0,0,0&rules="));
+        assert_eq!(
+            (status, &a["rules"], &a["value"]),
+            (200, &json!("awari"), &json!(0)),
+            "{a}"
+        );
+    }
+    let (status, a) = s.get("/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0&captured=");
+    assert_eq!((status, a.get("final")), (200, None), "{a}");
     // A parameter no route takes is refused, not ignored: `rule=abapa`
     // would otherwise answer with awari values.
     refused(

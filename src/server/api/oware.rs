@@ -23,7 +23,8 @@ use mancaladb::source::{LevelInfo, Source};
 use mancaladb::stats::LevelStats;
 
 use super::{
-    Answer, ApiError, ErrorBody, Gone, MarkWhenDropped, NoQuery, State, blocking, failed, query,
+    Answer, ApiError, ErrorBody, Gone, MarkWhenDropped, NoQuery, State, blocking, failed, given,
+    query,
 };
 
 /// Most boards in one batch request.
@@ -176,13 +177,13 @@ pub async fn position(
     q: Result<Query<PositionQuery>, QueryRejection>,
 ) -> Answer<Position> {
     let q = query(q)?;
-    let b = board(q.board.as_deref())?;
-    let taken = q.captured.as_deref().map(|c| captured(c, &b)).transpose()?;
+    let b = board(given(&q.board))?;
+    let taken = given(&q.captured).map(|c| captured(c, &b)).transpose()?;
     // On the async worker: a position is about seven probes, and handing
     // them to the blocking pool cost a third of the throughput with eight
     // clients (BENCHMARKS, "serve under load"). The longer routes (lines,
     // batches, levels, statistics) go to the pool.
-    let (rules, source) = state.source(q.rules.as_deref())?;
+    let (rules, source) = state.source(given(&q.rules))?;
     Ok(Json(answer(&state, rules, source, &b, taken)?))
 }
 
@@ -207,11 +208,11 @@ pub async fn mainline(
     q: Result<Query<MainlineQuery>, QueryRejection>,
 ) -> Answer<Mainline> {
     let q = query(q)?;
-    let b = board(q.board.as_deref())?;
+    let b = board(given(&q.board))?;
     // One library call: a line cannot stop midway (at most a few seconds
     // at level 36, BENCHMARKS "Principal lines").
     blocking(move |_| {
-        let (rules, source) = state.source(q.rules.as_deref())?;
+        let (rules, source) = state.source(given(&q.rules))?;
         let first = answer(&state, rules, source, &b, None)?;
         Ok(Json(Mainline {
             board: b,
