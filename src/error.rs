@@ -392,6 +392,25 @@ pub enum Missing {
 }
 
 impl Missing {
+    /// For a missing `scores.N` file, or all of them: the command-line
+    /// command that writes it, to paste into a shell, which every front end
+    /// suggests (only the command line exports tables to that layout).
+    /// `None` for a missing table.
+    pub fn vu_remedy(&self) -> Option<String> {
+        let export = "mancaladb export --format vu --db DB";
+        match self {
+            Missing::VuLevel { dir, seeds } => Some(format!(
+                "download the published file into it, or export a table there: {export} --seeds {seeds} --out {}",
+                shell_quote(dir)
+            )),
+            Missing::VuLevels { dir } => Some(format!(
+                "download the published files into it, or export tables there: {export} --out {}",
+                shell_quote(dir)
+            )),
+            _ => None,
+        }
+    }
+
     /// The level missing, when one level is.
     pub fn level(&self) -> Option<usize> {
         match self {
@@ -476,6 +495,21 @@ impl Error {
                 seeds,
             },
         )
+    }
+}
+
+/// A path as a shell word that can be pasted into a command a message
+/// suggests: quoted when it holds anything but letters, digits and
+/// `_ - . / + , :`.
+pub fn shell_quote(path: &std::path::Path) -> String {
+    let s = path.to_string_lossy();
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./+,:".contains(c));
+    if plain {
+        s.into_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
     }
 }
 

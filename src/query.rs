@@ -100,14 +100,14 @@ fn same_rules(rules: Rules, values: &dyn Values) -> Result<()> {
 /// The levels [`analyze`] reads for `board` under `rules`, increasing: its
 /// own when [`reads_own_level`], and its moves' children's.
 pub fn levels_read(rules: Rules, board: &Board) -> Vec<usize> {
-    let mut levels: Vec<usize> = moves(rules, board)
-        .as_slice()
-        .iter()
-        .map(|m| m.child.seeds())
-        .collect();
-    if reads_own_level(board) {
-        levels.push(board.seeds());
-    }
+    let own = reads_own_level(board).then(|| board.seeds());
+    let moves = moves(rules, board);
+    ascending(moves.as_slice().iter().map(|m| m.child.seeds()).chain(own))
+}
+
+/// `levels` in increasing order, each once.
+fn ascending(levels: impl IntoIterator<Item = usize>) -> Vec<usize> {
+    let mut levels: Vec<usize> = levels.into_iter().collect();
     levels.sort_unstable();
     levels.dedup();
     levels
@@ -130,13 +130,11 @@ pub fn levels_read(rules: Rules, board: &Board) -> Vec<usize> {
 /// # Ok::<(), mancaladb::Error>(())
 /// ```
 pub fn levels_rested_on(rules: Rules, board: &Board) -> Vec<usize> {
-    let mut levels: Vec<usize> = levels_read(rules, board)
-        .into_iter()
-        .flat_map(levels_needed)
-        .collect();
-    levels.sort_unstable();
-    levels.dedup();
-    levels
+    ascending(
+        levels_read(rules, board)
+            .into_iter()
+            .flat_map(levels_needed),
+    )
 }
 
 /// Values `board` and each of its moves under `rules` from `values`.
@@ -167,9 +165,7 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
     if let Some(v) = own
         && v != value
     {
-        let mut moves_from: Vec<usize> = list.iter().map(|m| m.child.seeds()).collect();
-        moves_from.sort_unstable();
-        moves_from.dedup();
+        let moves_from = ascending(list.iter().map(|m| m.child.seeds()));
         return Err(Error::corrupt(
             values.origin(board),
             Corruption::Inconsistent {

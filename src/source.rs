@@ -674,6 +674,22 @@ impl Source {
             Source::Vu(_) => None,
         }
     }
+
+    /// The error a probe of level `seeds` gives where its file is not
+    /// here, for a caller that learns of the missing level otherwise: a
+    /// principal line that stops at it
+    /// ([`LineEnd::Missing`](crate::query::LineEnd::Missing)).
+    pub fn missing(&self, seeds: usize) -> Error {
+        let dir = self.dir().to_path_buf();
+        Error::Missing(match self.db() {
+            Some((_, rules)) => Missing::Level {
+                dir,
+                rules: rules.name(),
+                seeds,
+            },
+            None => Missing::VuLevel { dir, seeds },
+        })
+    }
 }
 
 impl Values for Source {

@@ -49,13 +49,5 @@ pub fn build(
             .wait_for_writer(wait)
             .run_with(|r| observer.tell_level(&on_level, r, &mut stopped))
     })?;
-    let reports = observer.ended(reports)?;
-    let reports = serde_json::to_string(&reports).expect("reports serialize");
-    if let Some(e) = stopped.or_else(|| observer.take_interrupt()) {
-        // The reports of the levels built, the last one included (an
-        // interrupt may come before `on_level` was told of it).
-        e.value(py).setattr("_mancaladb_results", reports)?;
-        return Err(e);
-    }
-    Ok(reports)
+    observer.finish(py, reports, stopped)
 }

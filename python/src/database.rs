@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 
 use mancaladb::Error;
-use mancaladb::error::Missing;
 use mancaladb::oware::{Board, PITS, Rules};
 use mancaladb::progress::Progress;
 use mancaladb::query::{self, LineEnd};
@@ -162,28 +161,15 @@ impl Database {
             .iter()
             .map(|p| (p.board.pits(), p.pit, p.captures, p.value))
             .collect();
-        Ok(match line.end {
-            LineEnd::GameOver => (plies, "game-over", None),
-            LineEnd::Cycle { ply } => (plies, "cycle", Some(ply)),
-            LineEnd::NoProgress { ply } => (plies, "no-progress", Some(ply)),
-            LineEnd::Limit => (plies, "limit", None),
+        match line.end {
+            LineEnd::Cycle { ply } | LineEnd::NoProgress { ply } => {
+                Ok((plies, line.end.name(), Some(ply)))
+            }
+            LineEnd::GameOver | LineEnd::Limit => Ok((plies, line.end.name(), None)),
             // A line that reaches a level not present is the missing level's
             // error, as any other probe of it.
-            LineEnd::Missing { seeds } => {
-                let missing = match &*source {
-                    Source::Vu(_) => Missing::VuLevel {
-                        dir: source.dir().to_path_buf(),
-                        seeds,
-                    },
-                    Source::Tables(_) => Missing::Level {
-                        dir: source.dir().to_path_buf(),
-                        rules: rules.name(),
-                        seeds,
-                    },
-                };
-                return Err(Error::Missing(missing)).py();
-            }
-        })
+            LineEnd::Missing { seeds } => Err(source.missing(seeds)).py(),
+        }
     }
 
     fn levels(&self) -> PyResult<Vec<usize>> {
@@ -232,15 +218,7 @@ impl Database {
                 |c| observer.tell_level(&on_level, c, &mut stopped),
             )
         })?;
-        let results = observer.ended(results)?;
-        let results = serde_json::to_string(&results).expect("results serialize");
-        if let Some(e) = stopped.or_else(|| observer.take_interrupt()) {
-            // The results of the levels checked, the last one included,
-            // ride on the exception: a check 3 can take hours.
-            e.value(py).setattr("_mancaladb_results", results)?;
-            return Err(e);
-        }
-        Ok(results)
+        observer.finish(py, results, stopped)
     }
 
     /// Level `seeds` as a read-only `int8` array in index order: the raw map

@@ -112,14 +112,7 @@ fn remedy(m: &Missing) -> String {
             "build them: mancaladb.build({:?}, rules={rules:?})",
             dir.display().to_string()
         ),
-        Missing::VuLevel { dir, seeds } => format!(
-            "download the published file into it, or export a table there: mancaladb export --format vu --db DB --seeds {seeds} --out {}",
-            dir.display()
-        ),
-        Missing::VuLevels { dir } => format!(
-            "download the published files into it, or export tables there: mancaladb export --format vu --db DB --out {}",
-            dir.display()
-        ),
+        Missing::VuLevel { .. } | Missing::VuLevels { .. } => m.vu_remedy().unwrap_or_default(),
     }
 }
 

@@ -113,15 +113,31 @@ impl ToPython {
         }
     }
 
-    /// How a run that returned `done` ends for Python: an interrupt kept
-    /// from a notice, a bar or a wait wins over the library's error (the
-    /// error is what the interrupt caused, such as a wait given up).
-    pub fn ended<T>(&self, done: mancaladb::Result<T>) -> PyResult<T> {
-        done.py().map_err(|e| self.take_interrupt().unwrap_or(e))
+    /// How a run that returned `done` (the reports of the levels done)
+    /// ends for Python: the reports as JSON text, or the exception that
+    /// stopped it after a level (`stopped`, from [`ToPython::tell_level`]),
+    /// or an interrupt kept from a notice, a bar or a wait, carrying the
+    /// reports as `_mancaladb_results`, the last level's included (an
+    /// interrupt may come before `on_level` was told of it; a check 3 can
+    /// take hours). An interrupt wins over the library's error (the error
+    /// is what the interrupt caused, such as a wait given up).
+    pub fn finish<T: serde::Serialize>(
+        &self,
+        py: Python<'_>,
+        done: mancaladb::Result<T>,
+        stopped: Option<PyErr>,
+    ) -> PyResult<String> {
+        let reports = done.py().map_err(|e| self.take_interrupt().unwrap_or(e))?;
+        let reports = serde_json::to_string(&reports).expect("reports serialize");
+        if let Some(e) = stopped.or_else(|| self.take_interrupt()) {
+            e.value(py).setattr("_mancaladb_results", reports)?;
+            return Err(e);
+        }
+        Ok(reports)
     }
 
     /// An interrupt kept from a notice or a bar after the last level's end.
-    pub fn take_interrupt(&self) -> Option<PyErr> {
+    fn take_interrupt(&self) -> Option<PyErr> {
         self.interrupt
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -192,6 +192,14 @@ def test_missing_levels_are_key_errors(db_dir, vu_dir, tmp_path):
         with pytest.raises(mancaladb.MissingLevelError, match=r"scores\.[0-7] not found") as e:
             only8.line(board)
         assert e.value.seeds < 8 and os.fspath(e.value.dir) == os.fspath(vu_gap)
+    # The command suggested can be pasted into a shell: a directory with a
+    # space in its name is quoted (it was not).
+    spaced = tmp_path / "vu files"
+    spaced.mkdir()
+    with mancaladb.open(vu=spaced) as vu:
+        with pytest.raises(mancaladb.MissingLevelError) as e:
+            vu.value("1 1 1 0 0 0 0 0 0 0 0 0")
+        assert f"--seeds 3 --out '{spaced}'" in str(e.value), str(e.value)
 
 
 def test_damaged_tables_are_corrupt_table_errors(tables_only, tmp_path):

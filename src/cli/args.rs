@@ -259,16 +259,4 @@ pub fn checks(text: &str) -> Result<Checks, String> {
     text.parse().map_err(|e: Error| e.to_string())
 }
 
-/// A path as a shell word that can be pasted: quoted when it holds
-/// anything but letters, digits and `_ - . / + , :`.
-pub fn shell_quote(path: &std::path::Path) -> String {
-    let s = path.to_string_lossy();
-    let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_-./+,:".contains(c));
-    if plain {
-        s.into_owned()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
+pub use mancaladb::error::shell_quote;

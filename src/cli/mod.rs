@@ -3,7 +3,9 @@
 //! `args -> Result<ExitCode>` per command (`run` where the module has one
 //! command) and its printer. The library answers
 //! with data; the modules here only present it. What to do about an error
-//! (the command to run) is said here, where the commands are known.
+//! (the command to run) is said here, where the commands are known (but
+//! for the export of `scores.N` files, which the Python package suggests
+//! too: `Missing::vu_remedy`).
 
 pub(crate) mod output;
 
@@ -197,14 +199,9 @@ fn explain(e: &Error) -> String {
             "build them: mancaladb build --rules {rules} --db {}",
             shell_quote(dir)
         ),
-        Error::Missing(Missing::VuLevel { dir, seeds }) => format!(
-            "download the published file into it, or export a table there: mancaladb export --format vu --db DB --seeds {seeds} --out {}",
-            shell_quote(dir)
-        ),
-        Error::Missing(Missing::VuLevels { dir }) => format!(
-            "download the published files into it, or export tables there: mancaladb export --format vu --db DB --out {}",
-            shell_quote(dir)
-        ),
+        Error::Missing(m @ (Missing::VuLevel { .. } | Missing::VuLevels { .. })) => {
+            m.vu_remedy().unwrap_or_default()
+        }
         Error::Corrupt {
             path,
             kind: Corruption::Checkpoint(_),

@@ -91,6 +91,20 @@ pub enum LineEnd {
     },
 }
 
+impl LineEnd {
+    /// Its name in every front end's answers (the JSON's `line_end`):
+    /// `game-over`, `cycle`, `no-progress`, `limit` or `level-missing`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            LineEnd::GameOver => "game-over",
+            LineEnd::Cycle { .. } => "cycle",
+            LineEnd::NoProgress { .. } => "no-progress",
+            LineEnd::Limit => "limit",
+            LineEnd::Missing { .. } => "level-missing",
+        }
+    }
+}
+
 /// A principal variation and how it ends. Serialized as `{line: [{board,
 /// pit, captures, value}], line_end: "game-over" | "cycle" | "no-progress"
 /// | "limit" | "level-missing"}`, with `cycle_ply` for a repeat and
@@ -112,16 +126,7 @@ impl Serialize for Line {
         };
         let mut st = s.serialize_struct("Line", n)?;
         st.serialize_field("line", &self.plies)?;
-        st.serialize_field(
-            "line_end",
-            match self.end {
-                LineEnd::GameOver => "game-over",
-                LineEnd::Cycle { .. } => "cycle",
-                LineEnd::NoProgress { .. } => "no-progress",
-                LineEnd::Limit => "limit",
-                LineEnd::Missing { .. } => "level-missing",
-            },
-        )?;
+        st.serialize_field("line_end", self.end.name())?;
         if let Some((name, n)) = extra {
             st.serialize_field(name, &n)?;
         }
