@@ -2,7 +2,7 @@
 //! value, the value of each move, and the principal variation.
 
 use crate::error::{Corruption, Error, Result};
-use crate::oware::{Board, Rules, levels_needed, moves};
+use crate::oware::{Board, MAX_SEEDS, Rules, levels_needed, moves};
 use crate::source::Values;
 
 mod line;
@@ -29,6 +29,15 @@ impl Category {
             _ => Category::Loss,
         }
     }
+
+    /// `win`, `draw` or `loss`, as serialized.
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Win => "win",
+            Category::Draw => "draw",
+            Category::Loss => "loss",
+        }
+    }
 }
 
 /// One legal move and what it is worth to the mover.
@@ -40,13 +49,18 @@ pub struct MoveValue {
     pub value: i8,
     /// Seeds the move takes.
     pub captures: u8,
+    /// What `value` means for the mover.
+    pub category: Category,
     /// The position after the move, seen by the opponent (now to move).
     #[serde(skip)]
     pub child: Board,
 }
 
-/// A position's value and the value of each legal move. Serialized as
-/// `{seeds, value, moves: [{pit, value, captures}], best}`.
+/// A position's value and the value of each legal move: what every front
+/// end answers for a position (the command line's `query --json`, the
+/// server's `/api/awari`, Python's `Database.analyze`). Serialized as
+/// `{seeds, value, category, moves: [{pit, value, captures, category}],
+/// best, valued_by}`.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Analysis {
     /// The position.
@@ -56,17 +70,20 @@ pub struct Analysis {
     pub seeds: usize,
     /// Best stone difference the player to move can still get.
     pub value: i8,
+    /// What `value` means for the player to move.
+    pub category: Category,
     /// Legal moves in pit order (none when the mover has no seeds).
     pub moves: Vec<MoveValue>,
     /// Pits of the moves that achieve the value.
     pub best: Vec<u8>,
     /// Where the position's own value came from.
-    #[serde(skip)]
     pub valued_by: ValuedBy,
 }
 
-/// Where a position's value came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where a position's value came from. Serialized as `level`, `moves` or
+/// `rules` ([`ValuedBy::name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ValuedBy {
     /// Its level, where it is stored ([`reads_own_level`]).
     Level,
@@ -74,6 +91,81 @@ pub enum ValuedBy {
     Moves,
     /// The rules: the player to move has no seeds, so no move (`-seeds`).
     Rules,
+}
+
+impl ValuedBy {
+    /// `level`, `moves` or `rules`, as serialized.
+    pub fn name(self) -> &'static str {
+        match self {
+            ValuedBy::Level => "level",
+            ValuedBy::Moves => "moves",
+            ValuedBy::Rules => "rules",
+        }
+    }
+}
+
+/// The seeds each player took before a position, which with the board's
+/// make the game's 48: what a position's [`FinalScore`] starts from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Taken {
+    /// By the player to move.
+    pub mover: u8,
+    /// By the opponent.
+    pub opponent: u8,
+}
+
+impl Taken {
+    /// The seeds taken by the player to move and by the opponent before
+    /// `board`; [`Error::Invalid`] unless they and the board's make 48.
+    pub fn new(board: &Board, mover: u64, opponent: u64) -> Result<Taken> {
+        let seeds = board.seeds() as u64;
+        let total = mover.saturating_add(opponent).saturating_add(seeds);
+        if total != MAX_SEEDS as u64 {
+            return Err(Error::Invalid(format!(
+                "captured {mover},{opponent} and {seeds} seeds on the board make {total}, not the game's {MAX_SEEDS}"
+            )));
+        }
+        // Each is at most 48 now.
+        Ok(Taken {
+            mover: mover as u8,
+            opponent: opponent as u8,
+        })
+    }
+}
+
+/// The seeds each player ends the game with under best play: what they
+/// took before ([`Taken`]) and their share of the board's, `(seeds ±
+/// value) / 2` (a half when endless play splits an odd count).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct FinalScore {
+    /// The player to move's.
+    pub mover: f64,
+    /// The opponent's.
+    pub opponent: f64,
+}
+
+impl FinalScore {
+    /// The end of the game from the position of `a`, after `taken`.
+    ///
+    /// ```
+    /// use mancaladb::oware::Board;
+    /// use mancaladb::query::{FinalScore, Taken};
+    /// # use mancaladb::query::{Analysis, Category, ValuedBy};
+    /// let board = Board::new([1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0])?;
+    /// # let a = Analysis { board, seeds: 16, value: 0, category: Category::Draw, moves: vec![], best: vec![5], valued_by: ValuedBy::Level };
+    /// // With `a` the analysis of the board (value 0, a draw):
+    /// let end = FinalScore::of(&a, Taken::new(&board, 16, 16)?);
+    /// assert_eq!((end.mover, end.opponent), (24.0, 24.0));
+    /// assert!(Taken::new(&board, 16, 17).is_err());
+    /// # Ok::<(), mancaladb::Error>(())
+    /// ```
+    pub fn of(a: &Analysis, taken: Taken) -> FinalScore {
+        let (n, v) = (a.seeds as f64, f64::from(a.value));
+        FinalScore {
+            mover: f64::from(taken.mover) + (n + v) / 2.0,
+            opponent: f64::from(taken.opponent) + (n - v) / 2.0,
+        }
+    }
 }
 
 /// Whether a value of `board` reads its own level: it is in the stored
@@ -154,10 +246,12 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
     let mut list = Vec::new();
     for m in moves(rules, board).as_slice() {
         let child = values.value(&m.child)?;
+        let value = move_value(values, m.captured, &m.child, child)?;
         list.push(MoveValue {
             pit: m.pit,
-            value: move_value(values, m.captured, &m.child, child)?,
+            value,
             captures: m.captured,
+            category: Category::of(value),
             child: m.child,
         });
     }
@@ -190,6 +284,7 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
         board: *board,
         seeds,
         value,
+        category: Category::of(value),
         moves: list,
         best,
         valued_by,

@@ -48,6 +48,7 @@ __all__ = [
     "open",
     "Database",
     "Move",
+    "Analysis",
     "Ply",
     "Line",
     "rank",
@@ -87,6 +88,31 @@ class Move(NamedTuple):
     """``captures - value(child)``: the mover's stone difference after it."""
     child: Board
     """The position after the move, seen by the opponent (now to move)."""
+
+
+class Analysis(NamedTuple):
+    """A position's value, where it came from, and each legal move: what
+    ``mancaladb query --json`` and the server's ``/api/awari`` answer."""
+
+    seeds: int
+    """Seeds on the board."""
+    value: int
+    """The best stone difference the player to move can still get."""
+    category: str
+    """``"win"``, ``"draw"`` or ``"loss"`` for the player to move."""
+    valued_by: str
+    """``"level"`` (read from its level), ``"moves"`` (not stored: every
+    opponent pit is filled, so valued from its moves) or ``"rules"`` (the
+    player to move has no seeds: ``-seeds``)."""
+    moves: List[Move]
+    """The legal moves in pit order (none when the player to move has no
+    seeds)."""
+    best: List[int]
+    """The pits of the moves worth ``value``."""
+    final: Optional[Tuple[float, float]]
+    """With ``captured``: the seeds the player to move and the opponent end
+    the game with under best play (a half when endless play splits an odd
+    count); ``None`` without."""
 
 
 class Ply(NamedTuple):
@@ -208,6 +234,25 @@ class Database:
         Empty when the player to move has no seeds."""
         return [Move(pit, captures, value, tuple(child))
                 for pit, captures, value, child in self._db.moves(pits)]
+
+    def analyze(self, pits: Pits, captured: Optional[Tuple[int, int]] = None) -> Analysis:
+        """The value of a position, what it means, where it came from, each
+        legal move and the best ones, in one call (:class:`Analysis`). With
+        ``captured``, the seeds the player to move and the opponent took
+        before, which with the board's must make the game's 48, also what
+        each ends with (``final``). Raises as :meth:`value` does; a bad
+        ``captured``, ``ValueError`` (``TypeError`` for counts that are not
+        integers)."""
+        if captured is not None:
+            if isinstance(captured, (str, bytes)) or len(captured) != 2:
+                raise ValueError(f"captured {captured!r}: give two seed counts, (mover, opponent)")
+            captured = tuple(integer(c, "captured") for c in captured)
+            if min(captured) < 0:
+                raise ValueError(f"captured {captured[0]},{captured[1]}: a seed count cannot be negative")
+        seeds, value, category, valued_by, moves, best, final = self._db.analyze(pits, captured)
+        return Analysis(seeds, value, category, valued_by,
+                        [Move(pit, captures, value, tuple(child)) for pit, captures, value, child in moves],
+                        best, final)
 
     def line(self, pits: Pits, max_plies: int = _native.LINE_PLIES) -> Line:
         """The principal line: best moves (see :class:`Ply`) until the game

@@ -26,6 +26,22 @@ use crate::observer::{Stages, ToPython};
 type MoveTuple = (u8, u8, i8, [u8; PITS]);
 /// A ply of a line: board, pit, captures, value.
 type PlyTuple = ([u8; PITS], u8, u8, i8);
+/// A position's analysis: seeds, value, category, valued by, moves, best
+/// pits, and the final score when the seeds taken were given.
+type AnalysisTuple = (
+    usize,
+    i8,
+    &'static str,
+    &'static str,
+    Vec<MoveTuple>,
+    Vec<usize>,
+    Option<(f64, f64)>,
+);
+
+/// A move as Python's `Move` takes it.
+fn move_tuple(m: &query::MoveValue) -> MoveTuple {
+    (m.pit, m.captures, m.value, m.child.pits())
+}
 
 /// The native handle behind `mancaladb.Database`.
 #[pyclass(frozen, module = "mancaladb._native")]
@@ -135,11 +151,37 @@ impl Database {
         let source = self.source()?;
         let rules = self.rules;
         let analysis = py.detach(|| query::analyze(rules, &*source, &b)).py()?;
-        Ok(analysis
-            .moves
-            .iter()
-            .map(|m| (m.pit, m.captures, m.value, m.child.pits()))
-            .collect())
+        Ok(analysis.moves.iter().map(move_tuple).collect())
+    }
+
+    /// A position's value and each move's, where the value came from, and
+    /// with `captured` (the seeds each side took before) the final score.
+    fn analyze(
+        &self,
+        py: Python<'_>,
+        pits: &Bound<'_, PyAny>,
+        captured: Option<(u64, u64)>,
+    ) -> PyResult<AnalysisTuple> {
+        let b = board(pits)?;
+        let taken = captured
+            .map(|(m, o)| query::Taken::new(&b, m, o))
+            .transpose()
+            .py()?;
+        let source = self.source()?;
+        let rules = self.rules;
+        let a = py.detach(|| query::analyze(rules, &*source, &b)).py()?;
+        Ok((
+            a.seeds,
+            a.value,
+            a.category.name(),
+            a.valued_by.name(),
+            a.moves.iter().map(move_tuple).collect(),
+            a.best.iter().map(|&p| usize::from(p)).collect(),
+            taken.map(|t| {
+                let end = query::FinalScore::of(&a, t);
+                (end.mover, end.opponent)
+            }),
+        ))
     }
 
     /// The principal line: plies, how it ends, and the repeated ply for a

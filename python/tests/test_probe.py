@@ -37,7 +37,15 @@ def test_moves_and_line_are_the_command_lines(db_dir, pits):
     with mancaladb.open(db_dir) as db:
         assert db.value(pits) == want["value"]
         moves = db.moves(pits)
-        assert [{"pit": m.pit, "value": m.value, "captures": m.captures} for m in moves] == want["moves"]
+        category = lambda v: "win" if v > 0 else "loss" if v < 0 else "draw"
+        assert [{"pit": m.pit, "value": m.value, "captures": m.captures, "category": category(m.value)}
+                for m in moves] == want["moves"]
+        # The whole answer in one call: the command line's, key for key.
+        a = db.analyze(pits)
+        assert a.moves == moves
+        assert {"seeds": a.seeds, "value": a.value, "category": a.category, "best": a.best,
+                "valued_by": a.valued_by} == {k: want[k] for k in ("seeds", "value", "category", "best", "valued_by")}
+        assert a.final is None
         line = db.line(pits)
         assert [{"board": list(p.board), "pit": p.pit, "captures": p.captures, "value": p.value}
                 for p in line.plies] == want["line"]
@@ -45,6 +53,25 @@ def test_moves_and_line_are_the_command_lines(db_dir, pits):
         assert line.cycle_ply == want.get("cycle_ply")
         if pits == "0 0 4 1 0 1 0 7 0 0 0 1":
             assert (len(line.plies), line.end) == (208, "cycle")
+
+
+def test_analyze_with_the_seeds_taken_gives_the_final_score(db_dir):
+    with mancaladb.open(db_dir) as db:
+        # README: the 16-seed draw, 32 seeds taken evenly: 24 each.
+        a = db.analyze("1 1 1 1 1 2 4 2 3 0 0 0", captured=(16, 16))
+        assert (a.value, a.category, a.valued_by, a.best, a.final) == (0, "draw", "level", [5], (24.0, 24.0))
+        # Pit 5 takes all four: the mover ends with 22 + 4.
+        assert db.analyze("0 0 0 0 0 2 1 1 0 0 0 0", captured=(22, 22)).final == (26.0, 22.0)
+        assert db.analyze([1] * 12).valued_by == "moves"
+        assert db.analyze("0 0 0 0 0 0 3 2 0 0 0 0")[:4] == (5, -5, "loss", "rules")
+        with pytest.raises(ValueError, match="make 49, not the game's 48"):
+            db.analyze("1 1 1 1 1 2 4 2 3 0 0 0", captured=(16, 17))
+        with pytest.raises(ValueError, match="cannot be negative"):
+            db.analyze("1 1 1 1 1 2 4 2 3 0 0 0", captured=(-1, 33))
+        with pytest.raises(ValueError, match="two seed counts"):
+            db.analyze("1 1 1 1 1 2 4 2 3 0 0 0", captured=(16, 16, 0))
+        with pytest.raises(TypeError, match="captured must be an integer"):
+            db.analyze("1 1 1 1 1 2 4 2 3 0 0 0", captured=(16.0, 16))
 
 
 def test_children_are_the_boards_after_each_move(db_dir):

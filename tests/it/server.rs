@@ -475,7 +475,16 @@ fn bad_input_is_400_and_missing_levels_404() {
 #[test]
 fn the_empty_board_is_a_finished_game_as_for_query() {
     let s = Server::db(awari_db());
-    let (status, a) = s.get("/api/awari?board=0,0,0,0,0,0,0,0,0,0,0,0");
+    let a = same_as_query(&s, "0,0,0,0,0,0,0,0,0,0,0,0");
+    assert_eq!((&a["value"], &a["moves"]), (&json!(0), &json!([])));
+}
+
+/// The server's answer for `board`, which says what `query --json` says of
+/// it (the same library answer, `query::Analysis`): seeds, value, category,
+/// best pits, each move's value, captures and category, and where the value
+/// came from (the server's `source` names the kind of file too).
+fn same_as_query(s: &Server, board: &str) -> Value {
+    let (status, a) = s.get(&format!("/api/awari?board={board}"));
     assert_eq!(status, 200, "{a}");
     let cli: Value = serde_json::from_slice(
         &run(&[
@@ -483,15 +492,50 @@ fn the_empty_board_is_a_finished_game_as_for_query() {
             "--json",
             "--db",
             awari_db().to_str().unwrap(),
-            "0 0 0 0 0 0 0 0 0 0 0 0",
+            board,
         ])
         .stdout,
     )
     .unwrap();
-    for key in ["seeds", "value", "best"] {
+    for key in ["seeds", "value", "category", "best"] {
         assert_eq!(a[key], cli[key], "{key}: {a} against {cli}");
     }
-    assert_eq!((&a["value"], &a["moves"]), (&json!(0), &json!([])));
+    let source = match cli["valued_by"].as_str() {
+        Some("level") => "table",
+        Some("moves") => "one-ply",
+        other => other.unwrap_or("none"),
+    };
+    assert_eq!(a["source"], source, "{a} against {cli}");
+    // The server lists the moves best first, query in pit order.
+    let by_pit = |moves: &Value| {
+        let mut m: Vec<Value> = moves
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| json!([m["pit"], m["value"], m["captures"], m["category"]]))
+            .collect();
+        m.sort_by_key(|m| m[0].as_u64());
+        m
+    };
+    assert_eq!(
+        by_pit(&a["moves"]),
+        by_pit(&cli["moves"]),
+        "{a} against {cli}"
+    );
+    a
+}
+
+#[test]
+fn the_server_answers_as_query_does() {
+    let s = Server::db(awari_db());
+    // Stored, valued from its moves (the 12-seed start), by the rules.
+    for board in [
+        "1,1,1,1,1,2,4,2,3,0,0,0",
+        "1,1,1,1,1,1,1,1,1,1,1,1",
+        "0,0,0,0,0,0,3,0,1,0,0,0",
+    ] {
+        same_as_query(&s, board);
+    }
 }
 
 #[test]

@@ -17,8 +17,10 @@ use serde_json::value::RawValue;
 use tokio::sync::OwnedSemaphorePermit;
 
 use mancaladb::Error;
-use mancaladb::oware::{Board, MAX_SEEDS, Rules, parse_level};
-use mancaladb::query::{Analysis, Category, LINE_PLIES, Line, ValuedBy, analyze, principal_line};
+use mancaladb::oware::{Board, Rules, parse_level};
+use mancaladb::query::{
+    Analysis, Category, FinalScore, LINE_PLIES, Line, Taken, ValuedBy, analyze, principal_line,
+};
 use mancaladb::source::{LevelInfo, Source};
 use mancaladb::stats::LevelStats;
 
@@ -58,7 +60,7 @@ fn board(text: Option<&str>) -> Result<Board, ApiError> {
 }
 
 /// Seeds each side has taken, as `captured=MOVER,OPPONENT`.
-fn captured(text: &str, board: &Board) -> Result<(u8, u8), ApiError> {
+fn captured(text: &str, board: &Board) -> Result<Taken, ApiError> {
     let give = || ApiError::bad("captured: give MOVER,OPPONENT, two seed counts");
     let nums: Vec<i64> = text
         .split(',')
@@ -73,14 +75,7 @@ fn captured(text: &str, board: &Board) -> Result<(u8, u8), ApiError> {
             "captured {m},{o}: a seed count cannot be negative"
         )));
     }
-    let total = m.saturating_add(o).saturating_add(board.seeds() as i64);
-    if total != MAX_SEEDS as i64 {
-        return Err(ApiError::bad(format!(
-            "captured {m},{o} and {} seeds on the board make {total}, not the game's {MAX_SEEDS}",
-            board.seeds()
-        )));
-    }
-    Ok((m as u8, o as u8))
+    Ok(Taken::new(board, m as u64, o as u64)?)
 }
 
 /// The answer of `GET /api/awari`.
@@ -101,14 +96,6 @@ pub struct Position {
     best: Vec<u8>,
 }
 
-/// Seeds each player ends the game with under best play (a half when an
-/// odd count is split in endless play).
-#[derive(Serialize)]
-struct FinalScore {
-    mover: f64,
-    opponent: f64,
-}
-
 #[derive(Serialize)]
 struct Move {
     pit: u8,
@@ -120,7 +107,7 @@ struct Move {
 }
 
 impl Position {
-    fn of(rules: Rules, kind: &'static str, a: &Analysis, taken: Option<(u8, u8)>) -> Position {
+    fn of(rules: Rules, kind: &'static str, a: &Analysis, taken: Option<Taken>) -> Position {
         let mut list: Vec<Move> = a
             .moves
             .iter()
@@ -128,28 +115,24 @@ impl Position {
                 pit: m.pit,
                 captures: m.captures,
                 value: m.value,
-                category: Category::of(m.value),
+                category: m.category,
                 board: m.child,
             })
             .collect();
         list.sort_by_key(|m| (-m.value, m.pit));
-        let (n, v) = (a.seeds as f64, f64::from(a.value));
         Position {
             board: a.board,
             seeds: a.seeds,
             rules: rules.name(),
             value: a.value,
-            category: Category::of(a.value),
+            category: a.category,
             source: match (a.valued_by, kind) {
                 (ValuedBy::Rules, _) => "rules",
                 (ValuedBy::Moves, _) => "one-ply",
                 (ValuedBy::Level, "vu") => "vu",
                 (ValuedBy::Level, _) => "table",
             },
-            final_score: taken.map(|(m, o)| FinalScore {
-                mover: f64::from(m) + (n + v) / 2.0,
-                opponent: f64::from(o) + (n - v) / 2.0,
-            }),
+            final_score: taken.map(|t| FinalScore::of(a, t)),
             moves: list,
             best: a.best.clone(),
         }
@@ -165,7 +148,7 @@ fn answer(
     rules: Rules,
     source: &Source,
     board: &Board,
-    taken: Option<(u8, u8)>,
+    taken: Option<Taken>,
 ) -> Result<Position, ApiError> {
     let a = analyze(rules, source, board)?;
     Ok(Position::of(rules, state.kind(), &a, taken))
