@@ -3,7 +3,7 @@
 
 use crate::error::{Corruption, Error, Result};
 use crate::oware::{Board, MAX_SEEDS, Rules, levels_needed, moves};
-use crate::source::Values;
+use crate::source::{Source, Values};
 
 mod line;
 pub use line::{LINE_PLIES, Line, LineEnd, Ply, principal_line};
@@ -227,6 +227,44 @@ pub fn levels_rested_on(rules: Rules, board: &Board) -> Vec<usize> {
             .into_iter()
             .flat_map(levels_needed),
     )
+}
+
+/// What a value of a position rests on, and how far that is checked here.
+/// Serialized as `{read, rests_on, missing, verified}`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Provenance {
+    /// The levels the value is read from ([`levels_read`]); none where
+    /// the rules give it.
+    pub read: Vec<usize>,
+    /// Those and every level they were built from ([`levels_rested_on`]).
+    pub rests_on: Vec<usize>,
+    /// The levels of `rests_on` whose files are not here (gone since the
+    /// levels above them were built: the value stands as stored, but
+    /// `verify` cannot vouch for it here).
+    pub missing: Vec<usize>,
+    /// Whether every level of `rests_on` is here and passed every check of
+    /// `verify` as it is now ([`Source::all_verified`]).
+    pub verified: bool,
+}
+
+/// The [`Provenance`] of a value of `board` under `rules` read from
+/// `source`.
+pub fn provenance(rules: Rules, board: &Board, source: &Source) -> Result<Provenance> {
+    let read = levels_read(rules, board);
+    let rests_on = levels_rested_on(rules, board);
+    let mut missing = Vec::new();
+    for &n in &rests_on {
+        if !source.has_level(n)? {
+            missing.push(n);
+        }
+    }
+    let verified = missing.is_empty() && source.all_verified(&rests_on)?;
+    Ok(Provenance {
+        read,
+        rests_on,
+        missing,
+        verified,
+    })
 }
 
 /// Values `board` and each of its moves under `rules` from `values`.

@@ -7,8 +7,8 @@ use serde::Serialize;
 use mancaladb::Error;
 use mancaladb::oware::{Board, Rules};
 use mancaladb::query::{
-    Analysis, Category, LINE_PLIES, Line, LineEnd, ValuedBy, analyze, levels_read,
-    levels_rested_on, principal_line,
+    Analysis, Category, LINE_PLIES, Line, LineEnd, Provenance, ValuedBy, analyze, levels_read,
+    principal_line, provenance,
 };
 use mancaladb::source::Source;
 
@@ -33,11 +33,13 @@ pub struct Args {
     pits: Vec<String>,
 }
 
-/// The JSON answer: the analysis, and the line when asked for.
+/// The JSON answer: the analysis, the levels it rests on, and the line
+/// when asked for.
 #[derive(Serialize)]
 struct Answer<'a> {
     #[serde(flatten)]
     analysis: &'a Analysis,
+    levels: &'a Provenance,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     line: Option<&'a Line>,
 }
@@ -56,16 +58,17 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
         true => Some(principal_line(rules, &source, &board, LINE_PLIES)?),
         false => None,
     };
+    // Everything that can fail is read before the first line goes out.
+    let levels = provenance(rules, &board, &source)?;
     if a.json {
         output::json(&Answer {
             analysis: &analysis,
+            levels: &levels,
             line: line.as_ref(),
         })?;
     } else {
-        // Everything that can fail is read before the first line goes out.
-        let provenance = provenance(rules, &board, &source)?;
         print(rules, &analysis, line.as_ref());
-        out!("{provenance}");
+        out!("{}", provenance_text(&levels, &source));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -152,36 +155,24 @@ pub fn not_verified(source: &Source) -> String {
 /// The levels the value was read from, the levels it rests on (those and
 /// every level below them that they were built from) and whether all of
 /// those passed `verify` here.
-fn provenance(rules: Rules, board: &Board, source: &Source) -> Result<String, Error> {
-    let read: Vec<String> = levels_read(rules, board)
-        .iter()
-        .map(|n| n.to_string())
-        .collect();
-    if read.is_empty() {
-        return Ok("levels: none read (no moves: the rules give the value)".to_string());
+fn provenance_text(p: &Provenance, source: &Source) -> String {
+    if p.read.is_empty() {
+        return "levels: none read (no moves: the rules give the value)".to_string();
     }
-    let rests_on = levels_rested_on(rules, board);
-    let mut missing = Vec::new();
-    for &n in &rests_on {
-        if !source.has_level(n)? {
-            missing.push(n);
-        }
-    }
-    // A level gone since the levels above it were built: the value stands
-    // as stored, but `verify` cannot vouch for it here.
-    let checked = if !missing.is_empty() {
+    let read: Vec<String> = p.read.iter().map(|n| n.to_string()).collect();
+    let checked = if !p.missing.is_empty() {
         format!(
             "not all present here (missing: {}), so not verifiable here",
-            level_set_text(&missing)
+            level_set_text(&p.missing)
         )
-    } else if source.all_verified(&rests_on)? {
+    } else if p.verified {
         "all verified here".to_string()
     } else {
         not_verified(source)
     };
-    Ok(format!(
+    format!(
         "levels: read {}; rests on {}, {checked}",
         read.join(", "),
-        level_set_text(&rests_on)
-    ))
+        level_set_text(&p.rests_on)
+    )
 }

@@ -451,6 +451,15 @@ fn query_says_what_a_value_rests_on_and_whether_it_is_verified() {
         text.contains("levels: read 9; rests on 0..7,9, not all verified here"),
         "{text}"
     );
+    // The same, as data.
+    let levels = |pits: &str| -> serde_json::Value {
+        let (code, text) = code_and_stdout(&["query", "--json", "--db", d, pits]);
+        assert_eq!(code, Some(0), "{text}");
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()["levels"].clone()
+    };
+    let rests_on = serde_json::json!([0, 1, 2, 3, 4, 5, 6, 7, 9]);
+    let want = |missing: serde_json::Value, verified: bool| serde_json::json!({"read": [9], "rests_on": rests_on, "missing": missing, "verified": verified});
+    assert_eq!(levels(pits), want(serde_json::json!([]), false));
     let (code, _) = code_and_stdout(&["verify", "--db", d, "--seeds", "0..9"]);
     assert_eq!(code, Some(0));
     let (_, text) = code_and_stdout(&["query", "--db", d, pits]);
@@ -458,6 +467,7 @@ fn query_says_what_a_value_rests_on_and_whether_it_is_verified() {
         text.contains("levels: read 9; rests on 0..7,9, all verified here"),
         "{text}"
     );
+    assert_eq!(levels(pits), want(serde_json::json!([]), true));
     // A level it rests on gone since: named, and no verify suggested (it
     // would stop at the missing level).
     let gone = dir.join("gone");
@@ -470,6 +480,7 @@ fn query_says_what_a_value_rests_on_and_whether_it_is_verified() {
         ),
         "{text}"
     );
+    assert_eq!(levels(pits), want(serde_json::json!([5]), false));
     std::fs::rename(&gone, dir.join("awari-05.mdb")).unwrap();
     // A level it does not rest on is not looked at: a link to nothing in
     // level 40's place leaves this answer as it was.
