@@ -22,6 +22,21 @@ pub struct Where {
     pub rules: Rules,
 }
 
+/// `--seeds` of the commands that take a level or a range of them.
+#[derive(clap::Args)]
+pub struct Levels {
+    /// Level N or range N..M (default: every level there).
+    #[arg(long, value_parser = oware_levels, allow_hyphen_values = true)]
+    seeds: Option<RangeInclusive<usize>>,
+}
+
+impl Levels {
+    /// The levels asked for, in order; `None` for every level there.
+    pub fn asked(&self) -> Option<Vec<usize>> {
+        self.seeds.clone().map(|r| r.collect())
+    }
+}
+
 /// Where values are read from: tables, or published-layout VU files.
 #[derive(clap::Args)]
 pub struct Reading {

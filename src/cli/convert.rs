@@ -1,6 +1,5 @@
 //! `import` and `export`: tables to and from the published VU layout.
 
-use std::ops::RangeInclusive;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -9,7 +8,7 @@ use mancaladb::convert::{export_vu, import_vu};
 use mancaladb::db::Db;
 use mancaladb::error::level_set_text;
 
-use super::args::{self, Where};
+use super::args::{self, Levels, Where};
 use super::output::out;
 
 /// Options of `import`.
@@ -20,9 +19,8 @@ pub struct ImportArgs {
     /// Directory of `scores.N` files.
     #[arg(long)]
     vu: PathBuf,
-    /// Level N or range N..M (default: every `scores.N` there).
-    #[arg(long, value_parser = args::oware_levels, allow_hyphen_values = true)]
-    seeds: Option<RangeInclusive<usize>>,
+    #[command(flatten)]
+    levels: Levels,
     #[command(flatten)]
     raw: args::RawCache,
 }
@@ -38,9 +36,8 @@ pub struct ExportArgs {
     /// Output directory.
     #[arg(long)]
     out: PathBuf,
-    /// Level N or range N..M (default: every level present).
-    #[arg(long, value_parser = args::oware_levels, allow_hyphen_values = true)]
-    seeds: Option<RangeInclusive<usize>>,
+    #[command(flatten)]
+    levels: Levels,
 }
 
 /// Layouts `export` writes.
@@ -53,7 +50,7 @@ enum Format {
 /// Imports the levels asked for, or every `scores.N` of a directory.
 pub fn import(a: ImportArgs) -> Result<ExitCode, Error> {
     let db = Db::new(&a.at.db).with_raw_cache(a.raw.raw_cache.0);
-    let levels = a.seeds.map(|r| r.collect());
+    let levels = a.levels.asked();
     let done = import_vu(&db, a.at.rules, &a.vu, levels)?;
     let mut said = match done.written.is_empty() {
         true => "imported nothing".to_string(),
@@ -81,7 +78,7 @@ fn levels_text(levels: &[usize]) -> String {
 /// Exports the levels asked for, or every level present.
 pub fn export(a: ExportArgs) -> Result<ExitCode, Error> {
     let Format::Vu = a.format;
-    let levels = a.seeds.map(|r| r.collect());
+    let levels = a.levels.asked();
     let levels = export_vu(&Db::new(&a.at.db), a.at.rules, &a.out, levels)?;
     let which = match levels[..] {
         [seeds] => format!("scores.{seeds} (level {seeds})"),

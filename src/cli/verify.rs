@@ -1,6 +1,5 @@
 //! `verify`: the three checks, level by level; the exit code is the verdict.
 
-use std::ops::RangeInclusive;
 use std::process::ExitCode;
 
 use mancaladb::Error;
@@ -8,7 +7,7 @@ use mancaladb::progress::{Progress, Terminal};
 use mancaladb::source::Source;
 use mancaladb::verify::{Checks, LevelCheck, Outcome, verify};
 
-use super::args::{self, Reading};
+use super::args::{self, Levels, Reading};
 use super::output::{self, out};
 
 /// Options of `verify`.
@@ -16,9 +15,8 @@ use super::output::{self, out};
 pub struct Args {
     #[command(flatten)]
     read: Reading,
-    /// Level N or range N..M (default: every level present).
-    #[arg(long, value_parser = args::oware_levels, allow_hyphen_values = true)]
-    seeds: Option<RangeInclusive<usize>>,
+    #[command(flatten)]
+    levels: Levels,
     /// Integrity only (headers, checksums, sizes): `--checks 1`.
     #[arg(long, conflicts_with = "checks")]
     quick: bool,
@@ -34,8 +32,8 @@ pub struct Args {
 /// Checks the levels asked for: exit 0 if all pass, 1 on any failure.
 pub fn run(a: Args) -> Result<ExitCode, Error> {
     let (rules, source) = a.read.open()?;
-    let levels: Vec<usize> = match a.seeds {
-        Some(r) => r.collect(),
+    let levels = match a.levels.asked() {
+        Some(levels) => levels,
         None => source.present()?,
     };
     let json = a.json;
