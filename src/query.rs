@@ -8,9 +8,9 @@ use crate::source::{Source, Values};
 mod line;
 pub use line::{LINE_PLIES, Line, LineEnd, Ply, principal_line};
 
-/// What a value means for the player to move.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+/// What a value means for the player to move. Serialized by its
+/// [`name`](Category::name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Category {
     /// More seeds than the opponent from here on.
     Win,
@@ -30,13 +30,19 @@ impl Category {
         }
     }
 
-    /// `win`, `draw` or `loss`, as serialized.
+    /// `win`, `draw` or `loss`.
     pub fn name(self) -> &'static str {
         match self {
             Category::Win => "win",
             Category::Draw => "draw",
             Category::Loss => "loss",
         }
+    }
+}
+
+impl serde::Serialize for Category {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 
@@ -80,10 +86,9 @@ pub struct Analysis {
     pub valued_by: ValuedBy,
 }
 
-/// Where a position's value came from. Serialized as `level`, `moves` or
-/// `rules` ([`ValuedBy::name`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+/// Where a position's value came from. Serialized by its
+/// [`name`](ValuedBy::name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ValuedBy {
     /// Its level, where it is stored ([`reads_own_level`]).
     Level,
@@ -94,13 +99,19 @@ pub enum ValuedBy {
 }
 
 impl ValuedBy {
-    /// `level`, `moves` or `rules`, as serialized.
+    /// `level`, `moves` or `rules`.
     pub fn name(self) -> &'static str {
         match self {
             ValuedBy::Level => "level",
             ValuedBy::Moves => "moves",
             ValuedBy::Rules => "rules",
         }
+    }
+}
+
+impl serde::Serialize for ValuedBy {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 
@@ -243,7 +254,8 @@ pub struct Provenance {
     /// `verify` cannot vouch for it here).
     pub missing: Vec<usize>,
     /// Whether every level of `rests_on` is here and passed every check of
-    /// `verify` as it is now ([`Source::all_verified`]).
+    /// `verify` as it is now ([`Source::all_verified`]); `true` when it
+    /// rests on none (the rules give the value, with nothing to check).
     pub verified: bool,
 }
 

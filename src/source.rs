@@ -677,8 +677,8 @@ impl Source {
 
     /// The error a probe of level `seeds` gives where its file is not
     /// here, for a caller that learns of the missing level otherwise: a
-    /// principal line that stops at it
-    /// ([`LineEnd::Missing`](crate::query::LineEnd::Missing)).
+    /// principal line that stops at it (`query::LineEnd::Missing`, a layer
+    /// above this one).
     pub fn missing(&self, seeds: usize) -> Error {
         let dir = self.dir().to_path_buf();
         Error::Missing(match self.db() {

@@ -243,13 +243,17 @@ class Database:
         each ends with (``final``). Raises as :meth:`value` does; a bad
         ``captured``, ``ValueError`` (``TypeError`` for counts that are not
         integers)."""
+        taken: Optional[Tuple[int, int]] = None
         if captured is not None:
             if isinstance(captured, (str, bytes)) or len(captured) != 2:
                 raise ValueError(f"captured {captured!r}: give two seed counts, (mover, opponent)")
-            captured = tuple(integer(c, "captured") for c in captured)
-            if min(captured) < 0:
-                raise ValueError(f"captured {captured[0]},{captured[1]}: a seed count cannot be negative")
-        seeds, value, category, valued_by, moves, best, final = self._db.analyze(pits, captured)
+            mover, opponent = (integer(c, "captured") for c in captured)
+            if min(mover, opponent) < 0:
+                raise ValueError(f"captured {mover},{opponent}: a seed count cannot be negative")
+            if max(mover, opponent) > 48:
+                raise ValueError(f"captured {mover},{opponent}: a side takes at most the game's 48 seeds")
+            taken = (mover, opponent)
+        seeds, value, category, valued_by, moves, best, final = self._db.analyze(pits, taken)
         return Analysis(seeds, value, category, valued_by,
                         [Move(pit, captures, value, tuple(child)) for pit, captures, value, child in moves],
                         best, final)

@@ -68,6 +68,8 @@ def test_analyze_with_the_seeds_taken_gives_the_final_score(db_dir):
             db.analyze("1 1 1 1 1 2 4 2 3 0 0 0", captured=(16, 17))
         with pytest.raises(ValueError, match="cannot be negative"):
             db.analyze("1 1 1 1 1 2 4 2 3 0 0 0", captured=(-1, 33))
+        with pytest.raises(ValueError, match="at most the game's 48 seeds"):
+            db.analyze("1 1 1 1 1 2 4 2 3 0 0 0", captured=(2**64, 0))
         with pytest.raises(ValueError, match="two seed counts"):
             db.analyze("1 1 1 1 1 2 4 2 3 0 0 0", captured=(16, 16, 0))
         with pytest.raises(TypeError, match="captured must be an integer"):

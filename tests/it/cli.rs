@@ -5,31 +5,55 @@ use crate::common::{
     assert_committed, assert_success, awari_db, bin, file_sha256, refuses, run, scratch, succeeds,
 };
 
-fn query_json(pits: &str) -> String {
+/// `query --json` of `pits`, as text, but for its `levels`, given apart
+/// as data with `verified` left out (it depends on the tests run before).
+fn query_json(pits: &str) -> (String, serde_json::Value) {
     let db = awari_db().to_str().unwrap();
-    succeeds(&["query", "--db", db, "--json", pits])
-        .trim()
-        .to_string()
+    let text = succeeds(&["query", "--db", db, "--json", pits]);
+    let (analysis, levels) = text.trim().split_once(",\"levels\":").expect("levels last");
+    let mut levels: serde_json::Value =
+        serde_json::from_str(levels.strip_suffix('}').unwrap()).unwrap();
+    levels.as_object_mut().unwrap().remove("verified").unwrap();
+    (format!("{analysis}}}"), levels)
 }
 
 #[test]
 fn known_values() {
     // The published example: a draw; moves from pits 0..5 worth -1 -1 -2 -2 -2 0.
+    let (analysis, levels) = query_json("1 1 1 1 1 2 4 2 3 0 0 0");
     assert_eq!(
-        query_json("1 1 1 1 1 2 4 2 3 0 0 0"),
-        "{\"seeds\":16,\"value\":0,\"moves\":[{\"pit\":0,\"value\":-1,\"captures\":0},\
-{\"pit\":1,\"value\":-1,\"captures\":0},{\"pit\":2,\"value\":-2,\"captures\":0},\
-{\"pit\":3,\"value\":-2,\"captures\":0},{\"pit\":4,\"value\":-2,\"captures\":0},\
-{\"pit\":5,\"value\":0,\"captures\":3}],\"best\":[5]}"
+        analysis,
+        "{\"seeds\":16,\"value\":0,\"category\":\"draw\",\"moves\":[\
+{\"pit\":0,\"value\":-1,\"captures\":0,\"category\":\"loss\"},\
+{\"pit\":1,\"value\":-1,\"captures\":0,\"category\":\"loss\"},\
+{\"pit\":2,\"value\":-2,\"captures\":0,\"category\":\"loss\"},\
+{\"pit\":3,\"value\":-2,\"captures\":0,\"category\":\"loss\"},\
+{\"pit\":4,\"value\":-2,\"captures\":0,\"category\":\"loss\"},\
+{\"pit\":5,\"value\":0,\"captures\":3,\"category\":\"draw\"}],\"best\":[5],\"valued_by\":\"level\"}"
+    );
+    // README: read from levels 13 and 16, resting on 0..14 and 16.
+    let rests_on: Vec<usize> = (0..=14).chain([16]).collect();
+    assert_eq!(
+        levels,
+        serde_json::json!({"read": [13, 16], "rests_on": rests_on, "missing": []})
     );
     // Its only move takes everything.
-    assert!(query_json("0 0 0 0 0 2 1 1 0 0 0 0").starts_with("{\"seeds\":4,\"value\":4,"));
+    let (analysis, _) = query_json("0 0 0 0 0 2 1 1 0 0 0 0");
+    assert!(analysis.starts_with("{\"seeds\":4,\"value\":4,"));
     // The capture from pit 5 would starve the opponent: pit 0 is forced.
     assert_eq!(
-        query_json("1,0,0,0,0,1,1,0,0,0,0,0"),
-        "{\"seeds\":3,\"value\":-3,\"moves\":[{\"pit\":0,\"value\":-3,\"captures\":0}],\"best\":[0]}"
+        query_json("1,0,0,0,0,1,1,0,0,0,0,0").0,
+        "{\"seeds\":3,\"value\":-3,\"category\":\"loss\",\"moves\":[\
+{\"pit\":0,\"value\":-3,\"captures\":0,\"category\":\"loss\"}],\"best\":[0],\"valued_by\":\"level\"}"
     );
-    assert!(query_json("2 2 2 2 2 2 2 2 2 0 0 0").starts_with("{\"seeds\":18,\"value\":12,"));
+    let (analysis, _) = query_json("2 2 2 2 2 2 2 2 2 0 0 0");
+    assert!(analysis.starts_with("{\"seeds\":18,\"value\":12,"));
+    // Not stored (every opponent pit filled): valued from its moves.
+    assert!(
+        query_json("1 1 1 1 1 1 1 1 1 1 1 1")
+            .0
+            .ends_with("\"valued_by\":\"moves\"}")
+    );
 }
 
 #[test]

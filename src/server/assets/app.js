@@ -13,13 +13,10 @@ const GAME_SEEDS = 48;
 // turns after every move (the player to move has the bottom row), so the
 // page names them wherever the two sides are told apart.
 const PLAYERS = ["A", "B"];
-// Seconds a position's answer may take before the page gives up and offers
-// a retry (the server answers one in milliseconds; a longer wait is a
-// server stopped or hung).
-const ANSWER_SECONDS = 20;
-// A level's statistics count every position of it once: minutes for the
-// largest levels on a slow disk.
-const STATS_SECONDS = 600;
+// Seconds an answer may take before the page gives up and offers a retry:
+// just above the server's own limit (30 s, after which it answers 503), so
+// that a longer wait is a server stopped or hung, not one at work.
+const ANSWER_SECONDS = 35;
 // Plies of the principal line shown before "show all".
 const LINE_SHOWN = 24;
 
@@ -57,6 +54,7 @@ const state = {
   // The newest request of each kind: answers to older ones are dropped,
   // so that a slow answer never overwrites a newer one.
   request: 0,
+  typedRequest: 0,
   histRequest: 0,
   levelsRequest: 0,
   omwesoRequest: 0,
@@ -88,7 +86,7 @@ function freshSignal(kind) {
 // The JSON answer of url; an error answer throws with the API's message,
 // or with the HTTP status where the body is not JSON (a 414 or 431 has
 // none); a server that cannot be reached, or that has not answered within
-// seconds (null: no limit), throws saying so. The error's status is the
+// seconds, throws saying so. The error's status is the
 // HTTP status, 0 for a server not reached or not answering. A request
 // aborted through signal throws its AbortError, which callers drop with the
 // answers of requests no longer current.
@@ -103,7 +101,7 @@ async function getJSON(url, signal, seconds = ANSWER_SECONDS) {
     signal.addEventListener("abort", abort);
   }
   let late = false;
-  const timer = seconds === null ? null : setTimeout(() => { late = true; own.abort(); }, seconds * 1000);
+  const timer = setTimeout(() => { late = true; own.abort(); }, seconds * 1000);
   const why = (e) => late ? failure(`the server has not answered within ${seconds} s`, 0) : e;
   try {
     let r;
@@ -354,13 +352,17 @@ function play(pit) {
   const m = state.analysis && state.analysis.moves.find((x) => x.pit === pit);
   if (!m) return;
   pushStep({ kind: "move", pit, captures: m.captures });
-  // The board turns: the opponent moves next, and the mover's captures
-  // are now the opponent's.
-  const [mover, opponent] = state.captured;
-  const side = 1 - state.side;
+  const next = turned(state, m.captures);
   const took = m.captures ? " and took " + m.captures : "";
-  const done = `${PLAYERS[state.side]} sowed pit ${pit}${took}; the board turns: ${PLAYERS[side]} to move.`;
-  setBoard(m.board, { captured: [opponent, mover + m.captures], side, done });
+  const done = `${PLAYERS[state.side]} sowed pit ${pit}${took}; the board turns: ${PLAYERS[next.side]} to move.`;
+  setBoard(m.board, { ...next, done });
+}
+
+// The captures and the player to move after a move that takes captures
+// from a position with these: the board turns, the opponent moves next,
+// and the mover's captures are now the opponent's.
+function turned({ captured: [mover, opponent], side }, captures) {
+  return { captured: [opponent, mover + captures], side: 1 - side };
 }
 
 // What step i of the game did, from the position history[i] (the pieces
@@ -377,8 +379,9 @@ function stepText(i) {
 // board set afresh); side, who is to move (0 for A, the default); clear,
 // to forget the moves to take back (a board set by the address); notices,
 // said with every answer; done, how the board came (a move, an undo), for
-// screen readers; editing, whether this is an edit (the next one joins it).
-function setBoard(board, { captured = [0, 0], side = 0, clear = false, notices = [], done = "", editing = false } = {}) {
+// screen readers; editing, whether this is an edit (the next one joins it);
+// known, the answer for the position when it is in already.
+function setBoard(board, { captured = [0, 0], side = 0, clear = false, notices = [], done = "", editing = false, known = null } = {}) {
   if (clear) state.history = [];
   state.editing = editing;
   state.notices = notices;
@@ -398,7 +401,7 @@ function setBoard(board, { captured = [0, 0], side = 0, clear = false, notices =
   $("board-text").value = board.join(",");
   renderBoard();
   renderGame();
-  analyze();
+  analyze(known);
 }
 
 // The Game list: the position the board was set to, then each step taken
@@ -422,7 +425,11 @@ function renderGame() {
       button.type = "button";
       button.textContent = text;
       button.setAttribute("aria-label", `go back to the position after: ${text}`);
-      button.addEventListener("click", () => goBack(k, `Went back to the position after: ${text}.`));
+      button.addEventListener("click", () => {
+        goBack(k, `Went back to the position after: ${text}.`);
+        // The list is drawn afresh: the focus waits on the status line.
+        $("status").focus();
+      });
       li.appendChild(button);
     }
     ol.appendChild(li);
@@ -438,13 +445,20 @@ function goBack(k, done) {
   setBoard(before.board, { captured: before.captured, side: before.side, done });
 }
 
-async function analyze() {
+// The query of board's position with captured: with the whole game's
+// seeds accounted for, the answer says what each side ends with (the
+// principal line takes no captures).
+function positionQuery(board, captured) {
+  const q = { board: board.join(","), rules: state.rules };
+  const whole = seedsOn(board) + captured[0] + captured[1] === GAME_SEEDS;
+  return whole ? { ...q, captured: captured.join(",") } : q;
+}
+
+// Asks for the answers of the board shown, or takes known, the answer of
+// its position already in.
+async function analyze(known = null) {
   const id = ++state.request;
   const q = { board: state.board.join(","), rules: state.rules };
-  // With the whole game's seeds accounted for, the answer says what each
-  // side ends with (the principal line takes no captures).
-  const whole = seedsOn(state.board) + state.captured[0] + state.captured[1] === GAME_SEEDS;
-  const positionQuery = whole ? { ...q, captured: state.captured.join(",") } : q;
   const say = (error) => showError([...state.notices, error].filter((m) => m).join("; "));
   if (state.notices.length) say("");
   else $("error").hidden = true;
@@ -467,7 +481,7 @@ async function analyze() {
   $("said").textContent = "";
   const signal = freshSignal("board");
   try {
-    const a = await getJSON(apiURL("api/awari", positionQuery), signal);
+    const a = known || await getJSON(apiURL("api/awari", positionQuery(state.board, state.captured)), signal);
     if (id !== state.request) return;
     state.analysis = a;
     renderAnalysis(a);
@@ -619,6 +633,10 @@ function renderLine(l) {
   more.hidden = plies.length <= LINE_SHOWN;
   more.textContent = `show all ${plies.length} plies`;
   more.onclick = () => {
+    // Playable as the mode is now, not as it was when they were made.
+    for (const button of plies.slice(LINE_SHOWN).flatMap((li) => [...li.querySelectorAll("button")])) {
+      button.disabled = mode() !== "play";
+    }
     ol.append(...plies.slice(LINE_SHOWN));
     more.hidden = true;
   };
@@ -637,15 +655,17 @@ function renderLine(l) {
 // position shown), each a step undo takes back.
 function followLine(line, k) {
   if (mode() !== "play") return;
-  let { captured, side } = state;
+  let at = { captured: state.captured, side: state.side };
   // Ply p of the line is played from p.board, the position before it.
   for (const p of line.slice(0, k)) {
-    state.history.push({ board: p.board, captured, side, step: { kind: "move", pit: p.pit, captures: p.captures } });
-    captured = [captured[1], captured[0] + p.captures];
-    side = 1 - side;
+    state.history.push({ board: p.board, ...at, step: { kind: "move", pit: p.pit, captures: p.captures } });
+    at = turned(at, p.captures);
   }
-  const done = `Played the principal line for ${k} ${k === 1 ? "ply" : "plies"}; ${PLAYERS[side]} to move.`;
-  setBoard(line[k].board, { captured, side, done });
+  const done = `Played the principal line for ${k} ${k === 1 ? "ply" : "plies"}; ${PLAYERS[at.side]} to move.`;
+  setBoard(line[k].board, { ...at, done });
+  // The button clicked is gone with the old line: the keyboard focus waits
+  // on the status line, which says what came of it.
+  $("status").focus();
 }
 
 // Makes the first cell of table row tr a button showing text, named label
@@ -726,7 +746,7 @@ async function showLevels() {
   for (const [i, l] of levels.entries()) {
     let s;
     try {
-      s = await getJSON(statsURL(rules, l.seeds), signal, STATS_SECONDS);
+      s = await getJSON(statsURL(rules, l.seeds), signal);
     } catch (e) {
       if (!current()) return;
       const t = svg("text", { x: 30 + i * w + w / 2, y: h - 5, "text-anchor": "middle", class: "loss" }, "?");
@@ -776,7 +796,7 @@ async function showHistogram(rules, n) {
   $("levels-error").hidden = true;
   let s;
   try {
-    s = await getJSON(statsURL(rules, n), freshSignal("histogram"), STATS_SECONDS);
+    s = await getJSON(statsURL(rules, n), freshSignal("histogram"));
   } catch (e) {
     if (id !== state.histRequest) return;
     $("hist").textContent = "";
@@ -933,26 +953,35 @@ function start() {
       showError("the board typed " + typed.error);
       return;
     }
+    // What comes of it is dropped once anything newer has been asked for
+    // (another board typed, a move, an edit), which it must not replace.
+    const id = ++state.typedRequest, shown = state.request;
+    const stale = () => id !== state.typedRequest || shown !== state.request;
     // The levels as the server has them now (it may have been restarted
     // over more levels since the page asked).
     if (await beyondLevels(typed.board)) state.levelsServed = getJSON("api/levels");
     const beyond = await beyondLevels(typed.board);
-    if (beyond) {
-      // Some boards above the levels are valued all the same (every
-      // opponent pit filled: from their moves); the server says which.
-      try {
-        await getJSON(apiURL("api/awari", { board: typed.board.join(","), rules: state.rules }));
-      } catch (e) {
-        showError(e.status === 404 ? beyond : "the board typed: " + e.message);
-        return;
-      }
-    }
+    if (stale()) return;
     // The board shown, set again (a stray Enter), is asked for again; any
     // other is a step that undo takes back.
     const same = typed.board.every((n, i) => n === state.board[i]);
+    let known = null;
+    if (beyond && !same) {
+      // Some boards above the levels are valued all the same (every
+      // opponent pit filled: from their moves); the server says which,
+      // and its answer is the one shown.
+      try {
+        known = await getJSON(apiURL("api/awari", positionQuery(typed.board, [0, 0])), freshSignal("typed"));
+      } catch (e) {
+        if (e.name === "AbortError" || stale()) return;
+        showError(e.status === 404 ? beyond : "the board typed: " + e.message);
+        return;
+      }
+      if (stale()) return;
+    }
     if (same) return again();
     pushStep({ kind: "set" });
-    setBoard(typed.board, { done: "Set the board typed in." });
+    setBoard(typed.board, { done: "Set the board typed in.", known });
   };
   $("set-board").addEventListener("click", setTyped);
   $("board-text").addEventListener("keydown", (ev) => {
