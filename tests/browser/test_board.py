@@ -209,6 +209,29 @@ def a_server_that_does_not_answer(d, url):
              and not retry.is_displayed())
 
 
+def a_shared_game(d, url):
+    """An address with moves= is the game: its moves played from board=, to
+    take back, and kept by a reload; a pit that cannot be played stops them
+    with a notice."""
+    d.get(url + "?board=1,1,1,1,1,2,4,2,3,0,0,0&moves=5,2")
+    wait_for(d, "the game's position", lambda d: board(d) == [1, 1, 1, 1, 1, 0, 5, 0, 0, 1, 1, 1] and moves(d))
+    played = lambda d: [li.text for li in d.find_elements(By.CSS_SELECTOR, "#played li")]
+    assert played(d)[1:] == ["A sowed pit 5, took 3", "B sowed pit 2"], played(d)
+    assert d.find_element(By.ID, "turn").text.startswith("A to move"), d.find_element(By.ID, "turn").text
+    d.refresh()
+    wait_for(d, "the game after a reload", lambda d: board(d) == [1, 1, 1, 1, 1, 0, 5, 0, 0, 1, 1, 1]
+             and len(played(d)) == 3)
+    d.find_element(By.ID, "undo").click()
+    wait_for(d, "the move taken back", lambda d: board(d) == [5, 0, 3, 0, 0, 0, 1, 1, 1, 1, 1, 0])
+    assert d.current_url.endswith("?board=1,1,1,1,1,2,4,2,3,0,0,0&moves=5"), d.current_url
+    d.get(url + "?board=1,1,1,1,1,2,4,2,3,0,0,0&moves=5,1")
+    wait_for(d, "the notice", lambda d: "pit 1 cannot be played at move 2" in d.find_element(By.ID, "error").text)
+    assert board(d) == [5, 0, 3, 0, 0, 0, 1, 1, 1, 1, 1, 0], board(d)
+    d.get(url + "?board=1,1,1,1,1,2,4,2,3,0,0,0&moves=5,x")
+    wait_for(d, "the bad moves' notice", lambda d: "is not pits 0 to 5" in d.find_element(By.ID, "error").text)
+    assert board(d) == [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0], board(d)
+
+
 def boards_above_the_levels(d, url):
     """A board typed above the levels here that the server values all the
     same (every opponent pit filled: from its moves) is set, as the same
@@ -336,12 +359,11 @@ def main(url, out):
             wait_for(d, "the new move list", lambda d: moves(d) and moves(d)[0][0] == 2)
             wait_for(d, "pit 2 winning 3", lambda d: moves(d)[0] == (2, "+3", 0, "win")
                      and "+3 (win" in d.find_element(By.ID, "value").text)
-            assert "board=5,0,3,0,0,0,1,1,1,1,1,0" in d.current_url, d.current_url
-            # The 3 seeds pit 5 took are the opponent's now, in the address
-            # too.
+            # The address holds the game: where it started, and the move.
+            assert "?board=1,1,1,1,1,2,4,2,3,0,0,0&moves=5" in d.current_url, d.current_url
+            # The 3 seeds pit 5 took are A's.
             score = lambda d: d.find_element(By.ID, "score").text
             assert score(d) == "captured so far: A 3, B 0", score(d)
-            assert "captured=0,3" in d.current_url, d.current_url
             # A screen reader is told the move and the new value in one
             # message, by the one live region the board has (it used to get
             # the status line's pieces as they were cleared and refilled, and
@@ -516,8 +538,9 @@ def main(url, out):
             d.forward()
             wait_for(d, "the move's board, forward", lambda d: d.find_element(By.ID, "view-board").is_displayed()
                      and board(d) == after and moves(d) and moves(d)[0][0] == 2)
-            # A board set by the address has its player to move named A.
-            assert score(d) == "captured so far: A 0, B 3", score(d)
+            # The game again, from the address: A's move, to take back.
+            assert score(d) == "captured so far: A 3, B 0", score(d)
+            assert d.find_element(By.ID, "undo").is_enabled()
 
             # A board typed with more seeds than a game's is refused where it
             # is typed, before anything changes: the move stays to take back
@@ -621,7 +644,7 @@ def main(url, out):
             # back no move; on the board, it does.
             d.find_element(By.TAG_NAME, "body").send_keys("u")
             time.sleep(0.5)
-            assert "board=0,0,0,0,0,0,0,0,0,0,0,0" in d.current_url, d.current_url
+            assert "board=0,0,0,0,0,2,1,1,0,0,0,0&moves=5" in d.current_url, d.current_url
             d.save_screenshot(os.path.join(out, "levels.png"))
             d.find_element(By.ID, "nav-board").click()
             d.find_element(By.TAG_NAME, "body").send_keys("u")
@@ -708,6 +731,7 @@ def main(url, out):
             following_the_line(d, url)
             a_server_that_does_not_answer(d, url)
             boards_above_the_levels(d, url)
+            a_shared_game(d, url)
             under_a_sub_path(d, url)
         finally:
             d.quit()

@@ -33,6 +33,9 @@ const state = {
   captured: [0, 0],
   // Who is to move: 0 for A, 1 for B (PLAYERS).
   side: 0,
+  // The address written for the game shown (writeAddress), to tell a
+  // Back or Forward to another one.
+  address: null,
   // The positions before each step taken since the board was set, oldest
   // first: { board, captured, side, step }, where step is
   // { kind: "move", pit, captures }, { kind: "edit" } (a run of edits in
@@ -391,17 +394,64 @@ function setBoard(board, { captured = [0, 0], side = 0, clear = false, notices =
   state.side = side;
   state.analysis = null;
   state.linePit = null;
-  // Commas unescaped, so that the address reads as it is shared.
-  const q = new URLSearchParams({ board: board.join(",") });
-  if (state.rules !== "awari") q.set("rules", state.rules);
-  if (captured[0] || captured[1]) q.set("captured", captured.join(","));
-  history.replaceState(null, "", "?" + q.toString().replace(/%2C/g, ",") + location.hash);
+  writeAddress();
   // The text field follows the board only when the board changes, so that
   // text being typed survives the redraws of answers.
   $("board-text").value = board.join(",");
   renderBoard();
   renderGame();
   analyze(known);
+}
+
+// Puts the game in the address, to share it or come back to it: the
+// position after the last step that was not a move (an edit, a board typed
+// in) or where the board was set, as board= and captured=, and the moves
+// played from there as moves= (edits and boards typed in before them are
+// not kept: the address holds the game since then).
+function writeAddress() {
+  let from = state.history.length;
+  while (from > 0 && state.history[from - 1].step.kind === "move") from--;
+  const base = from < state.history.length ? state.history[from] : state;
+  const played = state.history.slice(from).map((e) => e.step.pit);
+  const q = new URLSearchParams({ board: base.board.join(",") });
+  if (state.rules !== "awari") q.set("rules", state.rules);
+  if (base.captured[0] || base.captured[1]) q.set("captured", base.captured.join(","));
+  if (played.length) q.set("moves", played.join(","));
+  // Commas unescaped, so that the address reads as it is shared.
+  state.address = "?" + q.toString().replace(/%2C/g, ",");
+  history.replaceState(null, "", state.address + location.hash);
+}
+
+// Plays pits, the moves of the address, from the position shown, asking
+// the server for each position's moves in turn; a pit that cannot be
+// played stops them there, with a notice. Dropped once anything newer is
+// asked for.
+async function replay(pits) {
+  const shown = state.request;
+  let at = { board: state.board, captured: state.captured, side: state.side };
+  const steps = [];
+  let notice = "";
+  for (const [k, pit] of pits.entries()) {
+    let a;
+    try {
+      a = await getJSON(apiURL("api/awari", positionQuery(at.board, at.captured)), freshSignal("replay"));
+    } catch (e) {
+      if (e.name !== "AbortError" && shown === state.request) {
+        showError(`moves=: the position before move ${k + 1}: ${e.message}`);
+      }
+      return;
+    }
+    if (shown !== state.request) return;
+    const m = a.moves.find((x) => x.pit === pit);
+    if (!m) {
+      notice = `moves=${pits.join(",")}: pit ${pit} cannot be played at move ${k + 1}: showing the position before it`;
+      break;
+    }
+    steps.push({ ...at, step: { kind: "move", pit, captures: m.captures } });
+    at = { board: m.board, ...turned(at, m.captures) };
+  }
+  state.history.push(...steps);
+  setBoard(at.board, { captured: at.captured, side: at.side, notices: [...state.notices, notice].filter((n) => n) });
 }
 
 // The Game list: the position the board was set to, then each step taken
@@ -888,8 +938,9 @@ function setRules(rules) {
   else stopLevels();
 }
 
-// The position the address asks for (board=, rules=, captured=): what of
-// it can be shown, with a notice for each part that cannot.
+// The position the address asks for (board=, rules=, captured=) and the
+// moves played from it (moves=): what of it can be shown, with a notice for
+// each part that cannot.
 function addressPosition() {
   const params = new URLSearchParams(location.search);
   const notices = [];
@@ -898,7 +949,7 @@ function addressPosition() {
   const board = parsed.board || DEFAULT_BOARD.slice();
   if (parsed.error) notices.push("board=" + given + " " + parsed.error + ": showing the default position");
   for (const key of new Set(params.keys())) {
-    if (!["board", "rules", "captured"].includes(key)) notices.push(key + "= is not a setting of this page (board, rules, captured): ignored");
+    if (!["board", "rules", "captured", "moves"].includes(key)) notices.push(key + "= is not a setting of this page (board, rules, captured, moves): ignored");
     else if (params.getAll(key).length > 1) notices.push(key + "= is given " + params.getAll(key).length + " times: the first is used");
   }
   const askedRules = params.get("rules");
@@ -918,7 +969,16 @@ function addressPosition() {
     notices.push("captured=" + params.get("captured") + " is not two seed counts that fit beside the board's: counting from 0");
     captured = [0, 0];
   }
-  return { board, rules, captured, notices };
+  const givenMoves = params.get("moves");
+  let moves = [];
+  if (givenMoves !== null && parsed.error) {
+    notices.push("moves=" + givenMoves + " go with the board not shown: ignored");
+  } else if (givenMoves !== null) {
+    const words = givenMoves.split(",").filter((w) => w.trim());
+    if (words.every((w) => /^\s*[0-5]\s*$/.test(w))) moves = words.map(Number);
+    else notices.push("moves=" + givenMoves + " is not pits 0 to 5 separated by commas: ignored");
+  }
+  return { board, rules, captured, notices, moves };
 }
 
 // Shows what the address asks for: its view and its position. Back and
@@ -927,12 +987,13 @@ function addressPosition() {
 // a position that is the one shown keeps its moves to take back.
 function showAddress() {
   const p = addressPosition();
-  const same = (a, b) => a && a.every((n, i) => n === b[i]);
-  const shown = p.rules === state.rules && same(state.board, p.board) && same(state.captured, p.captured);
+  const shown = state.address === location.search && p.rules === state.rules;
   state.rules = p.rules;
   $("rules").value = p.rules;
   showView();
-  if (!shown) setBoard(p.board, { clear: true, notices: p.notices, captured: p.captured });
+  if (shown) return;
+  setBoard(p.board, { clear: true, notices: p.notices, captured: p.captured });
+  if (p.moves.length) replay(p.moves);
 }
 
 function start() {
