@@ -1,5 +1,6 @@
 //! Flags shared by several commands, and the parsers clap uses to check
-//! values before a command runs.
+//! their values before a command runs (a parser of one command's own flag,
+//! such as `census --seeds`, lives with that command).
 
 use std::net::SocketAddr;
 use std::ops::RangeInclusive;

@@ -85,7 +85,9 @@ enum Command {
 }
 
 /// Runs a command and returns the exit code: 0, 1 when `verify` finds a
-/// failure, 2 on usage and I/O errors (one line on standard error).
+/// failure, 2 on bad input and I/O errors the command meets (one line on
+/// standard error; the flags clap refused before this, also exit 2, take
+/// three lines: the error, the usage and where to find help).
 pub fn run(cli: Cli) -> ExitCode {
     let workers = match cli.command {
         // The commands that work in parallel (`build` starts its own:
