@@ -169,7 +169,15 @@ def following_the_line(d, url):
     # The Game list's start goes back to where the board was set; the
     # keyboard focus waits on the status line (it fell to the page's body).
     d.find_element(By.CSS_SELECTOR, "#played li button").click()
-    wait_for(d, "the start", lambda d: board(d) == boards[0] and not d.find_elements(By.CSS_SELECTOR, "#played li"))
+    wait_for(d, "the start", lambda d: board(d) == boards[0]
+             and d.find_element(By.CSS_SELECTOR, "#played li").get_attribute("aria-current") == "step")
+    # The moves taken back stay, greyed, to go forward to again.
+    ahead = d.find_elements(By.CSS_SELECTOR, "#played li.ahead")
+    assert [li.text for li in ahead][:1] == ["A sowed pit 5, took 3"] and len(ahead) == 2, [li.text for li in ahead]
+    ahead[1].find_element(By.TAG_NAME, "button").click()
+    wait_for(d, "forward again", lambda d: board(d) == boards[2])
+    d.find_element(By.CSS_SELECTOR, "#played li button").click()
+    wait_for(d, "the start again", lambda d: board(d) == boards[0])
     assert d.switch_to.active_element.get_attribute("id") == "status"
     # The plies behind "show all" are playable as the mode is when they are
     # shown (they kept the mode of when they were made: all disabled here).
@@ -223,7 +231,15 @@ def a_shared_game(d, url):
              and len(played(d)) == 3)
     d.find_element(By.ID, "undo").click()
     wait_for(d, "the move taken back", lambda d: board(d) == [5, 0, 3, 0, 0, 0, 1, 1, 1, 1, 1, 0])
-    assert d.current_url.endswith("?board=1,1,1,1,1,2,4,2,3,0,0,0&moves=5"), d.current_url
+    # The move taken back stays in the address, to go forward to (it was
+    # lost with a reload), and redo plays it again.
+    assert d.current_url.endswith("?board=1,1,1,1,1,2,4,2,3,0,0,0&moves=5,2&at=1"), d.current_url
+    d.refresh()
+    wait_for(d, "the game after a reload", lambda d: board(d) == [5, 0, 3, 0, 0, 0, 1, 1, 1, 1, 1, 0]
+             and len(d.find_elements(By.CSS_SELECTOR, "#played li.ahead")) == 1)
+    d.find_element(By.ID, "redo").click()
+    wait_for(d, "the move played again", lambda d: board(d) == [1, 1, 1, 1, 1, 0, 5, 0, 0, 1, 1, 1])
+    assert not d.find_element(By.ID, "redo").is_enabled()
     d.get(url + "?board=1,1,1,1,1,2,4,2,3,0,0,0&moves=5,1")
     wait_for(d, "the notice", lambda d: "pit 1 cannot be played at move 2" in d.find_element(By.ID, "error").text)
     assert board(d) == [5, 0, 3, 0, 0, 0, 1, 1, 1, 1, 1, 0], board(d)
@@ -361,9 +377,10 @@ def main(url, out):
                      and "+3 (win" in d.find_element(By.ID, "value").text)
             # The address holds the game: where it started, and the move.
             assert "?board=1,1,1,1,1,2,4,2,3,0,0,0&moves=5" in d.current_url, d.current_url
-            # The 3 seeds pit 5 took are A's.
+            # The 3 seeds pit 5 took are A's; B's +3 makes the game a draw
+            # (A was told "loss" with no word of the game's end).
             score = lambda d: d.find_element(By.ID, "score").text
-            assert score(d) == "captured so far: A 3, B 0", score(d)
+            assert score(d) == "captured so far: A 3, B 0 · with best play the game is a draw", score(d)
             # A screen reader is told the move and the new value in one
             # message, by the one live region the board has (it used to get
             # the status line's pieces as they were cleared and refilled, and
@@ -411,7 +428,7 @@ def main(url, out):
             # forget the moves to take back, and the captures, in silence);
             # the moves table plays nothing: their buttons are disabled.
             assert d.find_element(By.ID, "undo").is_enabled()
-            assert played(d)[-1] == "board edited" and score(d) == "captured so far: A 3, B 0", (played(d), score(d))
+            assert played(d)[-1] == "board edited" and score(d).startswith("captured so far: A 3, B 0"), (played(d), score(d))
             table_buttons = d.find_elements(By.CSS_SELECTOR, "#moves tbody button")
             assert table_buttons and not any(b.is_enabled() for b in table_buttons)
             body.send_keys("b")
@@ -432,7 +449,7 @@ def main(url, out):
             d.find_element(By.CSS_SELECTOR, "input[name=edit-delta][value='1']").click()
             d.find_element(By.ID, "swap-sides").click()
             wait_for(d, "the sides swapped", lambda d: board(d) == [1, 1, 1, 1, 1, 1, 4, 0, 3, 0, 0, 0])
-            assert turn(d).startswith("A to move") and score(d) == "captured so far: A 3, B 0", (turn(d), score(d))
+            assert turn(d).startswith("A to move") and score(d).startswith("captured so far: A 3, B 0"), (turn(d), score(d))
             # The run of edits is one step: undo takes them all back.
             assert played(d)[-1] == "board edited" and len(played(d)) == 3, played(d)
             d.find_element(By.ID, "undo").click()
@@ -529,7 +546,10 @@ def main(url, out):
             d.back()
             wait_for(d, "the Levels view, back", lambda d: d.find_element(By.ID, "view-levels").is_displayed()
                      and not d.find_element(By.ID, "view-board").is_displayed())
-            wait_for(d, "the address's board, back", lambda d: field(d) == "1,1,1,1,1,2,4,2,3,0,0,0")
+            # The game stays as it is behind another view (it went back to
+            # the Levels entry's older game, which the Awari link then kept).
+            time.sleep(0.5)
+            assert field(d) == "5,0,3,0,0,0,1,1,1,1,1,0", field(d)
             d.back()
             wait_for(d, "the board view, back again", lambda d: d.find_element(By.ID, "view-board").is_displayed()
                      and board(d) == [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0] and len(moves(d)) == 6)
@@ -539,7 +559,7 @@ def main(url, out):
             wait_for(d, "the move's board, forward", lambda d: d.find_element(By.ID, "view-board").is_displayed()
                      and board(d) == after and moves(d) and moves(d)[0][0] == 2)
             # The game again, from the address: A's move, to take back.
-            assert score(d) == "captured so far: A 3, B 0", score(d)
+            assert score(d).startswith("captured so far: A 3, B 0"), score(d)
             assert d.find_element(By.ID, "undo").is_enabled()
 
             # A board typed with more seeds than a game's is refused where it

@@ -36,10 +36,20 @@ const state = {
   // The address written for the game shown (writeAddress), to tell a
   // Back or Forward to another one.
   address: null,
+  // The steps taken back, to go forward to again (redo), nearest first,
+  // shaped as history's; tip is the position after the last of them
+  // ({ board, captured, side, rules }). A new step other than the next of
+  // them drops them.
+  ahead: [],
+  tip: null,
+  // What the retry button does after a failure: null to ask for the board
+  // shown again.
+  retry: null,
   // The positions before each step taken since the board was set, oldest
-  // first: { board, captured, side, step }, where step is
+  // first: { board, captured, side, rules, step }, where step is
   // { kind: "move", pit, captures }, { kind: "edit" } (a run of edits in
-  // edit mode, taken back as one) or { kind: "set" } (a board typed in).
+  // edit mode, taken back as one), { kind: "set" } (a board typed in) or
+  // { kind: "rules", to } (the rule set changed).
   history: [],
   // Whether the last step was an edit, which the next edit joins.
   editing: false,
@@ -331,6 +341,8 @@ function editPit(p, delta) {
   }
   const b = state.board.slice();
   b[p] = Math.min(MAX_PIT, Math.max(0, b[p] + delta));
+  // Nothing to take from an empty pit: no step.
+  if (b[p] === state.board[p]) return;
   edited(b, state.captured, state.side, `${delta > 0 ? "Added a seed to" : "Took a seed from"} pit ${p}.`);
 }
 
@@ -340,13 +352,14 @@ function editPit(p, delta) {
 // a game are counted from 0 again.
 function edited(board, captured, side, done) {
   if (!state.editing) pushStep({ kind: "edit" });
+  state.ahead = [];
   const fits = seedsOn(board) + captured[0] + captured[1] <= GAME_SEEDS;
   setBoard(board, { captured: fits ? captured : [0, 0], side, done, editing: true });
 }
 
 // Records the position shown before step, so that undo comes back to it.
 function pushStep(step) {
-  state.history.push({ board: state.board, captured: state.captured, side: state.side, step });
+  state.history.push({ board: state.board, captured: state.captured, side: state.side, rules: state.rules, step });
 }
 
 function play(pit) {
@@ -355,6 +368,9 @@ function play(pit) {
   const m = state.analysis && state.analysis.moves.find((x) => x.pit === pit);
   if (!m) return;
   pushStep({ kind: "move", pit, captures: m.captures });
+  // The move taken back before, played again, keeps those after it.
+  const [redone] = state.ahead;
+  state.ahead = redone && redone.step.kind === "move" && redone.step.pit === pit ? state.ahead.slice(1) : [];
   const next = turned(state, m.captures);
   const took = m.captures ? " and took " + m.captures : "";
   const done = `${PLAYERS[state.side]} sowed pit ${pit}${took}; the board turns: ${PLAYERS[next.side]} to move.`;
@@ -370,10 +386,10 @@ function turned({ captured: [mover, opponent], side }, captures) {
 
 // What step i of the game did, from the position history[i] (the pieces
 // of the Game list and of the status line).
-function stepText(i) {
-  const { side, step } = state.history[i];
+function stepText({ side, step }) {
   if (step.kind === "edit") return "board edited";
   if (step.kind === "set") return "board typed in";
+  if (step.kind === "rules") return `rules: ${step.to}`;
   return `${PLAYERS[side]} sowed pit ${step.pit}` + (step.captures ? `, took ${step.captures}` : "");
 }
 
@@ -384,8 +400,11 @@ function stepText(i) {
 // said with every answer; done, how the board came (a move, an undo), for
 // screen readers; editing, whether this is an edit (the next one joins it);
 // known, the answer for the position when it is in already.
-function setBoard(board, { captured = [0, 0], side = 0, clear = false, notices = [], done = "", editing = false, known = null } = {}) {
-  if (clear) state.history = [];
+function setBoard(board, { captured = [0, 0], side = 0, clear = false, notices = [], done = "", editing = false, known = null, pending = "" } = {}) {
+  if (clear) {
+    state.history = [];
+    state.ahead = [];
+  }
   state.editing = editing;
   state.notices = notices;
   state.done = done;
@@ -394,10 +413,20 @@ function setBoard(board, { captured = [0, 0], side = 0, clear = false, notices =
   state.side = side;
   state.analysis = null;
   state.linePit = null;
-  writeAddress();
   // The text field follows the board only when the board changes, so that
   // text being typed survives the redraws of answers.
   $("board-text").value = board.join(",");
+  if (pending) {
+    // Not asked for yet (the address's moves are being played): nothing
+    // to play, the address kept as given.
+    ++state.request;
+    $("value").textContent = pending;
+    $("value").className = "";
+    renderBoard();
+    renderGame();
+    return;
+  }
+  writeAddress();
   renderBoard();
   renderGame();
   analyze(known);
@@ -413,10 +442,16 @@ function writeAddress() {
   while (from > 0 && state.history[from - 1].step.kind === "move") from--;
   const base = from < state.history.length ? state.history[from] : state;
   const played = state.history.slice(from).map((e) => e.step.pit);
+  // The moves taken back too, up to the first other step, and where the
+  // game shown stands among them (at=).
+  let after = 0;
+  while (after < state.ahead.length && state.ahead[after].step.kind === "move") after++;
+  const redo = state.ahead.slice(0, after).map((e) => e.step.pit);
   const q = new URLSearchParams({ board: base.board.join(",") });
   if (state.rules !== "awari") q.set("rules", state.rules);
   if (base.captured[0] || base.captured[1]) q.set("captured", base.captured.join(","));
-  if (played.length) q.set("moves", played.join(","));
+  if (played.length + redo.length) q.set("moves", [...played, ...redo].join(","));
+  if (redo.length) q.set("at", played.length);
   // Commas unescaped, so that the address reads as it is shared.
   state.address = "?" + q.toString().replace(/%2C/g, ",");
   history.replaceState(null, "", state.address + location.hash);
@@ -426,31 +461,41 @@ function writeAddress() {
 // the server for each position's moves in turn; a pit that cannot be
 // played stops them there, with a notice. Dropped once anything newer is
 // asked for.
-async function replay(pits) {
+async function replay(pits, stop = pits.length, done = 0) {
   const shown = state.request;
   let at = { board: state.board, captured: state.captured, side: state.side };
-  const steps = [];
   let notice = "";
   for (const [k, pit] of pits.entries()) {
+    $("value").textContent = `playing the address's moves: ${done + k + 1} of ${done + pits.length}`;
     let a;
     try {
       a = await getJSON(apiURL("api/awari", positionQuery(at.board, at.captured)), freshSignal("replay"));
     } catch (e) {
-      if (e.name !== "AbortError" && shown === state.request) {
-        showError(`moves=: the position before move ${k + 1}: ${e.message}`);
-      }
+      if (e.name === "AbortError" || shown !== state.request) return;
+      // Where it stopped, with a retry that goes on from there.
+      const message = `moves=: the position before move ${done + k + 1}: ${e.message}`;
+      setBoard(at.board, { ...at, notices: [...state.notices, message], pending: "no value" });
+      showError(state.notices.join("; "));
+      state.retry = () => replay(pits.slice(k), stop, done + k);
+      $("retry").hidden = !retryable(e);
       return;
     }
     if (shown !== state.request) return;
     const m = a.moves.find((x) => x.pit === pit);
     if (!m) {
-      notice = `moves=${pits.join(",")}: pit ${pit} cannot be played at move ${k + 1}: showing the position before it`;
+      notice = `moves=: pit ${pit} cannot be played at move ${done + k + 1}: showing the position before it`;
       break;
     }
-    steps.push({ ...at, step: { kind: "move", pit, captures: m.captures } });
+    state.history.push({ ...at, rules: state.rules, step: { kind: "move", pit, captures: m.captures } });
     at = { board: m.board, ...turned(at, m.captures) };
   }
-  state.history.push(...steps);
+  // The moves after the first stop (at=) are taken back, to go forward
+  // to again.
+  if (stop < state.history.length) {
+    state.ahead = state.history.splice(stop);
+    state.tip = { ...at, rules: state.rules };
+    at = state.ahead[0];
+  }
   setBoard(at.board, { captured: at.captured, side: at.side, notices: [...state.notices, notice].filter((n) => n) });
 }
 
@@ -461,22 +506,29 @@ function renderGame() {
   const ol = $("played");
   ol.replaceChildren();
   const n = state.history.length;
-  $("turn").textContent = `${PLAYERS[state.side]} to move` + (n ? ` (last: ${stepText(n - 1)}),` : ",");
-  if (!n) return;
-  const texts = ["start: " + state.history[0].board.join(" ")];
-  for (let i = 0; i < n; i++) texts.push(stepText(i));
-  texts.forEach((text, k) => {
+  $("turn").textContent = `${PLAYERS[state.side]} to move` + (n ? ` (last: ${stepText(state.history[n - 1])}),` : ",");
+  $("redo").disabled = !state.ahead.length;
+  if (!n && !state.ahead.length) return;
+  const first = n ? state.history[0] : state;
+  // The start, the steps taken (back to them), the position shown, and
+  // the steps taken back (forward to them), greyed.
+  const items = ["start: " + first.board.join(" "), ...state.history.map(stepText), ...state.ahead.map(stepText)];
+  items.forEach((text, i) => {
     const li = document.createElement("li");
-    if (k === n) {
+    if (i === n) {
       li.textContent = text;
       li.setAttribute("aria-current", "step");
     } else {
+      const forward = i > n;
+      li.className = forward ? "ahead" : "";
       const button = document.createElement("button");
       button.type = "button";
       button.textContent = text;
-      button.setAttribute("aria-label", `go back to the position after: ${text}`);
+      button.setAttribute("aria-label", `go ${forward ? "forward" : "back"} to the position after: ${text}`);
       button.addEventListener("click", () => {
-        goBack(k, `Went back to the position after: ${text}.`);
+        const said = `Went ${forward ? "forward" : "back"} to the position after: ${text}.`;
+        if (forward) goForward(i - n - 1, said);
+        else goBack(i, said);
         // The list is drawn afresh: the focus waits on the status line.
         $("status").focus();
       });
@@ -484,15 +536,40 @@ function renderGame() {
     }
     ol.appendChild(li);
   });
+  // The position shown in sight, in the list's own scroll.
+  const current = ol.querySelector("[aria-current]");
+  ol.scrollTop = current.offsetTop - ol.clientHeight / 2;
 }
 
 // Shows the position before step k of the game, taking back that step and
-// those after it; done says so to screen readers.
+// those after it (to go forward to again); done says so to screen readers.
 function goBack(k, done) {
   if (k >= state.history.length) return;
-  const before = state.history[k];
-  state.history.length = k;
-  setBoard(before.board, { captured: before.captured, side: before.side, done });
+  if (!state.ahead.length) state.tip = { board: state.board, captured: state.captured, side: state.side, rules: state.rules };
+  state.ahead = [...state.history.splice(k), ...state.ahead];
+  show(state.ahead[0], done);
+}
+
+// Shows the position after step i of those taken back, going forward
+// through it and those before it.
+function goForward(i, done) {
+  if (i >= state.ahead.length) return;
+  state.history.push(...state.ahead.splice(0, i + 1));
+  show(state.ahead.length ? state.ahead[0] : state.tip, done);
+}
+
+// Shows position p of the game (a step's entry, or the tip), under its
+// rules.
+function show(p, done) {
+  if (p.rules !== state.rules) setRules(p.rules);
+  setBoard(p.board, { captured: p.captured, side: p.side, done });
+}
+
+function redo() {
+  if (!state.ahead.length) return;
+  const { step } = state.ahead[0];
+  const what = { move: `pit ${step.pit}`, edit: "the edits", set: "the board typed in", rules: `rules: ${step.to}` }[step.kind];
+  goForward(0, `Played again: ${what}.`);
 }
 
 // The query of board's position with captured: with the whole game's
@@ -534,8 +611,9 @@ async function analyze(known = null) {
     const a = known || await getJSON(apiURL("api/awari", positionQuery(state.board, state.captured)), signal);
     if (id !== state.request) return;
     state.analysis = a;
+    state.retry = null;
     renderAnalysis(a);
-    $("score").textContent = scoreText(a.final);
+    $("score").textContent = scoreText(a);
     renderBoard();
   } catch (e) {
     if (id !== state.request) return;
@@ -598,12 +676,19 @@ function seedsOn(board) {
 
 // The seeds A and B have taken so far, and with final (the API's answer
 // when the whole game's seeds are accounted for) what each ends with.
-function scoreText(final) {
-  const [a, b] = byPlayer(state.captured);
-  let text = `captured so far: A ${a}, B ${b}`;
-  if (final) {
-    const [fa, fb] = byPlayer([final.mover, final.opponent]);
+// The seeds A and B have taken so far, and with the answer a for the
+// position, how the game ends under best play: what each ends with when
+// the whole game's seeds are accounted for (the API's final), else who
+// ends ahead, by the captures so far and the value.
+function scoreText(a) {
+  const [ca, cb] = byPlayer(state.captured);
+  let text = `captured so far: A ${ca}, B ${cb}`;
+  if (a && a.final) {
+    const [fa, fb] = byPlayer([a.final.mover, a.final.opponent]);
     text += ` · with best play A ends with ${fa} and B with ${fb} of ${GAME_SEEDS}`;
+  } else if (a && (ca || cb)) {
+    const ahead = ca - cb + (state.side === 0 ? a.value : -a.value);
+    text += " · with best play " + (ahead === 0 ? "the game is a draw" : `${ahead > 0 ? "A" : "B"} ends ${Math.abs(ahead)} ahead`);
   }
   return text;
 }
@@ -689,6 +774,9 @@ function renderLine(l) {
     }
     ol.append(...plies.slice(LINE_SHOWN));
     more.hidden = true;
+    // The focus goes on to the first ply shown (the button is gone).
+    const next = plies[LINE_SHOWN].querySelector("button");
+    if (next) next.focus();
   };
   const ends = {
     "game-over": "game over",
@@ -706,9 +794,10 @@ function renderLine(l) {
 function followLine(line, k) {
   if (mode() !== "play") return;
   let at = { captured: state.captured, side: state.side };
+  state.ahead = [];
   // Ply p of the line is played from p.board, the position before it.
   for (const p of line.slice(0, k)) {
-    state.history.push({ board: p.board, ...at, step: { kind: "move", pit: p.pit, captures: p.captures } });
+    state.history.push({ board: p.board, ...at, rules: state.rules, step: { kind: "move", pit: p.pit, captures: p.captures } });
     at = turned(at, p.captures);
   }
   const done = `Played the principal line for ${k} ${k === 1 ? "ply" : "plies"}; ${PLAYERS[at.side]} to move.`;
@@ -949,7 +1038,7 @@ function addressPosition() {
   const board = parsed.board || DEFAULT_BOARD.slice();
   if (parsed.error) notices.push("board=" + given + " " + parsed.error + ": showing the default position");
   for (const key of new Set(params.keys())) {
-    if (!["board", "rules", "captured", "moves"].includes(key)) notices.push(key + "= is not a setting of this page (board, rules, captured, moves): ignored");
+    if (!["board", "rules", "captured", "moves", "at"].includes(key)) notices.push(key + "= is not a setting of this page (board, rules, captured, moves, at): ignored");
     else if (params.getAll(key).length > 1) notices.push(key + "= is given " + params.getAll(key).length + " times: the first is used");
   }
   const askedRules = params.get("rules");
@@ -978,7 +1067,13 @@ function addressPosition() {
     if (words.every((w) => /^\s*[0-5]\s*$/.test(w))) moves = words.map(Number);
     else notices.push("moves=" + givenMoves + " is not pits 0 to 5 separated by commas: ignored");
   }
-  return { board, rules, captured, notices, moves };
+  const givenAt = params.get("at");
+  let at = null;
+  if (givenAt !== null) {
+    if (/^\d+$/.test(givenAt) && Number(givenAt) <= moves.length) at = Number(givenAt);
+    else notices.push(`at=${givenAt} is not a number of moves from 0 to ${moves.length}: showing them all played`);
+  }
+  return { board, rules, captured, notices, moves, at };
 }
 
 // Shows what the address asks for: its view and its position. Back and
@@ -986,25 +1081,52 @@ function addressPosition() {
 // address in place) is not kept, so that the screen matches the address;
 // a position that is the one shown keeps its moves to take back.
 function showAddress() {
+  showView();
+  // Back or Forward to another view leaves the game as it is; to the
+  // board with another game, shows that one.
+  const started = state.board !== null;
+  if (started && ($("view-board").hidden || state.address === location.search)) return;
   const p = addressPosition();
-  const shown = state.address === location.search && p.rules === state.rules;
   state.rules = p.rules;
   $("rules").value = p.rules;
-  showView();
-  if (shown) return;
-  setBoard(p.board, { clear: true, notices: p.notices, captured: p.captured });
-  if (p.moves.length) replay(p.moves);
+  if (!p.moves.length) {
+    setBoard(p.board, { clear: true, notices: p.notices, captured: p.captured });
+    return;
+  }
+  setBoard(p.board, { clear: true, notices: p.notices, captured: p.captured, pending: "playing the address's moves" });
+  replay(p.moves, p.at ?? p.moves.length);
 }
 
 function start() {
   // The position shown, asked for again (under other rules, or after a
   // failure), with its moves to take back.
   const again = (done = "") => setBoard(state.board, { captured: state.captured, side: state.side, done });
+  // Another rule set is a step of the game: undo comes back to the moves
+  // played under the one before, and the address's moves start after it.
   $("rules").addEventListener("change", () => {
-    setRules($("rules").value);
-    again();
+    const to = $("rules").value;
+    pushStep({ kind: "rules", to });
+    state.ahead = [];
+    setRules(to);
+    again(`Now ${to} rules.`);
   });
-  $("retry").addEventListener("click", () => again());
+  $("retry").addEventListener("click", () => {
+    // The button goes: the focus waits on the status line.
+    $("status").focus();
+    (state.retry || again)();
+  });
+  $("redo").addEventListener("click", redo);
+  // The view links add an entry to the browser's history that holds the
+  // game shown, so that Back comes back to it (a plain #levels link kept
+  // the address of the entry it left, with an older game).
+  for (const v of ["board", "levels", "omweso"]) {
+    $("nav-" + v).addEventListener("click", (ev) => {
+      ev.preventDefault();
+      if (location.hash === "#" + v) return;
+      history.pushState(null, "", (state.address ?? location.search) + "#" + v);
+      showView();
+    });
+  }
   const setTyped = async () => {
     const typed = parseBoard($("board-text").value);
     // A board refused changes nothing: the one shown keeps its moves to
@@ -1042,6 +1164,7 @@ function start() {
     }
     if (same) return again();
     pushStep({ kind: "set" });
+    state.ahead = [];
     setBoard(typed.board, { done: "Set the board typed in.", known });
   };
   $("set-board").addEventListener("click", setTyped);
@@ -1061,10 +1184,10 @@ function start() {
   // either).
   const hint = () => {
     $("mode-hint").textContent = mode() === "edit"
-      ? "Click a pit to add a seed or take one away, as chosen below; shift-click or right-click does the other. "
+      ? "Click a pit to add a seed or take one away, as chosen above; shift-click or right-click does the other. "
         + "Keys on a pit: + or ↑ adds, - ↓ or Delete takes away, ← → go along the row."
       : "Click one of your pits (bottom row) to sow it; the board turns for the next player. "
-        + "Keys, with the focus on the board: b best move, u undo, ← → go along the row.";
+        + "Keys, with the focus on the board: b best move, u undo, r redo, ← → go along the row.";
   };
   hint();
   for (const r of document.querySelectorAll("input[name=mode]")) {
@@ -1084,6 +1207,7 @@ function start() {
     if (!onBoard || ev.ctrlKey || ev.metaKey || ev.altKey || $("view-board").hidden) return;
     if (ev.key === "b") playBest();
     if (ev.key === "u") undo();
+    if (ev.key === "r") redo();
   });
   document.addEventListener("focusin", forgetFocus);
   $("omweso-form").addEventListener("submit", decideOmweso);
@@ -1118,7 +1242,7 @@ function undo() {
   const n = state.history.length;
   if (!n) return;
   const { step } = state.history[n - 1];
-  const what = { move: `pit ${step.pit}`, edit: "the edits", set: "the board typed in" }[step.kind];
+  const what = { move: `pit ${step.pit}`, edit: "the edits", set: "the board typed in", rules: `rules: ${step.to}` }[step.kind];
   goBack(n - 1, `Took back ${what}.`);
 }
 
