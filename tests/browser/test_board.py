@@ -110,7 +110,10 @@ class SubPath:
                         self.send_header(name, headers[name])
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the page aborted the request (a newer one replaced it)
 
             def log_message(self, *args):
                 pass
@@ -240,6 +243,21 @@ def a_shared_game(d, url):
     d.find_element(By.ID, "redo").click()
     wait_for(d, "the move played again", lambda d: board(d) == [1, 1, 1, 1, 1, 0, 5, 0, 0, 1, 1, 1])
     assert not d.find_element(By.ID, "redo").is_enabled()
+    # A server not reached while the moves are replayed: said, the address
+    # kept as given (it was rewritten to the start at once), and a retry
+    # goes on from where it stopped.
+    d.execute_cdp_cmd("Network.enable", {})
+    d.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/api/awari?*"]})
+    d.get(url + "?board=1,1,1,1,1,2,4,2,3,0,0,0&moves=5,2")
+    error = d.find_element(By.ID, "error")
+    wait_for(d, "the replay's failure", lambda d: error.is_displayed())
+    assert error.text.startswith("moves=: the position before move 1: the server cannot be reached"), error.text
+    assert d.current_url.endswith("?board=1,1,1,1,1,2,4,2,3,0,0,0&moves=5,2"), d.current_url
+    assert not any(d.find_element(By.ID, f"pit-{p}").is_enabled() for p in range(12))
+    d.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+    d.find_element(By.ID, "retry").click()
+    wait_for(d, "the game on retry", lambda d: board(d) == [1, 1, 1, 1, 1, 0, 5, 0, 0, 1, 1, 1] and moves(d))
+    assert d.current_url.endswith("?board=1,1,1,1,1,2,4,2,3,0,0,0&moves=5,2"), d.current_url
     d.get(url + "?board=1,1,1,1,1,2,4,2,3,0,0,0&moves=5,1")
     wait_for(d, "the notice", lambda d: "pit 1 cannot be played at move 2" in d.find_element(By.ID, "error").text)
     assert board(d) == [5, 0, 3, 0, 0, 0, 1, 1, 1, 1, 1, 0], board(d)
