@@ -258,6 +258,27 @@ def a_shared_game(d, url):
     d.find_element(By.ID, "retry").click()
     wait_for(d, "the game on retry", lambda d: board(d) == [1, 1, 1, 1, 1, 0, 5, 0, 0, 1, 1, 1] and moves(d))
     assert d.current_url.endswith("?board=1,1,1,1,1,2,4,2,3,0,0,0&moves=5,2"), d.current_url
+    # The failure is not said once the retry succeeded (it stayed).
+    assert not error.is_displayed(), error.text
+    # While the moves are played, no step is taken: a key or a board typed
+    # then went into the game under way and tangled it.
+    held = d.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+        window.held = []; const realFetch = window.fetch;
+        window.fetch = (url, options) => !String(url).includes('api/awari?') ? realFetch(url, options)
+            : new Promise((resolve, reject) => window.held.push(() => realFetch(url, options).then(resolve, reject)));
+        window.release = () => { window.fetch = realFetch; window.held.splice(0).forEach((go) => go()); };"""})
+    d.get(url + "?board=1,1,1,1,1,2,4,2,3,0,0,0&moves=5,2")
+    wait_for(d, "the replay held", lambda d: d.execute_script("return window.held.length") == 1)
+    assert d.find_element(By.ID, "value").text == "playing the address's moves: 1 of 2"
+    d.find_element(By.TAG_NAME, "body").send_keys("u")
+    field = d.find_element(By.ID, "board-text")
+    field.clear()
+    field.send_keys("0,0,0,0,0,2,1,1,0,0,0,0", Keys.ENTER)
+    d.execute_script("window.release()")
+    wait_for(d, "the game, untangled", lambda d: board(d) == [1, 1, 1, 1, 1, 0, 5, 0, 0, 1, 1, 1] and moves(d))
+    assert [li.text for li in d.find_elements(By.CSS_SELECTOR, "#played li")][1:] == \
+        ["A sowed pit 5, took 3", "B sowed pit 2"]
+    d.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": held["identifier"]})
     d.get(url + "?board=1,1,1,1,1,2,4,2,3,0,0,0&moves=5,1")
     wait_for(d, "the notice", lambda d: "pit 1 cannot be played at move 2" in d.find_element(By.ID, "error").text)
     assert board(d) == [5, 0, 3, 0, 0, 0, 1, 1, 1, 1, 1, 0], board(d)

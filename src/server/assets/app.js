@@ -33,6 +33,9 @@ const state = {
   captured: [0, 0],
   // Who is to move: 0 for A, 1 for B (PLAYERS).
   side: 0,
+  // Whether the address's moves are being played (replay): no step may
+  // be taken meanwhile.
+  pending: false,
   // The address written for the game shown (writeAddress), to tell a
   // Back or Forward to another one.
   address: null,
@@ -351,6 +354,7 @@ function editPit(p, delta) {
 // just before it. Captures that no longer fit beside the board's seeds in
 // a game are counted from 0 again.
 function edited(board, captured, side, done) {
+  if (state.pending) return;
   if (!state.editing) pushStep({ kind: "edit" });
   state.ahead = [];
   const fits = seedsOn(board) + captured[0] + captured[1] <= GAME_SEEDS;
@@ -363,8 +367,9 @@ function pushStep(step) {
 }
 
 function play(pit) {
-  // Edit mode sets seeds; no move is played, from the pits or the table.
-  if (mode() !== "play") return;
+  // Edit mode sets seeds; no move is played, from the pits or the table;
+  // nor while the address's moves are played.
+  if (mode() !== "play" || state.pending) return;
   const m = state.analysis && state.analysis.moves.find((x) => x.pit === pit);
   if (!m) return;
   pushStep({ kind: "move", pit, captures: m.captures });
@@ -418,14 +423,24 @@ function setBoard(board, { captured = [0, 0], side = 0, clear = false, notices =
   $("board-text").value = board.join(",");
   if (pending) {
     // Not asked for yet (the address's moves are being played): nothing
-    // to play, the address kept as given.
+    // to play, the address kept as given, nothing of another position.
     ++state.request;
+    state.address = location.search;
+    state.retry = null;
     $("value").textContent = pending;
     $("value").className = "";
+    $("source").textContent = "";
+    $("score").textContent = "";
+    $("moves").tBodies[0].replaceChildren();
+    $("line").replaceChildren();
+    $("line-more").hidden = true;
+    $("line-end").textContent = "";
     renderBoard();
     renderGame();
     return;
   }
+  state.pending = false;
+  state.retry = null;
   writeAddress();
   renderBoard();
   renderGame();
@@ -461,8 +476,12 @@ function writeAddress() {
 // the server for each position's moves in turn; a pit that cannot be
 // played stops them there, with a notice. Dropped once anything newer is
 // asked for.
-async function replay(pits, stop = pits.length, done = 0) {
+async function replay(pits, stop = pits.length) {
   const shown = state.request;
+  state.pending = true;
+  // The moves of an earlier try are in the history already.
+  const done = state.history.length;
+  const steps = [];
   let at = { board: state.board, captured: state.captured, side: state.side };
   let notice = "";
   for (const [k, pit] of pits.entries()) {
@@ -472,11 +491,14 @@ async function replay(pits, stop = pits.length, done = 0) {
       a = await getJSON(apiURL("api/awari", positionQuery(at.board, at.captured)), freshSignal("replay"));
     } catch (e) {
       if (e.name === "AbortError" || shown !== state.request) return;
-      // Where it stopped, with a retry that goes on from there.
-      const message = `moves=: the position before move ${done + k + 1}: ${e.message}`;
-      setBoard(at.board, { ...at, notices: [...state.notices, message], pending: "no value" });
-      showError(state.notices.join("; "));
-      state.retry = () => replay(pits.slice(k), stop, done + k);
+      // Where it stopped, the moves played so far to take back, and a
+      // retry that goes on from there while nothing else was done.
+      state.history.push(...steps);
+      setBoard(at.board, { ...at, notices: state.notices, pending: "no value" });
+      state.pending = false;
+      showError([...state.notices, `moves=: the position before move ${done + k + 1}: ${e.message}`].join("; "));
+      // (Any other board shown since drops it: setBoard.)
+      state.retry = () => replay(pits.slice(k), stop);
       $("retry").hidden = !retryable(e);
       return;
     }
@@ -486,9 +508,10 @@ async function replay(pits, stop = pits.length, done = 0) {
       notice = `moves=: pit ${pit} cannot be played at move ${done + k + 1}: showing the position before it`;
       break;
     }
-    state.history.push({ ...at, rules: state.rules, step: { kind: "move", pit, captures: m.captures } });
+    steps.push({ ...at, rules: state.rules, step: { kind: "move", pit, captures: m.captures } });
     at = { board: m.board, ...turned(at, m.captures) };
   }
+  state.history.push(...steps);
   // The moves after the first stop (at=) are taken back, to go forward
   // to again.
   if (stop < state.history.length) {
@@ -507,7 +530,11 @@ function renderGame() {
   ol.replaceChildren();
   const n = state.history.length;
   $("turn").textContent = `${PLAYERS[state.side]} to move` + (n ? ` (last: ${stepText(state.history[n - 1])}),` : ",");
+  // Redo is offered only with a step to play again; the focus it had
+  // waits on the status line.
+  const redoFocused = document.activeElement === $("redo");
   $("redo").disabled = !state.ahead.length;
+  if (redoFocused && $("redo").disabled) $("status").focus();
   if (!n && !state.ahead.length) return;
   const first = n ? state.history[0] : state;
   // The start, the steps taken (back to them), the position shown, and
@@ -544,7 +571,7 @@ function renderGame() {
 // Shows the position before step k of the game, taking back that step and
 // those after it (to go forward to again); done says so to screen readers.
 function goBack(k, done) {
-  if (k >= state.history.length) return;
+  if (k >= state.history.length || state.pending) return;
   if (!state.ahead.length) state.tip = { board: state.board, captured: state.captured, side: state.side, rules: state.rules };
   state.ahead = [...state.history.splice(k), ...state.ahead];
   show(state.ahead[0], done);
@@ -553,7 +580,7 @@ function goBack(k, done) {
 // Shows the position after step i of those taken back, going forward
 // through it and those before it.
 function goForward(i, done) {
-  if (i >= state.ahead.length) return;
+  if (i >= state.ahead.length || state.pending) return;
   state.history.push(...state.ahead.splice(0, i + 1));
   show(state.ahead.length ? state.ahead[0] : state.tip, done);
 }
@@ -792,9 +819,12 @@ function renderLine(l) {
 // Plays the first k plies of the principal line (its plies from the
 // position shown), each a step undo takes back.
 function followLine(line, k) {
-  if (mode() !== "play") return;
+  // The line of the position shown only, once its answer is in.
+  if (mode() !== "play" || state.pending || !state.analysis) return;
   let at = { captured: state.captured, side: state.side };
-  state.ahead = [];
+  // The steps taken back stay when the line plays them again.
+  const again = line.slice(0, k).every((p, j) => state.ahead[j] && state.ahead[j].step.kind === "move" && state.ahead[j].step.pit === p.pit);
+  state.ahead = again ? state.ahead.slice(k) : [];
   // Ply p of the line is played from p.board, the position before it.
   for (const p of line.slice(0, k)) {
     state.history.push({ board: p.board, ...at, rules: state.rules, step: { kind: "move", pit: p.pit, captures: p.captures } });
@@ -1080,7 +1110,7 @@ function addressPosition() {
 // Forward come here too: the board then set aside (moves rewrite the
 // address in place) is not kept, so that the screen matches the address;
 // a position that is the one shown keeps its moves to take back.
-function showAddress() {
+async function showAddress() {
   showView();
   // Back or Forward to another view leaves the game as it is; to the
   // board with another game, shows that one.
@@ -1094,6 +1124,19 @@ function showAddress() {
     return;
   }
   setBoard(p.board, { clear: true, notices: p.notices, captured: p.captured, pending: "playing the address's moves" });
+  state.pending = true;
+  const mark = state.request;
+  // Rules not served here give way to awari before the moves are played
+  // (the moves of abapa tables not here would each be a 404).
+  if (p.rules !== "awari") {
+    const info = await state.levelsServed.catch(() => null);
+    if (state.request !== mark) return;
+    const served = info ? info.rules.filter((r) => r.levels.length).map((r) => r.rules) : [];
+    if (info && !served.includes(p.rules) && served.includes("awari")) {
+      state.notices.push(p.rules + " values are not served here: showing awari");
+      setRules("awari");
+    }
+  }
   replay(p.moves, p.at ?? p.moves.length);
 }
 
@@ -1105,6 +1148,10 @@ function start() {
   // played under the one before, and the address's moves start after it.
   $("rules").addEventListener("change", () => {
     const to = $("rules").value;
+    if (state.pending) {
+      $("rules").value = state.rules;
+      return;
+    }
     pushStep({ kind: "rules", to });
     state.ahead = [];
     setRules(to);
@@ -1128,6 +1175,7 @@ function start() {
     });
   }
   const setTyped = async () => {
+    if (state.pending) return;
     const typed = parseBoard($("board-text").value);
     // A board refused changes nothing: the one shown keeps its moves to
     // take back. So does one above the levels here, which the server
@@ -1179,7 +1227,10 @@ function start() {
     edited([...b.slice(6), ...b.slice(0, 6)], [state.captured[1], state.captured[0]], 1 - state.side,
       `Swapped sides: ${PLAYERS[1 - state.side]} to move.`);
   });
-  $("clear-board").addEventListener("click", () => edited(new Array(12).fill(0), state.captured, state.side, "Cleared the board."));
+  $("clear-board").addEventListener("click", () => {
+    // An empty board cleared is no step.
+    if (seedsOn(state.board)) edited(new Array(12).fill(0), state.captured, state.side, "Cleared the board.");
+  });
   // The hint says what clicks do in the mode shown (a reload may restore
   // either).
   const hint = () => {
@@ -1224,7 +1275,8 @@ function start() {
     const served = new Set(info.rules.filter((r) => r.levels.length).map((r) => r.rules));
     state.served = served;
     for (const o of $("rules").options) o.disabled = !served.has(o.value);
-    if (!served.has(state.rules) && served.has("awari")) {
+    // (While the address's moves are played, showAddress did this.)
+    if (!served.has(state.rules) && served.has("awari") && !state.pending) {
       const notice = state.rules + " values are not served here: showing awari";
       setRules("awari");
       setBoard(state.board, { captured: state.captured, side: state.side, notices: [...state.notices, notice] });
