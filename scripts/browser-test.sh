@@ -28,4 +28,11 @@ fi
 source scripts/start-server.sh
 start_server browser-test.sh "$BIN" target/browser-db "$OUT"
 trap 'kill $SERVER 2>/dev/null || true' EXIT
-"$VENV/bin/python" tests/browser/test_board.py "$URL" "$OUT"
+"$VENV/bin/python" tests/browser/test_board.py "$URL" "$OUT" || {
+  status=$?
+  # What the server was doing, for a failure that is the server's.
+  kill -0 "$SERVER" 2>/dev/null && state="still running" || state="not running"
+  echo "browser-test.sh: the test failed; the server at $URL is $state; its log ends:" >&2
+  tail -n 5 "$OUT/server.log" >&2
+  exit $status
+}
