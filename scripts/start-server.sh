@@ -8,6 +8,10 @@
 # stops the server (kill $SERVER) when done.
 start_server() {
   local name=$1 bin=$2 db=$3 out=$4
+  # Emptied here, not by the redirection below: that runs in the background
+  # job, and the first grep could read the address of an earlier server
+  # (gone) before it did.
+  : > "$out/server.out"
   "$bin" serve --db "$db" --addr 127.0.0.1:0 > "$out/server.out" 2> "$out/server.log" &
   SERVER=$!
   for _ in $(seq 100); do
