@@ -14,7 +14,7 @@ use crate::files::{Links, check_dir, create_dirs, open_checked};
 /// it: they never see a partial file, since files appear by rename.
 #[derive(Debug)]
 pub struct DirLock {
-    _file: File,
+    file: File,
 }
 
 /// How often a writer that waits for another one tries its lock again.
@@ -122,7 +122,19 @@ impl DirLock {
             .and_then(|()| file.rewind())
             .and_then(|()| writeln!(file, "process {} ({})", std::process::id(), me.join(" ")));
         said.map_err(|e| Error::io(&path, e))?;
-        Ok(DirLock { _file: file })
+        Ok(DirLock { file })
+    }
+}
+
+impl Drop for DirLock {
+    /// Unlocks before the file is closed: the lock belongs to the open
+    /// file, which a child process being started by another thread holds
+    /// too until it runs its program (the descriptor is closed only
+    /// then), so closing alone could leave the directory locked for a
+    /// moment after this lock was dropped, and a writer of this process
+    /// that came next was refused (a test's second build was).
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
     }
 }
 
@@ -165,6 +177,18 @@ mod tests {
             "{e}"
         );
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_lock_dropped_is_free_also_while_a_copy_of_its_file_is_open() {
+        let dir = scratch("dropped");
+        let lock = DirLock::acquire(&dir).unwrap();
+        // What a child process being started holds until it execs.
+        let copy = lock.file.try_clone().unwrap();
+        drop(lock);
+        DirLock::acquire(&dir).expect("the lock dropped is free");
+        drop(copy);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
