@@ -102,11 +102,12 @@ function freshSignal(kind) {
 // The JSON answer of url; an error answer throws with the API's message,
 // or with the HTTP status where the body is not JSON (a 414 or 431 has
 // none); a server that cannot be reached, or that has not answered within
-// seconds, throws saying so. The error's status is the
+// ANSWER_SECONDS, throws saying so. The error's status is the
 // HTTP status, 0 for a server not reached or not answering. A request
 // aborted through signal throws its AbortError, which callers drop with the
 // answers of requests no longer current.
-async function getJSON(url, signal, seconds = ANSWER_SECONDS) {
+async function getJSON(url, signal) {
+  const seconds = ANSWER_SECONDS;
   const failure = (message, status) => Object.assign(new Error(message), { status });
   // The request stops at the caller's abort or at the time limit,
   // whichever comes first.
@@ -391,6 +392,11 @@ function turned({ captured: [mover, opponent], side }, captures) {
 
 // What step i of the game did, from the position history[i] (the pieces
 // of the Game list and of the status line).
+// What step is, as the object of "Took back ..." and "Played again: ...".
+function stepObject(step) {
+  return { move: `pit ${step.pit}`, edit: "the edits", set: "the board typed in", rules: `rules: ${step.to}` }[step.kind];
+}
+
 function stepText({ side, step }) {
   if (step.kind === "edit") return "board edited";
   if (step.kind === "set") return "board typed in";
@@ -595,8 +601,7 @@ function show(p, done) {
 function redo() {
   if (!state.ahead.length) return;
   const { step } = state.ahead[0];
-  const what = { move: `pit ${step.pit}`, edit: "the edits", set: "the board typed in", rules: `rules: ${step.to}` }[step.kind];
-  goForward(0, `Played again: ${what}.`);
+  goForward(0, `Played again: ${stepObject(step)}.`);
 }
 
 // The query of board's position with captured: with the whole game's
@@ -1294,8 +1299,7 @@ function undo() {
   const n = state.history.length;
   if (!n) return;
   const { step } = state.history[n - 1];
-  const what = { move: `pit ${step.pit}`, edit: "the edits", set: "the board typed in", rules: `rules: ${step.to}` }[step.kind];
-  goBack(n - 1, `Took back ${what}.`);
+  goBack(n - 1, `Took back ${stepObject(step)}.`);
 }
 
 // The address's captured=M,O beside board: [M, O], [0, 0] when not given,
