@@ -173,11 +173,14 @@ impl Db {
     }
 
     /// The raw working copy of a level, mapped, if it holds exactly the
-    /// content of `table` (its sha256 is the table's content checksum).
+    /// content of `table` (its length is the table's positions and its
+    /// sha256 the table's content checksum; the length first, so that a
+    /// copy of another length, however long, is never hashed).
     pub fn raw_copy(&self, rules: Rules, seeds: usize, table: &Table) -> Option<Mmap> {
-        map_raw(&self.raw_path(rules, seeds))
-            .ok()
-            .filter(|m| table::sha256(m) == table.header().content_sha256)
+        map_raw(&self.raw_path(rules, seeds)).ok().filter(|m| {
+            m.len() as u64 == table.header().positions
+                && table::sha256(m) == table.header().content_sha256
+        })
     }
 
     /// The content sha256 of each level of `rules` that a solver of level

@@ -99,6 +99,14 @@ pub enum Corruption {
         /// The format's.
         want: u32,
     },
+    /// The header claims more positions than any table holds
+    /// ([`crate::table::MAX_POSITIONS`]).
+    TooManyPositions {
+        /// Positions claimed.
+        found: u64,
+        /// The most any table holds.
+        most: u64,
+    },
     /// The block count does not follow from positions and block size.
     BlockCount,
     /// A block index entry is out of order or out of bounds.
@@ -257,6 +265,10 @@ impl fmt::Display for Corruption {
                     "block size {found}; tables have blocks of {want} positions"
                 )
             }
+            TooManyPositions { found, most } => write!(
+                f,
+                "claims {found} positions; no table holds more than {most}"
+            ),
             BlockCount => write!(f, "block count does not match positions and block size"),
             IndexEntry(k) => write!(f, "block index entry {k} out of order or out of bounds"),
             HeaderChecksum => write!(f, "header checksum mismatch"),

@@ -32,6 +32,12 @@ const TRAILER_LEN: usize = 32;
 const ENCODING_I8: u8 = 1;
 /// Positions per compressed block: a query decompresses 64 KiB.
 pub const BLOCK_SIZE: u32 = 1 << 16;
+/// The most positions a table may claim: more than any level of any game
+/// stored here (Oware's largest, 48 seeds, has 203.6 G). A header that
+/// claims more is damaged, and is refused before its block index (at most
+/// 64 MiB below this bound) is hashed: a forged header over a sparse file
+/// would otherwise have every reader hash hundreds of gigabytes of zeros.
+pub const MAX_POSITIONS: u64 = 1 << 38;
 const ZSTD_LEVEL: i32 = 3;
 
 /// What a table holds: which game, rule set and level.
@@ -331,6 +337,12 @@ impl Table {
             return Err(bad(Corruption::BlockSize {
                 found: header.block_size,
                 want: BLOCK_SIZE,
+            }));
+        }
+        if header.positions > MAX_POSITIONS {
+            return Err(bad(Corruption::TooManyPositions {
+                found: header.positions,
+                most: MAX_POSITIONS,
             }));
         }
         let bs = u64::from(header.block_size);

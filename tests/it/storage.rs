@@ -193,6 +193,35 @@ fn damage_is_an_error_naming_the_file() {
     }
 }
 
+/// A forged header that claims a level far past any game's, over a sparse
+/// file long enough for its block index (512 GB): refused as the table
+/// opens, before that index is hashed (every reader hung there).
+#[test]
+fn a_header_claiming_too_many_positions_is_refused_before_any_hashing() {
+    let dir = scratch("huge-header");
+    let path = dir.join("t.mdb");
+    write_table(&path, ID, &values(BLOCK_SIZE as usize)).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[24..32].copy_from_slice(&(1u64 << 51).to_le_bytes());
+    bytes[32..40].copy_from_slice(&(1u64 << 35).to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(1 << 40).unwrap();
+    let err = Table::open(&path).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Corrupt {
+                kind: Corruption::TooManyPositions { found, .. },
+                ..
+            } if found == 1 << 51
+        ),
+        "{err}"
+    );
+    // The largest level of the game fits under the bound.
+    assert!(mancaladb::oware::level_size(48) <= mancaladb::table::MAX_POSITIONS);
+}
+
 #[test]
 fn a_table_of_the_wrong_level_is_refused() {
     let dir = scratch("wrong-level");
@@ -256,6 +285,14 @@ fn builds_resume_and_repair() {
     bytes[n / 2] ^= 0xff;
     std::fs::write(db.table_path(Rules::Abapa, 7), &bytes).unwrap();
     std::fs::remove_file(db.raw_path(Rules::Abapa, 4)).unwrap();
+    // And stretch the raw copy of level 5 to a sparse terabyte: a copy of
+    // another length is rewritten at once, never hashed (it was, for good).
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(db.raw_path(Rules::Abapa, 5))
+        .unwrap()
+        .set_len(1 << 40)
+        .unwrap();
 
     heard.clear();
     let second = build_all().unwrap();
@@ -315,6 +352,8 @@ fn builds_resume_and_repair() {
         "rebuilt identically"
     );
     assert!(db.raw_path(Rules::Abapa, 4).exists());
+    let raw5 = std::fs::metadata(db.raw_path(Rules::Abapa, 5)).unwrap();
+    assert_eq!(raw5.len(), mancaladb::oware::level_size(5));
 
     // Queries read through the repaired tables: the one move is a grand
     // slam, which captures nothing under abapa, and loses the 4 seeds; the

@@ -56,7 +56,10 @@
 //! fails its check. A resumed checkpoint takes with it what killed writes
 //! left (`.tmp` files), and a work directory is wiped checkpoints first, so
 //! that a wipe stopped part-way never leaves a checkpoint without its
-//! lists.
+//! lists. A checkpoint that reads back whole but holds state bytes no
+//! solve writes (damaged before it was sealed) is caught when the solve
+//! ends ([`code::finished`], one pass over the state) and the level is
+//! solved afresh: no impossible value reaches a table.
 //!
 //! The level may be split among several ranks (processes, see
 //! [`crate::exchange`]), each holding the working state of its own index
@@ -114,6 +117,19 @@ pub mod code {
     #[inline]
     pub const fn decided(v: i8) -> u8 {
         (v as i16 + 64) as u8
+    }
+
+    /// Whether `c` is a byte that a finished solve of a level of `seeds`
+    /// seeds holds: undecided (a counter of at most 6 quiet moves,
+    /// blocked or not), or decided and told, with a value in
+    /// `-seeds..=seeds`. Any other byte came from damaged work files.
+    #[inline]
+    pub const fn finished(c: u8, seeds: u8) -> bool {
+        match c {
+            0..=6 | 8..=14 => true,
+            DECIDED..FRESH => value(c).unsigned_abs() <= seeds,
+            _ => false,
+        }
     }
 
     /// The value of a code: 0 if undecided.
@@ -260,8 +276,11 @@ pub fn solve_part(
 /// A level past the game's, or `lower` not holding levels `0..seeds`, is
 /// [`Error::Invalid`] ([`check_lower`]).
 /// A seed list found damaged on any rank (its records are checked as they
-/// are read) is reported, and every rank solves the level afresh, from an
-/// empty work directory; found damaged again, it is an error. Any other
+/// are read), or a resumed solve that ends with a state byte no solve
+/// writes ([`code::finished`]: its checkpoint was damaged before it was
+/// sealed, or forged), is reported, and every rank solves the level
+/// afresh, from an empty work directory; found damaged again, it is an
+/// error. Any other
 /// error returns on this rank alone: the caller stops the other ranks (the
 /// command line's distributed build calls `MPI_Abort`).
 pub fn solve_part_in(
@@ -280,7 +299,7 @@ pub fn solve_part_in(
     solve_once(rules, seeds, lower, ex, options, progress)?.ok_or_else(|| {
         Error::corrupt(
             dir,
-            Corruption::Checkpoint("seed lists written afresh were damaged again"),
+            Corruption::Checkpoint("work files written afresh were damaged again"),
         )
     })
 }
@@ -534,6 +553,20 @@ fn solve_once(
     // The positions no threshold decided are done too: they are worth 0.
     stage.inc(size.saturating_sub(told));
     stage.finish();
+    // Every byte is a finished one unless the work files resumed were
+    // damaged before they were sealed (or forged): their checks passed,
+    // but the values would be impossible. The level is then solved afresh.
+    let finished = if state.par_iter().all(|&c| code::finished(c, seeds as u8)) {
+        Ok(())
+    } else {
+        Err(Error::corrupt(
+            dir,
+            Corruption::Checkpoint("the solve resumed from here ends with impossible state bytes"),
+        ))
+    };
+    if read_by_every_rank(finished, ex, seeds, progress)?.is_none() {
+        return Ok(None);
+    }
 
     // The state bytes become the values, in place.
     state
@@ -630,5 +663,77 @@ impl Clock {
 
     fn reset(&mut self) {
         self.0.reset();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oware::workdir::scratch;
+
+    /// A threshold's checkpoint whose checks pass but whose state bytes no
+    /// solve writes (damaged before it was sealed, or forged) never reaches
+    /// a table: the resumed solve notices when it ends and solves the level
+    /// afresh, to the same values. (A build resumed from it wrote a table
+    /// of value 63 at level 10, which every reader then refused and every
+    /// later build kept as sound.)
+    #[test]
+    fn a_sealed_checkpoint_of_impossible_state_bytes_is_solved_afresh() {
+        let (rules, seeds) = (Rules::Awari, 10);
+        let mut levels: Vec<Vec<i8>> = Vec::new();
+        for n in 0..=seeds {
+            let values = solve_level(rules, n, &levels, Progress::QUIET).unwrap();
+            levels.push(values.to_vec());
+        }
+        let dir = scratch("impossible-state");
+        let options = Options {
+            dir: dir.clone(),
+            checkpoint_every: Some(Duration::ZERO),
+            frontier_cap: None,
+            forward_part: FORWARD_PART,
+            lower: [0; 32],
+        };
+        let solve = || {
+            solve_part_in(
+                rules,
+                seeds,
+                &levels[..seeds],
+                &Alone,
+                &options,
+                Progress::QUIET,
+            )
+        };
+        // A finished solve leaves its checkpoint after the last threshold.
+        assert!(solve().unwrap().values[..] == levels[seeds][..]);
+        let size = crate::oware::level_size(seeds);
+        let checkpoint = Checkpoint {
+            rules: rules.code(),
+            seeds: seeds as u32,
+            ranks: 1,
+            rank: 0,
+            start: 0,
+            end: size,
+            lower: [0; 32],
+        };
+        assert_eq!(checkpoint.saved(&dir).unwrap(), [0]);
+        let mut state = vec![0u8; size as usize];
+        let lists = checkpoint.load(&dir, 0, &mut state).unwrap();
+        for (k, bad) in [
+            0xffu8,
+            7,
+            code::decided(seeds as i8 + 1),
+            code::FRESH | code::decided(1),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            state[k * 1000] = bad;
+            assert!(!code::finished(bad, seeds as u8), "{bad}");
+        }
+        checkpoint.save(&dir, 0, &lists, &state).unwrap();
+        let part = solve().expect("the level is solved afresh");
+        assert_eq!(part.resumed_at, None);
+        assert!(part.values[..] == levels[seeds][..]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -85,6 +85,6 @@ fn entries(dir: &Path) -> Result<Vec<DirEntry>> {
 
 /// A fresh, empty directory for a test of the work directory's files.
 #[cfg(test)]
-fn scratch(name: &str) -> std::path::PathBuf {
+pub(super) fn scratch(name: &str) -> std::path::PathBuf {
     crate::files::scratch_dir("workdir", name)
 }
