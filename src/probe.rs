@@ -404,6 +404,15 @@ impl Level {
         &self.raw_path
     }
 
+    /// The file probes read the level's values from now: the raw copy once
+    /// it is in use, else the table.
+    pub fn read_from(&self) -> &Path {
+        match self.raw.get() {
+            Some(_) => &self.raw_path,
+            None => self.table.path(),
+        }
+    }
+
     /// Asks the memory system for the raw byte of `index` ahead of a
     /// [`Level::value`] (nothing for blocks: their lookup is a hash map).
     #[inline]

@@ -306,19 +306,8 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
         });
     }
     let value = list.iter().map(|m| m.value).max().unwrap_or(-(seeds as i8));
-    if let Some(v) = own
-        && v != value
-    {
-        let moves_from = ascending(list.iter().map(|m| m.child.seeds()));
-        return Err(Error::corrupt(
-            values.origin(board),
-            Corruption::Inconsistent {
-                board: board.to_string(),
-                stored: v,
-                best: value,
-                moves_from,
-            },
-        ));
+    if let Some(v) = own {
+        consistent(values, board, v, value, || list.iter().map(|m| m.child))?;
     }
     let best = list
         .iter()
@@ -339,6 +328,96 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
         best,
         valued_by,
     })
+}
+
+/// Checks that the stored value `stored` of `board` is `best`, the value
+/// of its best move, whose children `children` lists: else the tables are
+/// inconsistent, an error naming the file `stored` came from and the
+/// levels the moves' values came from.
+fn consistent<I: IntoIterator<Item = Board>>(
+    values: &dyn Values,
+    board: &Board,
+    stored: i8,
+    best: i8,
+    children: impl FnOnce() -> I,
+) -> Result<()> {
+    if stored == best {
+        return Ok(());
+    }
+    Err(Error::corrupt(
+        values.origin(board),
+        Corruption::Inconsistent {
+            board: board.to_string(),
+            stored,
+            best,
+            moves_from: ascending(children().into_iter().map(|c| c.seeds())),
+        },
+    ))
+}
+
+/// What a row of [`move_values`] holds for a pit with no legal move: below
+/// every value (`-48..=48`), so a row's maximum is the best move's value.
+pub const NO_MOVE: i8 = i8::MIN;
+
+/// Boards whose moves [`move_values`] values together: their children
+/// (up to six each) and their values are held at once.
+const MOVE_BATCH: usize = 1 << 16;
+
+/// The value of every move of each of `boards` into `out` (cleared
+/// first): row `k`, at index `p`, is what sowing pit `p` of `boards[k]` is
+/// worth to the mover, as [`analyze`] gives it (`captures - value(child)`),
+/// or [`NO_MOVE`] where pit `p` has no legal move. A stored board's best
+/// move must be worth its stored value, else the tables are inconsistent
+/// (an error, as from [`analyze`]). The boards' own values and their
+/// children's are read in batches through [`values`], with its grouped
+/// probes: the labels of a policy for a whole data set, one call.
+pub fn move_values(
+    rules: Rules,
+    source: &dyn Values,
+    boards: &[Board],
+    out: &mut Vec<[i8; 6]>,
+) -> Result<()> {
+    out.clear();
+    same_rules(rules, source)?;
+    let (mut stored, mut own) = (Vec::new(), Vec::new());
+    let (mut children, mut played, mut child_values) = (Vec::new(), Vec::new(), Vec::new());
+    for batch in boards.chunks(MOVE_BATCH) {
+        // The boards' own levels first: a missing one is the level to name.
+        stored.clear();
+        stored.extend(batch.iter().filter(|b| reads_own_level(b)).copied());
+        values(rules, source, &stored, &mut own)?;
+        children.clear();
+        played.clear();
+        for (k, board) in batch.iter().enumerate() {
+            for m in moves(rules, board).as_slice() {
+                children.push(m.child);
+                played.push((k, usize::from(m.pit), m.captured));
+            }
+        }
+        values(rules, source, &children, &mut child_values)?;
+        let first = out.len();
+        out.resize(first + batch.len(), [NO_MOVE; 6]);
+        let rows = &mut out[first..];
+        for ((&(k, pit, captured), child), &v) in played.iter().zip(&children).zip(&child_values) {
+            rows[k][pit] = move_value(source, captured, child, v)?;
+        }
+        let mut own = own.iter();
+        for (board, row) in batch.iter().zip(rows.iter()) {
+            if reads_own_level(board) {
+                let stored = *own.next().expect("one value per stored board");
+                let best = row.iter().copied().max().filter(|&v| v != NO_MOVE);
+                let best = best.unwrap_or(-(board.seeds() as i8));
+                consistent(source, board, stored, best, || {
+                    moves(rules, board)
+                        .as_slice()
+                        .iter()
+                        .map(|m| m.child)
+                        .collect::<Vec<_>>()
+                })?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `captured - child`, the value of a move that takes `captured` seeds and
@@ -517,6 +596,8 @@ mod tests {
         );
         let err = values(Rules::Abapa, &awari, &[b], &mut Vec::new()).unwrap_err();
         assert_eq!(err.to_string(), want);
+        let err = move_values(Rules::Abapa, &awari, &[b], &mut Vec::new()).unwrap_err();
+        assert_eq!(err.to_string(), want);
         let err = principal_line(Rules::Abapa, &awari, &b, 10).unwrap_err();
         assert_eq!(err.to_string(), want);
         assert_eq!(value(Rules::Awari, &awari, &b).unwrap(), 0);
@@ -544,6 +625,9 @@ mod tests {
             let mut out = Vec::new();
             values(Rules::Awari, &NoLevels, &[b, b], &mut out).unwrap();
             assert_eq!(out, [lost, lost], "{b}");
+            let mut rows = Vec::new();
+            move_values(Rules::Awari, &NoLevels, &[b], &mut rows).unwrap();
+            assert_eq!(rows, [[NO_MOVE; 6]], "{b}");
         }
         // A player with seeds reads the level, stored or not.
         let b = Board([1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
@@ -593,8 +677,11 @@ mod tests {
                 "{e}"
             );
         }
-        // -1 is one: the move is worth 1, which the stored -1 contradicts.
+        // -1 is one: the move is worth 1, which the stored -1 contradicts
+        // (to `move_values` too, which gives the same error).
         let e = analyze(Rules::Awari, &Constant(-1), &b).unwrap_err();
+        let batch = move_values(Rules::Awari, &Constant(-1), &[b], &mut Vec::new());
+        assert_eq!(batch.unwrap_err().to_string(), e.to_string());
         // The move's value came from level 1, which the error names.
         assert!(
             matches!(
@@ -620,6 +707,7 @@ mod tests {
         // Every board of up to `top` seeds, stored or not.
         let all = Ranker::new(12, top, None);
         let mut outside = 0;
+        let (mut every, mut rows) = (Vec::new(), Vec::new());
         for n in 0..=top {
             let mut b = Board::EMPTY;
             all.unrank(n, 0, &mut b.0);
@@ -627,6 +715,12 @@ mod tests {
                 let v = value(Rules::Awari, &solved, &b).unwrap();
                 let a = analyze(Rules::Awari, &solved, &b).unwrap();
                 assert_eq!(v, a.value, "{b}");
+                let mut row = [NO_MOVE; 6];
+                for m in &a.moves {
+                    row[usize::from(m.pit)] = m.value;
+                }
+                every.push(b);
+                rows.push(row);
                 // One ply by hand from the solved levels (every child is
                 // stored): the best of captures minus the child's value;
                 // with no move the opponent takes every seed.
@@ -659,6 +753,12 @@ mod tests {
             .map(|n| crate::compose::binomial(n + 5, 11))
             .sum();
         assert_eq!(outside as u128, want);
+        // The moves' values of every board in one call (batches of boards
+        // included: more boards than one holds), as `analyze` gives them.
+        assert!(every.len() > MOVE_BATCH);
+        let mut out = vec![[0; 6]];
+        move_values(Rules::Awari, &solved, &every, &mut out).unwrap();
+        assert!(out == rows);
         // README: 0 0 0 0 0 2 1 1 0 0 0 0 is worth +4 (pit 5 takes all).
         let b = Board::parse(&["0 0 0 0 0 2 1 1 0 0 0 0"]).unwrap();
         assert_eq!(value(Rules::Awari, &solved, &b).unwrap(), 4);

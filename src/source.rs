@@ -294,8 +294,15 @@ impl Values for Tables {
         true
     }
 
+    /// The file the level's values are read from: its raw copy once in
+    /// use (a value damaged there since its check is that file's), else
+    /// its table.
     fn origin(&self, board: &Board) -> PathBuf {
-        self.db.table_path(self.rules, board.seeds())
+        let seeds = board.seeds();
+        match self.levels.get(seeds).and_then(OnceLock::get) {
+            Some(level) => level.read_from().to_path_buf(),
+            None => self.db.table_path(self.rules, seeds),
+        }
     }
 
     fn values(&self, boards: &[Board], out: &mut Vec<i8>) -> Result<()> {

@@ -116,7 +116,13 @@ fn raw_copy_is_used_only_when_it_matches() {
     let want = exported_14();
     let good = level_14_dir("probe-raw-good", Some(&want));
     let tables = Tables::new(Db::new(&good), Rules::Awari);
+    let first = Encoder::new(MAX_SEEDS).board_at(14, 0).unwrap();
+    let db = Db::new(&good);
+    assert_eq!(tables.origin(&first), db.table_path(Rules::Awari, 14));
     assert!(tables.level(14).unwrap().check_raw());
+    // A value damaged from here on is the raw copy's (errors named the
+    // table, which was not read).
+    assert_eq!(tables.origin(&first), db.raw_path(Rules::Awari, 14));
     probe_all(&good, 1 << 20, 2, &want, 1);
 
     let mut bad = want.clone();
@@ -125,6 +131,8 @@ fn raw_copy_is_used_only_when_it_matches() {
     let damaged = level_14_dir("probe-raw-damaged", Some(&bad));
     let tables = Tables::new(Db::new(&damaged), Rules::Awari);
     assert!(!tables.level(14).unwrap().check_raw());
+    let db = Db::new(&damaged);
+    assert_eq!(tables.origin(&first), db.table_path(Rules::Awari, 14));
     probe_all(&damaged, 1 << 20, 2, &want, 31);
     // The tables whose check refused the copy read the damaged position's
     // true value too.
