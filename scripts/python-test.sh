@@ -19,7 +19,8 @@ python3 -m venv "$VENV"
 # older one builds a copy of python/ without the crate at `..`), and a venv
 # brings the pip of its Python, which may be older (upgraded only then).
 "$VENV/bin/python" -m pip install --quiet 'pip>=21.3'
-"$VENV/bin/pip" install --quiet ./python pytest
+# mypy for its stubtest: the native module's stub must match the module.
+"$VENV/bin/pip" install --quiet ./python pytest mypy
 # From the root, so that `import mancaladb` is the installed package, not
 # the sources under python/.
 "$VENV/bin/pytest" -q python/tests

@@ -25,10 +25,11 @@ from typing import (Any, Callable, Iterable, List, NamedTuple, Optional, Sequenc
                     Tuple, Union)
 
 import numpy as np
+import numpy.typing as npt
 
 try:
     from . import _native
-except ImportError as e:
+except ImportError as _not_built:
     # Python started in python/ of the repository finds the sources there
     # first, without the built module ("circular import" otherwise). A
     # module there that fails to load says so itself.
@@ -37,7 +38,7 @@ except ImportError as e:
         raise
     raise ImportError(f"mancaladb's native module is not in {os.path.dirname(__file__)}: "
                       f"that is the package's source, not the installed package; install "
-                      f"it (pip install ./python) and run Python from another directory") from e
+                      f"it (pip install ./python) and run Python from another directory") from _not_built
 from . import omweso
 from ._arguments import flag, integer
 from ._errors import CorruptTableError, MancalaDbError, MissingLevelError
@@ -46,6 +47,7 @@ __version__: str = _native.__version__
 
 __all__ = [
     "open",
+    "NO_MOVE",
     "Database",
     "Move",
     "Analysis",
@@ -75,6 +77,14 @@ Pits = Union[str, Sequence[int], np.ndarray]
 
 Board = Tuple[int, ...]
 """A board as returned: a tuple of twelve counts."""
+
+Boards = Union[np.ndarray, Iterable[Sequence[int]]]
+"""Many boards: a ``(k, 12)`` integer array, or rows of twelve counts (a
+list, or an iterator of them)."""
+
+NO_MOVE: int = _native.NO_MOVE
+"""What :meth:`Database.move_values` gives for a pit with no legal move:
+-128, below every value, so a row's maximum is its best move's value."""
 
 
 class Move(NamedTuple):
@@ -144,6 +154,32 @@ class Line(NamedTuple):
     cycle_ply: Optional[int]
     """For ``"cycle"`` and ``"no-progress"``, the index of the ply whose
     position repeats."""
+
+
+def _document_fields(*classes: type) -> None:
+    """Gives the fields of the named tuples ``classes`` the docstrings
+    written under them in this file (Python drops those at run time, and
+    ``help()`` would say "Alias for field number 0"), and their signatures
+    the resolved types (``ForwardRef('int')`` otherwise)."""
+    import ast
+    import inspect
+    import typing
+    try:
+        tree = ast.parse(inspect.getsource(sys.modules[__name__]))
+    except (OSError, TypeError):
+        return  # no source at hand: the plain docs
+    bodies = {node.name: node.body for node in tree.body if isinstance(node, ast.ClassDef)}
+    for cls in classes:
+        body = bodies.get(cls.__name__, [])
+        for field, doc in zip(body, body[1:]):
+            if (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)
+                    and isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)
+                    and isinstance(doc.value.value, str)):
+                getattr(cls, field.target.id).__doc__ = inspect.cleandoc(doc.value.value)
+        cls.__new__.__annotations__.update(typing.get_type_hints(cls))
+
+
+_document_fields(Move, Analysis, Ply, Line)
 
 
 class Database:
@@ -221,13 +257,25 @@ class Database:
         except MissingLevelError:
             return default
 
-    def values(self, boards: Union[np.ndarray, Sequence[Sequence[int]]]) -> np.ndarray:
+    def values(self, boards: Boards) -> npt.NDArray[np.int8]:
         """The values of many boards at once: a ``(k, 12)`` integer array in,
         a ``(k,)`` ``int8`` array out (the GIL is released while the values
         are read; the rows are checked with it held). A bad row raises
         ``ValueError`` naming the row; counts that are not integers,
         ``TypeError``."""
         return self._db.values(_board_array(boards))
+
+    def move_values(self, boards: Boards) -> npt.NDArray[np.int8]:
+        """The value of every move of many boards at once: a ``(k, 12)``
+        integer array in (as :meth:`values` takes it), a ``(k, 6)`` ``int8``
+        array out, column ``p`` what sowing pit ``p`` is worth to the mover
+        (``captures - value(child)``, as :meth:`moves` gives it) and
+        :data:`NO_MOVE` where pit ``p`` has no legal move: the labels of a
+        policy. A row's maximum is the board's value (``-seeds`` when no pit
+        can move); a stored board whose best move is not worth its stored
+        value raises ``CorruptTableError``, as :meth:`moves` does. The GIL
+        is released while the values are read."""
+        return self._db.move_values(_board_array(boards))
 
     def moves(self, pits: Pits) -> List[Move]:
         """Each legal move in pit order: pit, captures, value, child board.
@@ -245,7 +293,8 @@ class Database:
         integers)."""
         taken: Optional[Tuple[int, int]] = None
         if captured is not None:
-            if isinstance(captured, (str, bytes)) or len(captured) != 2:
+            if (isinstance(captured, (str, bytes))
+                    or not isinstance(captured, collections.abc.Sequence) or len(captured) != 2):
                 raise ValueError(f"captured {captured!r}: give two seed counts, (mover, opponent)")
             mover, opponent = (integer(c, "captured") for c in captured)
             if min(mover, opponent) < 0:
@@ -315,6 +364,7 @@ class Database:
         (a check of a large level takes hours); the exception raised holds
         the results so far, that level's included, in its ``results``
         attribute."""
+        _callback(on_level, "on_level")
         if integer(checks, "checks") not in (1, 2, 3):
             raise ValueError(f"checks is 1 (integrity), 2 (and consistency) or 3 (and "
                              f"re-derivation), got {checks!r}")
@@ -332,7 +382,7 @@ class Database:
         return _results_so_far(
             lambda: self._db.verify(levels, checks, _stages(progress), level_done, _log_notice))
 
-    def level(self, seeds: int) -> np.ndarray:
+    def level(self, seeds: int) -> npt.NDArray[np.int8]:
         """All values of level ``seeds`` as a read-only ``int8`` array in index
         order (``level(n)[rank(b)]`` is the value of ``b``), equal byte for
         byte to ``scores.N`` of the published layout. Mapped from the raw
@@ -361,7 +411,7 @@ def rank(pits: Pits) -> int:
     return _native.rank(pits)
 
 
-def ranks(boards: Union[np.ndarray, Sequence[Sequence[int]]]) -> np.ndarray:
+def ranks(boards: Boards) -> npt.NDArray[np.uint64]:
     """:func:`rank` of each row of a ``(k, 12)`` integer array, as a ``uint64``
     array: with :meth:`Database.level`, ``level(n)[ranks(b)]`` values many
     boards of level ``n`` at memory speed. A bad row raises ``ValueError``
@@ -374,7 +424,7 @@ def unrank(seeds: int, index: int) -> Board:
     return tuple(_native.unrank(_level_number(seeds), _index(index, "index")))
 
 
-def boards(seeds: int, start: int = 0, stop: Optional[int] = None) -> np.ndarray:
+def boards(seeds: int, start: int = 0, stop: Optional[int] = None) -> npt.NDArray[np.uint8]:
     """The boards at indices ``start..stop`` of level ``seeds`` (``stop``
     defaults to the level's end) as a ``(stop - start, 12)`` ``uint8`` array,
     row ``i`` being the board of index ``start + i``: walked in index order,
@@ -415,6 +465,7 @@ def build(db: PathArg = "db", max_seeds: int = 16, rules: str = "awari", *,
     the build after the level it is on, finished levels kept; the exception
     raised holds their reports, that level's included, in its ``results``
     attribute."""
+    _callback(on_level, "on_level")
     max_seeds = integer(max_seeds, "max_seeds")
     if not 0 <= max_seeds <= 48:
         # The number given, as the command line's --max-seeds says it (the
@@ -510,6 +561,13 @@ def _stages(progress: Optional[bool]) -> Any:
     if _in_notebook() and _tqdm() is not None:
         return (_tqdm_stage, _BAR_SECONDS)
     return False
+
+
+def _callback(f: Any, name: str) -> None:
+    """Refuses ``f`` unless it is ``None`` or callable (``TypeError``),
+    before any work that it would hear of."""
+    if f is not None and not callable(f):
+        raise TypeError(f"{name} must be a function or None, got {type(f).__name__}")
 
 
 def _level_number(n: Any) -> int:
@@ -638,14 +696,21 @@ def _board_array(boards: Any) -> np.ndarray:
         a = np.asarray(boards)
     except ValueError:
         # Rows of different lengths (NumPy's "inhomogeneous shape" names no
-        # row): the first that is no board, in the library's words.
-        lengths = [len(r) if hasattr(r, "__len__") else None for r in boards]
+        # row): the first that is no board, in the library's words. Text
+        # and scalars are no rows of counts at all.
+        for k, r in enumerate(boards):
+            if isinstance(r, (str, bytes)) or not hasattr(r, "__len__"):
+                raise TypeError(f"row {k}: a board in a batch is a row of twelve integer "
+                                f"counts, got {type(r).__name__}") from None
+        lengths = [len(r) for r in boards]
         row = next((k for k, n in enumerate(lengths) if n != 12), None)
-        if row is None or lengths[row] is None:
+        if row is None:
             raise
         raise ValueError(f"row {row}: an Oware board has 12 pits, got {lengths[row]} numbers") from None
     if a.shape == (0,):  # an empty list: no boards
         return np.empty((0, 12), np.uint8)
+    if a.ndim == 2 and a.size == 0:  # rows, each empty (NumPy makes them float64)
+        raise ValueError(f"row 0: an Oware board has 12 pits, got {a.shape[1]} numbers")
     if a.dtype == object and a.ndim == 2:
         # Rows of Python (or NumPy) integers in an object array, as pandas
         # gives them: the same boards as that list of lists.
@@ -655,7 +720,9 @@ def _board_array(boards: Any) -> np.ndarray:
             a = np.array(boards, dtype=np.int64)
     if a.dtype == object or np.issubdtype(a.dtype, np.floating):
         _refuse_counts_past_int64(boards)
-    if not np.issubdtype(a.dtype, np.integer):
+    # Signed or unsigned integers only: NumPy counts timedelta64 among its
+    # integers too.
+    if a.dtype.kind not in "iu":
         raise TypeError(f"boards must hold integers, got {a.dtype}")
     if a.ndim != 2:
         raise ValueError(f"boards must be a (k, 12) array, got shape {a.shape}")
@@ -672,3 +739,9 @@ def _board_array(boards: Any) -> np.ndarray:
         raise ValueError(f"row {row}: an Oware board: pit count {a[row].max()} "
                          "exceeds the 48 seeds of a game")
     return a.astype(np.int64, copy=False)
+
+
+def __dir__() -> List[str]:
+    """The public names (``dir(mancaladb)``, tab completion), not the
+    modules and helpers the package imports."""
+    return sorted(__all__ + ["__version__"])

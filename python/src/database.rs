@@ -13,8 +13,8 @@ use mancaladb::progress::Progress;
 use mancaladb::query::{self, LineEnd};
 use mancaladb::source::{LevelData, Source};
 use mancaladb::verify::{Checks, verify_until};
-use numpy::PyArray1;
-use numpy::ndarray::ArrayView1;
+use numpy::ndarray::{Array2, ArrayView1};
+use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -143,6 +143,24 @@ impl Database {
             .map_err(|e| in_row(out.len(), e))
             .py()?;
         Ok(PyArray1::from_vec(py, out))
+    }
+
+    /// The value of each move of a `(k, 12)` array of boards: a `(k, 6)`
+    /// array, `NO_MOVE` where a pit has no legal move.
+    fn move_values<'py>(
+        &self,
+        py: Python<'py>,
+        boards: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<i8>>> {
+        let boards = Rows::of(boards)?.boards().py()?;
+        let source = self.source()?;
+        let rules = self.rules;
+        let mut out = reserve(boards.len(), "rows of move values").py()?;
+        py.detach(|| query::move_values(rules, &*source, &boards, &mut out))
+            .py()?;
+        let rows =
+            Array2::from_shape_vec((out.len(), 6), out.into_flattened()).expect("six values a row");
+        Ok(rows.into_pyarray(py))
     }
 
     /// The legal moves of a board: pit, captures, value, child.

@@ -20,6 +20,7 @@ use pyo3::prelude::*;
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("LINE_PLIES", mancaladb::query::LINE_PLIES)?;
+    m.add("NO_MOVE", mancaladb::query::NO_MOVE)?;
     m.add_class::<database::Database>()?;
     m.add_class::<database::LevelValues>()?;
     m.add_function(wrap_pyfunction!(index::level_size, m)?)?;

@@ -82,6 +82,16 @@ def test_built_tables_match_the_committed_checksums(tmp_path, rules):
     assert all(r["skipped"] for r in again)
 
 
+def test_an_on_level_that_is_no_function_is_refused_before_anything_is_built(tmp_path, db_dir):
+    # It was called first after level 0 was built and written.
+    with pytest.raises(TypeError, match="on_level must be a function or None, got int"):
+        mancaladb.build(tmp_path / "db", 3, progress=False, on_level=5)
+    assert not (tmp_path / "db").exists()
+    with mancaladb.open(db_dir) as db:
+        with pytest.raises(TypeError, match="on_level must be a function or None, got str"):
+            db.verify(3, on_level="print")
+
+
 def test_an_exception_in_on_level_stops_after_that_level(tmp_path):
     def stop_at_4(report):
         if report["seeds"] == 4:

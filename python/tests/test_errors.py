@@ -61,6 +61,18 @@ def test_bad_rows_name_the_row(db_dir):
             db.values(np.zeros((3, 11), dtype=np.uint8))
         with pytest.raises(TypeError, match="boards must hold integers, got float32"):
             db.values(np.zeros((3, 12), dtype=np.float32))
+        # NumPy counts timedelta64 among its integers; counts they are not.
+        with pytest.raises(TypeError, match="boards must hold integers, got timedelta64"):
+            db.values(np.ones((1, 12), dtype="m8[D]"))
+        # A row that is text, None or a number is no row of counts (text was
+        # counted in characters, None named no row); empty rows are short.
+        good = [1] * 12
+        for row in ["1 1 1 1 1 2 4 2 3 0 0 0", None, 5]:
+            with pytest.raises(TypeError, match=f"row 1: a board in a batch is a row of twelve "
+                                                f"integer counts, got {type(row).__name__}"):
+                db.values([good, row])
+        with pytest.raises(ValueError, match="row 0: an Oware board has 12 pits, got 0 numbers"):
+            db.values([[]])
         with pytest.raises(TypeError, match="a board is a string or twelve counts, got int"):
             db.value(5)
         # Bytes are no board, not even as their character codes.

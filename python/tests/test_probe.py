@@ -72,6 +72,11 @@ def test_analyze_with_the_seeds_taken_gives_the_final_score(db_dir):
             db.analyze("1 1 1 1 1 2 4 2 3 0 0 0", captured=(2**64, 0))
         with pytest.raises(ValueError, match="two seed counts"):
             db.analyze("1 1 1 1 1 2 4 2 3 0 0 0", captured=(16, 16, 0))
+        # A set has no order (which count is the mover's?), an iterator no
+        # length: neither is a pair of counts.
+        for pair in [{16, 17}, iter((16, 16))]:
+            with pytest.raises(ValueError, match="two seed counts"):
+                db.analyze("1 1 1 1 1 2 4 2 3 0 0 0", captured=pair)
         with pytest.raises(TypeError, match="captured must be an integer"):
             db.analyze("1 1 1 1 1 2 4 2 3 0 0 0", captured=(16.0, 16))
 
@@ -135,3 +140,44 @@ def test_verified_levels_are_reported(db_dir, tmp_path):
     cli("verify", "--db", str(d), "--seeds", "8")
     with mancaladb.open(d) as db:
         assert db.verified(8) and not db.verified(9)
+
+
+def test_move_values_of_many_boards_are_each_boards_moves(db_dir):
+    with mancaladb.open(db_dir) as db:
+        # Boards of several levels, stored and not, one without seeds to move.
+        rows = [mancaladb.boards(n, 0, 300)[::7] for n in (3, 9, 16)]
+        rows.append(np.array([[1] * 12, [0, 0, 0, 0, 0, 0, 3, 2, 0, 0, 0, 0]], dtype=np.uint8))
+        boards = np.concatenate(rows)
+        table = db.move_values(boards)
+        assert table.dtype == np.int8 and table.shape == (len(boards), 6)
+        for board, row in zip(boards, table):
+            want = [mancaladb.NO_MOVE] * 6
+            for m in db.moves(board):
+                want[m.pit] = m.value
+            assert row.tolist() == want, board
+        # A row's maximum is the board's value (-seeds without a move).
+        best = np.where(table.max(axis=1) == mancaladb.NO_MOVE,
+                        -boards.sum(axis=1).astype(np.int64), table.max(axis=1))
+        assert best.tolist() == db.values(boards).tolist()
+        assert table[-1].tolist() == [mancaladb.NO_MOVE] * 6
+        assert db.move_values([]).shape == (0, 6)
+
+
+def test_move_values_check_the_stored_value_as_moves_does(vu_dir, tmp_path):
+    # A value of level 3 changed in a copy of the published layout (which
+    # carries no checksum): the moves' values disagree with the stored one.
+    import shutil
+    d = tmp_path / "vu"
+    shutil.copytree(vu_dir, d)
+    board = "1 0 0 0 0 1 1 0 0 0 0 0"
+    with mancaladb.open(vu=d) as db:
+        index, value = mancaladb.rank(board), db.value(board)
+    data = bytearray((d / "scores.3").read_bytes())
+    data[index] = (-value) & 0xFF if value != 0 else 1
+    (d / "scores.3").write_bytes(bytes(data))
+    with mancaladb.open(vu=d) as db:
+        with pytest.raises(mancaladb.CorruptTableError) as moves_error:
+            db.moves(board)
+        with pytest.raises(mancaladb.CorruptTableError) as batch_error:
+            db.move_values([mancaladb.unrank(3, 0), [int(c) for c in board.split()]])
+        assert str(batch_error.value) == str(moves_error.value)
