@@ -259,8 +259,9 @@ class Database:
 
     def values(self, boards: Boards) -> npt.NDArray[np.int8]:
         """The values of many boards at once: a ``(k, 12)`` integer array in,
-        a ``(k,)`` ``int8`` array out (the GIL is released while the values
-        are read; the rows are checked with it held). A bad row raises
+        a ``(k,)`` ``int8`` array out (the GIL is held while the array is
+        copied, and released while the rows are checked and the values
+        read). A bad row raises
         ``ValueError`` naming the row; counts that are not integers,
         ``TypeError``."""
         return self._db.values(_board_array(boards))

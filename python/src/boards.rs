@@ -169,28 +169,54 @@ impl<'py> Rows<'py> {
         Ok(rows)
     }
 
-    /// The boards, checked (a bad row is an error naming it). Copied out
-    /// while the GIL is held: another Python thread may write the array
-    /// once it is released.
-    pub fn boards(&self) -> mancaladb::Result<Vec<Board>> {
+    /// The rows as pit bytes, copied while the GIL is held (another
+    /// Python thread may write the array once it is released), to be
+    /// checked without it by [`Pits::boards`]. A count that does not fit
+    /// a byte is refused here, in the library's words for its row.
+    pub fn copied(&self) -> mancaladb::Result<Pits> {
         match self {
-            Rows::Bytes(a) => boards_of(a.as_array()),
-            Rows::Wide(a) => boards_of(a.as_array()),
+            Rows::Bytes(a) => copy_rows(a.as_array()),
+            Rows::Wide(a) => copy_rows(a.as_array()),
         }
     }
 }
 
-/// The boards of `rows`, checked.
-fn boards_of<T: Copy + Into<i64>>(rows: ArrayView2<'_, T>) -> mancaladb::Result<Vec<Board>> {
-    let mut boards = reserve(rows.nrows(), "boards")?;
+/// Rows of twelve pit counts, not yet checked as boards.
+pub struct Pits(Vec<[u8; PITS]>);
+
+impl Pits {
+    /// The boards, checked (a bad row is an error naming it): the part of
+    /// reading an array that needs no GIL.
+    pub fn boards(self) -> mancaladb::Result<Vec<Board>> {
+        self.0
+            .into_iter()
+            .enumerate()
+            .map(|(i, pits)| Board::from_counts(&pits.map(i64::from)).map_err(|e| in_row(i, e)))
+            .collect()
+    }
+}
+
+/// The rows of `rows` as bytes; a count outside a byte is its row's error.
+fn copy_rows<T: Copy + Into<i64>>(rows: ArrayView2<'_, T>) -> mancaladb::Result<Pits> {
+    let mut copied = reserve(rows.nrows(), "boards")?;
     let mut counts = [0i64; PITS];
     for (i, row) in rows.rows().into_iter().enumerate() {
-        for (c, &v) in counts.iter_mut().zip(row) {
+        let mut pits = [0u8; PITS];
+        let mut fits = true;
+        for ((p, c), &v) in pits.iter_mut().zip(&mut counts).zip(row) {
             *c = v.into();
+            *p = u8::try_from(*c).unwrap_or_else(|_| {
+                fits = false;
+                0
+            });
         }
-        boards.push(Board::from_counts(&counts).map_err(|e| in_row(i, e))?);
+        if !fits {
+            // Negative, or past any game's 48 seeds: the library says which.
+            Board::from_counts(&counts).map_err(|e| in_row(i, e))?;
+        }
+        copied.push(pits);
     }
-    Ok(boards)
+    Ok(Pits(copied))
 }
 
 /// Room for `len` items (`what` the values of that many boards), or, when

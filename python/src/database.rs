@@ -135,13 +135,16 @@ impl Database {
         py: Python<'py>,
         boards: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<i8>>> {
-        let boards = Rows::of(boards)?.boards().py()?;
+        let pits = Rows::of(boards)?.copied().py()?;
         let source = self.source()?;
         let rules = self.rules;
-        let mut out = reserve(boards.len(), "values").py()?;
-        py.detach(|| query::values(rules, &*source, &boards, &mut out))
-            .map_err(|e| in_row(out.len(), e))
-            .py()?;
+        let mut out = Vec::new();
+        py.detach(|| {
+            let boards = pits.boards()?;
+            out = reserve(boards.len(), "values")?;
+            query::values(rules, &*source, &boards, &mut out).map_err(|e| in_row(out.len(), e))
+        })
+        .py()?;
         Ok(PyArray1::from_vec(py, out))
     }
 
@@ -152,12 +155,16 @@ impl Database {
         py: Python<'py>,
         boards: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray2<i8>>> {
-        let boards = Rows::of(boards)?.boards().py()?;
+        let pits = Rows::of(boards)?.copied().py()?;
         let source = self.source()?;
         let rules = self.rules;
-        let mut out = reserve(boards.len(), "rows of move values").py()?;
-        py.detach(|| query::move_values(rules, &*source, &boards, &mut out))
-            .py()?;
+        let mut out = Vec::new();
+        py.detach(|| {
+            let boards = pits.boards()?;
+            out = reserve(boards.len(), "rows of move values")?;
+            query::move_values(rules, &*source, &boards, &mut out)
+        })
+        .py()?;
         let rows =
             Array2::from_shape_vec((out.len(), 6), out.into_flattened()).expect("six values a row");
         Ok(rows.into_pyarray(py))

@@ -40,10 +40,12 @@ pub fn ranks<'py>(
     py: Python<'py>,
     boards: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray1<u64>>> {
-    let boards = Rows::of(boards)?.boards().py()?;
-    let mut out = reserve(boards.len(), "ranks").py()?;
+    let pits = Rows::of(boards)?.copied().py()?;
+    let mut out = Vec::new();
     let e = encoder();
     py.detach(|| {
+        let boards = pits.boards()?;
+        out = reserve(boards.len(), "ranks")?;
         boards.iter().enumerate().try_for_each(|(i, b)| {
             out.push(e.index_of(b).map_err(|err| in_row(i, err))?);
             Ok(())

@@ -79,6 +79,7 @@ def test_long_calls_let_other_threads_run(db_dir, tables_only):
         with mancaladb.open(db_dir) as db, mancaladb.open(tables_only) as packed:
             for name, call in [
                 ("values", lambda: db.values(boards)),
+                ("move_values", lambda: db.move_values(boards[:200_000])),
                 ("ranks", lambda: mancaladb.ranks(boards)),
                 ("boards", lambda: mancaladb.boards(14)),
                 ("level", lambda: packed.level(16)),
