@@ -678,8 +678,9 @@ def _is_count(c: Any) -> bool:
 
 
 def _board_array(boards: Any) -> np.ndarray:
-    """``boards`` as a ``uint8`` array when it is one, else as ``int64`` (so
-    negative or large counts reach the library's checks, never wrap);
+    """``boards`` as an array of a native integer type (which the library
+    reads in place, negative and large counts checked, never wrapped);
+    another byte order is converted to ``int64``;
     non-integer data raises ``TypeError``, another shape ``ValueError``;
     an empty list is no boards."""
     if isinstance(boards, (str, bytes)):
@@ -739,7 +740,9 @@ def _board_array(boards: Any) -> np.ndarray:
         row = int(np.argmax(a.max(axis=1) > past_int64))
         raise ValueError(f"row {row}: an Oware board: pit count {a[row].max()} "
                          "exceeds the 48 seeds of a game")
-    return a.astype(np.int64, copy=False)
+    if a.dtype.isnative:
+        return a  # every native integer type is read in place, without a copy
+    return a.astype(np.int64)
 
 
 def __dir__() -> List[str]:

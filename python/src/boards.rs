@@ -139,26 +139,56 @@ fn is_bytes(obj: &Bound<'_, PyAny>) -> bool {
     obj.is_instance_of::<PyBytes>() || obj.is_instance_of::<PyByteArray>()
 }
 
-/// A `(k, 12)` array of boards: `uint8` as `boards()` gives them, or any
-/// other integer type (as `int64`; the Python layer converts).
+/// A `(k, 12)` array of boards of a native integer type (the Python
+/// layer converts any other to `int64`), read in place.
 pub enum Rows<'py> {
-    /// Counts as stored.
-    Bytes(PyReadonlyArray2<'py, u8>),
-    /// Counts that may be negative or large: checked like any board.
-    Wide(PyReadonlyArray2<'py, i64>),
+    /// `uint8`, as `boards()` gives them.
+    U8(PyReadonlyArray2<'py, u8>),
+    /// `int8`.
+    I8(PyReadonlyArray2<'py, i8>),
+    /// `int16`.
+    I16(PyReadonlyArray2<'py, i16>),
+    /// `uint16`.
+    U16(PyReadonlyArray2<'py, u16>),
+    /// `int32`.
+    I32(PyReadonlyArray2<'py, i32>),
+    /// `uint32`.
+    U32(PyReadonlyArray2<'py, u32>),
+    /// `int64`.
+    I64(PyReadonlyArray2<'py, i64>),
+    /// `uint64`.
+    U64(PyReadonlyArray2<'py, u64>),
 }
 
 impl<'py> Rows<'py> {
     /// The array `obj`, which must have 12 columns.
     pub fn of(obj: &Bound<'py, PyAny>) -> PyResult<Rows<'py>> {
-        let rows = if let Ok(a) = obj.extract::<PyReadonlyArray2<u8>>() {
-            Rows::Bytes(a)
+        let rows = if let Ok(a) = obj.extract() {
+            Rows::U8(a)
+        } else if let Ok(a) = obj.extract() {
+            Rows::I8(a)
+        } else if let Ok(a) = obj.extract() {
+            Rows::I16(a)
+        } else if let Ok(a) = obj.extract() {
+            Rows::U16(a)
+        } else if let Ok(a) = obj.extract() {
+            Rows::I32(a)
+        } else if let Ok(a) = obj.extract() {
+            Rows::U32(a)
+        } else if let Ok(a) = obj.extract() {
+            Rows::U64(a)
         } else {
-            Rows::Wide(obj.extract::<PyReadonlyArray2<i64>>()?)
+            Rows::I64(obj.extract()?)
         };
         let shape = match &rows {
-            Rows::Bytes(a) => a.shape().to_vec(),
-            Rows::Wide(a) => a.shape().to_vec(),
+            Rows::U8(a) => a.shape(),
+            Rows::I8(a) => a.shape(),
+            Rows::I16(a) => a.shape(),
+            Rows::U16(a) => a.shape(),
+            Rows::I32(a) => a.shape(),
+            Rows::U32(a) => a.shape(),
+            Rows::I64(a) => a.shape(),
+            Rows::U64(a) => a.shape(),
         };
         if shape[1] != PITS {
             return Err(PyValueError::new_err(format!(
@@ -175,8 +205,14 @@ impl<'py> Rows<'py> {
     /// a byte is refused here, in the library's words for its row.
     pub fn copied(&self) -> mancaladb::Result<Pits> {
         match self {
-            Rows::Bytes(a) => copy_rows(a.as_array()),
-            Rows::Wide(a) => copy_rows(a.as_array()),
+            Rows::U8(a) => copy_rows(a.as_array()),
+            Rows::I8(a) => copy_rows(a.as_array()),
+            Rows::I16(a) => copy_rows(a.as_array()),
+            Rows::U16(a) => copy_rows(a.as_array()),
+            Rows::I32(a) => copy_rows(a.as_array()),
+            Rows::U32(a) => copy_rows(a.as_array()),
+            Rows::I64(a) => copy_rows(a.as_array()),
+            Rows::U64(a) => copy_rows(a.as_array()),
         }
     }
 }
@@ -197,22 +233,27 @@ impl Pits {
 }
 
 /// The rows of `rows` as bytes; a count outside a byte is its row's error.
-fn copy_rows<T: Copy + Into<i64>>(rows: ArrayView2<'_, T>) -> mancaladb::Result<Pits> {
+fn copy_rows<T: Copy + TryInto<u8> + Into<i128>>(
+    rows: ArrayView2<'_, T>,
+) -> mancaladb::Result<Pits> {
     let mut copied = reserve(rows.nrows(), "boards")?;
-    let mut counts = [0i64; PITS];
     for (i, row) in rows.rows().into_iter().enumerate() {
         let mut pits = [0u8; PITS];
-        let mut fits = true;
-        for ((p, c), &v) in pits.iter_mut().zip(&mut counts).zip(row) {
-            *c = v.into();
-            *p = u8::try_from(*c).unwrap_or_else(|_| {
-                fits = false;
-                0
-            });
-        }
-        if !fits {
-            // Negative, or past any game's 48 seeds: the library says which.
-            Board::from_counts(&counts).map_err(|e| in_row(i, e))?;
+        for (p, &v) in pits.iter_mut().zip(row) {
+            match v.try_into() {
+                Ok(b) => *p = b,
+                // Negative, or past any game's 48 seeds: the library says
+                // which (a count past i64 as the largest i64, past 48 all
+                // the same).
+                Err(_) => {
+                    let counts = row.map(|&c| i64::try_from(c.into()).unwrap_or(i64::MAX));
+                    let counts: Vec<i64> = counts.iter().copied().collect();
+                    return Err(Board::from_counts(&counts)
+                        .err()
+                        .map(|e| in_row(i, e))
+                        .expect("a count outside a byte is no board"));
+                }
+            }
         }
         copied.push(pits);
     }
