@@ -66,6 +66,12 @@ pub fn import_vu(db: &Db, rules: Rules, vu: &Path, levels: Option<Vec<usize>>) -
         check_replaceable(&db.raw_path(rules, seeds))?;
     }
     crate::files::create_dirs(&raw_dir)?;
+    // A table written and then its raw copy refused would break the
+    // promise above: both directories are tried first.
+    if !imported.written.is_empty() {
+        crate::files::check_files_can_be_created(db.dir())?;
+        crate::files::check_files_can_be_created(&raw_dir)?;
+    }
     // What a killed import or build left under a temporary name.
     crate::files::remove_leftovers(db.dir(), |name| name.ends_with(".mdb.tmp"))?;
     crate::files::remove_leftovers(&raw_dir, |name| name.ends_with(".tmp"))?;

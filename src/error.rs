@@ -511,17 +511,58 @@ impl Error {
 }
 
 /// A path as a shell word that can be pasted into a command a message
-/// suggests: quoted when it holds anything but letters, digits and
-/// `_ - . / + , :`.
+/// suggests: as it is when it holds only letters, digits and
+/// `_ - . / + , :`; else in single quotes; and where it holds control
+/// characters (a newline would break the message's one line) or bytes
+/// that are no UTF-8, in `$'...'` with those as `\xHH`. A relative path
+/// that begins with `-` (which would read as a flag) begins with `./`.
+///
+/// ```
+/// use mancaladb::error::shell_quote;
+/// use std::path::Path;
+/// assert_eq!(shell_quote(Path::new("db")), "db");
+/// assert_eq!(shell_quote(Path::new("-db")), "./-db");
+/// assert_eq!(shell_quote(Path::new("my db")), "'my db'");
+/// assert_eq!(shell_quote(Path::new("it's")), r"'it'\''s'");
+/// assert_eq!(shell_quote(Path::new("a\nb")), r"$'a\x0ab'");
+/// use std::os::unix::ffi::OsStrExt;
+/// let not_utf8 = Path::new(std::ffi::OsStr::from_bytes(b"d\xffb"));
+/// assert_eq!(shell_quote(not_utf8), r"$'d\xffb'");
+/// ```
 pub fn shell_quote(path: &std::path::Path) -> String {
-    let s = path.to_string_lossy();
-    let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_-./+,:".contains(c));
-    if plain {
-        s.into_owned()
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    let dash = if bytes.first() == Some(&b'-') {
+        "./"
     } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
+        ""
+    };
+    match std::str::from_utf8(bytes) {
+        Ok(s)
+            if !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-./+,:".contains(c)) =>
+        {
+            format!("{dash}{s}")
+        }
+        Ok(s) if !s.chars().any(char::is_control) => {
+            format!("'{dash}{}'", s.replace('\'', r"'\''"))
+        }
+        _ => {
+            let mut word = format!("$'{dash}");
+            for &b in bytes {
+                match b {
+                    b'\'' | b'\\' => {
+                        word.push('\\');
+                        word.push(char::from(b));
+                    }
+                    0x20..=0x7e => word.push(char::from(b)),
+                    _ => word.push_str(&format!("\\x{b:02x}")),
+                }
+            }
+            word.push('\'');
+            word
+        }
     }
 }
 

@@ -216,6 +216,20 @@ fn refused(path: &Path, what: &str) -> Error {
     )
 }
 
+/// Checks that files can be created in the directory `dir`, by creating
+/// one and removing it: a writer looks before it computes or writes
+/// anything, so that no result is lost and no write is left half done on
+/// a directory it cannot write (read-only, or another user's).
+pub fn check_files_can_be_created(dir: &Path) -> Result<()> {
+    let probe = dir.join(format!(".write-test-{}", std::process::id()));
+    std::fs::File::create(&probe).map_err(|e| {
+        // "/proc: No such file or directory" would deny that it is there.
+        let why = format!("no file can be written in this directory: {e}");
+        Error::io(dir, std::io::Error::new(e.kind(), why))
+    })?;
+    std::fs::remove_file(&probe).map_err(|e| Error::io(&probe, e))
+}
+
 /// Whether something is at `path`, links followed. A link to nothing (a
 /// table linked from elsewhere whose target has gone) is an error naming
 /// it, never a file taken as absent: readers would leave its level out.

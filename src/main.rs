@@ -3,7 +3,11 @@
 //! presents the same answers over HTTP ([`server`]).
 
 mod cli;
+mod process;
 mod server;
+
+#[global_allocator]
+static ALLOCATOR: process::ExitOnFailure = process::ExitOnFailure;
 
 use clap::Parser;
 

@@ -89,6 +89,9 @@ enum Command {
 /// standard error; the flags clap refused before this, also exit 2, take
 /// three lines: the error, the usage and where to find help).
 pub fn run(cli: Cli) -> ExitCode {
+    // A level's seed lists are open together while it is built; a soft
+    // limit set low by hand (20) stopped a build at level 8.
+    crate::process::raise_open_files(u64::MAX);
     let workers = match cli.command {
         // The commands that work in parallel (`build` starts its own:
         // `--threads`, or a share of the cores on each rank of a
@@ -123,6 +126,10 @@ pub fn run(cli: Cli) -> ExitCode {
 /// process that cannot start them (a limit on its threads) is told so,
 /// where rayon, starting them on first use, would panic.
 fn start_workers(threads: Option<usize>) -> Result<(), Error> {
+    let threads = match threads {
+        Some(t) => Some(t),
+        None => threads_from_env()?,
+    };
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(t) = threads {
         pool = pool.num_threads(t);
@@ -135,6 +142,22 @@ fn start_workers(threads: Option<usize>) -> Result<(), Error> {
         };
         Error::Invalid(format!("cannot start {n}: {e}"))
     })
+}
+
+/// `RAYON_NUM_THREADS`, which rayon would read, checked as `--threads` is
+/// (at most 4 per core: 100,000 started as many threads); unset, or 0
+/// (rayon's "the default"), is `None`: one per core.
+fn threads_from_env() -> Result<Option<usize>, Error> {
+    let Some(text) = std::env::var_os("RAYON_NUM_THREADS") else {
+        return Ok(None);
+    };
+    let text = text.to_string_lossy();
+    if text.trim() == "0" {
+        return Ok(None);
+    }
+    args::threads(&text)
+        .map(Some)
+        .map_err(|e| Error::Invalid(format!("RAYON_NUM_THREADS={text}: {e}")))
 }
 
 /// What a command line that runs no command prints, and its exit code:

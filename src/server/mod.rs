@@ -398,7 +398,7 @@ impl Drop for LogEntry {
 pub fn serve(state: State, addr: SocketAddr, bound: impl FnOnce(SocketAddr)) -> Result<(), Error> {
     let failed = |what: &str, e: std::io::Error| Error::Invalid(format!("{what} {addr}: {e}"));
     start_log().map_err(|e| failed("cannot start the log of the server for", e))?;
-    let cap = connection_cap();
+    let cap = connection_cap()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -437,33 +437,24 @@ async fn stop_signal() {
     }
 }
 
+/// The fewest open files the server starts with: its runtime, signals,
+/// listener, log and a level's files, with room to spare (below this, the
+/// runtime's signal handling panicked).
+const LEAST_FILES: u64 = 64;
+
 /// Raises this process's limit on open files to its hard limit, 65,792 at
 /// most (a soft limit of 1,024 is common, and a server wants more), and
-/// returns how many
-/// connections may be open at once beside [`OWN_FILES`]: at least 16, at
-/// most 65,536.
-fn connection_cap() -> usize {
-    let mut limit = libc::rlimit {
-        rlim_cur: 1024,
-        rlim_max: 1024,
-    };
-    // SAFETY: getrlimit and setrlimit read and write the struct they are
-    // given, nothing else.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
-        {
-            let raised = libc::rlimit {
-                rlim_cur: limit.rlim_max.min((65_536 + OWN_FILES) as libc::rlim_t),
-                rlim_max: limit.rlim_max,
-            };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
-                limit = raised;
-            }
-        }
+/// returns how many connections may be open at once beside [`OWN_FILES`]:
+/// at least 16, at most 65,536. A hard limit below [`LEAST_FILES`] is an
+/// error.
+fn connection_cap() -> Result<usize, Error> {
+    let (soft, _) = crate::process::raise_open_files(65_536 + OWN_FILES);
+    if soft < LEAST_FILES {
+        return Err(Error::Invalid(format!(
+            "the limit on open files is {soft}: serve needs at least {LEAST_FILES} (ulimit -n)"
+        )));
     }
-    #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every target
-    let soft = limit.rlim_cur as u64;
-    soft.saturating_sub(OWN_FILES).clamp(16, 65_536) as usize
+    Ok(soft.saturating_sub(OWN_FILES).clamp(16, 65_536) as usize)
 }
 
 /// Serves each connection `listener` accepts with `app` until Ctrl-C or

@@ -520,6 +520,17 @@ fn import_checks_every_place_first_and_replaces_only_damaged_tables() {
         assert!(!db.join("awari-00.mdb").exists(), "{place}");
         std::fs::remove_dir(db.join(place)).unwrap();
     }
+    // A raw directory where no file can be created (a link into /proc,
+    // which refuses even root): refused before any table is written (a
+    // table was written, then its raw copy refused).
+    std::fs::create_dir_all(db.join("raw")).unwrap();
+    std::os::unix::fs::symlink("/proc", db.join("raw/awari")).unwrap();
+    refuses(
+        &["import", "--vu", s(&vu), "--db", s(&db), "--seeds", "0..6"],
+        "raw/awari: no file can be written in this directory",
+    );
+    assert!(!db.join("awari-00.mdb").exists());
+    std::fs::remove_file(db.join("raw/awari")).unwrap();
     // Levels 0..6 without raw copies; what a killed import left goes.
     std::fs::write(db.join("awari-03.mdb.tmp"), b"half").unwrap();
     assert_eq!(
@@ -1443,4 +1454,141 @@ fn levels_past_the_game_asked_of_a_source_are_bad_requests() {
     assert!(source.require_levels(&[3, 12]).is_ok());
     assert!(source.lower_levels(12).is_ok());
     assert!(!source.has_level(49).unwrap());
+}
+
+/// `cmd` with the limit `resource` set to `soft` (and `hard`) in the
+/// child, before it runs.
+fn limited(
+    mut cmd: std::process::Command,
+    resource: libc::__rlimit_resource_t,
+    soft: u64,
+    hard: u64,
+) -> std::process::Command {
+    use std::os::unix::process::CommandExt;
+    let limit = libc::rlimit {
+        rlim_cur: soft,
+        rlim_max: hard,
+    };
+    // SAFETY: setrlimit is async-signal-safe and touches only `limit`.
+    unsafe {
+        cmd.pre_exec(move || match libc::setrlimit(resource, &limit) {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        });
+    }
+    cmd
+}
+
+/// The lines of `stderr` that are not progress (one per finished stage).
+fn said(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| !l.contains(" done in ") && !l.starts_with("building "))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Memory that cannot be had (a limit on the address space) is one line
+/// and exit 2 wherever the request fails, never Rust's abort (exit 134,
+/// "memory allocation of 7976228 bytes failed" and a backtrace, in check
+/// 3 of `verify` and in `build`). Limits from 60 to 240 MiB: some fail
+/// early, some late, some pass.
+#[test]
+fn memory_that_cannot_be_had_is_one_line_and_exit_2() {
+    let src = crate::common::built("memory-limit", Rules::Awari, 14);
+    for mib in [60, 100, 150, 190, 240] {
+        // The tables (not their raw copies): levels 0..14 to check, and
+        // to build level 15 from.
+        let db = scratch(&format!("memory-limit-{mib}"));
+        for e in std::fs::read_dir(&src).unwrap().flatten() {
+            if e.path().is_file() {
+                std::fs::copy(e.path(), db.join(e.file_name())).unwrap();
+            }
+        }
+        let mut cmd = bin();
+        cmd.args(["verify", "--seeds", "14", "--db", s(&db)]);
+        let bytes = mib << 20;
+        let out = limited(cmd, libc::RLIMIT_AS, bytes, bytes)
+            .output()
+            .unwrap();
+        let lines = said(&out.stderr);
+        match out.status.code() {
+            Some(0) => assert!(lines.is_empty(), "{mib} MiB: {lines:?}"),
+            Some(2) => assert_eq!(lines.len(), 1, "{mib} MiB: {lines:?}"),
+            _ => panic!("{mib} MiB: {:?}: {lines:?}", out.status),
+        }
+        let mut cmd = bin();
+        cmd.args(["build", "--max-seeds", "15", "--db", s(&db)]);
+        let out = limited(cmd, libc::RLIMIT_AS, bytes, bytes)
+            .output()
+            .unwrap();
+        let lines = said(&out.stderr);
+        assert!(
+            matches!(out.status.code(), Some(0 | 2)) && lines.len() <= 1,
+            "{mib} MiB: {:?}: {lines:?}",
+            out.status
+        );
+    }
+}
+
+/// A soft limit on open files set low by hand is raised to the hard one:
+/// a build holds a level's seed lists open (one of 20 stopped at level 8,
+/// "Too many open files"). A server refuses a hard limit too low to serve,
+/// in one line (below 8 it exited so; at 6 and 7 the runtime panicked).
+#[test]
+fn a_low_limit_on_open_files_is_raised_or_refused_in_one_line() {
+    let db = scratch("open-files");
+    let mut cmd = bin();
+    cmd.args(["build", "--max-seeds", "12", "--db", s(&db)]);
+    let out = limited(cmd, libc::RLIMIT_NOFILE, 20, 4096)
+        .output()
+        .unwrap();
+    crate::common::assert_success(&out);
+    crate::common::assert_committed(&db, 12);
+    for hard in [6, 7, 20] {
+        let mut cmd = bin();
+        cmd.args(["serve", "--db", s(&db), "--port", "0"]);
+        let out = limited(cmd, libc::RLIMIT_NOFILE, hard, hard)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{hard}: {err}");
+        assert_eq!(
+            err.trim_end(),
+            format!(
+                "mancaladb: the limit on open files is {hard}: serve needs at least 64 (ulimit -n)"
+            ),
+        );
+    }
+}
+
+/// `RAYON_NUM_THREADS`, which the thread pool reads, is held to the cap of
+/// `--threads` (at most 4 per core; 100,000 started as many threads).
+#[test]
+fn rayon_num_threads_is_held_to_the_cap_of_threads() {
+    let db = crate::common::awari_db();
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let many = (4 * cores + 1).to_string();
+    let out = bin()
+        .args(["verify", "--checks", "1", "--seeds", "3", "--db", s(db)])
+        .env("RAYON_NUM_THREADS", &many)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "mancaladb: RAYON_NUM_THREADS={many}: {many} threads on {cores} cores: at most {} (4 per core)",
+            4 * cores
+        )
+    );
+    for fine in ["1", "0"] {
+        let out = bin()
+            .args(["verify", "--checks", "1", "--seeds", "3", "--db", s(db)])
+            .env("RAYON_NUM_THREADS", fine)
+            .output()
+            .unwrap();
+        crate::common::assert_success(&out);
+    }
 }

@@ -363,13 +363,7 @@ pub fn check_writable(dir: &Path) -> Result<Vec<PathBuf>> {
     crate::files::check_dir(dir)?;
     let made = crate::files::missing_dirs(dir)?;
     crate::files::create_dirs(dir)?;
-    let probe = dir.join(format!(".write-test-{}", std::process::id()));
-    std::fs::File::create(&probe).map_err(|e| {
-        // "/proc: No such file or directory" would deny that it is there.
-        let why = format!("no file can be written in this directory: {e}");
-        Error::io(dir, std::io::Error::new(e.kind(), why))
-    })?;
-    std::fs::remove_file(&probe).map_err(|e| Error::io(&probe, e))?;
+    crate::files::check_files_can_be_created(dir)?;
     Ok(made)
 }
 

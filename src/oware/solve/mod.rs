@@ -348,7 +348,8 @@ fn solve_once(
         end: range.end,
         lower: options.lower,
     };
-    let mut state = HugeSlice::<u8>::zeroed(n).map_err(|e| Error::io("(memory)", e))?;
+    let mut state = HugeSlice::<u8>::zeroed(n)
+        .map_err(|e| Error::io(format!("level {seeds}: {n} bytes of working memory"), e))?;
 
     // Resume from the newest checkpoint that every rank holds, if any: of
     // a threshold, else of the forward pass.
