@@ -99,8 +99,8 @@ pub enum Corruption {
         /// The format's.
         want: u32,
     },
-    /// The header claims more positions than any table holds
-    /// ([`crate::table::MAX_POSITIONS`]).
+    /// The header claims more positions than any table holds (the
+    /// table format's `MAX_POSITIONS`, 2^38).
     TooManyPositions {
         /// Positions claimed.
         found: u64,
