@@ -67,9 +67,11 @@ pub fn import_vu(db: &Db, rules: Rules, vu: &Path, levels: Option<Vec<usize>>) -
     }
     crate::files::create_dirs(&raw_dir)?;
     // A table written and then its raw copy refused would break the
-    // promise above: both directories are tried first.
+    // promise above: the directories written are tried first.
     if !imported.written.is_empty() {
         crate::files::check_files_can_be_created(db.dir())?;
+    }
+    if imported.written.iter().any(|n| window.contains(n)) {
         crate::files::check_files_can_be_created(&raw_dir)?;
     }
     // What a killed import or build left under a temporary name.

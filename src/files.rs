@@ -221,8 +221,14 @@ fn refused(path: &Path, what: &str) -> Error {
 /// anything, so that no result is lost and no write is left half done on
 /// a directory it cannot write (read-only, or another user's).
 pub fn check_files_can_be_created(dir: &Path) -> Result<()> {
-    let probe = dir.join(format!(".write-test-{}", std::process::id()));
-    std::fs::File::create(&probe).map_err(|e| {
+    // A new file (never through a link planted at its name); one that a
+    // killed run left is removed first. It ends in `.tmp`, as leftovers
+    // that writers remove do.
+    let probe = dir.join(format!(".write-test-{}.tmp", std::process::id()));
+    remove_if_present(&probe)?;
+    let mut create = std::fs::OpenOptions::new();
+    create.write(true).create_new(true);
+    create.open(&probe).map_err(|e| {
         // "/proc: No such file or directory" would deny that it is there.
         let why = format!("no file can be written in this directory: {e}");
         Error::io(dir, std::io::Error::new(e.kind(), why))

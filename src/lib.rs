@@ -130,6 +130,6 @@ pub mod table;
 pub mod verify;
 
 pub use error::{Error, Result};
-pub use memory::{HugeSlice, Plain, reserve};
+pub use memory::{HugeSlice, Plain, reserve, reserving};
 pub use oware::{Board, Encoder, Rules};
 pub use source::{Source, Values};

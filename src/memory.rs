@@ -324,9 +324,25 @@ pub fn reserve<T>(len: usize) -> std::io::Result<Vec<T>> {
         )));
     }
     let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| refuse(format!("{bytes} bytes asked for are not to be had")))?;
+    RESERVING.set(true);
+    let reserved = v.try_reserve_exact(len);
+    RESERVING.set(false);
+    reserved.map_err(|_| refuse(format!("{bytes} bytes asked for are not to be had")))?;
     Ok(v)
+}
+
+thread_local! {
+    /// Whether this thread is inside [`reserve`]'s allocation, whose
+    /// failure is an error to return (a plain cell: reading it allocates
+    /// nothing, so an allocator may ask).
+    static RESERVING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the allocation this thread is making now is one whose failure
+/// [`reserve`] turns into an error: a global allocator that ends the
+/// process when memory cannot be had (the command line's) lets these fail.
+pub fn reserving() -> bool {
+    RESERVING.get()
 }
 
 /// This process's anonymous memory and the part of it on huge pages.

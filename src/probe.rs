@@ -387,13 +387,10 @@ impl Level {
             }
         };
         if usize::from(v.unsigned_abs()) > self.seeds {
+            let damaged = Error::value_range(self.read_from(), self.seeds, index, v);
             return Err(match self.raw.get() {
-                Some(_) => Error::value_range(&self.raw_path, self.seeds, index, v),
-                None => {
-                    let read_from = self.table.path();
-                    self.table
-                        .stale(Error::value_range(read_from, self.seeds, index, v))
-                }
+                Some(_) => damaged,
+                None => self.table.stale(damaged),
             });
         }
         Ok(v)

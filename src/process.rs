@@ -9,11 +9,11 @@ use std::fmt::Write as _;
 /// process with one line on standard error and exit 2, as every error of
 /// the command line does. (Rust's own handler prints a line of its own and
 /// aborts, exit 134, where a limit on the process's memory, `ulimit -v`,
-/// or a machine out of memory made a request fail.) Requests of 64 MiB and
-/// more are first checked against the memory available
-/// (`mancaladb::reserve`), which says what it needed; this catches the
-/// rest. The process ends at once, without unwinding: files being written
-/// keep their temporary names, which the next run removes, and its locks go
+/// or a machine out of memory made a request fail.) The library's fallible
+/// allocations (`mancaladb::reserve`, whose error names what the memory
+/// was for) fail as they would without it (`mancaladb::reserving`). The
+/// process ends at once, without unwinding: files being written keep
+/// their temporary names, which the next run removes, and its locks go
 /// with it.
 pub struct ExitOnFailure;
 
@@ -41,12 +41,13 @@ unsafe impl GlobalAlloc for ExitOnFailure {
     }
 }
 
-/// `ptr`, unless it is null: then the process ends, saying that `size`
-/// bytes could not be had. Nothing here allocates (the line is put
-/// together on the stack and written with one system call).
+/// `ptr`, unless it is null outside `mancaladb::reserve`: then the process
+/// ends, saying that a request of `size` bytes could not be met. Nothing
+/// here allocates (the line is put together on the stack and written with
+/// one system call).
 #[inline]
 fn checked(ptr: *mut u8, size: usize) -> *mut u8 {
-    if ptr.is_null() {
+    if ptr.is_null() && !mancaladb::reserving() {
         out_of_memory(size);
     }
     ptr
@@ -60,7 +61,7 @@ fn out_of_memory(size: usize) -> ! {
     };
     let _ = writeln!(
         line,
-        "mancaladb: out of memory: {size} bytes more could not be had"
+        "mancaladb: out of memory: a request of {size} bytes could not be met"
     );
     // SAFETY: write(2) and _exit(2) take plain values; `line.bytes` holds
     // `line.len` bytes.
@@ -88,11 +89,16 @@ impl std::fmt::Write for Line {
     }
 }
 
+/// The most open files [`raise_open_files`] asks for: a server's 65,536
+/// connections beside 256 files of its own (a build needs about a hundred).
+pub const MOST_OPEN_FILES: u64 = 65_536 + 256;
+
 /// Raises this process's limit on open files (the soft one) to its hard
-/// limit, `most` at most: a soft limit of 1,024 (or, set by hand, 20) is
-/// common, and a build keeps a level's seed lists open, a server its
-/// connections. Returns the soft and hard limits in effect.
-pub fn raise_open_files(most: u64) -> (u64, u64) {
+/// limit, [`MOST_OPEN_FILES`] at most: a soft limit of 1,024 (or, set by
+/// hand, 20) is common, and a build keeps a level's seed lists open, a
+/// server its connections. Returns the soft limit in effect.
+pub fn raise_open_files() -> u64 {
+    let most = MOST_OPEN_FILES;
     let mut limit = libc::rlimit {
         rlim_cur: 1024,
         rlim_max: 1024,
@@ -114,5 +120,6 @@ pub fn raise_open_files(most: u64) -> (u64, u64) {
         }
     }
     #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every target
-    (limit.rlim_cur as u64, limit.rlim_max as u64)
+    let soft = limit.rlim_cur as u64;
+    soft
 }

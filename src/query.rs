@@ -307,7 +307,7 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
     }
     let value = list.iter().map(|m| m.value).max().unwrap_or(-(seeds as i8));
     if let Some(v) = own {
-        consistent(values, board, v, value, || list.iter().map(|m| m.child))?;
+        check_consistent(values, board, v, value, || list.iter().map(|m| m.child))?;
     }
     let best = list
         .iter()
@@ -334,7 +334,7 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
 /// of its best move, whose children `children` lists: else the tables are
 /// inconsistent, an error naming the file `stored` came from and the
 /// levels the moves' values came from.
-fn consistent<I: IntoIterator<Item = Board>>(
+fn check_consistent<I: IntoIterator<Item = Board>>(
     values: &dyn Values,
     board: &Board,
     stored: i8,
@@ -370,7 +370,12 @@ const MOVE_BATCH: usize = 1 << 16;
 /// move must be worth its stored value, else the tables are inconsistent
 /// (an error, as from [`analyze`]). The boards' own values and their
 /// children's are read in batches through [`values`], with its grouped
-/// probes: the labels of a policy for a whole data set, one call.
+/// probes: the labels of a policy for a whole data set, one call. So a
+/// child whose player to move has no seeds is worth `-seeds` by the rules,
+/// unread, where `analyze` reads its stored value (the same in sound
+/// tables); and of a batch of boards, the own levels are read before any
+/// child's, so an error met may be another board's than `analyze` would
+/// meet first.
 pub fn move_values(
     rules: Rules,
     source: &dyn Values,
@@ -407,7 +412,7 @@ pub fn move_values(
                 let stored = *own.next().expect("one value per stored board");
                 let best = row.iter().copied().max().filter(|&v| v != NO_MOVE);
                 let best = best.unwrap_or(-(board.seeds() as i8));
-                consistent(source, board, stored, best, || {
+                check_consistent(source, board, stored, best, || {
                     moves(rules, board)
                         .as_slice()
                         .iter()

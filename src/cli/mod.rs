@@ -91,7 +91,7 @@ enum Command {
 pub fn run(cli: Cli) -> ExitCode {
     // A level's seed lists are open together while it is built; a soft
     // limit set low by hand (20) stopped a build at level 8.
-    crate::process::raise_open_files(u64::MAX);
+    crate::process::raise_open_files();
     let workers = match cli.command {
         // The commands that work in parallel (`build` starts its own:
         // `--threads`, or a share of the cores on each rank of a

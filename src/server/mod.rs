@@ -442,13 +442,12 @@ async fn stop_signal() {
 /// runtime's signal handling panicked).
 const LEAST_FILES: u64 = 64;
 
-/// Raises this process's limit on open files to its hard limit, 65,792 at
-/// most (a soft limit of 1,024 is common, and a server wants more), and
-/// returns how many connections may be open at once beside [`OWN_FILES`]:
-/// at least 16, at most 65,536. A hard limit below [`LEAST_FILES`] is an
-/// error.
+/// How many connections may be open at once beside [`OWN_FILES`], with
+/// the limit on open files raised ([`crate::process::raise_open_files`]:
+/// a soft limit of 1,024 is common, and a server wants more): at least 16,
+/// at most 65,536. A limit below [`LEAST_FILES`] is an error.
 fn connection_cap() -> Result<usize, Error> {
-    let (soft, _) = crate::process::raise_open_files(65_536 + OWN_FILES);
+    let soft = crate::process::raise_open_files();
     if soft < LEAST_FILES {
         return Err(Error::Invalid(format!(
             "the limit on open files is {soft}: serve needs at least {LEAST_FILES} (ulimit -n)"
