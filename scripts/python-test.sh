@@ -19,8 +19,9 @@ python3 -m venv "$VENV"
 # older one builds a copy of python/ without the crate at `..`), and a venv
 # brings the pip of its Python, which may be older (upgraded only then).
 "$VENV/bin/python" -m pip install --quiet 'pip>=21.3'
-# mypy for its stubtest: the native module's stub must match the module.
-"$VENV/bin/pip" install --quiet ./python pytest mypy
+# mypy for its stubtest: the native module's stub must match the module
+# (a version fixed, so that a new one cannot turn CI red on its own).
+"$VENV/bin/pip" install --quiet ./python pytest 'mypy==2.4.1'
 # From the root, so that `import mancaladb` is the installed package, not
 # the sources under python/.
 "$VENV/bin/pytest" -q python/tests

@@ -294,8 +294,13 @@ class Database:
         integers)."""
         taken: Optional[Tuple[int, int]] = None
         if captured is not None:
-            if (isinstance(captured, (str, bytes))
-                    or not isinstance(captured, collections.abc.Sequence) or len(captured) != 2):
+            # Any pair with a length (a tuple, a list, a NumPy row), but not
+            # text, a set (which count is the mover's?), a mapping or an
+            # iterator.
+            unordered = (str, bytes, collections.abc.Set, collections.abc.Mapping,
+                         collections.abc.Iterator)
+            if (isinstance(captured, unordered) or not hasattr(captured, "__len__")
+                    or len(captured) != 2):
                 raise ValueError(f"captured {captured!r}: give two seed counts, (mover, opponent)")
             mover, opponent = (integer(c, "captured") for c in captured)
             if min(mover, opponent) < 0:
@@ -678,9 +683,9 @@ def _is_count(c: Any) -> bool:
 
 
 def _board_array(boards: Any) -> np.ndarray:
-    """``boards`` as an array of a native integer type (which the library
-    reads in place, negative and large counts checked, never wrapped);
-    another byte order is converted to ``int64``;
+    """``boards`` as an array of an integer type in native byte order and
+    aligned (which the library reads in place, negative and large counts
+    checked, never wrapped); any other is converted to ``int64``;
     non-integer data raises ``TypeError``, another shape ``ValueError``;
     an empty list is no boards."""
     if isinstance(boards, (str, bytes)):
@@ -698,20 +703,18 @@ def _board_array(boards: Any) -> np.ndarray:
         a = np.asarray(boards)
     except ValueError:
         # Rows of different lengths (NumPy's "inhomogeneous shape" names no
-        # row): the first that is no board, in the library's words. Text
-        # and scalars are no rows of counts at all.
+        # row): the first that is no board, in the library's words (text
+        # and scalars are no rows of counts at all).
         for k, r in enumerate(boards):
             if isinstance(r, (str, bytes)) or not hasattr(r, "__len__"):
                 raise TypeError(f"row {k}: a board in a batch is a row of twelve integer "
                                 f"counts, got {type(r).__name__}") from None
-        lengths = [len(r) for r in boards]
-        row = next((k for k, n in enumerate(lengths) if n != 12), None)
-        if row is None:
-            raise
-        raise ValueError(f"row {row}: an Oware board has 12 pits, got {lengths[row]} numbers") from None
+            if len(r) != 12:
+                raise ValueError(f"row {k}: an Oware board has 12 pits, got {len(r)} numbers") from None
+        raise
     if a.shape == (0,):  # an empty list: no boards
         return np.empty((0, 12), np.uint8)
-    if a.ndim == 2 and a.size == 0:  # rows, each empty (NumPy makes them float64)
+    if a.ndim == 2 and a.shape[0] > 0 and a.shape[1] == 0:  # empty rows (NumPy makes them float64)
         raise ValueError(f"row 0: an Oware board has 12 pits, got {a.shape[1]} numbers")
     if a.dtype == object and a.ndim == 2:
         # Rows of Python (or NumPy) integers in an object array, as pandas
@@ -740,12 +743,14 @@ def _board_array(boards: Any) -> np.ndarray:
         row = int(np.argmax(a.max(axis=1) > past_int64))
         raise ValueError(f"row {row}: an Oware board: pit count {a[row].max()} "
                          "exceeds the 48 seeds of a game")
-    if a.dtype.isnative:
-        return a  # every native integer type is read in place, without a copy
-    return a.astype(np.int64)
+    if a.dtype.isnative and a.flags.aligned:
+        return a  # read in place, whatever its integer type, without a copy
+    return a.astype(np.int64)  # another byte order, or unaligned
 
 
 def __dir__() -> List[str]:
-    """The public names (``dir(mancaladb)``, tab completion), not the
-    modules and helpers the package imports."""
-    return sorted(__all__ + ["__version__"])
+    """The public names (``dir(mancaladb)``, tab completion): the API, its
+    type aliases and the module's own attributes, not the modules and
+    helpers the package imports."""
+    own = [n for n in globals() if n.startswith("__") and n.endswith("__")]
+    return sorted(set(__all__ + own + ["Board", "Boards", "Pits", "PathArg"]))

@@ -217,22 +217,34 @@ impl<'py> Rows<'py> {
     }
 }
 
-/// Rows of twelve pit counts, not yet checked as boards.
-pub struct Pits(Vec<[u8; PITS]>);
+/// Rows of twelve pit counts, not yet checked as boards: those before
+/// the first row with a count outside a byte, and that row's error.
+pub struct Pits {
+    rows: Vec<[u8; PITS]>,
+    wide: Option<mancaladb::Error>,
+}
 
 impl Pits {
-    /// The boards, checked (a bad row is an error naming it): the part of
-    /// reading an array that needs no GIL.
+    /// The boards, checked (the first bad row is an error naming it): the
+    /// part of reading an array that needs no GIL.
     pub fn boards(self) -> mancaladb::Result<Vec<Board>> {
-        self.0
+        let boards = self
+            .rows
             .into_iter()
             .enumerate()
             .map(|(i, pits)| Board::from_counts(&pits.map(i64::from)).map_err(|e| in_row(i, e)))
-            .collect()
+            .collect::<mancaladb::Result<Vec<_>>>()?;
+        match self.wide {
+            Some(e) => Err(e),
+            None => Ok(boards),
+        }
     }
 }
 
-/// The rows of `rows` as bytes; a count outside a byte is its row's error.
+/// The rows of `rows` as bytes, up to the first with a count outside a
+/// byte, whose error (the library's, naming it) comes with them: rows
+/// before it may be no boards either, and the first bad row is the one to
+/// name.
 fn copy_rows<T: Copy + TryInto<u8> + Into<i128>>(
     rows: ArrayView2<'_, T>,
 ) -> mancaladb::Result<Pits> {
@@ -246,18 +258,27 @@ fn copy_rows<T: Copy + TryInto<u8> + Into<i128>>(
                 // which (a count past i64 as the largest i64, past 48 all
                 // the same).
                 Err(_) => {
-                    let counts = row.map(|&c| i64::try_from(c.into()).unwrap_or(i64::MAX));
-                    let counts: Vec<i64> = counts.iter().copied().collect();
-                    return Err(Board::from_counts(&counts)
+                    let counts: Vec<i64> = row
+                        .iter()
+                        .map(|&c| i64::try_from(c.into()).unwrap_or(i64::MAX))
+                        .collect();
+                    let wide = Board::from_counts(&counts)
                         .err()
                         .map(|e| in_row(i, e))
-                        .expect("a count outside a byte is no board"));
+                        .expect("a count outside a byte is no board");
+                    return Ok(Pits {
+                        rows: copied,
+                        wide: Some(wide),
+                    });
                 }
             }
         }
         copied.push(pits);
     }
-    Ok(Pits(copied))
+    Ok(Pits {
+        rows: copied,
+        wide: None,
+    })
 }
 
 /// Room for `len` items (`what` the values of that many boards), or, when

@@ -76,6 +76,28 @@ def test_every_integer_type_gives_the_same_values_and_errors(db_dir, dtype):
             wide[2, 11] = 300  # past a byte: refused, not wrapped to 44
             with pytest.raises(ValueError, match="row 2: an Oware board: pit count 300 exceeds"):
                 db.values(wide)
+            # The first bad row is named, also when a later one is past a
+            # byte (that one was named).
+            wide[1, 0] = 49
+            with pytest.raises(ValueError, match="row 1: an Oware board: pit count 49 exceeds"):
+                db.move_values(wide)
+        # No boards at all, of every type: no values (not "row 0").
+        for none in (np.empty((0, 12), dtype), boards.astype(dtype)[:0]):
+            assert db.values(none).shape == (0,)
+            assert db.move_values(none).shape == (0, 6)
+            assert mancaladb.ranks(none).shape == (0,)
+
+
+def test_unaligned_arrays_are_converted_not_read_in_place(db_dir):
+    # NumPy can place int32 counts at an odd address (a buffer read at an
+    # offset): read in place, that was undefined behaviour.
+    boards = mancaladb.boards(12, 0, 300)
+    buf = bytes(1) + boards.astype("<i4").tobytes()
+    odd = np.frombuffer(buf, "<i4", offset=1).reshape(300, 12)
+    assert not odd.flags.aligned
+    with mancaladb.open(db_dir) as db:
+        assert np.array_equal(db.values(odd), db.values(boards))
+        assert np.array_equal(mancaladb.ranks(odd), np.arange(300))
 
 
 def test_bad_rows_name_the_row(db_dir):
@@ -100,6 +122,10 @@ def test_bad_rows_name_the_row(db_dir):
                 db.values([good, row])
         with pytest.raises(ValueError, match="row 0: an Oware board has 12 pits, got 0 numbers"):
             db.values([[]])
+        # The first bad row, whatever is wrong with it.
+        with pytest.raises(ValueError, match="row 0: an Oware board has 12 pits, got 11 numbers"):
+            db.values([[1] * 11, None])
+        assert mancaladb.boards(3, 5, 5).shape == (0, 12)
         with pytest.raises(TypeError, match="a board is a string or twelve counts, got int"):
             db.value(5)
         # Bytes are no board, not even as their character codes.

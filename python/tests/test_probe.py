@@ -74,9 +74,12 @@ def test_analyze_with_the_seeds_taken_gives_the_final_score(db_dir):
             db.analyze("1 1 1 1 1 2 4 2 3 0 0 0", captured=(16, 16, 0))
         # A set has no order (which count is the mover's?), an iterator no
         # length: neither is a pair of counts.
-        for pair in [{16, 17}, iter((16, 16))]:
+        for pair in [{16, 17}, iter((16, 16)), {16: 16}]:
             with pytest.raises(ValueError, match="two seed counts"):
                 db.analyze("1 1 1 1 1 2 4 2 3 0 0 0", captured=pair)
+        # A row of a NumPy array of the seeds taken is a pair.
+        taken = np.array([[16, 16]])
+        assert db.analyze("1 1 1 1 1 2 4 2 3 0 0 0", captured=taken[0]).final == (24.0, 24.0)
         with pytest.raises(TypeError, match="captured must be an integer"):
             db.analyze("1 1 1 1 1 2 4 2 3 0 0 0", captured=(16.0, 16))
 
