@@ -205,6 +205,14 @@ impl<'py> Rows<'py> {
     /// a byte is refused here, in the library's words for its row.
     pub fn copied(&self) -> mancaladb::Result<Pits> {
         match self {
+            // Pit bytes in one block of memory (what `boards()` gives): one
+            // copy, as fast as memory moves (the GIL is held meanwhile).
+            Rows::U8(a) if a.as_slice().is_ok() => {
+                let bytes = a.as_slice().expect("contiguous");
+                let mut rows = reserve(bytes.len() / PITS, "boards")?;
+                rows.extend_from_slice(bytes.as_chunks::<PITS>().0);
+                Ok(Pits { rows, wide: None })
+            }
             Rows::U8(a) => copy_rows(a.as_array()),
             Rows::I8(a) => copy_rows(a.as_array()),
             Rows::I16(a) => copy_rows(a.as_array()),
