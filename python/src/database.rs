@@ -11,7 +11,7 @@ use mancaladb::Error;
 use mancaladb::oware::{Board, PITS, Rules};
 use mancaladb::progress::Progress;
 use mancaladb::query::{self, LineEnd};
-use mancaladb::source::{LevelData, Source};
+use mancaladb::source::{LevelData, Source, Values};
 use mancaladb::verify::{Checks, verify_until};
 use numpy::ndarray::{Array2, ArrayView1};
 use numpy::{IntoPyArray, PyArray1, PyArray2};
@@ -67,6 +67,27 @@ impl Database {
         source
             .clone()
             .ok_or_else(|| PyValueError::new_err("the database is closed"))
+    }
+
+    /// What `answer` gives for the boards of a `(k, 12)` array, one item
+    /// per board (`what` names them in a memory error): the array copied
+    /// with the GIL held, its rows checked and answered without it.
+    fn per_board<T: Send>(
+        &self,
+        py: Python<'_>,
+        boards: &Bound<'_, PyAny>,
+        what: &str,
+        answer: impl FnOnce(Rules, &dyn Values, &[Board], &mut Vec<T>) -> mancaladb::Result<()> + Send,
+    ) -> PyResult<Vec<T>> {
+        let pits = Rows::of(boards)?.copied().py()?;
+        let source = self.source()?;
+        let rules = self.rules;
+        py.detach(|| {
+            let boards = pits.boards()?;
+            let mut out = reserve(boards.len(), what)?;
+            answer(rules, &*source, &boards, &mut out).map(|()| out)
+        })
+        .py()
     }
 
     /// The value of `b`, without the GIL.
@@ -135,16 +156,9 @@ impl Database {
         py: Python<'py>,
         boards: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<i8>>> {
-        let pits = Rows::of(boards)?.copied().py()?;
-        let source = self.source()?;
-        let rules = self.rules;
-        let mut out = Vec::new();
-        py.detach(|| {
-            let boards = pits.boards()?;
-            out = reserve(boards.len(), "values")?;
-            query::values(rules, &*source, &boards, &mut out).map_err(|e| in_row(out.len(), e))
-        })
-        .py()?;
+        let out = self.per_board(py, boards, "values", |rules, source, boards, out| {
+            query::values(rules, source, boards, out).map_err(|e| in_row(out.len(), e))
+        })?;
         Ok(PyArray1::from_vec(py, out))
     }
 
@@ -155,16 +169,7 @@ impl Database {
         py: Python<'py>,
         boards: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray2<i8>>> {
-        let pits = Rows::of(boards)?.copied().py()?;
-        let source = self.source()?;
-        let rules = self.rules;
-        let mut out = Vec::new();
-        py.detach(|| {
-            let boards = pits.boards()?;
-            out = reserve(boards.len(), "rows of move values")?;
-            query::move_values(rules, &*source, &boards, &mut out)
-        })
-        .py()?;
+        let out = self.per_board(py, boards, "rows of move values", query::move_values)?;
         let rows =
             Array2::from_shape_vec((out.len(), 6), out.into_flattened()).expect("six values a row");
         Ok(rows.into_pyarray(py))
