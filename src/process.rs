@@ -4,6 +4,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The system's allocator, but an allocation it cannot make ends the
 /// process with one line on standard error and exit 2, as every error of
@@ -53,8 +54,19 @@ fn checked(ptr: *mut u8, size: usize) -> *mut u8 {
     ptr
 }
 
+/// Set by the first thread that ends the process: one line is written,
+/// whichever threads find memory refused at the same moment (two did).
+static ENDING: AtomicBool = AtomicBool::new(false);
+
 #[cold]
 fn out_of_memory(size: usize) -> ! {
+    if ENDING.swap(true, Ordering::SeqCst) {
+        // Another thread is writing the line and ending the process.
+        loop {
+            // SAFETY: pause(2) only waits for a signal.
+            unsafe { libc::pause() };
+        }
+    }
     let mut line = Line {
         bytes: [0; 160],
         len: 0,
