@@ -163,6 +163,7 @@ fn router(state: Arc<State>) -> Router {
         .route("/app.js", get(assets::script))
         .route("/style.css", get(assets::style))
         .route("/health", get(api::health))
+        .route("/api/openapi.json", get(api::openapi))
         .route("/api/awari", get(api::oware::position))
         .route("/api/levels", get(api::oware::levels))
         .route("/api/awari/batch", post(api::oware::batch))

@@ -17,6 +17,7 @@ mod layers;
 mod mpi;
 mod omweso;
 mod omweso_census;
+mod openapi;
 mod probe;
 mod reliability;
 mod resume;

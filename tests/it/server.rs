@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use mancaladb::oware::level_size;
 
 use crate::common::{awari_db, bin, run, scratch};
+use crate::openapi::check_answer;
 
 /// A running server, stopped when dropped.
 struct Server {
@@ -106,15 +107,22 @@ impl Server {
         (status, head, body)
     }
 
+    /// A GET whose answer is JSON, checked against the OpenAPI document.
     fn get(&self, path: &str) -> (u16, Value) {
         let (status, _, body) = self.request("GET", path, "", b"");
-        (status, serde_json::from_slice(&body).expect("a JSON body"))
+        let body = serde_json::from_slice(&body).expect("a JSON body");
+        check_answer("GET", path, status, &body);
+        (status, body)
     }
 
+    /// A POST of JSON whose answer is JSON, checked against the OpenAPI
+    /// document.
     fn post(&self, path: &str, body: &[u8]) -> (u16, Value) {
         let (status, _, body) =
             self.request("POST", path, "Content-Type: application/json\r\n", body);
-        (status, serde_json::from_slice(&body).expect("a JSON body"))
+        let body = serde_json::from_slice(&body).expect("a JSON body");
+        check_answer("POST", path, status, &body);
+        (status, body)
     }
 }
 
@@ -446,6 +454,7 @@ fn bad_input_is_400_and_missing_levels_404() {
     ] {
         let (status, head, body) = s.request(method, path, "", b"");
         let body: Value = serde_json::from_slice(&body).expect("a JSON body");
+        check_answer(method, path, status, &body);
         assert_eq!(status, 405, "{method} {path}: {body}");
         assert!(head.contains(&format!("allow: {allow}")), "{head}");
         let e = body["error"].as_str().unwrap_or_default();
@@ -976,6 +985,12 @@ fn cors_and_the_page() {
     assert!(js.contains(r#""api/awari/mainline""#));
     assert!(!js.contains(r#""/api"#), "an API URL from the root");
     assert!(!body.is_empty());
+    // The API's description, which every answer of these tests is checked
+    // against, is served as it is in the source.
+    let (status, head, doc) = s.request("GET", "/api/openapi.json", "", b"");
+    assert_eq!(status, 200);
+    assert!(head.contains("content-type: application/json"), "{head}");
+    assert_eq!(String::from_utf8(doc).unwrap(), crate::openapi::DOCUMENT);
 }
 
 /// One log line per request, also for a preflight, which CORS answers

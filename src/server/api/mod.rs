@@ -192,6 +192,18 @@ pub async fn health(q: Result<Query<NoQuery>, QueryRejection>) -> Answer<serde_j
     ))
 }
 
+/// `GET /api/openapi.json`: the API described in OpenAPI 3.1
+/// (`openapi.json` beside this module), for clients and their code
+/// generators. The server's tests check every answer they get against it.
+pub async fn openapi(q: Result<Query<NoQuery>, QueryRejection>) -> Result<Response, ApiError> {
+    query(q)?;
+    Ok((
+        [(CONTENT_TYPE, "application/json")],
+        include_str!("openapi.json"),
+    )
+        .into_response())
+}
+
 /// Middleware: every error answer as [`ApiError`] JSON, also those that
 /// axum and tower-http make themselves as plain text or with no body (405
 /// for a method a path does not take, 400 for a path that is not UTF-8,
@@ -229,7 +241,7 @@ pub async fn json_errors(req: Request, next: Next) -> Response {
 pub async fn not_found() -> ApiError {
     ApiError::with(
         StatusCode::NOT_FOUND,
-        "no such page: see /api/awari, /api/awari/mainline, /api/awari/batch, /api/levels, /api/stats/awari/N, /api/omweso/loops, /health",
+        "no such page: see /api/awari, /api/awari/mainline, /api/awari/batch, /api/levels, /api/stats/awari/N, /api/omweso/loops, /api/openapi.json, /health",
     )
 }
 
