@@ -226,12 +226,17 @@ pub struct Held {
 }
 
 impl Held {
-    /// Room for `blocks` blocks (at least one).
+    /// Room for `blocks` blocks (at least one, at most [`Held::MOST`]).
     pub fn new(blocks: usize) -> Held {
         Held {
-            slots: vec![None; blocks.max(1)],
+            slots: vec![None; blocks.clamp(1, Held::MOST)],
         }
     }
+
+    /// The most blocks a `Held` has room for: 4 GiB of blocks of
+    /// [`BLOCK_SIZE`](crate::table::BLOCK_SIZE) bytes (its slots alone
+    /// are 1 MiB).
+    pub const MOST: usize = 1 << 16;
 
     /// Byte `offset` of block `block` of level `level`: from the block held,
     /// else from `cache`, then held in its place.
@@ -461,6 +466,19 @@ impl Level {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A caller's count of blocks to hold is bounded: `usize::MAX` asked
+    /// for room it could never fill and panicked ("capacity overflow").
+    #[test]
+    fn room_to_hold_blocks_is_bounded() {
+        assert_eq!(Held::new(usize::MAX).slots.len(), Held::MOST);
+        assert_eq!(Held::new(0).slots.len(), 1);
+        assert_eq!(Held::new(100).slots.len(), 100);
+        assert_eq!(
+            std::mem::size_of::<Option<(Key, Block)>>() * Held::MOST,
+            1 << 20
+        );
+    }
 
     /// Block `b` of the 49 levels spreads over the places as blocks of one
     /// level do (the hash's low bits, which the level does not reach, put
