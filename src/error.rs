@@ -478,6 +478,43 @@ impl fmt::Display for Missing {
 }
 
 impl Error {
+    /// The same error again, for a failure that is remembered and told to
+    /// each caller (the variant, its fields and its message are the same;
+    /// an I/O error keeps its kind and its text, not its OS code).
+    pub(crate) fn again(&self) -> Error {
+        match self {
+            Error::Invalid(m) => Error::Invalid(m.clone()),
+            Error::Io { path, source } => Error::Io {
+                path: path.clone(),
+                source: std::io::Error::new(source.kind(), source.to_string()),
+            },
+            Error::Corrupt { path, kind } => Error::Corrupt {
+                path: path.clone(),
+                kind: kind.clone(),
+            },
+            Error::Missing(m) => Error::Missing(m.clone()),
+            Error::TooLarge { level, why } => Error::TooLarge {
+                level: *level,
+                why: why.clone(),
+            },
+            Error::Locked { path, holder } => Error::Locked {
+                path: path.clone(),
+                holder: holder.clone(),
+            },
+            Error::Disagree {
+                rank,
+                ranks,
+                what,
+                here,
+            } => Error::Disagree {
+                rank: *rank,
+                ranks: *ranks,
+                what,
+                here: here.clone(),
+            },
+        }
+    }
+
     /// Shorthand for an I/O error on `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Io {

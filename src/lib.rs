@@ -25,6 +25,15 @@
 //!   `captured - value(child)` over them (a board whose mover has no seeds
 //!   is worth minus the seeds left).
 //!
+//! **Playing a won position out.** The tables hold values, not distances:
+//! a best move keeps the value but need not make progress, and a side
+//! ahead that always takes, say, the lowest of its best pits can go round
+//! for ever, which is worth 0, not its value. To play the value out, take
+//! the first move of [`query::principal_line`] (its search for progress
+//! ranks the best moves by plies to a capture; tens of microseconds a
+//! call and a few allocations, so at the root of a search, not at its
+//! nodes).
+//!
 //! [`Source::open`] reads tables through a block cache of up to 512 MiB
 //! shared by the threads; `Source::Tables(`[`source::Tables::with_cache`]`(..))`
 //! sets another size. A level whose raw copy (`raw/`, as `mancaladb build`
@@ -57,6 +66,13 @@
 //! assert_eq!(value(Rules::Awari, &tables, &board)?, 4);
 //! let analysis = analyze(Rules::Awari, &tables, &board)?;
 //! assert_eq!((analysis.best.as_slice(), analysis.moves[0].captures), (&[5u8][..], 4));
+//!
+//! // One handle for every thread of a search: an `Arc<Source>` (or a
+//! // reference, or a `Box`) is a source too.
+//! let shared = std::sync::Arc::new(tables);
+//! std::thread::scope(|s| {
+//!     s.spawn(|| assert_eq!(value(Rules::Awari, &shared, &board).unwrap(), 4));
+//! });
 //! # std::fs::remove_dir_all(&dir).ok();
 //! # Ok(())
 //! # }

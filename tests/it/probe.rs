@@ -300,3 +300,56 @@ fn levels_past_the_game_are_invalid_everywhere() {
     let cache = BlockCache::new(usize::MAX, 0, usize::MAX);
     assert!(cache.blocks() > 0);
 }
+
+/// A level that could not be opened, missing or damaged, is answered with
+/// the same error for [`RETRY_OPENING`] without its file being looked at
+/// again, and is found once that time has passed: a level built or
+/// repaired meanwhile is read, and a search that probes a missing level
+/// at every node does not look for its file each time.
+#[test]
+fn a_level_that_failed_to_open_is_tried_again_after_a_while() {
+    use mancaladb::Error;
+    use mancaladb::source::RETRY_OPENING;
+    use std::time::{Duration, Instant};
+
+    let dir = scratch("probe-retry");
+    let path = Db::new(&dir).table_path(Rules::Awari, 14);
+    let good = std::fs::read(Db::new(awari_db()).table_path(Rules::Awari, 14)).unwrap();
+    let board = Board::new([3, 0, 2, 1, 0, 4, 1, 1, 0, 2, 0, 0]).unwrap();
+    let index = Encoder::new(14).index_of(&board).unwrap() as usize;
+    let want = exported_14()[index] as i8;
+    // A missing level, then a damaged one (a table cut short), each put
+    // right at once; each is found only after the wait.
+    let damaged = |e: &Error| matches!(e, Error::Corrupt { .. });
+    let missing = |e: &Error| matches!(e, Error::Missing(_));
+    for (before, is_it) in [
+        (None, &missing as &dyn Fn(&Error) -> bool),
+        (Some(&good[..good.len() / 2]), &damaged),
+    ] {
+        let _ = std::fs::remove_file(&path);
+        if let Some(bytes) = before {
+            std::fs::write(&path, bytes).unwrap();
+        }
+        let tables = Tables::new(Db::new(&dir), Rules::Awari);
+        let failed_at = Instant::now();
+        let first = tables.value(&board).unwrap_err();
+        assert!(is_it(&first), "{first}");
+        let tmp = dir.join("level-14.tmp");
+        std::fs::write(&tmp, &good).unwrap();
+        std::fs::rename(&tmp, &path).unwrap();
+        let again = tables.value(&board);
+        // The level is there now: only the remembered failure refuses it.
+        assert!(
+            again.is_err() || failed_at.elapsed() >= RETRY_OPENING,
+            "found {again:?} {:?} after it failed",
+            failed_at.elapsed()
+        );
+        if let Err(e) = again {
+            assert_eq!(e.to_string(), first.to_string());
+        }
+        std::thread::sleep(
+            (RETRY_OPENING + Duration::from_millis(50)).saturating_sub(failed_at.elapsed()),
+        );
+        assert_eq!(tables.value(&board).unwrap(), want);
+    }
+}
