@@ -5,10 +5,22 @@
 use std::fs::File;
 use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
+
+/// Files this process has put in place with [`write_atomically`]: a
+/// reader that remembers a file as missing or damaged looks again as
+/// soon as this changes (a level built by the same process is found at
+/// once).
+static PUT_IN_PLACE: AtomicU64 = AtomicU64::new(0);
+
+/// How many files this process has put in place so far ([`PUT_IN_PLACE`]).
+pub fn files_put_in_place() -> u64 {
+    PUT_IN_PLACE.load(Ordering::Acquire)
+}
 
 /// Writes `bytes` to `path` through a temporary file renamed when complete,
 /// the file and then its directory synced: once this returns, the file is
@@ -34,6 +46,7 @@ pub fn write_atomically(
         let _ = std::fs::remove_file(&tmp);
         return Err(Error::io(path, e));
     }
+    PUT_IN_PLACE.fetch_add(1, Ordering::Release);
     // The file is in place; what fails now is its directory's sync, and
     // the error names the directory.
     sync_dir(parent_dir(path))

@@ -212,6 +212,16 @@ def test_bad_rows_name_the_row(db_dir):
         assert mancaladb.ranks([]).dtype == np.uint64 and mancaladb.ranks([]).shape == (0,)
 
 
+def test_a_level_built_after_it_was_missing_is_found_at_once(tmp_path):
+    # The handle remembers a level it could not open for a second; a
+    # build in this process ends that at once.
+    with mancaladb.open(tmp_path) as db:
+        with pytest.raises(mancaladb.MissingLevelError):
+            db.value("0 0 0 0 0 2 1 1 0 0 0 0")
+        mancaladb.build(tmp_path, 4, progress=False)
+        assert db.value("0 0 0 0 0 2 1 1 0 0 0 0") == 4
+
+
 def test_missing_levels_are_key_errors(db_dir, vu_dir, tmp_path):
     with mancaladb.open(db_dir) as db:
         with pytest.raises(KeyError) as e:

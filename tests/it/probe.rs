@@ -353,3 +353,25 @@ fn a_level_that_failed_to_open_is_tried_again_after_a_while() {
         assert_eq!(tables.value(&board).unwrap(), want);
     }
 }
+
+/// A level this process builds after a probe found it missing is read at
+/// once, without the wait for another process's files: any file the
+/// process puts in place ends it (as a Python session that probes, builds
+/// and probes again expects).
+#[test]
+fn a_level_built_in_this_process_is_found_at_once() {
+    use mancaladb::build::Build;
+
+    let dir = scratch("probe-built-here");
+    let tables = Tables::new(Db::new(&dir), Rules::Awari);
+    // The player to move sows pit 5 and takes 2 + 2 (the crate's example).
+    let board = Board::parse(&["0 0 0 0 0 2 1 1 0 0 0 0"]).unwrap();
+    assert!(matches!(
+        tables.value(&board),
+        Err(mancaladb::Error::Missing(_))
+    ));
+    Build::new(&Db::new(&dir), Rules::Awari, 0..=4)
+        .run()
+        .unwrap();
+    assert_eq!(tables.value(&board).unwrap(), 4);
+}
