@@ -446,4 +446,21 @@ mod tests {
         }
         assert!(seen.iter().all(|&n| n > 1000), "{seen:?}");
     }
+
+    /// A [`Moves`] yields its legal moves, in pit order, whether iterated
+    /// by value, by reference or as a slice: on a board whose opponent
+    /// keeps seeds whatever is sown, each pit holding seeds is a move.
+    #[test]
+    fn moves_iterate_alike_by_value_and_by_reference() {
+        let b = Board([1, 0, 2, 0, 3, 4, 0, 5, 0, 0, 0, 0]);
+        for rules in Rules::ALL {
+            let m = moves(rules, &b);
+            let pits: Vec<u8> = m.as_slice().iter().map(|m| m.pit).collect();
+            assert_eq!(pits, [0, 2, 4, 5], "{rules}");
+            let by_ref: Vec<Move> = (&m).into_iter().copied().collect();
+            let by_value: Vec<Move> = m.into_iter().collect();
+            assert_eq!(by_ref, m.as_slice(), "{rules}");
+            assert_eq!(by_value, m.as_slice(), "{rules}");
+        }
+    }
 }
