@@ -570,6 +570,33 @@ mod tests {
         }
     }
 
+    /// A tile spans its mover halves under every opponent half: its size is
+    /// the positions it walks plus the boards it skips, those with every
+    /// opponent pit filled (`C(k - 1, 5)` halves of `k` seeds); over a
+    /// level, the sizes add up to every board of that many seeds, stored or
+    /// not, `C(n + 11, 11)`.
+    #[test]
+    fn tile_sizes_count_the_boards_the_tiles_span() {
+        use crate::compose::binomial;
+        let enc = Encoder::new(14);
+        for seeds in [0, 1, 6, 7, 14] {
+            let mut all = 0u64;
+            for tile in enc.mover_tiles(seeds) {
+                let mut walked = 0u64;
+                enc.walk_tile(seeds, &tile, &(0..u64::MAX), |_, _| walked += 1);
+                let k = (seeds - usize::from(tile.mover)) as u64;
+                let full = match k {
+                    0..6 => 0,
+                    _ => binomial(k - 1, 5) as u64,
+                };
+                let size = enc.tile_size(seeds, &tile);
+                assert_eq!(size, walked + u64::from(tile.width) * full, "{tile:?}");
+                all += size;
+            }
+            assert_eq!(u128::from(all), binomial(seeds as u64 + 11, 11), "{seeds}");
+        }
+    }
+
     /// The locality the walk is for: the children of the captures sown
     /// from one pit by the parents that share a mover half all share their
     /// own most significant half, so they lie in one block.

@@ -223,3 +223,24 @@ fn stored_index_is_the_rank_of_a_stored_board_and_refuses_the_others() {
         }
     }
 }
+
+/// A walk of `boards` knows how many boards it has left: its size hint is
+/// exactly that count at every step, so `collect` reserves once and
+/// `ExactSizeIterator`-style users can trust it.
+#[test]
+fn boards_hint_the_exact_number_left() {
+    let e = Encoder::new(7);
+    let size = level_size(7);
+    for range in [0..size, size / 2..size / 2 + 3, 9..9, size - 2..size] {
+        let mut walk = e.boards(7, range.clone()).unwrap();
+        let mut left = (range.end - range.start) as usize;
+        loop {
+            assert_eq!(walk.size_hint(), (left, Some(left)), "{range:?}");
+            if walk.next().is_none() {
+                break;
+            }
+            left -= 1;
+        }
+        assert_eq!(left, 0, "{range:?}");
+    }
+}
