@@ -768,4 +768,24 @@ mod tests {
         let b = Board::parse(&["0 0 0 0 0 2 1 1 0 0 0 0"]).unwrap();
         assert_eq!(value(Rules::Awari, &solved, &b).unwrap(), 4);
     }
+
+    /// The final score gives each player what they took and their share of
+    /// the board by the value, `(seeds ± value) / 2`: README's won
+    /// position `0 0 0 0 0 2 1 1 0 0 0 0` (+4, pit 5 takes all four) after
+    /// 22 seeds each ends 26 to 22; a mover without seeds (-2 by the rules,
+    /// the opponent takes the rest) after 23 each ends 23 to 25.
+    #[test]
+    fn a_final_score_shares_the_board_by_the_value() {
+        let solved = solved_to(4);
+        for (pits, taken, value, end) in [
+            ("0 0 0 0 0 2 1 1 0 0 0 0", 22, 4, (26.0, 22.0)),
+            ("0 0 0 0 0 0 1 1 0 0 0 0", 23, -2, (23.0, 25.0)),
+        ] {
+            let b = Board::parse(&[pits]).unwrap();
+            let a = analyze(Rules::Awari, &solved, &b).unwrap();
+            assert_eq!(a.value, value, "{b}");
+            let score = FinalScore::of(&a, Taken::new(&b, taken, taken).unwrap());
+            assert_eq!((score.mover, score.opponent), end, "{b}");
+        }
+    }
 }
