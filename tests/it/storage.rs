@@ -162,6 +162,12 @@ fn damage_is_an_error_naming_the_file() {
         caught("tiny", |b| b.truncate(40)),
         (Caught::Open, C::Truncated { len: 40 })
     ));
+    // Long enough for a header, an entry and a trailer (120 bytes), too
+    // short for this table's index and tags (80 + 40) and its trailer.
+    assert!(matches!(
+        caught("cut-in-index", |b| b.truncate(130)),
+        (Caught::Open, C::Truncated { len: 130 })
+    ));
     assert!(matches!(
         caught("padded", |b| b.extend_from_slice(&[0; 7])),
         (Caught::Open, C::Size { .. })
