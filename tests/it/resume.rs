@@ -7,7 +7,8 @@
 //! versions, kept in `tests/fixtures/checkpoints/`, resumed by today's
 //! binary.
 
-use std::path::Path;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -56,12 +57,12 @@ impl Rng {
     }
 }
 
-/// Whether a checkpoint of a level of `min_seeds` or more being built
-/// exists under `db`: a threshold's (`state.<t>`) or the forward pass's
-/// (`forward`), as `prefix` says.
-fn has_checkpoint(db: &Path, prefix: &str, min_seeds: usize) -> bool {
+/// The checkpoints of the levels of `min_seeds` or more being built under
+/// `db`: a threshold's (`state.<t>`) or the forward pass's
+/// (`forward.<walk>.<done>`), as `prefix` says.
+fn checkpoints(db: &Path, prefix: &str, min_seeds: usize) -> HashSet<PathBuf> {
     let Ok(levels) = std::fs::read_dir(db.join("raw/awari")) else {
-        return false;
+        return HashSet::new();
     };
     let seeds = |name: &str| -> Option<usize> {
         name.strip_prefix("scores.")?
@@ -69,14 +70,14 @@ fn has_checkpoint(db: &Path, prefix: &str, min_seeds: usize) -> bool {
             .parse()
             .ok()
     };
-    levels.flatten().any(|level| {
-        seeds(&level.file_name().to_string_lossy()).is_some_and(|n| n >= min_seeds)
-            && std::fs::read_dir(level.path().join("rank-0")).is_ok_and(|files| {
-                files
-                    .flatten()
-                    .any(|f| f.file_name().to_string_lossy().starts_with(prefix))
-            })
-    })
+    levels
+        .flatten()
+        .filter(|level| seeds(&level.file_name().to_string_lossy()).is_some_and(|n| n >= min_seeds))
+        .filter_map(|level| std::fs::read_dir(level.path().join("rank-0")).ok())
+        .flat_map(|files| files.flatten())
+        .map(|f| f.path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+        .collect()
 }
 
 /// The forward checkpoints (`forward.<walk>.<done>`) in a work directory.
@@ -112,6 +113,14 @@ fn killed_builds_resume_to_the_committed_tables() {
     let max = 16;
     let mut log = String::new();
     for attempt in 0..12 {
+        // The checkpoints that killed runs left: only one this run writes
+        // says that it is under way (a level whose forward pass was done
+        // keeps its own, and a kill as soon as the run started, on seeing
+        // them, missed the forward pass every time on a loaded machine).
+        let left = [
+            checkpoints(&db, "state.", 0),
+            checkpoints(&db, "forward", 13),
+        ];
         let mut child = build(&db, max)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -124,8 +133,8 @@ fn killed_builds_resume_to_the_committed_tables() {
         // (smaller ones pass theirs in a few milliseconds, which a loaded
         // machine's kill can miss every time).
         let start = Instant::now();
-        let wait_for = |prefix, min_seeds| {
-            while !has_checkpoint(&db, prefix, min_seeds)
+        let wait_for = |prefix, min_seeds, left: &HashSet<PathBuf>| {
+            while checkpoints(&db, prefix, min_seeds).is_subset(left)
                 && start.elapsed() < Duration::from_secs(30)
             {
                 std::thread::sleep(Duration::from_millis(2));
@@ -134,13 +143,13 @@ fn killed_builds_resume_to_the_committed_tables() {
         match attempt % 3 {
             0 => std::thread::sleep(Duration::from_millis(100 + rng.below(1500))),
             1 => {
-                wait_for("state.", 0);
+                wait_for("state.", 0, &left[0]);
                 std::thread::sleep(Duration::from_millis(rng.below(100)));
             }
             _ => {
                 // Within a few milliseconds: a level's forward pass may be
                 // over in 20 (one run missed it on all three tries).
-                wait_for("forward", 13);
+                wait_for("forward", 13, &left[1]);
                 std::thread::sleep(Duration::from_millis(rng.below(4)));
             }
         }
