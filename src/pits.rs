@@ -5,13 +5,23 @@ use std::num::IntErrorKind;
 
 use crate::error::{Error, Result};
 
+/// The most seeds a board may hold, and what it is that holds at most
+/// that many ("a game", "a side"), for the messages.
+#[derive(Clone, Copy, Debug)]
+pub struct Most {
+    /// The seeds.
+    pub seeds: usize,
+    /// What holds at most that many.
+    pub holder: &'static str,
+}
+
 /// Parses `N` pit counts given as separate words or as strings separated by
 /// commas or spaces. `what` names the board in errors ("a board", "the
-/// player's side"); no pit nor the total may exceed `max_seeds`.
+/// player's side"); no pit nor the total may exceed `most`.
 pub fn parse<const N: usize, S: AsRef<str>>(
     words: &[S],
     what: &str,
-    max_seeds: usize,
+    most: Most,
 ) -> Result<[u8; N]> {
     for word in words {
         let fields: Vec<&str> = word.as_ref().split(',').collect();
@@ -48,11 +58,9 @@ pub fn parse<const N: usize, S: AsRef<str>>(
     let counts = parts
         .iter()
         .map(|part| match part.parse::<i64>() {
-            Ok(v) => Ok(pit(v, what, max_seeds)),
+            Ok(v) => Ok(pit(v, what, most)),
             // A whole number all the same, past what any count can be.
-            Err(e) if *e.kind() == IntErrorKind::PosOverflow => {
-                Ok(Err(too_many(what, part, max_seeds)))
-            }
+            Err(e) if *e.kind() == IntErrorKind::PosOverflow => Ok(Err(too_many(what, part, most))),
             Err(e) if *e.kind() == IntErrorKind::NegOverflow => Ok(Err(negative(what, part))),
             Err(_) => Err(Error::Invalid(format!(
                 "{what}: pit count '{part}' is not a whole number"
@@ -64,22 +72,18 @@ pub fn parse<const N: usize, S: AsRef<str>>(
     for (slot, count) in pits.iter_mut().zip(counts) {
         *slot = count?;
     }
-    check_total(&pits, what, max_seeds)
+    check_total(&pits, what, most)
 }
 
 /// [`parse`] for counts already read as numbers (from another language,
 /// an array): the same checks and the same messages.
-pub fn from_counts<const N: usize>(
-    counts: &[i64],
-    what: &str,
-    max_seeds: usize,
-) -> Result<[u8; N]> {
+pub fn from_counts<const N: usize>(counts: &[i64], what: &str, most: Most) -> Result<[u8; N]> {
     check_len::<N>(counts.len(), what)?;
     let mut pits = [0u8; N];
     for (slot, &v) in pits.iter_mut().zip(counts) {
-        *slot = pit(v, what, max_seeds)?;
+        *slot = pit(v, what, most)?;
     }
-    check_total(&pits, what, max_seeds)
+    check_total(&pits, what, most)
 }
 
 fn check_len<const N: usize>(len: usize, what: &str) -> Result<()> {
@@ -92,13 +96,13 @@ fn check_len<const N: usize>(len: usize, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// One pit's count: `0..=max_seeds`.
-fn pit(v: i64, what: &str, max_seeds: usize) -> Result<u8> {
+/// One pit's count: `0..=most.seeds`.
+fn pit(v: i64, what: &str, most: Most) -> Result<u8> {
     if v < 0 {
         return Err(negative(what, v));
     }
-    if v > max_seeds as i64 {
-        return Err(too_many(what, v, max_seeds));
+    if v > most.seeds as i64 {
+        return Err(too_many(what, v, most));
     }
     Ok(v as u8)
 }
@@ -107,17 +111,19 @@ fn negative(what: &str, v: impl Display) -> Error {
     Error::Invalid(format!("{what}: pit count {v} is negative"))
 }
 
-fn too_many(what: &str, v: impl Display, max_seeds: usize) -> Error {
+fn too_many(what: &str, v: impl Display, most: Most) -> Error {
+    let Most { seeds, holder } = most;
     Error::Invalid(format!(
-        "{what}: pit count {v} exceeds the {max_seeds} seeds of a game"
+        "{what}: pit count {v} exceeds the {seeds} seeds of {holder}"
     ))
 }
 
-fn check_total<const N: usize>(pits: &[u8; N], what: &str, max_seeds: usize) -> Result<[u8; N]> {
+fn check_total<const N: usize>(pits: &[u8; N], what: &str, most: Most) -> Result<[u8; N]> {
     let total: usize = pits.iter().map(|&v| usize::from(v)).sum();
-    if total > max_seeds {
+    let Most { seeds, holder } = most;
+    if total > seeds {
         return Err(Error::Invalid(format!(
-            "{what} holds {total} seeds; a game has {max_seeds}"
+            "{what} holds {total} seeds; {holder} holds at most {seeds}"
         )));
     }
     Ok(*pits)
@@ -125,12 +131,20 @@ fn check_total<const N: usize>(pits: &[u8; N], what: &str, max_seeds: usize) -> 
 
 #[cfg(test)]
 mod tests {
+    use super::Most;
+
+    /// A row of a game of 10 seeds.
+    const ROW: Most = Most {
+        seeds: 10,
+        holder: "a game",
+    };
+
     #[test]
     fn words_and_separated_strings() {
-        let pits: [u8; 3] = super::parse(&["1,2", "3"], "a row", 10).unwrap();
+        let pits: [u8; 3] = super::parse(&["1,2", "3"], "a row", ROW).unwrap();
         assert_eq!(pits, [1, 2, 3]);
-        assert!(super::parse::<3, _>(&["1 2"], "a row", 10).is_err());
-        let spaced: [u8; 3] = super::parse(&["1,", "2,", " 3"], "a row", 10).unwrap();
+        assert!(super::parse::<3, _>(&["1 2"], "a row", ROW).is_err());
+        let spaced: [u8; 3] = super::parse(&["1,", "2,", " 3"], "a row", ROW).unwrap();
         assert_eq!(spaced, [1, 2, 3]);
     }
 
@@ -138,7 +152,7 @@ mod tests {
     fn an_empty_count_between_commas_is_refused() {
         for word in ["1,,2,3", "1, ,2,3"] {
             assert_eq!(
-                super::parse::<3, _>(&[word], "a row", 10)
+                super::parse::<3, _>(&[word], "a row", ROW)
                     .unwrap_err()
                     .to_string(),
                 format!("a row: two commas with no pit count between them in '{word}'")
@@ -150,14 +164,14 @@ mod tests {
     fn an_empty_word_among_others_is_refused_by_its_place() {
         for empty in ["", " ", "\t"] {
             assert_eq!(
-                super::parse::<3, _>(&["1", empty, "2", "3"], "a row", 10)
+                super::parse::<3, _>(&["1", empty, "2", "3"], "a row", ROW)
                     .unwrap_err()
                     .to_string(),
                 "a row: word 2 of 4 is empty, not a pit count"
             );
         }
         // Alone, it is a board with no count.
-        let alone = super::parse::<3, _>(&[""], "a row", 10).unwrap_err();
+        let alone = super::parse::<3, _>(&[""], "a row", ROW).unwrap_err();
         assert_eq!(alone.to_string(), "a row has 3 pits, got 0 numbers");
     }
 
@@ -166,23 +180,23 @@ mod tests {
         let cases: [&[i64]; 5] = [&[1, 2, 3], &[1, 2], &[1, -2, 3], &[1, 11, 0], &[5, 5, 1]];
         for counts in cases {
             let words: Vec<String> = counts.iter().map(|v| v.to_string()).collect();
-            let from_words = super::parse::<3, _>(&words, "a row", 10).map_err(|e| e.to_string());
+            let from_words = super::parse::<3, _>(&words, "a row", ROW).map_err(|e| e.to_string());
             let from_numbers =
-                super::from_counts::<3>(counts, "a row", 10).map_err(|e| e.to_string());
+                super::from_counts::<3>(counts, "a row", ROW).map_err(|e| e.to_string());
             assert_eq!(from_words, from_numbers, "{counts:?}");
         }
         assert_eq!(
-            super::from_counts::<3>(&[5, 5, 1], "a row", 10)
+            super::from_counts::<3>(&[5, 5, 1], "a row", ROW)
                 .unwrap_err()
                 .to_string(),
-            "a row holds 11 seeds; a game has 10"
+            "a row holds 11 seeds; a game holds at most 10"
         );
     }
 
     #[test]
     fn numbers_past_i64_are_too_many_or_negative_not_words() {
         let message = |words: &[&str]| {
-            super::parse::<3, _>(words, "a row", 10)
+            super::parse::<3, _>(words, "a row", ROW)
                 .unwrap_err()
                 .to_string()
         };

@@ -4,11 +4,17 @@
 use std::fmt;
 
 use crate::error::Result;
+use crate::pits::Most;
 
 /// Pits on one side.
 pub const PITS: usize = 16;
 /// Seeds in an Omweso game (32 a side): no side or pit can hold more.
 pub const MAX_SEEDS: usize = 64;
+/// What a side holds at most, for the messages of [`Side::parse`].
+const A_SIDE: Most = Most {
+    seeds: MAX_SEEDS,
+    holder: "a side",
+};
 /// The four leftmost pits, from which a lap may be sown clockwise.
 pub const LEFTMOST: [usize; 4] = [0, 1, 14, 15];
 
@@ -171,7 +177,7 @@ impl Side {
     /// Parses 16 pit counts, as words or one string separated by commas or
     /// spaces, `what` naming the side in errors.
     pub fn parse<S: AsRef<str>>(words: &[S], what: &str) -> Result<Side> {
-        crate::pits::parse(words, what, MAX_SEEDS).map(Side::from_pits)
+        crate::pits::parse(words, what, A_SIDE).map(Side::from_pits)
     }
 }
 

@@ -3,11 +3,17 @@
 use std::fmt;
 
 use crate::error::{Error, Result};
+use crate::pits::Most;
 
 /// Pits on an Oware board.
 pub const PITS: usize = 12;
 /// Seeds in a full game (4 per pit): the largest level.
 pub const MAX_SEEDS: usize = 48;
+/// What a game holds at most, for the messages of [`Board::parse`].
+const GAME: Most = Most {
+    seeds: MAX_SEEDS,
+    holder: "a game",
+};
 
 /// `n` as a level of the game: `beyond_the_game` above [`MAX_SEEDS`].
 /// `build --max-seeds` and the server's statistics route (through
@@ -123,7 +129,7 @@ impl Board {
     /// assert!(Board::parse(&["1", "2"]).is_err());
     /// ```
     pub fn parse<S: AsRef<str>>(words: &[S]) -> Result<Board> {
-        crate::pits::parse(words, "an Oware board", MAX_SEEDS).map(Board)
+        crate::pits::parse(words, "an Oware board", GAME).map(Board)
     }
 
     /// Twelve pit counts given as numbers, with the checks and messages of
@@ -137,7 +143,7 @@ impl Board {
     /// assert_eq!(e.to_string(), "an Oware board: pit count -1 is negative");
     /// ```
     pub fn from_counts(counts: &[i64]) -> Result<Board> {
-        crate::pits::from_counts(counts, "an Oware board", MAX_SEEDS).map(Board)
+        crate::pits::from_counts(counts, "an Oware board", GAME).map(Board)
     }
 }
 

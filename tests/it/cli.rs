@@ -376,7 +376,7 @@ fn bad_input_is_refused_with_one_line_and_exit_2() {
     );
     refuses(
         &["query", "--db", db, "9 9 9 9 9 9 0 0 0 0 0 0"],
-        "holds 54 seeds; a game has 48",
+        "holds 54 seeds; a game holds at most 48",
     );
     refuses(
         &["query", "--db", db, "49 0 0 0 0 0 0 0 0 0 0 0"],

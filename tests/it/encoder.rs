@@ -204,7 +204,7 @@ fn stored_index_is_the_rank_of_a_stored_board_and_refuses_the_others() {
             let err = Board::new(pits).unwrap_err().to_string();
             assert_eq!(
                 err,
-                format!("an Oware board holds {seeds} seeds; a game has 48")
+                format!("an Oware board holds {seeds} seeds; a game holds at most 48")
             );
             continue;
         }

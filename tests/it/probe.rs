@@ -232,7 +232,7 @@ fn a_board_that_is_not_stored_is_refused_by_a_probe_not_misread() {
     let e = Board::new([9, 9, 9, 9, 9, 9, 0, 0, 0, 0, 0, 0]).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "an Oware board holds 54 seeds; a game has 48"
+        "an Oware board holds 54 seeds; a game holds at most 48"
     );
 }
 
