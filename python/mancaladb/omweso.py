@@ -24,8 +24,9 @@ def loops(side: Side, opponent: Optional[Side] = None, pit: Optional[int] = None
     ``{"starts": [...]}``, one entry per start with its ``pit``,
     ``direction`` (``"ccw"``/``"cw"``), ``verdict`` (``"terminates"``,
     ``"infinite"``, ``"can-loop"``, ``"must-loop"``, ``"undecided"``), the
-    deciding criterion and the line shown (laps, seeds sown, captures, the
-    end or the proven cycle). ``first_turn``: a match's first turn, without
+    deciding criterion, ``lines`` (its choice tree's lines by outcome:
+    ``ending``, ``looping``, ``undecided``) and the line shown (laps, seeds
+    sown, captures, the end or the proven cycle). ``first_turn``: a match's first turn, without
     captures. ``max_laps``: laps followed per start before answering
     ``"undecided"``. ``any_seeds``: allow more than the 64 seeds of a game in
     play, both sides together (each side still holds at most 64).

@@ -88,6 +88,15 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
                 r.walked
             );
         }
+        if r.choice_points > 0 {
+            let n = r.lines;
+            out!(
+                "  lines: {} ending, {} looping, {} undecided",
+                n.ending,
+                n.looping,
+                n.undecided
+            );
+        }
         if !l.reversed.is_empty() {
             let laps: Vec<String> = l.reversed.iter().map(|v| v.to_string()).collect();
             out!("  reverse (clockwise) laps chosen: {}", laps.join(", "));

@@ -241,6 +241,11 @@ pub struct Report {
     pub choice_points: u32,
     /// Laps walked over all lines followed (at most the budget).
     pub walked: u64,
+    /// How the lines of the move's choice tree came out (one line unless
+    /// it has choice points): with `can-loop`, whether the lines that do
+    /// not loop all end or some were left undecided by the budget (and so
+    /// might loop too, which would make the move `must-loop`).
+    pub lines: Lines,
     /// The line shown: for a loop, a looping line with the fewest reverse
     /// laps (the first found among equals; at each option the reversal is
     /// explored before the lap that declines it); for
@@ -249,6 +254,19 @@ pub struct Report {
     /// budget ran out.
     #[serde(flatten)]
     pub line: Line,
+}
+
+/// The lines of a move's choice tree by outcome: each way of taking or
+/// declining its reverse options is one line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Lines {
+    /// Lines that end.
+    pub ending: u64,
+    /// Lines proven endless.
+    pub looping: u64,
+    /// Lines not followed to a verdict: the budget ran out on them or
+    /// before them.
+    pub undecided: u64,
 }
 
 /// Follows every way of playing a move, within a lap budget.
@@ -267,6 +285,7 @@ struct Explorer<'a> {
     loops: Option<Line>,
     undecided: Option<Line>,
     choice_points: u32,
+    lines: Lines,
 }
 
 impl Explorer<'_> {
@@ -279,6 +298,8 @@ impl Explorer<'_> {
         self.stopped || self.used >= self.budget
     }
 
+    /// Keeps `line` in `slot` if it has fewer reverse laps than the line
+    /// there (the first found among equals).
     fn keep(slot: &mut Option<Line>, line: Line) {
         if slot
             .as_ref()
@@ -286,6 +307,24 @@ impl Explorer<'_> {
         {
             *slot = Some(line);
         }
+    }
+
+    /// A line that ends.
+    fn ended(&mut self, line: Line) {
+        self.lines.ending += 1;
+        Self::keep(&mut self.ends, line);
+    }
+
+    /// A line proven endless.
+    fn looped(&mut self, line: Line) {
+        self.lines.looping += 1;
+        Self::keep(&mut self.loops, line);
+    }
+
+    /// A line left when the budget ran out (the first such is shown).
+    fn undecided(&mut self, line: Line) {
+        self.lines.undecided += 1;
+        self.undecided.get_or_insert(line);
     }
 
     /// Follows the segment starting at `st`, having played `line` so far.
@@ -305,7 +344,7 @@ impl Explorer<'_> {
         let mut offer = !first_fixed;
         loop {
             if self.spent() {
-                self.undecided.get_or_insert(line);
+                self.undecided(line);
                 return;
             }
             if pure && st.hand == Hand::Lift {
@@ -321,7 +360,7 @@ impl Explorer<'_> {
                 self.step(st, Dir::Cw, alt);
                 if self.spent() {
                     // The branch used up the budget before this lap.
-                    self.undecided.get_or_insert(line);
+                    self.undecided(line);
                     return;
                 }
             }
@@ -333,7 +372,7 @@ impl Explorer<'_> {
             match next {
                 Next::Ends(pos) => {
                     line.end = Some(pos);
-                    Self::keep(&mut self.ends, line);
+                    self.ended(line);
                     return;
                 }
                 Next::Capture(next) => {
@@ -361,7 +400,7 @@ impl Explorer<'_> {
                 (self.used, line.laps, line.sown) =
                     (self.used + laps, line.laps + laps, line.sown + sown);
                 line.end = Some(Position { me: side, opp });
-                Self::keep(&mut self.ends, line);
+                self.ended(line);
             }
             Relay::Loops { period, sown, laps } => {
                 // The repeat is proven after `laps` laps (fact 5); the seeds
@@ -375,12 +414,12 @@ impl Explorer<'_> {
                     pos: st.pos,
                     pit: st.pit,
                 });
-                Self::keep(&mut self.loops, line);
+                self.looped(line);
             }
             Relay::Undecided { laps, sown } => {
                 (self.used, line.laps, line.sown) =
                     (self.used + laps, line.laps + laps, line.sown + sown);
-                self.undecided.get_or_insert(line);
+                self.undecided(line);
             }
         }
     }
@@ -389,7 +428,7 @@ impl Explorer<'_> {
     /// follows what comes after.
     fn step(&mut self, st: LapStart, dir: Dir, mut line: Line) {
         if self.spent() {
-            self.undecided.get_or_insert(line);
+            self.undecided(line);
             return;
         }
         self.used += 1;
@@ -403,7 +442,7 @@ impl Explorer<'_> {
             }
             Next::Ends(pos) => {
                 line.end = Some(pos);
-                Self::keep(&mut self.ends, line);
+                self.ended(line);
             }
             Next::Relay(next) => self.segment(next, line, false),
         }
@@ -460,6 +499,7 @@ fn analyze_start_unless(
         loops: None,
         undecided: None,
         choice_points: 0,
+        lines: Lines::default(),
     };
     // The first lap opens the first segment, which offers it no reverse
     // option; sown clockwise, it is the reverse lap the start itself chose.
@@ -494,7 +534,7 @@ fn analyze_start_unless(
         (false, true, false, _) => Verdict::Terminates,
         (false, false, false, _) => unreachable!("every path ends, loops or runs out of budget"),
     };
-    let pure_relay = variant.first_turn || pos.opp == Side::EMPTY;
+    let pure_relay = !can_capture(variant, pos.opp);
     let criterion = match verdict {
         Verdict::Undecided => Criterion::Budget,
         Verdict::Terminates
@@ -518,6 +558,7 @@ fn analyze_start_unless(
         criterion,
         choice_points: ex.choice_points,
         walked: ex.used,
+        lines: ex.lines,
         line,
     })
 }

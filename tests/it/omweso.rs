@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use crate::common::{assert_success, refuses, run, succeeds};
 use mancaladb::compose::Ranker;
 use mancaladb::omweso::moves::{
-    Position, Variant, Verdict, analyze, analyze_start, analyze_unless, starts,
+    Criterion, Position, Variant, Verdict, analyze, analyze_start, analyze_unless, starts,
 };
 use mancaladb::omweso::relay::{ASK_EVERY, Relay, certificate, lap, run as relay, unlap};
 use mancaladb::omweso::{Dir, Side};
@@ -484,6 +484,98 @@ fn position(me: &str, opp: &str) -> Position {
     }
 }
 
+/// A `can-loop` says whether the lines that do not loop all end or were
+/// left undecided by the budget (an Omweso researcher's review): here the
+/// line that declines the reversal at lap 9 ends (after 29 laps), but a
+/// budget of 34 laps is used up by the looping line, explored first.
+#[test]
+fn can_loop_tells_ending_lines_from_undecided_ones() {
+    let pos = position(
+        "1 0 1 0 1 0 2 1 0 1 2 3 2 0 1 0",
+        "0 0 0 0 0 2 0 0 0 0 2 0 0 0 0 0",
+    );
+    let lines = |budget| {
+        let r = analyze_start(PLAY, pos, 12, Dir::Ccw, budget).unwrap();
+        assert_eq!((r.verdict, r.choice_points), (Verdict::CanLoop, 1));
+        assert_eq!((r.line.reversed.as_slice(), r.line.laps), (&[9][..], 34));
+        let n = r.lines;
+        (n.ending, n.looping, n.undecided, r.walked)
+    };
+    assert_eq!(lines(34), (0, 1, 1, 34));
+    assert_eq!(lines(1_000), (1, 1, 0, 55));
+    let out = run(&[
+        "loops",
+        "--max-laps",
+        "34",
+        "--pit",
+        "12",
+        "--opponent",
+        "0 0 0 0 0 2 0 0 0 0 2 0 0 0 0 0",
+        "1 0 1 0 1 0 2 1 0 1 2 3 2 0 1 0",
+    ]);
+    assert_success(&out);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("lines: 0 ending, 1 looping, 1 undecided"),
+        "{text}"
+    );
+}
+
+/// A move whose every line loops is `must-loop` (found by a random search
+/// of 28-seed sides against 6 opponent seeds: 2 in a million positions).
+/// The reversal at lap 4 loops with period 246, the line declining it with
+/// period 284; a budget that the first uses up before the second is
+/// proven leaves `can-loop` with one line undecided.
+#[test]
+fn a_move_whose_every_line_loops_must_loop() {
+    let pos = position(
+        "2 1 2 1 4 3 2 2 3 0 2 0 2 0 1 3",
+        "0 0 0 1 1 0 0 0 0 1 0 0 1 1 1 0",
+    );
+    let r = analyze_start(PLAY, pos, 6, Dir::Ccw, 1_000_000).unwrap();
+    assert_eq!((r.verdict, r.choice_points), (Verdict::MustLoop, 1));
+    let n = r.lines;
+    assert_eq!((n.ending, n.looping, n.undecided, r.walked), (0, 2, 0, 540));
+    // Every line loops: the one shown is the one with no reversal.
+    let cycle = r.line.cycle.unwrap();
+    assert_eq!(
+        (r.line.reversed.len(), r.line.laps, cycle.period),
+        (0, 292, 284)
+    );
+    let r = analyze_start(PLAY, pos, 6, Dir::Ccw, 400).unwrap();
+    assert_eq!(r.verdict, Verdict::CanLoop);
+    let n = r.lines;
+    assert_eq!((n.ending, n.looping, n.undecided), (0, 1, 1));
+    assert_eq!(
+        (r.line.reversed, r.line.cycle.unwrap().period),
+        (vec![4], 246)
+    );
+}
+
+/// Fact 3 decides a move whenever no capture is possible, not only when
+/// the opponent's side is empty: a lone seed in the opponent's outer row
+/// faces no inner pit that could take it.
+#[test]
+fn the_certificate_holds_whenever_nothing_can_be_captured() {
+    let me = "0 0 3 0 0 0 0 0 0 0 0 0 0 0 0 0";
+    for opp in [
+        "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0",
+        "1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0",
+    ] {
+        let r = analyze_start(PLAY, position(me, opp), 2, Dir::Ccw, 100).unwrap();
+        assert_eq!(
+            (r.verdict, r.criterion, r.line.laps),
+            (Verdict::Terminates, Criterion::Certificate, 1),
+            "{opp}"
+        );
+    }
+    // With a capture possible (a column of the opponent full), the same
+    // move is played to its end.
+    let capturable = position(me, "1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1");
+    let r = analyze_start(PLAY, capturable, 2, Dir::Ccw, 100).unwrap();
+    assert_eq!(r.criterion, Criterion::Played);
+}
+
 /// A clockwise start whose line has no later choice is `infinite`, like a
 /// counter-clockwise one, not `must-loop` (issue 16, item 5): the
 /// direction of the first lap is the start itself, not a choice.
@@ -562,6 +654,22 @@ fn reports_stay_within_the_budget() {
             );
             checked += 1;
             choices += usize::from(r.choice_points > 0);
+            // Every choice point adds one line to the move's tree, and
+            // the verdict is what its lines came to.
+            let n = r.lines;
+            assert_eq!(
+                n.ending + n.looping + n.undecided,
+                u64::from(r.choice_points) + 1,
+                "{pos:?} {pit} {r:?}"
+            );
+            let verdict = match (n.looping > 0, n.ending > 0 || n.undecided > 0) {
+                (true, true) => Verdict::CanLoop,
+                (true, false) if r.choice_points > 0 => Verdict::MustLoop,
+                (true, false) => Verdict::Infinite,
+                (false, _) if n.undecided > 0 => Verdict::Undecided,
+                (false, _) => Verdict::Terminates,
+            };
+            assert_eq!(r.verdict, verdict, "{pos:?} {pit} {r:?}");
             if r.verdict == Verdict::Undecided {
                 undecided += 1;
                 assert!(r.line.laps >= 1 && r.line.sown >= 2, "{r:?}");
