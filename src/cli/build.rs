@@ -70,7 +70,8 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
 /// or a panic on any rank stops every rank (the levels already written stay
 /// valid), as do ranks that disagree on what to build or where
 /// ([`Error::Disagree`]); rank 0 alone prints progress, the others their
-/// own warnings. Unless told (`threads`, from `--threads`), the ranks on
+/// own warnings. Unless told (`threads`, from `--threads`, or
+/// `RAYON_NUM_THREADS`), the ranks on
 /// one machine share its cores: each takes cores / ranks there (at least
 /// one) rather than a thread per core each.
 #[cfg(feature = "mpi")]
@@ -100,9 +101,15 @@ fn distributed(
     // every rank: a rank that returned alone would leave the others waiting
     // for it in a collective, and itself in MPI's finalize, for good.
     let built = mpi.stop_on_panic(|| {
-        // A share of the cores for each rank on this machine, unless told.
+        // A share of the cores for each rank on this machine, unless told
+        // by `--threads` or `RAYON_NUM_THREADS` (checked as for one
+        // process).
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        super::start_workers(Some(threads.unwrap_or((cores / here).max(1))))?;
+        let threads = match threads {
+            Some(t) => t,
+            None => super::threads_from_env()?.unwrap_or((cores / here).max(1)),
+        };
+        super::start_workers(Some(threads))?;
         Build::new(db, rules, levels)
             .exchange(&mpi)
             .progress(progress)

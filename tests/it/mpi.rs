@@ -521,6 +521,41 @@ fn a_bad_pass_size_on_one_rank_stops_the_job() {
     );
 }
 
+/// `RAYON_NUM_THREADS` is checked and used on every rank, as by one
+/// process (an MPI operator's review: a bad value ran, and a good one gave
+/// way to the machine's share of cores).
+#[test]
+fn rayon_num_threads_is_checked_and_used_by_every_rank() {
+    let db = scratch("mpi-rayon-threads");
+    let d = db.to_str().unwrap();
+    let out = within(
+        two_ranks(
+            &["--max-seeds", "4", "--db", d],
+            &["RAYON_NUM_THREADS=abc", "--max-seeds", "4", "--db", d],
+        ),
+        300,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("mancaladb: rank 1 of 2: RAYON_NUM_THREADS=abc: ")
+            && err.contains("stopping every rank"),
+        "{err}"
+    );
+    // Ranks on this machine inherit mpirun's environment. 7 threads a
+    // rank is the share of 2 ranks only on a machine of 14 or 15 cores.
+    let mut job = distributed_job(2, 4, &db);
+    job.env("RAYON_NUM_THREADS", "7");
+    let out = within(job, 300);
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("with 2 ranks, 14 threads in all"), "{all}");
+}
+
 /// A rank that cannot start its threads (here a stack no machine has)
 /// stops the job with its message. It used to return alone: the other rank
 /// waited for it in a collective, and it waited in MPI's finalize, for good.
