@@ -759,3 +759,33 @@ fn pure_relays_agree_with_brute_force() {
     }
     assert!(loops > 0 && ends > 10_000, "{loops} {ends}");
 }
+
+/// The seeds of the first `laps` laps of the relay from `pit` of `side`,
+/// counted lap by lap.
+fn relay_sown(side: Side, pit: usize, laps: u64) -> u64 {
+    let (mut s, mut p, mut sown) = (side, pit, 0u64);
+    for _ in 0..laps {
+        let l = lap(s, p, Dir::Ccw);
+        sown += l.sown as u64;
+        (s, p) = (l.side, l.last);
+    }
+    sown
+}
+
+/// A loop's line counts the seeds of the laps it shows (the 8 laps after
+/// which the repeat is proven) and its period the seeds of one period (128
+/// laps); the analysis walked those 8 laps, no more.
+#[test]
+fn a_loop_counts_the_seeds_of_its_laps_and_of_its_period() {
+    let me = Side::parse(&["3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"], "side").unwrap();
+    let pos = Position {
+        me,
+        opp: Side::EMPTY,
+    };
+    let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 1_000_000).unwrap();
+    let c = r.line.cycle.unwrap();
+    assert_eq!((r.line.laps, r.walked, c.period), (8, 8, 128));
+    assert_eq!(r.line.sown, relay_sown(me, 0, 8));
+    assert_eq!(c.sown, relay_sown(me, 0, 128));
+    assert_eq!(r.criterion, Criterion::Recurrence);
+}
