@@ -789,3 +789,30 @@ fn a_loop_counts_the_seeds_of_its_laps_and_of_its_period() {
     assert_eq!(c.sown, relay_sown(me, 0, 128));
     assert_eq!(r.criterion, Criterion::Recurrence);
 }
+
+/// A capture is possible only where a column of the opponent (inner pit
+/// `23 - i` and outer pit `i - 8`) holds seeds in both its pits: seeds in
+/// one pit of every column leave the example loop a pure relay, decided by
+/// its recurrence as with no opponent at all (a lap-by-lap walk would never
+/// see it repeat, and answer undecided).
+#[test]
+fn an_opponent_without_a_full_column_leaves_a_loop_a_pure_relay() {
+    let me = Side::parse(&["3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"], "side").unwrap();
+    for opp in [
+        // The outer row only, the inner row only, and half of each (inner
+        // pits 8..11 face outer pits 7..4).
+        "1 1 1 1 1 1 1 1 0 0 0 0 0 0 0 0",
+        "0 0 0 0 0 0 0 0 1 1 1 1 1 1 1 1",
+        "2 2 2 2 0 0 0 0 2 2 2 2 0 0 0 0",
+    ] {
+        let opp = Side::parse(&[opp], "opp").unwrap();
+        let pos = Position { me, opp };
+        let r = analyze_start(PLAY, pos, 0, Dir::Ccw, 1_000_000).unwrap();
+        assert_eq!(
+            (r.verdict, r.criterion, r.choice_points, r.line.laps),
+            (Verdict::Infinite, Criterion::Recurrence, 0, 8),
+            "{opp}"
+        );
+        assert_eq!(r.line.cycle.unwrap().period, 128, "{opp}");
+    }
+}
