@@ -816,3 +816,66 @@ fn an_opponent_without_a_full_column_leaves_a_loop_a_pure_relay() {
         assert_eq!(r.line.cycle.unwrap().period, 128, "{opp}");
     }
 }
+
+/// What decided a verdict: the certificate only for a counter-clockwise
+/// pure relay (no capture possible: an empty opponent or a first turn)
+/// whose start has an empty pit behind it; a move played out otherwise;
+/// the budget for an undecided one.
+#[test]
+fn the_criterion_names_what_decided_the_verdict() {
+    let criterion = |variant, pos, pit, dir, budget| {
+        let r = analyze_start(variant, pos, pit, dir, budget).unwrap();
+        (r.verdict, r.criterion)
+    };
+    // Pit 15, behind pit 0, empty: certified; holding a seed: played.
+    let empty_behind = Position {
+        me: side(&[(0, 2), (2, 1)]),
+        opp: Side::EMPTY,
+    };
+    let full_behind = Position {
+        me: side(&[(0, 2), (2, 1), (15, 1)]),
+        opp: Side::EMPTY,
+    };
+    assert_eq!(
+        criterion(PLAY, empty_behind, 0, Dir::Ccw, 100),
+        (Verdict::Terminates, Criterion::Certificate)
+    );
+    assert_eq!(
+        criterion(PLAY, full_behind, 0, Dir::Ccw, 100),
+        (Verdict::Terminates, Criterion::Played)
+    );
+    // A first turn is a pure relay against any opponent (pit 5, behind
+    // pit 6, is empty); the same start with captures is played.
+    let first = Variant { first_turn: true };
+    assert_eq!(
+        criterion(first, capture_position(), 6, Dir::Ccw, 100),
+        (Verdict::Terminates, Criterion::Certificate)
+    );
+    assert_eq!(
+        criterion(PLAY, capture_position(), 6, Dir::Ccw, 100),
+        (Verdict::Terminates, Criterion::Played)
+    );
+    // Pit 15 is empty behind pit 0, but the opponent's 10 and 5 can be
+    // captured: both directions are played.
+    let pos = Position {
+        me: side(&[(0, 3), (13, 1)]),
+        opp: side(&[(5, 1), (10, 1)]),
+    };
+    for dir in [Dir::Ccw, Dir::Cw] {
+        assert_eq!(
+            criterion(PLAY, pos, 0, dir, 100),
+            (Verdict::Terminates, Criterion::Played),
+            "{dir:?}"
+        );
+    }
+    // Out of budget: undecided, by the budget.
+    let me = Side::parse(&["13 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1"], "side").unwrap();
+    let pos = Position {
+        me,
+        opp: Side::EMPTY,
+    };
+    assert_eq!(
+        criterion(PLAY, pos, 0, Dir::Ccw, 50),
+        (Verdict::Undecided, Criterion::Budget)
+    );
+}
