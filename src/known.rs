@@ -72,3 +72,76 @@ pub fn starts(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::oware::moves;
+
+    /// Values every stored board 0: each start is then worth the most
+    /// seeds one of its moves takes.
+    struct Even;
+
+    impl Values for Even {
+        fn value(&self, _: &Board) -> Result<i8> {
+            Ok(0)
+        }
+        fn origin(&self, _: &Board) -> PathBuf {
+            PathBuf::from("even")
+        }
+    }
+
+    #[test]
+    fn a_start_is_valued_and_vouched_for_only_with_every_level_it_needs() {
+        let every: Vec<usize> = (0..=48).collect();
+        for verified in [false, true] {
+            let asked = RefCell::new(Vec::new());
+            let found = starts(Rules::Awari, &Even, &every, |levels| {
+                asked.borrow_mut().push(levels.to_vec());
+                Ok(verified)
+            })
+            .unwrap();
+            assert_eq!(found.len(), 4);
+            for (s, per_pit) in found.iter().zip(1..=4u8) {
+                let board = Board([per_pit; 12]);
+                let most = moves(Rules::Awari, &board)
+                    .as_slice()
+                    .iter()
+                    .map(|m| m.captured as i8)
+                    .max();
+                assert_eq!(
+                    (s.per_pit, s.seeds, s.value, s.verified),
+                    (per_pit, 12 * per_pit as usize, most, verified)
+                );
+                assert_eq!(s.levels_used, levels_read(Rules::Awari, &board));
+                assert!(s.missing.is_empty() && s.missing_positions == 0);
+                assert_eq!(s.needs, None);
+            }
+            // Each start's levels were asked about: all it needs.
+            let needed: Vec<Vec<usize>> = [12, 24, 36, 48].map(levels_needed).into();
+            assert_eq!(asked.into_inner(), needed);
+        }
+        // Without level 12, the 12-seed start is not valued (nor vouched
+        // for), and each other start only if it does not need level 12.
+        let without_12: Vec<usize> = (0..=48).filter(|&n| n != 12).collect();
+        let found = starts(Rules::Awari, &Even, &without_12, |_| Ok(true)).unwrap();
+        let s = &found[0];
+        assert_eq!(
+            (s.value, s.verified, s.missing.clone(), s.missing_positions),
+            (None, false, vec![12], level_size(12))
+        );
+        assert_eq!(s.needs, Some(Needs::of(&[12])));
+        for s in &found[1..] {
+            let needs_12 = levels_needed(s.seeds).contains(&12);
+            assert_eq!(
+                (s.value.is_some(), s.verified, s.missing.len()),
+                (!needs_12, !needs_12, usize::from(needs_12)),
+                "{} seeds",
+                s.seeds
+            );
+        }
+    }
+}
