@@ -788,4 +788,37 @@ mod tests {
             assert_eq!((score.mover, score.opponent), end, "{b}");
         }
     }
+
+    /// README's won position `0 0 0 0 0 2 1 1 0 0 0 0`: its value is read
+    /// from its own level (4) and its one move's child's (0: pit 5 takes
+    /// all four); the analysis names that move best and says so in the
+    /// JSON every front end gives. A starting position, not stored, is
+    /// valued by its moves, from the levels they reach (10: pit 5 takes
+    /// two; 12).
+    #[test]
+    fn an_analysis_names_its_levels_best_moves_and_categories() {
+        let solved = solved_to(4);
+        let b = Board::parse(&["0 0 0 0 0 2 1 1 0 0 0 0"]).unwrap();
+        assert_eq!(levels_read(Rules::Awari, &b), [0, 4]);
+        let a = analyze(Rules::Awari, &solved, &b).unwrap();
+        assert_eq!(
+            serde_json::to_value(&a).unwrap(),
+            serde_json::json!({
+                "seeds": 4, "value": 4, "category": "win",
+                "moves": [{"pit": 5, "value": 4, "captures": 4, "category": "win"}],
+                "best": [5], "valued_by": "level",
+            })
+        );
+        assert_eq!(levels_read(Rules::Awari, &Board([1; 12])), [10, 12]);
+        let names = |v: i8| Category::of(v).name();
+        assert_eq!(
+            (names(-48), names(-1), names(0), names(1), names(48)),
+            ("loss", "loss", "draw", "win", "win")
+        );
+        assert_eq!(
+            [ValuedBy::Level, ValuedBy::Moves, ValuedBy::Rules]
+                .map(|v| serde_json::to_value(v).unwrap()),
+            ["level", "moves", "rules"].map(serde_json::Value::from)
+        );
+    }
 }
