@@ -511,4 +511,38 @@ mod tests {
         assert_sound(&full, &b);
         assert!(full.plies.iter().any(|p| p.captures > 0), "{full:?}");
     }
+
+    /// The moves a line takes: at a value of 0 or below, the lowest pit
+    /// among the best moves; for the side ahead, a best move that
+    /// captures when there is one (an exit first: rank 0).
+    #[test]
+    fn each_side_takes_the_move_the_module_docs_say() {
+        let solved = solved();
+        let all = Ranker::new(12, 10, None);
+        let (mut behind, mut exits) = (0, 0);
+        let mut boards = vec![Board::parse(&[SHUFFLE]).unwrap()];
+        for n in 1..=10 {
+            for i in (0..all.count(n)).step_by(613) {
+                let mut b = Board::EMPTY;
+                all.unrank(n, i, &mut b.0);
+                boards.push(b);
+            }
+        }
+        for b in boards {
+            let line = principal_line(Rules::Awari, &solved, &b, 400).unwrap();
+            for p in &line.plies {
+                let a = analyze(Rules::Awari, &solved, &p.board).unwrap();
+                let best: Vec<&MoveValue> = a.moves.iter().filter(|m| m.value == a.value).collect();
+                assert!(best.iter().any(|m| m.pit == p.pit), "{b}: {p:?}");
+                if p.value <= 0 {
+                    behind += 1;
+                    assert_eq!(p.pit, best[0].pit, "{b}: {p:?}");
+                } else if best.iter().any(|m| m.captures > 0) {
+                    exits += 1;
+                    assert!(p.captures > 0, "{b}: {p:?}");
+                }
+            }
+        }
+        assert!(behind > 1000 && exits > 100, "{behind} {exits}");
+    }
 }
