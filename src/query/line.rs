@@ -545,4 +545,31 @@ mod tests {
         }
         assert!(behind > 1000 && exits > 100, "{behind} {exits}");
     }
+
+    /// A line stops where a position after the first needs a level that
+    /// is not present, naming it (in JSON too); the first position's own
+    /// missing level is an error, as for `analyze`. Without level 7 the
+    /// line of `1 0 0 1 4 1 2 0 3 0 0 0` plays its 24 plies at levels 12
+    /// and 9; without level 9, its first position cannot be valued.
+    #[test]
+    fn a_line_stops_at_a_missing_level_after_its_first_position() {
+        let solved = solved_to(12);
+        let b = Board::parse(&["1 0 0 1 4 1 2 0 3 0 0 0"]).unwrap();
+        let line = principal_line(Rules::Awari, &Gaps(&solved, &[7]), &b, 400).unwrap();
+        assert_sound(&line, &b);
+        assert_eq!(
+            (line.plies.len(), line.end),
+            (24, LineEnd::Missing { seeds: 7 })
+        );
+        let json = serde_json::to_value(&line).unwrap();
+        assert_eq!(
+            (json["line_end"].as_str(), json["missing_level"].as_u64()),
+            (Some("level-missing"), Some(7))
+        );
+        let e = principal_line(Rules::Awari, &Gaps(&solved, &[9]), &b, 400).unwrap_err();
+        assert!(
+            matches!(e, Error::Missing(ref m) if m.level() == Some(9)),
+            "{e}"
+        );
+    }
 }
