@@ -879,3 +879,26 @@ fn the_criterion_names_what_decided_the_verdict() {
         (Verdict::Undecided, Criterion::Budget)
     );
 }
+
+/// Among looping lines with equally few reverse laps, the one shown is
+/// the first found (found by a random search): here the line declining
+/// both options ends, and reversing at lap 5 or at lap 14 loops (period
+/// 228 laps either way); the reversal at lap 5 is explored first.
+#[test]
+fn of_equal_looping_lines_the_first_found_is_shown() {
+    let pos = position(
+        "1 1 0 4 3 1 3 2 1 0 3 0 2 3 2 2",
+        "1 1 1 0 0 0 0 1 1 1 0 0 1 0 0 0",
+    );
+    let r = analyze_start(PLAY, pos, 4, Dir::Ccw, 1_000_000).unwrap();
+    let n = r.lines;
+    assert_eq!(
+        (r.verdict, r.choice_points, n.ending, n.looping, n.undecided),
+        (Verdict::CanLoop, 2, 1, 2, 0)
+    );
+    let cycle = r.line.cycle.unwrap();
+    assert_eq!(
+        (r.line.reversed, r.line.laps, cycle.period, r.walked),
+        (vec![5], 120, 228, 267)
+    );
+}
