@@ -184,11 +184,22 @@ content_sha() {
   od -An -tx1 -j40 -N32 "$1" 2>/dev/null | tr -d ' \n'
 }
 
-# Whether verified.tsv records level $1's table as it is now (its content
-# sha256).
+# Whether verified.tsv records level $1's table as it is now, over the
+# lower levels as they are now: its content sha256, and the sha256 of the
+# content sha256s (hex, a line each) of the levels it reads, 0 and those
+# below $1 - 1 (src/db.rs, verified_record). A table missing gives an empty
+# sha256, which no record holds.
 verified_here() {
   content=$(content_sha "awari-$(printf %02d "$1").mdb")
-  grep -qxF "$(printf 'awari\t%s\t%s' "$1" "$content")" verified.tsv 2>/dev/null
+  lower=$(k=0
+    while [ "$k" -lt "$1" ]; do
+      if [ "$k" = 0 ] || [ $((k + 1)) -lt "$1" ]; then
+        content_sha "awari-$(printf %02d "$k").mdb"
+        echo
+      fi
+      k=$((k + 1))
+    done | sha256sum | cut -c1-64)
+  grep -qxF "$(printf 'awari\t%s\t%s\t%s' "$1" "$content" "$lower")" verified.tsv 2>/dev/null
 }
 
 # Whether a process holds a lock (flock) on file $1: read from /proc/locks,

@@ -260,23 +260,26 @@ impl Db {
             .map(|(_, rate)| rate)
     }
 
-    /// The well-formed records of `verified.tsv` (`rules level sha256`):
-    /// a damaged line (bad bytes, wrong fields) is skipped, never the rest.
-    /// No file is no records; a file that cannot be read is an error (it
-    /// would otherwise be rewritten without them).
+    /// The well-formed records of `verified.tsv` (`rules level content
+    /// lower`, [`verified_record`]): a damaged line (bad bytes, wrong
+    /// fields) is skipped, never the rest, and so is a record of the
+    /// three fields written before the lower levels were recorded. No file
+    /// is no records; a file that cannot be read is an error (it would
+    /// otherwise be rewritten without them).
     fn verified_records(&self) -> Result<Vec<String>> {
         let bytes =
             files::read_record_file(&self.verified_path(), VERIFIED_CAP)?.unwrap_or_default();
+        let sha = |f: &str| f.len() == 64 && f.bytes().all(|b| b.is_ascii_hexdigit());
         Ok(bytes
             .split(|&b| b == b'\n')
             .filter_map(|line| std::str::from_utf8(line).ok())
             .filter(|line| {
                 let f: Vec<&str> = line.split('\t').collect();
-                f.len() == 3
+                f.len() == 4
                     && f[0].parse::<Rules>().is_ok()
                     && f[1].parse::<usize>().is_ok()
-                    && f[2].len() == 64
-                    && f[2].bytes().all(|b| b.is_ascii_hexdigit())
+                    && sha(f[2])
+                    && sha(f[3])
             })
             .map(String::from)
             .collect())
@@ -289,16 +292,17 @@ impl Db {
         DirLock::acquire_file(&self.dir.join(".verified.lock"), true)
     }
 
-    /// Records `verify`'s verdict on level `seeds` of `rules`: `Some(c)`,
-    /// the table whose content sha256 is `c` passed every check (the
-    /// content checked, whatever the file holds by now); `None`, it was
-    /// found wrong, and any record of the level goes. Every other
-    /// well-formed record is kept.
+    /// Records `verify`'s verdict on level `seeds` of `rules`:
+    /// `Some((c, lower))`, the table whose content sha256 is `c` passed
+    /// every check against the lower levels whose content sha256s are
+    /// `lower` (those it reads, in level order: the contents checked,
+    /// whatever the files hold by now); `None`, it was found wrong, and any
+    /// record of the level goes. Every other well-formed record is kept.
     pub fn set_verified(
         &self,
         rules: Rules,
         seeds: usize,
-        content: Option<[u8; 32]>,
+        passed: Option<([u8; 32], &[[u8; 32]])>,
     ) -> Result<()> {
         let _lock = self.lock_verified()?;
         let path = self.verified_path();
@@ -307,8 +311,8 @@ impl Db {
             .into_iter()
             .filter(|l| !l.starts_with(&format!("{rules}\t{seeds}\t")))
             .collect();
-        if let Some(content) = content {
-            lines.push(format!("{rules}\t{seeds}\t{}", table::hex(&content)));
+        if let Some((content, lower)) = passed {
+            lines.push(verified_record(rules, seeds, &content, lower));
         }
         lines.sort();
         files::write_atomically(&path, |f| {
@@ -317,27 +321,77 @@ impl Db {
         })
     }
 
-    /// Whether the values level `seeds` of `rules` holds passed `verify`:
-    /// the record names a content checksum, compared with the table's
-    /// header. A table damaged since still says so until a read meets the
-    /// damage (every block is checked as it is read, so no damaged value
-    /// is served) or a `verify` finds it and drops the record. Never, when
-    /// its table is missing. An error when the table is there but cannot be
-    /// opened (damaged, not a file: saying "not verified" would hide that)
-    /// or the records cannot be read, and [`Error::Invalid`] for a level
-    /// past the game's 48.
+    /// Whether the values level `seeds` of `rules` holds passed `verify`
+    /// against the lower levels there now: the record names the content
+    /// checksums of the level and of the levels it reads, compared with
+    /// their tables' headers, so that a lower level replaced since (by
+    /// other values) takes the record's force away. A table damaged since
+    /// still says so until a read meets the damage (every block is checked
+    /// as it is read, so no damaged value is served) or a `verify` finds it
+    /// and drops the record. Never, when its table or one it reads is
+    /// missing or cannot be opened. An error when its own table is there
+    /// but cannot be opened (damaged, not a file: saying "not verified"
+    /// would hide that) or the records cannot be read, and
+    /// [`Error::Invalid`] for a level past the game's 48.
     pub fn is_verified(&self, rules: Rules, seeds: usize) -> Result<bool> {
-        let t = match self.open(rules, seeds) {
-            Ok(t) => t,
-            Err(Error::Missing(_)) => return Ok(false),
-            Err(e) => return Err(e),
-        };
-        let want = format!(
-            "{rules}\t{seeds}\t{}",
-            table::hex(&t.header().content_sha256)
-        );
-        Ok(self.verified_records()?.contains(&want))
+        Ok(self.are_verified(rules, &[seeds])?[0])
     }
+
+    /// [`Db::is_verified`] of each of `levels`, each table opened once.
+    pub fn are_verified(&self, rules: Rules, levels: &[usize]) -> Result<Vec<bool>> {
+        let records = self.verified_records()?;
+        let mut contents: Vec<Option<Option<[u8; 32]>>> = vec![None; MAX_SEEDS + 1];
+        let mut content = |k: usize| -> Result<Option<[u8; 32]>> {
+            let k = game_level(k as u64)?;
+            if let Some(known) = contents[k] {
+                return Ok(known);
+            }
+            let found = match self.open(rules, k) {
+                Ok(t) => Some(t.header().content_sha256),
+                Err(Error::Missing(_)) => None,
+                Err(e) => return Err(e),
+            };
+            contents[k] = Some(found);
+            Ok(found)
+        };
+        levels
+            .iter()
+            .map(|&seeds| {
+                let Some(own) = content(seeds)? else {
+                    return Ok(false);
+                };
+                // The lower levels are opened only for a level recorded.
+                let recorded = format!("{rules}\t{seeds}\t{}\t", table::hex(&own));
+                if !records.iter().any(|r| r.starts_with(&recorded)) {
+                    return Ok(false);
+                }
+                // A lower level missing or unreadable (its own error is
+                // its own listing's) leaves nothing verified above it.
+                let mut lower = Vec::new();
+                for k in (0..seeds).filter(|&k| reads_level(seeds, k)) {
+                    match content(k) {
+                        Ok(Some(c)) => lower.push(c),
+                        Ok(None) | Err(_) => return Ok(false),
+                    }
+                }
+                Ok(records.contains(&verified_record(rules, seeds, &own, &lower)))
+            })
+            .collect()
+    }
+}
+
+/// A line of `verified.tsv`: `rules`, the level, its content sha256 and
+/// the sha256 of the content sha256s of the levels it reads (`lower`, in
+/// level order), each in hex on a line of its own (so that a shell can
+/// compute it: `od` and `sha256sum`, as `scripts/awari-run.sh` does);
+/// tab-separated.
+fn verified_record(rules: Rules, seeds: usize, content: &[u8; 32], lower: &[[u8; 32]]) -> String {
+    let lines: String = lower.iter().map(|c| table::hex(c) + "\n").collect();
+    format!(
+        "{rules}\t{seeds}\t{}\t{}",
+        table::hex(content),
+        table::hex(&table::sha256(lines.as_bytes()))
+    )
 }
 
 /// The levels of `files` (level, path) whose path is there: a path that

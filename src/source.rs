@@ -708,9 +708,12 @@ impl Source {
     /// after one that was not verified, so that a level an answer rests on
     /// but cannot be opened is an error rather than "not all verified".
     pub fn all_verified(&self, levels: &[usize]) -> Result<bool> {
-        levels
-            .iter()
-            .try_fold(true, |all, &n| Ok(self.is_verified(n)? && all))
+        match self {
+            Source::Tables(t) => Ok(t.db.are_verified(t.rules, levels)?.iter().all(|&v| v)),
+            Source::Vu(_) => levels
+                .iter()
+                .try_fold(true, |all, &n| Ok(self.is_verified(n)? && all)),
+        }
     }
 
     /// What is known about level `seeds` (which must be present).

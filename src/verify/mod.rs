@@ -64,7 +64,7 @@ use self::rederive::check3;
 pub use self::rederive::{compare, rederivation};
 use self::saves::lock_level;
 use crate::error::{Error, Result};
-use crate::oware::{Board, Rules, game_levels, levels_needed};
+use crate::oware::{Board, Rules, game_levels, levels_needed, reads_level};
 use crate::progress::{Notice, Progress};
 use crate::settings::checkpoint_interval;
 use crate::source::Source;
@@ -237,6 +237,17 @@ impl std::str::FromStr for Checks {
     }
 }
 
+/// The content sha256s of the levels that level `seeds` reads, as
+/// `source` read them: the lower levels a pass is recorded against (none
+/// for VU files, of which nothing is recorded).
+fn lower_contents(source: &Source, seeds: usize) -> Result<Vec<[u8; 32]>> {
+    let mut lower = Vec::new();
+    for k in (0..seeds).filter(|&k| reads_level(seeds, k)) {
+        lower.extend(source.content_sha256(k)?);
+    }
+    Ok(lower)
+}
+
 /// Checks levels `levels` of `source` under `rules` (in ascending order,
 /// each once), as far as `checks` says. Levels below each one checked are
 /// read as needed (and must be sound: an unreadable one is an error, not a
@@ -248,7 +259,8 @@ impl std::str::FromStr for Checks {
 /// [`Error::Missing`] at once rather than after hours of checks.
 /// `on_level` hears each level's result as soon as it is known. Then a
 /// level of a table directory that passed all three checks is recorded in
-/// its `verified.tsv` under the content checksum of the table checked, and
+/// its `verified.tsv` under the content checksums of the table checked and
+/// of the lower levels it was checked against, and
 /// one that a check found wrong loses any record of an earlier pass (see
 /// [`Db::set_verified`](crate::db::Db::set_verified)); a record that
 /// cannot be written (a read-only directory) is a warning, [`Notice::VerifiedNotRecorded`], not a change
@@ -353,9 +365,10 @@ pub fn verify_until(
         if let Some((db, rules)) = source.db() {
             let passed = check.passed();
             let recorded = if checks == Checks::All && passed {
-                source
-                    .content_sha256(seeds)
-                    .and_then(|content| db.set_verified(rules, seeds, content))
+                source.content_sha256(seeds).and_then(|content| {
+                    let lower = lower_contents(source, seeds)?;
+                    db.set_verified(rules, seeds, content.map(|c| (c, &lower[..])))
+                })
             } else if check.found_wrong() {
                 db.set_verified(rules, seeds, None)
             } else {

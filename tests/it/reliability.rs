@@ -14,7 +14,7 @@ use crate::common::{
     stdout_of_success, succeeds,
 };
 use mancaladb::db::Db;
-use mancaladb::oware::{Encoder, Rules};
+use mancaladb::oware::{Encoder, Rules, level_size};
 use mancaladb::table::write_table;
 
 fn s(p: &Path) -> &str {
@@ -801,6 +801,57 @@ fn a_bad_line_in_verified_tsv_drops_no_record() {
     assert_eq!(after.lines().count(), 6, "{after}");
     let db = Db::new(&dir);
     assert!((0..=5).all(|n| db.is_verified(Rules::Awari, n).unwrap()));
+}
+
+/// A level's record names the lower levels it was checked against (a
+/// researcher's review): replaced by other values, a level it reads takes
+/// the record's force away, also from the queries that rest on it, and
+/// put back, gives it back. Records of the three fields written before
+/// count for nothing.
+#[test]
+fn a_verified_level_is_verified_only_over_the_lower_levels_checked() {
+    let dir = built("verified-lower", Rules::Awari, 6);
+    succeeds(&["verify", "--db", s(&dir), "--seeds", "0..6"]);
+    let db = Db::new(&dir);
+    let verified = |n| db.is_verified(Rules::Awari, n).unwrap();
+    assert!((0..=6).all(verified));
+    let start = [
+        "query",
+        "--db",
+        s(&dir),
+        "--json",
+        "1 1 1 0 0 1 0 1 1 0 0 0",
+    ];
+    let rests_on_verified = || {
+        let json: serde_json::Value = serde_json::from_slice(&run(&start).stdout).unwrap();
+        assert_eq!(
+            json["levels"]["rests_on"],
+            serde_json::json!([0, 1, 2, 3, 4, 6])
+        );
+        json["levels"]["verified"].as_bool().unwrap()
+    };
+    assert!(rests_on_verified());
+    // Level 4 with other values (its checksums valid): levels 4 and 6,
+    // which reads it, are no longer verified; level 5 does not read it.
+    let table = dir.join("awari-04.mdb");
+    let kept = std::fs::read(&table).unwrap();
+    let values: Vec<i8> = (0..level_size(4)).map(|i| (i % 3) as i8 - 1).collect();
+    write_table(&table, Db::table_id(Rules::Awari, 4), &values).unwrap();
+    let now: Vec<bool> = (0..=6).map(verified).collect();
+    assert_eq!(now, [true, true, true, true, false, true, false]);
+    assert!(!rests_on_verified());
+    std::fs::write(&table, &kept).unwrap();
+    assert!((0..=6).all(verified));
+    assert!(rests_on_verified());
+    // A record of three fields (level, content) no longer counts.
+    let path = dir.join("verified.tsv");
+    let old: String = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| l.rsplit_once('\t').unwrap().0.to_string() + "\n")
+        .collect();
+    std::fs::write(&path, old).unwrap();
+    assert!((0..=6).all(|n| !verified(n)));
 }
 
 #[test]

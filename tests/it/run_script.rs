@@ -177,8 +177,8 @@ fn check_tells_other_values_from_other_file_bytes() {
 /// `$FAIL_BUILD` and an error line when that is set; `verify --seeds N`
 /// exits with `$FAIL_N` (default 0), saying so on standard error, and
 /// records a pass the way the real one does (the table's content sha256
-/// from its header), unless `$UNRECORDED_N` is set (as when verified.tsv
-/// cannot be written).
+/// from its header, and the sha256 of those of the levels it reads),
+/// unless `$UNRECORDED_N` is set (as when verified.tsv cannot be written).
 const STAND_IN: &str = r#"#!/bin/sh
 echo "$*" >> calls
 case $1 in
@@ -198,9 +198,12 @@ verify)
   n=$(echo "$*" | sed -n 's/.*--seeds \([0-9]*\).*/\1/p')
   status=$(eval echo "\${FAIL_$n:-0}")
   [ "$status" = 0 ] || echo "mancaladb: level $n: stand-in failure $status" >&2
+  sha() { od -An -tx1 -j40 -N32 "awari-$(printf %02d "$1").mdb" | tr -d ' \n'; }
   if [ "$status" = 0 ] && [ -z "$(eval echo "\${UNRECORDED_$n:-}")" ]; then
-    printf 'awari\t%s\t%s\n' "$n" \
-      "$(od -An -tx1 -j40 -N32 "awari-$(printf %02d "$n").mdb" | tr -d ' \n')" >> verified.tsv
+    lower=$(for k in $(seq 0 $((n - 1))); do
+      if [ "$k" = 0 ] || [ $((k + 1)) -lt "$n" ]; then sha "$k"; echo; fi
+    done | sha256sum | cut -c1-64)
+    printf 'awari\t%s\t%s\t%s\n' "$n" "$(sha "$n")" "$lower" >> verified.tsv
   fi
   exit "$status" ;;
 esac

@@ -920,14 +920,12 @@ fn the_streamed_comparison_finds_planted_differences() {
     assert!(compare(10, &good, failing).is_err());
 }
 
-/// The content sha256 of an awari table of `db`, as `verify` records it.
-fn content(db: &Db, seeds: usize) -> Option<[u8; 32]> {
-    Some(
-        db.open(Rules::Awari, seeds)
-            .unwrap()
-            .header()
-            .content_sha256,
-    )
+/// Records level `seeds` of `db` (awari) as `verify` does after a pass:
+/// under its content sha256 and those of the levels it reads.
+fn set_verified(db: &Db, seeds: usize) -> mancaladb::Result<()> {
+    let content = db.open(Rules::Awari, seeds)?.header().content_sha256;
+    let lower = db.lower_content(Rules::Awari, seeds)?;
+    db.set_verified(Rules::Awari, seeds, Some((content, &lower)))
 }
 
 #[test]
@@ -939,7 +937,7 @@ fn records_of_verify_runs_finishing_together_are_all_kept() {
         std::thread::scope(|s| {
             for k in 0..=9 {
                 let db = &db;
-                s.spawn(move || db.set_verified(Rules::Awari, k, content(db, k)).unwrap());
+                s.spawn(move || set_verified(db, k).unwrap());
             }
         });
         for k in 0..=9 {
@@ -955,7 +953,7 @@ fn records_of_verify_runs_finishing_together_are_all_kept() {
 fn records_that_cannot_be_read_are_not_rewritten_without_them() {
     let dir = built("verified-unreadable", Rules::Awari, 4);
     let db = Db::new(&dir);
-    db.set_verified(Rules::Awari, 3, content(&db, 3)).unwrap();
+    set_verified(&db, 3).unwrap();
     assert!(db.is_verified(Rules::Awari, 3).unwrap());
     // A file that exists but cannot be read (a link to itself: ELOOP; on a
     // real disk, EIO) holds records nobody can see: recording another level
@@ -964,10 +962,7 @@ fn records_that_cannot_be_read_are_not_rewritten_without_them() {
     let records = dir.join("verified.tsv");
     std::fs::remove_file(&records).unwrap();
     std::os::unix::fs::symlink("verified.tsv", &records).unwrap();
-    let err = db
-        .set_verified(Rules::Awari, 4, content(&db, 4))
-        .unwrap_err()
-        .to_string();
+    let err = set_verified(&db, 4).unwrap_err().to_string();
     assert!(err.contains("verified.tsv"), "{err}");
     assert!(db.is_verified(Rules::Awari, 3).is_err());
     assert!(records.symlink_metadata().unwrap().file_type().is_symlink());
