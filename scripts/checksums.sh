@@ -9,6 +9,9 @@
 # exported as VU files, which hold awari values). The lines of levels not in
 # the directory, and the comments, are kept as they are in the current file
 # (CHECKSUMS=FILE to read another; none there: only the directory's lines).
+# Every table passes check 1 of `verify` first (else exit 2, nothing
+# printed), and a level whose values differ from the current file's line is
+# named in a warning on standard error.
 # Write to another file first, so that a failed run leaves db/CHECKSUMS as
 # it was:
 #   scripts/checksums.sh [DIR] > CHECKSUMS.new && mv CHECKSUMS.new db/CHECKSUMS
@@ -28,11 +31,21 @@ trap 'rm -rf "$tmp"' EXIT
 for rules in awari abapa; do
   compgen -G "$dir/$rules-*.mdb" >/dev/null || continue
   # One object per level; each key once in it, in this order.
+  # Check 1 of every table first (its whole-file sha256 among them): the
+  # file sha256 put in below must be that of a sound table, and `stats`
+  # reads the blocks only, not the trailer.
+  "$bin" verify --quick --rules "$rules" --db "$dir" > /dev/null ||
+    { echo "checksums.sh: $dir: a table of $rules fails check 1 (mancaladb verify --quick --rules $rules --db $dir says which)" >&2; exit 2; }
   json=$("$bin" stats --json --rules "$rules" --db "$dir")
   field() { grep -o "\"$1\":\"\{0,1\}[0-9a-f]*" <<<"$json" | sed 's/.*[:"]//'; }
   paste -d' ' <(field seeds) <(field positions) <(field content_sha256) > "$tmp/levels"
   while read -r n positions content; do
     f=$(printf '%s/%s-%02d.mdb' "$dir" "$rules" "$n")
+    was=
+    [[ -e $old ]] && was=$(awk -v r="$rules" -v n="$n" '$1 == r && $2 == n { print $4 }' "$old")
+    if [[ -n $was && $was != "$content" ]]; then
+      echo "checksums.sh: warning: $rules level $n holds other values than $old records ($content against $was)" >&2
+    fi
     echo "$rules $n $positions $content $(sha256sum <"$f" | cut -d' ' -f1)" >> "$tmp/new"
   done < "$tmp/levels"
 done

@@ -730,6 +730,36 @@ fn the_checksums_script_gives_the_committed_lines_for_both_rule_sets() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(out.stdout.is_empty(), "{out:?}");
+    // A table with other values than the committed lines is hashed, with a
+    // warning; one damaged where `stats` does not read (its last byte, of
+    // the whole-file sha256) is refused, not hashed into the lines (a
+    // researcher's review).
+    let checksums = || {
+        std::process::Command::new("bash")
+            .arg(root.join("scripts/checksums.sh"))
+            .arg(&dir)
+            .env("BIN", env!("CARGO_BIN_EXE_mancaladb"))
+            .output()
+            .unwrap()
+    };
+    let three = dir.join("awari-03.mdb");
+    let zeros = vec![0i8; mancaladb::oware::level_size(3) as usize];
+    write_table(&three, Db::table_id(Rules::Awari, 3), &zeros).unwrap();
+    let out = checksums();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.starts_with("checksums.sh: warning: awari level 3 holds other values than "),
+        "{err}"
+    );
+    let mut bytes = std::fs::read(&three).unwrap();
+    *bytes.last_mut().unwrap() ^= 1;
+    std::fs::write(&three, &bytes).unwrap();
+    let out = checksums();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(out.stdout.is_empty(), "{err}");
+    assert!(err.contains(": a table of awari fails check 1 ("), "{err}");
 }
 
 /// `bytes` (a table file) with its header check and its trailer's
