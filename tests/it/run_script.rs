@@ -59,12 +59,15 @@ fn verify_records_levels_and_skips_only_the_bytes_it_verified() {
     let records = fs::read_to_string(dir.join("verified.tsv")).unwrap();
     assert_eq!(records.lines().count(), 7, "{records}");
 
-    // A rerun verifies nothing again.
+    // A rerun verifies nothing again: it only reads each table's bytes
+    // again (check 1).
     let log = len(&dir.join("verify.log"));
     assert!(log > 0, "the first run logged its verifies");
     let o = run_script(&["verify", d, bin, "0", "6"], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(len(&dir.join("verify.log")), log);
+    let quick = fs::read_to_string(dir.join("verify-quick.log")).unwrap();
+    assert_eq!(quick.matches("ok").count(), 7, "{quick}");
 
     // A record naming other bytes does not count: level 3 is verified
     // again, and only level 3.
@@ -99,6 +102,25 @@ fn verify_records_levels_and_skips_only_the_bytes_it_verified() {
         fs::read_to_string(dir.join("verified.tsv")).unwrap(),
         records
     );
+
+    // A table damaged since its record (its header, and so its content
+    // checksum, intact) fails: exit 1, and its record goes (a
+    // researcher's review: it was skipped).
+    let five = dir.join("awari-05.mdb");
+    let mut bytes = fs::read(&five).unwrap();
+    let at = bytes.len() - 40;
+    bytes[at] ^= 0x55;
+    fs::write(&five, &bytes).unwrap();
+    let o = run_script(&["verify", d, bin, "0", "6"], &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let status = text(&run_script(&["status", d], &[]).stdout);
+    // Level 6 does not read level 5.
+    assert!(status.contains("verified here: 0..4,6\n"), "{status}");
+    fs::write(&five, {
+        bytes[at] ^= 0x55;
+        &bytes
+    })
+    .unwrap();
 
     // A level without a table is an error, not a skip.
     let o = run_script(&["verify", d, bin, "0", "7"], &[]);
@@ -277,16 +299,20 @@ fn all_verifies_the_levels_never_checked_first_and_exits_with_the_worst_status()
     );
 
     // A failed check alone is status 1, and a rerun checks again only what
-    // did not pass.
+    // did not pass; what did has its bytes read again (check 1).
     fs::remove_file(dir.join("calls")).unwrap();
     let o = run_script(&["all", d, bin], &[("FAIL_31", "1")]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
     let calls = fs::read_to_string(dir.join("calls")).unwrap();
-    let verified: Vec<&str> = calls.lines().filter(|l| l.starts_with("verify")).collect();
+    let (quick, verified): (Vec<&str>, Vec<&str>) = calls
+        .lines()
+        .filter(|l| l.starts_with("verify"))
+        .partition(|l| l.starts_with("verify --quick"));
     assert_eq!(
         verified,
         ["verify --seeds 5 --db .", "verify --seeds 31 --db ."]
     );
+    assert_eq!(quick.len(), 35, "{calls}");
     let o = run_script(&["all", d, bin], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 
