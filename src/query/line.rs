@@ -572,4 +572,39 @@ mod tests {
             "{e}"
         );
     }
+
+    /// The side ahead takes a best move that captures (an exit: rank 0)
+    /// before a lower quiet best move to a position whose every best answer
+    /// captures (rank 1). At ply 13 of the line of `2 2 0 0 0 0 3 1 0 0 1 0`
+    /// (level 9, worth 2 to the mover) the best moves are pit 2, quiet, and
+    /// pit 4, taking 2; after pit 2 the only best answer, pit 5, takes 2.
+    /// Ranking pit 2 as its answer's rank, not one more, tied it with the
+    /// capture and the line took the lower pit.
+    #[test]
+    fn the_side_ahead_takes_an_exit_before_a_quiet_move_next_to_one() {
+        let solved = solved();
+        let b = Board::parse(&["2 2 0 0 0 0 3 1 0 0 1 0"]).unwrap();
+        let line = principal_line(Rules::Awari, &solved, &b, 400).unwrap();
+        assert_sound(&line, &b);
+        let p = line.plies[13];
+        assert_eq!(p.board, Board::parse(&["0 1 1 0 3 1 0 1 0 0 0 2"]).unwrap());
+        let a = analyze(Rules::Awari, &solved, &p.board).unwrap();
+        let best: Vec<(u8, u8)> = a
+            .moves
+            .iter()
+            .filter(|m| m.value == a.value)
+            .map(|m| (m.pit, m.captures))
+            .collect();
+        assert_eq!((a.value, best), (2, vec![(2, 0), (4, 2)]));
+        let quiet = a.moves.iter().find(|m| m.pit == 2).unwrap();
+        let answer = analyze(Rules::Awari, &solved, &quiet.child).unwrap();
+        let answers: Vec<(u8, u8)> = answer
+            .moves
+            .iter()
+            .filter(|m| m.value == answer.value)
+            .map(|m| (m.pit, m.captures))
+            .collect();
+        assert_eq!(answers, [(5, 2)]);
+        assert_eq!((p.pit, p.captures, p.value), (4, 2, 2), "{line:?}");
+    }
 }
