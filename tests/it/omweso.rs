@@ -330,11 +330,43 @@ fn loops_command_reports_the_example() {
         text.contains("period 128 laps") && text.contains("recurrence"),
         "{text}"
     );
+    // The text names the start's direction and writes sides as their 16
+    // counts.
+    let zeros = "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0";
+    assert!(text.starts_with("pit 0 ccw: infinite\n"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "repeating state: lift pit 0 of 3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1 | opponent {zeros}\n"
+        )),
+        "{text}"
+    );
     // A start with the pit behind it empty is certified to end.
     let out = run(&["loops", "--pit", "1", "0 2 0 0 0 0 0 0 0 0 0 0 0 0 0 0"]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.contains("terminates") && text.contains("certificate"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "ends with: 0 0 1 1 0 0 0 0 0 0 0 0 0 0 0 0 | opponent {zeros}\n"
+        )),
+        "{text}"
+    );
+    // The reverse capture of `reverse_capture_from_a_leftmost_pit`, clockwise.
+    let out = run(&[
+        "loops",
+        "--any-seeds",
+        "--opponent",
+        "0 0 0 0 0 1 0 0 0 0 1 0 0 0 0 0",
+        "3 0 0 0 0 0 0 0 0 0 0 0 0 1 0 0",
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("\npit 0 cw: terminates\n"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "ends with: 0 1 1 0 0 0 0 0 0 0 0 0 0 2 1 1 | opponent {zeros}\n"
+        )),
         "{text}"
     );
 }
