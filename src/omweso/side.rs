@@ -200,3 +200,64 @@ impl fmt::Debug for Side {
         write!(f, "Side({self})")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A side whose pits hold different counts (77 seeds).
+    const SOME: [u8; PITS] = [0, 3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9];
+
+    /// `hand` seeds sown one at a time from the pit after `from` in
+    /// direction `dir`: the pits after, and the pit of the last seed.
+    fn one_by_one(mut pits: [u8; PITS], from: usize, hand: usize, dir: Dir) -> ([u8; PITS], usize) {
+        let mut p = from;
+        for _ in 0..hand {
+            p = match dir {
+                Dir::Ccw => (p + 1) % PITS,
+                Dir::Cw => (p + PITS - 1) % PITS,
+            };
+            pits[p] += 1;
+        }
+        (pits, p)
+    }
+
+    /// Sowing by whole words agrees with sowing a seed at a time, from
+    /// every pit, both ways, for hands of 0 to 64 seeds (up to four laps,
+    /// the emptied pit `from` getting a seed on each).
+    #[test]
+    fn sowing_agrees_with_sowing_a_seed_at_a_time() {
+        for dir in [Dir::Ccw, Dir::Cw] {
+            for from in 0..PITS {
+                let mut start = SOME;
+                start[from] = 0;
+                for hand in 0..=MAX_SEEDS {
+                    let mut s = Side::from_pits(start);
+                    let last = s.sow(from, hand, dir);
+                    let (pits, p) = one_by_one(start, from, hand, dir);
+                    assert_eq!((s.pits(), last), (pits, p), "{dir:?} {hand} from {from}");
+                    assert_eq!(dir.step(from, hand), p, "{dir:?} {hand} from {from}");
+                }
+            }
+        }
+    }
+
+    /// A lap from pit 0 of a side brought to start 0, for every count pit
+    /// 0 can hold: the lap lifted and sown a seed at a time, then the side
+    /// turned so that the landing pit (returned, `h % 16`) is pit 0.
+    #[test]
+    fn a_lap_from_zero_is_a_lap_then_a_turn_to_the_landing_pit() {
+        for h in 0..=255u8 {
+            let mut start = SOME;
+            start[0] = 0;
+            let (pits, last) = one_by_one(start, 0, usize::from(h), Dir::Ccw);
+            start[0] = h;
+            let mut s = Side::from_pits(start);
+            assert_eq!(s.lap_from_zero(), usize::from(h) % PITS, "{h}");
+            assert_eq!(last, usize::from(h) % PITS);
+            assert_eq!(s, Side::from_pits(pits).rotated_to(last), "{h}");
+            assert_eq!(s.get(0), pits[last], "{h}");
+            assert_eq!(s.rotated_from(last), Side::from_pits(pits), "{h}");
+        }
+    }
+}
