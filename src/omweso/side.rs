@@ -260,4 +260,30 @@ mod tests {
             assert_eq!(s.rotated_from(last), Side::from_pits(pits), "{h}");
         }
     }
+
+    /// A side is written as its 16 counts, as `parse` reads them, in JSON
+    /// as their array; directions by their names.
+    #[test]
+    fn a_side_is_written_as_its_16_counts() {
+        let s = Side::from_pits(SOME);
+        let text = "0 3 1 4 1 5 9 2 6 5 3 5 8 9 7 9";
+        assert_eq!(s.to_string(), text);
+        assert_eq!(format!("{s:?}"), format!("Side({text})"));
+        // `parse` reads it back, but for its 77 seeds: a side holds 64.
+        let e = Side::parse(&[text], "a side").unwrap_err().to_string();
+        assert!(e.contains("77") && e.contains("64"), "{e}");
+        let fewer = "0 3 1 4 1 5 9 2 6 5 3 5 8 9 0 0";
+        let mut s64 = SOME;
+        (s64[14], s64[15]) = (0, 0);
+        assert_eq!(
+            Side::parse(&[fewer], "a side").unwrap(),
+            Side::from_pits(s64)
+        );
+        assert_eq!(
+            serde_json::to_string(&s).unwrap(),
+            "[0,3,1,4,1,5,9,2,6,5,3,5,8,9,7,9]"
+        );
+        assert_eq!(s.seeds(), 77);
+        assert_eq!((Dir::Ccw.name(), Dir::Cw.name()), ("ccw", "cw"));
+    }
 }
