@@ -131,8 +131,17 @@ fn distributed(
             mpi.abort(2)
         }
         Err(e) => {
+            // The remedy of a missing level is a build command: one run
+            // as this job is, not as one process (which the memory check
+            // may refuse where the job fits).
+            let as_this_job = match e {
+                Error::Missing(_) => {
+                    " (run that build as this job runs: under mpirun, with --distributed)"
+                }
+                _ => "",
+            };
             super::output::diag(format_args!(
-                "mancaladb: rank {rank} of {ranks}: {}; stopping every rank",
+                "mancaladb: rank {rank} of {ranks}: {}; stopping every rank{as_this_job}",
                 super::explain(&e)
             ));
             mpi.abort(2)

@@ -556,6 +556,27 @@ fn rayon_num_threads_is_checked_and_used_by_every_rank() {
     assert!(all.contains("with 2 ranks, 14 threads in all"), "{all}");
 }
 
+/// A level set whose lower levels are missing stops the job with the
+/// build that would make them, to be run as the job is (an MPI operator's
+/// review: pasted as it was, it ran as one process).
+#[test]
+fn a_missing_lower_level_names_the_build_to_run_as_this_job() {
+    let db = scratch("mpi-missing-lower");
+    std::fs::create_dir_all(&db).unwrap();
+    let mut job = mpirun(2);
+    job.args(["build", "--distributed", "--levels", "5"])
+        .arg("--db")
+        .arg(&db);
+    let out = within(job, 300);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("mancaladb build --rules awari --levels 0..3,5 --db ")
+            && err.contains("stopping every rank (run that build as this job runs: under mpirun, with --distributed)"),
+        "{err}"
+    );
+}
+
 /// A rank that cannot start its threads (here a stack no machine has)
 /// stops the job with its message. It used to return alone: the other rank
 /// waited for it in a collective, and it waited in MPI's finalize, for good.
