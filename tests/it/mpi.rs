@@ -398,6 +398,24 @@ fn two_ranks(args: &[&str], args1: &[&str]) -> Command {
     job
 }
 
+/// The standard error of a two-rank build of levels 0..4 in a fresh
+/// directory `name` whose rank 1 alone runs with `setting` (`VAR=value`),
+/// after checking that it stopped the job with exit 2.
+fn stopped_by_rank_1_with(name: &str, setting: &str) -> String {
+    let db = scratch(name);
+    let d = db.to_str().unwrap();
+    let out = within(
+        two_ranks(
+            &["--max-seeds", "4", "--db", d],
+            &[setting, "--max-seeds", "4", "--db", d],
+        ),
+        300,
+    );
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    err
+}
+
 /// A build with MPI says so in its version, so that the two binaries can
 /// be told apart.
 #[test]
@@ -504,17 +522,7 @@ fn ranks_that_disagree_stop_the_job_before_solving() {
 /// setting, and `mpirun` stops the others.
 #[test]
 fn a_bad_pass_size_on_one_rank_stops_the_job() {
-    let db = scratch("mpi-bad-pass");
-    let d = db.to_str().unwrap();
-    let out = within(
-        two_ranks(
-            &["--max-seeds", "4", "--db", d],
-            &["MANCALADB_MPI_PASS=0", "--max-seeds", "4", "--db", d],
-        ),
-        300,
-    );
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = stopped_by_rank_1_with("mpi-bad-pass", "MANCALADB_MPI_PASS=0");
     assert!(
         err.contains("mancaladb: MANCALADB_MPI_PASS=0: expected a number of messages above 0"),
         "{err}"
@@ -526,17 +534,7 @@ fn a_bad_pass_size_on_one_rank_stops_the_job() {
 /// way to the machine's share of cores).
 #[test]
 fn rayon_num_threads_is_checked_and_used_by_every_rank() {
-    let db = scratch("mpi-rayon-threads");
-    let d = db.to_str().unwrap();
-    let out = within(
-        two_ranks(
-            &["--max-seeds", "4", "--db", d],
-            &["RAYON_NUM_THREADS=abc", "--max-seeds", "4", "--db", d],
-        ),
-        300,
-    );
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = stopped_by_rank_1_with("mpi-rayon-threads", "RAYON_NUM_THREADS=abc");
     assert!(
         err.contains("mancaladb: rank 1 of 2: RAYON_NUM_THREADS=abc: ")
             && err.contains("stopping every rank"),
@@ -544,6 +542,7 @@ fn rayon_num_threads_is_checked_and_used_by_every_rank() {
     );
     // Ranks on this machine inherit mpirun's environment. 7 threads a
     // rank is the share of 2 ranks only on a machine of 14 or 15 cores.
+    let db = scratch("mpi-rayon-threads-7");
     let mut job = distributed_job(2, 4, &db);
     job.env("RAYON_NUM_THREADS", "7");
     let out = within(job, 300);
@@ -582,23 +581,7 @@ fn a_missing_lower_level_names_the_build_to_run_as_this_job() {
 /// waited for it in a collective, and it waited in MPI's finalize, for good.
 #[test]
 fn a_rank_that_cannot_start_its_threads_stops_the_job() {
-    let db = scratch("mpi-no-threads");
-    let d = db.to_str().unwrap();
-    let out = within(
-        two_ranks(
-            &["--max-seeds", "4", "--db", d],
-            &[
-                "RUST_MIN_STACK=100000000000000",
-                "--max-seeds",
-                "4",
-                "--db",
-                d,
-            ],
-        ),
-        300,
-    );
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = stopped_by_rank_1_with("mpi-no-threads", "RUST_MIN_STACK=100000000000000");
     assert!(
         err.contains("mancaladb: rank 1 of 2: cannot start ")
             && err.contains("stopping every rank"),
