@@ -24,10 +24,7 @@ use mancaladb::query::{
 use mancaladb::source::{LevelInfo, Source};
 use mancaladb::stats::LevelStats;
 
-use super::{
-    Answer, ApiError, ErrorBody, Gone, MarkWhenDropped, NoQuery, State, blocking, failed, given,
-    query,
-};
+use super::{Answer, ApiError, ErrorBody, Gone, NoQuery, State, blocking, failed, given, query};
 
 /// Most boards in one batch request.
 pub const MAX_BATCH: usize = 10_000;
@@ -491,9 +488,11 @@ pub async fn levels(
 /// outcomes, counted once per server: requests that come while a level is
 /// being counted wait for that count rather than start their own. The
 /// count runs in a task of its own, which outlives a request that times
-/// out (the next one finds it), and requests wait for it without holding
-/// a thread of the blocking pool: a crowd of them waiting for a level of
-/// minutes must not leave the other routes none.
+/// out (the next one finds it); requests wait for it in their own future,
+/// without holding a thread of the blocking pool (a crowd of them waiting
+/// for a level of minutes must not leave the other routes none) or a task
+/// (one cut by the time limit stops waiting, rather than wait on as long
+/// as the count).
 pub async fn stats(
     Shared(state): Shared<Arc<State>>,
     Path((rules, seeds)): Path<(String, String)>,
@@ -512,31 +511,26 @@ pub async fn stats(
             .entry((rules, seeds))
             .or_default(),
     );
-    let gone = Gone::default();
-    let _mark = MarkWhenDropped(gone.clone());
+    let mut counted = slot.lock_owned().await;
+    if let Some(stats) = &*counted {
+        return Ok(Json(stats.clone()));
+    }
+    // An error leaves the slot empty: the next request tries again (those
+    // cut by the time limit while they waited are no longer there to).
     let count = tokio::spawn(async move {
-        let mut counted = slot.lock_owned().await;
-        if counted.is_none() {
-            // An error leaves the slot empty: the next request tries again,
-            // if it is still there (after a count that failed late, those
-            // that waited for it and were cut by the time limit do not
-            // each count again for no one).
-            if gone.is_set() {
-                return Err(Gone::error());
-            }
-            // Not stopped when its request is gone: it is this task's. A
-            // costly request's turn (see `router`), taken for the count
-            // only: the requests that wait for it hold none.
-            let _turn = state.turn().await;
-            let counting = state.clone();
-            let stats = blocking(move |_| {
-                let source = counting.source(Some(rules.name()))?.1;
-                source.require(seeds)?;
-                Ok(LevelStats::of_source(source, seeds)?)
-            });
-            *counted = Some(stats.await?);
-        }
-        Ok(Json(counted.clone().expect("counted above")))
+        // Not stopped when its request is gone: it is this task's. A
+        // costly request's turn (see `router`), taken for the count only:
+        // the requests that wait for it hold none.
+        let _turn = state.turn().await;
+        let counting = state.clone();
+        let stats = blocking(move |_| {
+            let source = counting.source(Some(rules.name()))?.1;
+            source.require(seeds)?;
+            Ok(LevelStats::of_source(source, seeds)?)
+        })
+        .await?;
+        *counted = Some(stats.clone());
+        Ok(Json(stats))
     });
     count.await.map_err(failed)?
 }
@@ -564,6 +558,41 @@ mod tests {
         );
         let stopped = batch_answer(&state, &batch, &gone_already()).err().unwrap();
         assert_eq!(stopped.status, StatusCode::SERVICE_UNAVAILABLE);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Requests for a level's statistics that wait for its count and are
+    /// cut by the time limit stop waiting: none leaves a task behind that
+    /// waits on for the count (a crowd of them, during a count of many
+    /// minutes, piled up tasks for as long).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn statistics_requests_cut_while_waiting_leave_no_task() {
+        let dir = std::env::temp_dir().join(format!("mancaladb-waiting-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let state = Arc::new(State::new(Source::served(&dir, None, 1 << 20, 1).unwrap()));
+        // A count under way: its slot's lock is held.
+        let slot = Arc::clone(
+            state
+                .stats
+                .lock()
+                .unwrap()
+                .entry((Rules::Awari, 12))
+                .or_default(),
+        );
+        let counting = slot.lock().await;
+        let metrics = tokio::runtime::Handle::current().metrics();
+        let before = metrics.num_alive_tasks();
+        for _ in 0..100 {
+            let request = stats(
+                Shared(state.clone()),
+                Path(("awari".to_string(), "12".to_string())),
+                Ok(Query(NoQuery {})),
+            );
+            let cut = tokio::time::timeout(std::time::Duration::from_millis(1), request).await;
+            assert!(cut.is_err(), "the request waits for the count");
+        }
+        assert_eq!(metrics.num_alive_tasks(), before, "tasks left waiting");
+        drop(counting);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
