@@ -182,14 +182,15 @@ fn router(state: Arc<State>) -> Router {
         // The one limit is the layer above (axum's own would be a second).
         .layer(DefaultBodyLimit::disable())
         .layer(CompressionLayer::new())
+        // It answers every OPTIONS request itself, as a preflight.
+        .layer(CorsLayer::permissive())
         // Every answer is read as the type it says (JSON is never taken
-        // for a script or a page).
+        // for a script or a page): outside CORS, so that a preflight says
+        // it too.
         .layer(SetResponseHeaderLayer::overriding(
             header::X_CONTENT_TYPE_OPTIONS,
             HeaderValue::from_static("nosniff"),
         ))
-        // It answers every OPTIONS request itself, as a preflight.
-        .layer(CorsLayer::permissive())
         // Outermost, so that every request the routes see is logged: also
         // one cut by the time limit and a preflight answered by CORS.
         .layer(middleware::from_fn(log))

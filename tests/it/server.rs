@@ -964,6 +964,12 @@ fn cors_and_the_page() {
     let (status, head, _) = s.request("GET", "/nowhere", "", b"");
     assert_eq!(status, 404);
     assert!(head.contains("x-content-type-options: nosniff"), "{head}");
+    // A preflight, which CORS answers before any route, too.
+    let preflight = "Origin: http://example.org\r\nAccess-Control-Request-Method: POST\r\n";
+    let (status, head, _) = s.request("OPTIONS", "/api/awari/batch", preflight, b"");
+    assert_eq!(status, 200);
+    assert!(head.contains("access-control-allow-origin: *"), "{head}");
+    assert!(head.contains("x-content-type-options: nosniff"), "{head}");
     let (status, head, body_html) = s.request("GET", "/", "", b"");
     assert_eq!(status, 200);
     assert!(head.contains("text/html"), "{head}");
