@@ -80,6 +80,11 @@ pub struct State {
     stats: Mutex<HashMap<(Rules, usize), StatsSlot>>,
     /// Turns of the costly requests: [`costly_at_once`] run at once.
     turns: tokio::sync::Semaphore,
+    /// Held by the level count under way: one at once. A count cannot be
+    /// cut by the time limit and takes minutes at the top levels, so
+    /// without it a few statistics requests for other levels would hold
+    /// every turn, and every other costly request would wait and fail.
+    counting: tokio::sync::Mutex<()>,
     /// Places of the batches from their body read to their answer sent:
     /// [`BATCHES_PER_TURN`] per turn, so that the bodies read and the
     /// answers not yet taken stay few.
@@ -98,6 +103,7 @@ impl State {
             sources,
             stats: Mutex::new(HashMap::new()),
             turns: tokio::sync::Semaphore::new(costly_at_once()),
+            counting: tokio::sync::Mutex::new(()),
             batches: Arc::new(tokio::sync::Semaphore::new(
                 BATCHES_PER_TURN * costly_at_once(),
             )),

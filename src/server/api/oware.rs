@@ -492,7 +492,8 @@ pub async fn levels(
 /// without holding a thread of the blocking pool (a crowd of them waiting
 /// for a level of minutes must not leave the other routes none) or a task
 /// (one cut by the time limit stops waiting, rather than wait on as long
-/// as the count).
+/// as the count). Levels are counted one at a time, so that counts hold
+/// one turn of the costly requests at the most.
 pub async fn stats(
     Shared(state): Shared<Arc<State>>,
     Path((rules, seeds)): Path<(String, String)>,
@@ -518,9 +519,11 @@ pub async fn stats(
     // An error leaves the slot empty: the next request tries again (those
     // cut by the time limit while they waited are no longer there to).
     let count = tokio::spawn(async move {
-        // Not stopped when its request is gone: it is this task's. A
-        // costly request's turn (see `router`), taken for the count only:
-        // the requests that wait for it hold none.
+        // Not stopped when its request is gone: it is this task's. One
+        // count at once, then a costly request's turn (see `router`),
+        // taken for the count only: the requests that wait for it, and the
+        // counts that wait for the one under way, hold none.
+        let _one = state.counting.lock().await;
         let _turn = state.turn().await;
         let counting = state.clone();
         let stats = blocking(move |_| {
@@ -593,6 +596,36 @@ mod tests {
         }
         assert_eq!(metrics.num_alive_tasks(), before, "tasks left waiting");
         drop(counting);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A level's count waits for the count under way, holding no turn of
+    /// the costly requests meanwhile (counts cannot be cut by the time
+    /// limit: four of them at once held every turn for minutes).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn levels_are_counted_one_at_a_time() {
+        let dir = std::env::temp_dir().join(format!("mancaladb-one-count-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let state = Arc::new(State::new(Source::served(&dir, None, 1 << 20, 1).unwrap()));
+        let request = |seeds: &str| {
+            stats(
+                Shared(state.clone()),
+                Path(("awari".to_string(), seeds.to_string())),
+                Ok(Query(NoQuery {})),
+            )
+        };
+        let counting = state.counting.lock().await;
+        // Level 12 is not there: its count would answer 404 at once.
+        let waiting = tokio::spawn(request("12"));
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(!waiting.is_finished(), "a second count waits for the first");
+        assert_eq!(
+            state.turns.available_permits(),
+            crate::server::costly_at_once()
+        );
+        drop(counting);
+        let answer = waiting.await.unwrap().expect_err("level 12 is not there");
+        assert_eq!(answer.status, StatusCode::NOT_FOUND);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
