@@ -165,7 +165,11 @@ mod tests {
         let dir = scratch("compressed");
         let path = dir.join("state");
         let state: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
-        write_compressed(&path, b"head", &state).unwrap();
+        // What it returns is the file's size (the checkpoint notices'
+        // bytes).
+        let bytes = write_compressed(&path, b"head", &state).unwrap();
+        assert_eq!(bytes, std::fs::metadata(&path).unwrap().len());
+        assert!(bytes > 4 && bytes < 100_000, "{bytes}");
         let mut back = vec![0u8; state.len()];
         read_compressed(&path, b"head", &mut back).unwrap();
         assert_eq!(back, state);
@@ -201,5 +205,25 @@ mod tests {
         let r = read_compressed(&not_a_file, b"head", &mut back);
         assert!(matches!(r, Err(Error::Io { .. })), "{r:?}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Off, a clock is never due; with an interval, it is due once the
+    /// interval has passed since it started or was last reset, not before.
+    #[test]
+    fn the_checkpoint_clock_is_due_an_interval_after_its_last_reset() {
+        let off = CheckpointClock::new(None);
+        assert!(!off.on() && !off.due());
+        let always = CheckpointClock::new(Some(Duration::ZERO));
+        assert!(always.on() && always.due());
+        let hourly = CheckpointClock::new(Some(Duration::from_secs(3600)));
+        assert!(hourly.on() && !hourly.due());
+        let every = Duration::from_millis(500);
+        let mut clock = CheckpointClock::new(Some(every));
+        std::thread::sleep(every);
+        assert!(clock.due());
+        clock.reset();
+        assert!(!clock.due(), "due again right after a reset");
+        std::thread::sleep(every);
+        assert!(clock.due());
     }
 }
