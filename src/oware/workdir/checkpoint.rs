@@ -362,6 +362,35 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// A forward checkpoint taken in the captures walk (walk 1) is found
+    /// and read back as one taken in the moves walk is.
+    #[test]
+    fn a_forward_checkpoint_of_the_captures_walk_round_trips() {
+        let dir = scratch("forward-captures");
+        let cp = Checkpoint {
+            rules: 1,
+            seeds: 2,
+            ranks: 1,
+            rank: 0,
+            start: 0,
+            end: 10,
+            lower: [3; 32],
+        };
+        let mark = ForwardMark {
+            walk: Walk::Captures,
+            done: 2,
+            parts: 5,
+            lists: vec![0, 19, 0, 0],
+        };
+        cp.save_forward(&dir, &mark, &[9; 10]).unwrap();
+        assert!(dir.join("forward.1.2").exists());
+        assert_eq!(cp.forward_saved(&dir).unwrap(), vec![mark.clone()]);
+        let mut back = [0u8; 10];
+        cp.load_forward(&dir, &mark, &mut back).unwrap();
+        assert_eq!(back, [9; 10]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn a_forward_checkpoint_round_trips_and_goes_with_older_checkpoints() {
         let dir = scratch("forward");
