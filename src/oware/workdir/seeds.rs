@@ -438,6 +438,87 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// Records at the edges of their encoding read back as written:
+    /// deltas whose varints hold a byte 0x80 (128, 16,384), deltas of three
+    /// bytes (a payload of exactly three bytes per offset), a whole chunk
+    /// of 2^16 positions. A record of more offsets than a chunk holds is
+    /// damaged, its check whole or not. And a read takes records until it
+    /// holds its batch, then stops: not one record more.
+    #[test]
+    fn seed_list_records_at_the_edges_of_their_encoding_read_back() {
+        let dir = scratch("lists-edges");
+        let lists = SeedLists::create(&dir, 1).unwrap();
+        let records: Vec<(u32, Vec<u16>)> = vec![
+            (0, vec![128, 16_512, 16_639, 33_022]),
+            (1, vec![20_000]),
+            (2, vec![16_384, 32_768, 49_152]),
+            (3, (0..=u16::MAX).collect()),
+            (4, vec![0, 1, 2]),
+            (5, vec![3, 4, 5]),
+        ];
+        for (chunk, offsets) in &records {
+            lists.append(1, true, *chunk, offsets).unwrap();
+        }
+        lists.append(1, false, 0, &[0; (1 << 16) + 1]).unwrap();
+        let lengths = lists.finish().unwrap();
+        let (mut back, mut batches, mut rs) = (Vec::new(), Vec::new(), Vec::new());
+        let mut reader = SeedReader::open(&dir, 1, true, &lengths, 6 << 16, 1 << 16).unwrap();
+        loop {
+            reader.read(3, &mut rs).unwrap();
+            if rs.is_empty() {
+                break;
+            }
+            batches.push(rs.len());
+            back.extend(rs.iter().map(|r| (r.chunk, r.offsets.clone())));
+        }
+        assert_eq!(back, records);
+        assert_eq!(batches, [1, 2, 1, 1, 1]);
+        let mut reader = SeedReader::open(&dir, 1, false, &lengths, 6 << 16, 1 << 16).unwrap();
+        let err = reader.read(1, &mut rs).unwrap_err();
+        assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A read interrupted by a signal is retried; any other read error is
+    /// returned, not taken for the end of the list.
+    #[test]
+    fn list_reads_retry_when_interrupted_and_return_other_errors() {
+        struct Flaky(u32, std::io::ErrorKind);
+        impl Read for Flaky {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                self.0 += 1;
+                match self.0 {
+                    1 => Err(self.1.into()),
+                    2 => {
+                        buf[0] = 7;
+                        Ok(1)
+                    }
+                    _ => Ok(0),
+                }
+            }
+        }
+        let mut buf = [0u8; 4];
+        let got = read_up_to(&mut Flaky(0, std::io::ErrorKind::Interrupted), &mut buf);
+        assert_eq!((got.unwrap(), buf[0]), (1, 7));
+        let got = read_up_to(&mut Flaky(0, std::io::ErrorKind::Other), &mut buf);
+        assert_eq!(got.unwrap_err().kind(), std::io::ErrorKind::Other);
+    }
+
+    /// A list that cannot be looked at for another reason than its absence
+    /// (here its directory is a file) is an I/O error, kept: not a damaged
+    /// work directory, which the solver wipes.
+    #[test]
+    fn a_list_that_cannot_be_looked_at_is_an_io_error_not_damage() {
+        let dir = scratch("lists-not-a-dir");
+        let file = dir.join("file");
+        std::fs::write(&file, b"").unwrap();
+        let r = check_lists(&file, 1, &[0, 0], false);
+        assert!(matches!(r, Err(Error::Io { .. })), "{r:?}");
+        let r = SeedReader::open(&file, 1, true, &[0, 0], 1, 1).map(|_| ());
+        assert!(matches!(r, Err(Error::Io { .. })), "{r:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn seed_lists_cut_short_or_outside_the_slice_are_damaged() {
         let dir = scratch("lists-cut");
