@@ -207,6 +207,24 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// The head of a file is `None` if the file is absent or shorter (a
+    /// checkpoint cut short inside its header is no checkpoint, and no
+    /// error that would stop every rerun); any other failure to read it is
+    /// an error (here `/proc/self/mem`, a regular file whose first bytes
+    /// cannot be read: EIO).
+    #[test]
+    fn a_head_absent_or_short_is_none_and_a_failed_read_an_error() {
+        let dir = scratch("head");
+        let path = dir.join("file");
+        assert_eq!(read_head(&path, 4).unwrap(), None);
+        std::fs::write(&path, b"abc").unwrap();
+        assert_eq!(read_head(&path, 4).unwrap(), None);
+        assert_eq!(read_head(&path, 3).unwrap(), Some(b"abc".to_vec()));
+        let r = read_head(Path::new("/proc/self/mem"), 8);
+        assert!(matches!(r, Err(Error::Io { .. })), "{r:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// Off, a clock is never due; with an interval, it is due once the
     /// interval has passed since it started or was last reset, not before.
     #[test]

@@ -362,6 +362,45 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// A checkpoint cut short inside its header (a threshold's or the
+    /// forward pass's), or not there, is no checkpoint of this slice:
+    /// passed over, or refused as damaged if asked for, never an error
+    /// that would stop every rerun.
+    #[test]
+    fn checkpoints_cut_short_in_their_header_are_passed_over() {
+        let dir = scratch("cut-headers");
+        let cp = Checkpoint {
+            rules: 0,
+            seeds: 4,
+            ranks: 1,
+            rank: 0,
+            start: 0,
+            end: 50,
+            lower: [5; 32],
+        };
+        let mark = ForwardMark {
+            walk: Walk::Moves,
+            done: 1,
+            parts: 2,
+            lists: vec![0; 8],
+        };
+        cp.save(&dir, 2, &[0; 8], &[1; 50]).unwrap();
+        cp.save_forward(&dir, &mark, &[1; 50]).unwrap();
+        assert_eq!(cp.saved(&dir).unwrap(), [2]);
+        assert_eq!(cp.forward_saved(&dir).unwrap(), std::slice::from_ref(&mark));
+        for path in [state_path(&dir, 2), forward_path(&dir, &mark)] {
+            let bytes = std::fs::read(&path).unwrap();
+            std::fs::write(&path, &bytes[..20]).unwrap();
+        }
+        assert_eq!(cp.saved(&dir).unwrap(), Vec::<usize>::new());
+        assert_eq!(cp.forward_saved(&dir).unwrap(), []);
+        for t in [2, 3] {
+            let err = cp.load(&dir, t, &mut [0; 50]).unwrap_err();
+            assert!(matches!(err, Error::Corrupt { .. }), "{t}: {err}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     /// A forward checkpoint taken in the captures walk (walk 1) is found
     /// and read back as one taken in the moves walk is.
     #[test]
