@@ -427,6 +427,11 @@ mod tests {
         let mut back = [0u8; 10];
         cp.load_forward(&dir, &mark, &mut back).unwrap();
         assert_eq!(back, [9; 10]);
+        // The walks' names, which notices and build reports give.
+        assert_eq!(
+            (Walk::Captures.name(), Walk::Moves.name()),
+            ("captures", "moves")
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
