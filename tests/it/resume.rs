@@ -393,6 +393,94 @@ fn a_forward_pass_stopped_part_way_resumes_to_the_same_values() {
     }
 }
 
+/// An observer that copies the work directory `dir` to `to` as the
+/// forward checkpoint after half the parts of the moves walk is taken:
+/// the work directory of a solve stopped there.
+struct HalfwayThroughMoves {
+    dir: PathBuf,
+    to: PathBuf,
+}
+
+impl mancaladb::progress::Observer for HalfwayThroughMoves {
+    fn stage(&self, _: &str, _: u64) -> Option<Box<dyn mancaladb::progress::StageSink + '_>> {
+        None
+    }
+
+    fn notice(&self, notice: &mancaladb::progress::Notice) {
+        if let mancaladb::progress::Notice::ForwardCheckpoint {
+            walk: "moves",
+            done,
+            parts,
+            ..
+        } = *notice
+            && done == parts / 2
+        {
+            copy_dir(&self.dir, &self.to);
+        }
+    }
+}
+
+/// A forward pass stopped half-way through its moves walk (walk 2, where
+/// the seed lists are written) resumes there: the level comes out the
+/// same, and its progress counts the parts done before as done, not as
+/// this run's: the captures walk whole, the moves walk up to the
+/// checkpoint's part, each stage ending at its total.
+#[test]
+fn a_forward_pass_stopped_in_its_moves_walk_resumes_there() {
+    let dir = scratch("moves-resume");
+    let (rules, seeds) = (Rules::Awari, 12);
+    let levels = solved(rules);
+    let options = checkpoint_always(dir.join("work"));
+    let halfway = HalfwayThroughMoves {
+        dir: options.dir.clone(),
+        to: dir.join("halfway"),
+    };
+    let part = solve_part_in(
+        rules,
+        seeds,
+        &levels[..seeds],
+        &Alone,
+        &options,
+        Progress::to(&halfway),
+    );
+    assert!(part.unwrap().values[..] == levels[seeds][..]);
+    let resumed = Options {
+        dir: halfway.to.clone(),
+        ..checkpoint_always(PathBuf::new())
+    };
+    let heard = Recorder::default();
+    let part = solve_part_in(
+        rules,
+        seeds,
+        &levels[..seeds],
+        &Alone,
+        &resumed,
+        Progress::to(&heard),
+    )
+    .unwrap();
+    assert!(part.values[..] == levels[seeds][..]);
+    let at = part.resumed_forward.expect("resumed in the forward pass");
+    assert_eq!((at.walk, at.done), ("moves", at.parts / 2), "{at:?}");
+    assert!(at.parts >= 4, "{at:?}");
+    // The moves walk is cut into parts of whole chunks of 2^15 positions.
+    let size = mancaladb::oware::level_size(seeds);
+    let chunks = size.div_ceil(1 << 15);
+    let done = ((chunks * u64::from(at.done) / u64::from(at.parts)) << 15).min(size);
+    let stages = heard.stages();
+    let captures = format!("level {seeds}: captures");
+    let tiles = stages.iter().find(|s| s.0 == captures).unwrap().1;
+    let moves = format!("level {seeds}: moves");
+    assert_eq!(
+        heard.resumed(),
+        [(captures.clone(), tiles), (moves.clone(), done)]
+    );
+    for stage in [captures, moves] {
+        let (_, total, done) = stages.iter().find(|s| s.0 == stage).unwrap();
+        assert_eq!(done, total, "{stage}: {stages:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Checkpoints are tied to the lower levels they were solved from
 /// (`Options::lower`, which a build sets to its lower levels' content
 /// hashes): solved again over other lower levels, a level starts afresh,
