@@ -515,3 +515,35 @@ impl Propagation<'_> {
         frontier.extend(parts.into_iter().filter(|f| f.len() > 0));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A room hands out its places in whole blocks and never more than it
+    /// has, however many workers take from it: a room of fewer places than
+    /// a block hands out none (a round's decisions are then all left to
+    /// sweeps), and a frontier never outgrows its cap.
+    #[test]
+    fn a_room_hands_out_whole_blocks_up_to_its_places() {
+        let taken = |places: usize, workers: usize| {
+            let room = Room::new(places);
+            let mut quotas: Vec<Quota> = (0..workers).map(|_| room.quota()).collect();
+            let mut n = 0;
+            // Bounded, so that a room that never fills fails, not hangs.
+            for _ in 0..places + 4 * Room::BLOCK {
+                let took: usize = quotas.iter_mut().map(|q| usize::from(q.take())).sum();
+                if took == 0 {
+                    break;
+                }
+                n += took;
+            }
+            n
+        };
+        assert_eq!(taken(0, 1), 0);
+        assert_eq!(taken(Room::BLOCK - 1, 1), 0);
+        assert_eq!(taken(Room::BLOCK, 1), Room::BLOCK);
+        assert_eq!(taken(3 * Room::BLOCK - 1, 2), 2 * Room::BLOCK);
+        assert_eq!(taken(4 * Room::BLOCK, 3), 4 * Room::BLOCK);
+    }
+}
