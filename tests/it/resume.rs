@@ -394,30 +394,72 @@ fn a_forward_pass_stopped_part_way_resumes_to_the_same_values() {
 }
 
 /// An observer that copies the work directory `dir` to `to` as the
-/// forward checkpoint after half the parts of the moves walk is taken:
+/// forward checkpoint after part `at(parts)` of the walk `walk` is taken:
 /// the work directory of a solve stopped there.
-struct HalfwayThroughMoves {
+struct ForwardSnapshot {
     dir: PathBuf,
     to: PathBuf,
+    walk: &'static str,
+    at: fn(u32) -> u32,
 }
 
-impl mancaladb::progress::Observer for HalfwayThroughMoves {
+impl mancaladb::progress::Observer for ForwardSnapshot {
     fn stage(&self, _: &str, _: u64) -> Option<Box<dyn mancaladb::progress::StageSink + '_>> {
         None
     }
 
     fn notice(&self, notice: &mancaladb::progress::Notice) {
         if let mancaladb::progress::Notice::ForwardCheckpoint {
-            walk: "moves",
-            done,
-            parts,
-            ..
+            walk, done, parts, ..
         } = *notice
-            && done == parts / 2
+            && walk == self.walk
+            && done == (self.at)(parts)
         {
             copy_dir(&self.dir, &self.to);
         }
     }
+}
+
+/// The work directory of a solve of awari level `seeds` in `dir`, as it
+/// was when the forward checkpoint after part `at(parts)` of `walk` was
+/// taken (every part a checkpoint).
+fn stopped_at(dir: &Path, seeds: usize, walk: &'static str, at: fn(u32) -> u32) -> PathBuf {
+    let levels = solved(Rules::Awari);
+    let options = checkpoint_always(dir.join("work"));
+    let snapshot = ForwardSnapshot {
+        dir: options.dir.clone(),
+        to: dir.join(format!("{walk}-stopped")),
+        walk,
+        at,
+    };
+    let _ = std::fs::remove_dir_all(&snapshot.to);
+    let part = solve_part_in(
+        Rules::Awari,
+        seeds,
+        &levels[..seeds],
+        &Alone,
+        &options,
+        Progress::to(&snapshot),
+    );
+    assert!(part.unwrap().values[..] == levels[seeds][..]);
+    assert!(snapshot.to.exists(), "no checkpoint after {walk} part");
+    snapshot.to
+}
+
+/// A forward pass stopped once its captures walk (walk 1) is done resumes
+/// at the moves walk: it reads no lower level again.
+#[test]
+fn a_forward_pass_stopped_after_its_captures_walk_reads_no_lower_level_again() {
+    let dir = scratch("captures-done");
+    let (rules, seeds) = (Rules::Awari, 12);
+    let stopped = stopped_at(&dir, seeds, "captures", |parts| parts);
+    let (reads, part) = solve_failing(rules, seeds, &checkpoint_always(stopped), i64::MAX);
+    let part = part.unwrap();
+    assert!(part.values[..] == solved(rules)[seeds][..]);
+    let at = part.resumed_forward.expect("resumed in the forward pass");
+    assert_eq!((at.walk, at.done), ("captures", at.parts), "{at:?}");
+    assert_eq!(reads, 0, "the captures walk was done before");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A forward pass stopped half-way through its moves walk (walk 2, where
@@ -430,24 +472,7 @@ fn a_forward_pass_stopped_in_its_moves_walk_resumes_there() {
     let dir = scratch("moves-resume");
     let (rules, seeds) = (Rules::Awari, 12);
     let levels = solved(rules);
-    let options = checkpoint_always(dir.join("work"));
-    let halfway = HalfwayThroughMoves {
-        dir: options.dir.clone(),
-        to: dir.join("halfway"),
-    };
-    let part = solve_part_in(
-        rules,
-        seeds,
-        &levels[..seeds],
-        &Alone,
-        &options,
-        Progress::to(&halfway),
-    );
-    assert!(part.unwrap().values[..] == levels[seeds][..]);
-    let resumed = Options {
-        dir: halfway.to.clone(),
-        ..checkpoint_always(PathBuf::new())
-    };
+    let resumed = checkpoint_always(stopped_at(&dir, seeds, "moves", |parts| parts / 2));
     let heard = Recorder::default();
     let part = solve_part_in(
         rules,
