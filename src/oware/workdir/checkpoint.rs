@@ -194,7 +194,8 @@ impl Checkpoint {
             else {
                 continue;
             };
-            if self.state_lists(&e.path(), t)?.is_some() {
+            // Only the name `load` reads (not `state.05` or `state.+5`).
+            if e.path() == state_path(dir, t) && self.state_lists(&e.path(), t)?.is_some() {
                 found.push(t);
             }
         }
@@ -330,6 +331,13 @@ mod tests {
         let err = cp.load(&dir, 5, &mut back).unwrap_err();
         assert!(matches!(err, Error::Corrupt { .. }), "{err}");
         std::fs::write(&path, &whole).unwrap();
+        // Under another name for the same threshold, it is not found:
+        // `load` would read `state.5`.
+        for name in ["state.05", "state.+5"] {
+            std::fs::rename(&path, dir.join(name)).unwrap();
+            assert!(cp.saved(&dir).unwrap().is_empty(), "{name}");
+            std::fs::rename(dir.join(name), &path).unwrap();
+        }
         // Another slice's checkpoint is not this one's.
         let other = Checkpoint { end: 99_999, ..cp };
         assert!(other.saved(&dir).unwrap().is_empty());
