@@ -199,6 +199,81 @@ fn verify_checks_2_stops_before_rederivation_and_records_nothing() {
     }
 }
 
+/// Check 2's verdict kept in its checkpoint is taken again only for the
+/// contents it was reached on: once the level is replaced by a sound table
+/// holding a wrong value, or a level it reads by one holding other values,
+/// `verify --checks 2` checks again and fails (exit 1) rather than repeat
+/// the earlier pass. The same contents again take it from the file.
+#[test]
+fn check_2s_kept_verdict_is_not_taken_for_other_contents() {
+    let rules = Rules::Awari;
+    let dir = built("verify-stale-check-2", rules, 10);
+    let d = dir.to_str().unwrap();
+    let db = Db::new(&dir);
+    let plant = |seeds: usize, values: &[i8]| {
+        let id = TableId {
+            game: 1,
+            rules: 1,
+            seeds: seeds as u32,
+        };
+        write_table(&db.table_path(rules, seeds), id, values).unwrap();
+    };
+    let check_2 = || {
+        let out = run(&["verify", "--checks", "2", "--seeds", "10", "--db", d]);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        (out.status.code(), text, err)
+    };
+    let kept = "level 10: check 2 was done on these contents before: pass";
+    let (code, text, _) = check_2();
+    assert_eq!(code, Some(0), "{text}");
+    assert!(dir.join("raw/awari/verify.10.work/check2").exists());
+    let (code, text, err) = check_2();
+    assert_eq!(code, Some(0), "{text}");
+    assert!(err.contains(kept), "{err}");
+    // A wrong value in level 10 itself.
+    let good = db.open(rules, 10).unwrap().read_all().unwrap();
+    let mut values = good.clone();
+    let index = 12_345;
+    values[index] = if good[index] == 10 {
+        9
+    } else {
+        good[index] + 1
+    };
+    plant(10, &values);
+    let (code, text, err) = check_2();
+    assert_eq!(code, Some(1), "{text}{err}");
+    assert!(
+        text.contains("check 2 consistency: FAILED") && !err.contains("done on these contents"),
+        "{text}{err}"
+    );
+    // The good table again: its pass is checked again, then kept.
+    plant(10, &good);
+    let (code, text, err) = check_2();
+    assert_eq!(code, Some(0), "{text}");
+    assert!(!err.contains("done on these contents"), "{err}");
+    let (code, _, err) = check_2();
+    assert_eq!(code, Some(0));
+    assert!(err.contains(kept), "{err}");
+    // Level 8, which level 10's 2-seed captures read, negated: level 10's
+    // values no longer follow from it.
+    let eight: Vec<i8> = db
+        .open(rules, 8)
+        .unwrap()
+        .read_all()
+        .unwrap()
+        .iter()
+        .map(|v| -v)
+        .collect();
+    plant(8, &eight);
+    let (code, text, err) = check_2();
+    assert_eq!(code, Some(1), "{text}{err}");
+    assert!(
+        text.contains("check 2 consistency: FAILED") && !err.contains("done on these contents"),
+        "{text}{err}"
+    );
+}
+
 /// Runs `verify --seeds 14` of `dir` with a checkpoint after every step
 /// that can take one, and SIGKILLs it `times` times, each soon after
 /// `file` appears; returns their standard errors.
