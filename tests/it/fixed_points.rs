@@ -11,7 +11,7 @@ use mancaladb::oware::forward::{Graph, NO_MOVE, NoSaves, solve_graph};
 use mancaladb::progress::Progress;
 use mancaladb::source::Source;
 use mancaladb::table::{TableId, write_table};
-use mancaladb::verify::{Checks, Outcome, consistency, rederivation, verify};
+use mancaladb::verify::{Checks, Outcome, SHOWN, consistency, rederivation, verify};
 
 /// The value of position `i` of `g` that its moves give, read from `v`:
 /// the best of its exits and of `-child` over its quiet moves (the
@@ -183,4 +183,51 @@ fn a_table_wrong_only_inside_cycles_fails_the_level_by_check_3_alone() {
             && text.contains("check 3 re-derivation: FAILED"),
         "{text}"
     );
+}
+
+/// Check 2 counts exactly the positions whose stored value is not the one
+/// their moves give, and lists the first of them in index order, with the
+/// stored and the expected value: as the equations of the level's explicit
+/// graph say, for values wrong at many places (and positions whose value
+/// is right but whose children's are not). Values of another length, or
+/// another number of lower levels, are an error of the call, not a
+/// verdict.
+#[test]
+fn check_2_counts_every_position_whose_equation_fails() {
+    for rules in Rules::ALL {
+        let levels = solved(rules);
+        let n = 9;
+        let lower: Vec<&[i8]> = levels[..n].iter().map(|v| v.as_slice()).collect();
+        let g = Graph::oware_level(rules, n, &lower).unwrap();
+        let mut v = levels[n].clone();
+        let len = v.len();
+        for k in 0..40 {
+            let i = (k * 7919 + 11) % len;
+            v[i] = if v[i] == n as i8 { v[i] - 2 } else { v[i] + 1 };
+        }
+        let failing: Vec<usize> = (0..len).filter(|&i| best(&g, &v, i) != v[i]).collect();
+        assert!(failing.len() > 40, "{rules}: {}", failing.len());
+        match consistency(rules, n, &v, &lower).unwrap() {
+            Outcome::Differs(count, first) => {
+                assert_eq!(count, failing.len() as u64, "{rules}");
+                let at: Vec<usize> = first.iter().map(|m| m.index as usize).collect();
+                assert_eq!(at, failing[..SHOWN], "{rules}");
+                for m in &first {
+                    let i = m.index as usize;
+                    assert_eq!((m.stored, m.expected), (v[i], best(&g, &v, i)), "{rules}");
+                }
+            }
+            o => panic!("{rules}: {o:?}"),
+        }
+        let mut longer = levels[n].clone();
+        longer.push(0);
+        assert!(consistency(rules, n, &longer, &lower).is_err());
+        assert!(consistency(rules, n, &levels[n][..len - 1], &lower).is_err());
+        assert!(consistency(rules, n, &levels[n], &lower[..n - 1]).is_err());
+        let stored = |f: &mut dyn FnMut(&[i8])| {
+            f(&levels[n]);
+            Ok(())
+        };
+        assert!(rederivation(rules, n, &lower[..n - 1], &mut NoSaves, stored).is_err());
+    }
 }
