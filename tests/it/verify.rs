@@ -274,6 +274,37 @@ fn check_2s_kept_verdict_is_not_taken_for_other_contents() {
     );
 }
 
+/// The seconds `verify --json` reports for each level are that level's
+/// checks' wall time, to the millisecond: together no more than the whole
+/// run took, and more than nothing for a level of 10 seeds.
+#[test]
+fn verify_reports_each_levels_seconds_to_the_millisecond() {
+    let dir = built("verify-seconds", Rules::Awari, 10);
+    let start = std::time::Instant::now();
+    let out = run(&["verify", "--json", "--db", dir.to_str().unwrap()]);
+    let wall = start.elapsed().as_secs_f64();
+    assert_eq!(out.status.code(), Some(0));
+    let checks: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let seconds: Vec<f64> = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["seconds"].as_f64().unwrap())
+        .collect();
+    assert_eq!(seconds.len(), 11);
+    for s in &seconds {
+        assert!(
+            *s >= 0.0 && (s * 1e3 - (s * 1e3).round()).abs() < 1e-6,
+            "{s}"
+        );
+    }
+    assert!(
+        seconds.iter().sum::<f64>() <= wall,
+        "{seconds:?} in {wall} s"
+    );
+    assert!(seconds[10] > 0.0, "{seconds:?}");
+}
+
 /// Runs `verify --seeds 14` of `dir` with a checkpoint after every step
 /// that can take one, and SIGKILLs it `times` times, each soon after
 /// `file` appears; returns their standard errors.
