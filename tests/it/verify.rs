@@ -305,6 +305,29 @@ fn verify_reports_each_levels_seconds_to_the_millisecond() {
     assert!(seconds[10] > 0.0, "{seconds:?}");
 }
 
+/// With checkpoints off (`MANCALADB_CHECKPOINT_SECS=off`), `verify`
+/// writes none, not even check 2's verdict when it is complete: `verify
+/// --checks 2` leaves no work directory, and a later run checks again.
+#[test]
+fn verify_with_checkpoints_off_leaves_no_checkpoint() {
+    let dir = built("verify-checkpoints-off", Rules::Awari, 10);
+    let verify = || {
+        crate::common::bin()
+            .args(["verify", "--checks", "2", "--seeds", "10", "--db"])
+            .arg(&dir)
+            .env("MANCALADB_CHECKPOINT_SECS", "off")
+            .output()
+            .unwrap()
+    };
+    for _ in 0..2 {
+        let out = verify();
+        assert_success(&out);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("done on these contents"), "{err}");
+        assert!(!dir.join("raw/awari/verify.10.work").exists());
+    }
+}
+
 /// Runs `verify --seeds 14` of `dir` with a checkpoint after every step
 /// that can take one, and SIGKILLs it `times` times, each soon after
 /// `file` appears; returns their standard errors.
