@@ -335,4 +335,38 @@ mod tests {
             assert_eq!(resumed, straight);
         }
     }
+
+    /// The bytes of a tally that lists a position past the level's end, or
+    /// more positions than are listed, are no tally (a checkpoint damaged
+    /// within its checksum, or of another binary): never a panic, nor a
+    /// listed board that is not one of the level.
+    #[test]
+    fn a_tally_listing_what_no_tally_lists_is_none() {
+        let size = level_size(6);
+        let bytes = |index: u64, listed: u8| {
+            let start = Tally {
+                tiles: 3,
+                positions: 4,
+                count: 5,
+                first: Vec::new(),
+            };
+            let mut b = start.to_bytes();
+            b[24] = listed;
+            b[25..33].copy_from_slice(&index.to_le_bytes());
+            b
+        };
+        let last = Tally::from_bytes(&bytes(size - 1, 1), 6).unwrap();
+        assert_eq!((last.tiles, last.positions, last.count), (3, 4, 5));
+        assert_eq!(last.first.len(), 1);
+        assert_eq!(last.first[0].index, size - 1);
+        assert_eq!(
+            last.first[0].board,
+            Encoder::new(6).board_at(6, size - 1).unwrap()
+        );
+        assert_eq!(Tally::from_bytes(&bytes(size, 1), 6), None);
+        assert_eq!(Tally::from_bytes(&bytes(u64::MAX, 1), 6), None);
+        let full = Tally::from_bytes(&bytes(0, SHOWN as u8), 6).unwrap();
+        assert_eq!(full.first.len(), SHOWN);
+        assert_eq!(Tally::from_bytes(&bytes(0, SHOWN as u8 + 1), 6), None);
+    }
 }
