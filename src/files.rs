@@ -835,4 +835,22 @@ mod tests {
         assert_eq!(read_record_file(&dir.join("none"), 10).unwrap(), None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// A record file that holds more than its length said when it was
+    /// looked at (one grown since; here a /proc file, a regular file whose
+    /// length is 0 and whose reading gives its text) is refused once the
+    /// read passes the cap, never returned cut to the cap's first bytes.
+    #[test]
+    fn a_record_file_longer_than_it_said_is_refused_not_cut_short() {
+        let path = Path::new("/proc/self/status");
+        let meta = std::fs::metadata(path).unwrap();
+        assert!(meta.is_file() && meta.len() == 0, "{meta:?}");
+        let whole = read_record_file(path, 1 << 20).unwrap().unwrap();
+        assert!(whole.starts_with(b"Name:") && whole.len() > 10, "{whole:?}");
+        let r = read_record_file(path, 10);
+        assert!(
+            matches!(&r, Err(e) if e.to_string().contains("more than 10 bytes")),
+            "{r:?}"
+        );
+    }
 }
