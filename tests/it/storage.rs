@@ -243,6 +243,19 @@ fn a_table_of_the_wrong_level_is_refused() {
         err.ends_with("awari-03.mdb: corrupt table: holds awari level 2, not awari level 3"),
         "{err}"
     );
+    // A table of the other rule set is named by its own rules.
+    Build::new(&db, Rules::Abapa, 0..=2).run().unwrap();
+    std::fs::copy(
+        db.table_path(Rules::Abapa, 2),
+        db.table_path(Rules::Awari, 3),
+    )
+    .unwrap();
+    let err = db.open(Rules::Awari, 3).unwrap_err().to_string();
+    assert!(
+        err.ends_with("awari-03.mdb: corrupt table: holds abapa level 2, not awari level 3"),
+        "{err}"
+    );
+    std::fs::remove_file(db.table_path(Rules::Abapa, 2)).unwrap();
     let err = db.open(Rules::Abapa, 2).unwrap_err();
     assert!(matches!(err, Error::Missing { .. }));
 }
@@ -639,6 +652,25 @@ fn a_build_may_leave_the_level_below_the_top_for_later() {
         ],
         "cannot be used with",
     );
+}
+
+/// A raw copy damaged in place (its length right, its values not) is
+/// rewritten from its table before a build maps it, which the build does
+/// unchecked: the level built is the committed one, and the copy is its
+/// table's values again.
+#[test]
+fn a_raw_copy_damaged_in_place_is_rewritten_before_a_build_reads_it() {
+    let dir = scratch("raw-damaged-in-place");
+    let db = Db::new(&dir);
+    Build::new(&db, Rules::Awari, 0..=6).run().unwrap();
+    let raw = db.raw_path(Rules::Awari, 3);
+    let kept = std::fs::read(&raw).unwrap();
+    assert_eq!(kept.len() as u64, mancaladb::oware::level_size(3));
+    // Every value 0: in range, so only the content checksum tells.
+    std::fs::write(&raw, vec![0u8; kept.len()]).unwrap();
+    Build::new(&db, Rules::Awari, 0..=7).run().unwrap();
+    common::assert_committed(&dir, 7);
+    assert_eq!(std::fs::read(&raw).unwrap(), kept);
 }
 
 #[test]
