@@ -1078,6 +1078,29 @@ fn records_of_verify_runs_finishing_together_are_all_kept() {
     }
 }
 
+/// A record is four fields, its two checksums 64 hex digits each: a
+/// line whose checksums are not (hex but short, or 64 characters that
+/// are not hex) is no record, and a rewrite of the file drops it while it
+/// keeps every record.
+#[test]
+fn a_rewrite_of_the_records_drops_lines_whose_checksums_are_malformed() {
+    let dir = crate::common::scratch("verified-malformed");
+    let db = Db::new(&dir);
+    let (hex, other) = ("ab".repeat(32), "cd".repeat(32));
+    let kept = format!("awari\t2\t{hex}\t{other}");
+    let short = format!("awari\t3\tabc\t{other}");
+    let not_hex = format!("awari\t4\t{hex}\t{}", "g".repeat(64));
+    let path = dir.join("verified.tsv");
+    std::fs::write(&path, format!("{kept}\n{short}\n{not_hex}\n")).unwrap();
+    db.set_verified(Rules::Awari, 5, Some(([7; 32], &[[8; 32]])))
+        .unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(lines[0], kept);
+    assert!(lines[1].starts_with(&format!("awari\t5\t{}\t", "07".repeat(32))));
+}
+
 #[test]
 fn records_that_cannot_be_read_are_not_rewritten_without_them() {
     let dir = built("verified-unreadable", Rules::Awari, 4);
