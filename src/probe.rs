@@ -466,6 +466,7 @@ impl Level {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::table::BLOCK_SIZE;
 
     /// A caller's count of blocks to hold is bounded: `usize::MAX` asked
     /// for room it could never fill and panicked ("capacity overflow").
@@ -494,5 +495,20 @@ mod tests {
                 assert!(at.iter().all(|&p| p < places));
             }
         }
+    }
+
+    /// A cache keeps the blocks its budget holds, one a shard at least, and
+    /// the default budget holds every block of level 24.
+    #[test]
+    fn a_cache_keeps_the_blocks_its_budget_holds() {
+        let block = BLOCK_SIZE as usize;
+        // 64 shards (the least) of 16 blocks.
+        assert_eq!(BlockCache::new(64 << 20, block, 1).blocks(), 1024);
+        // 16 shards a thread: 128 of 128 blocks.
+        assert_eq!(BlockCache::new(1 << 30, block, 8).blocks(), 16384);
+        // A budget under a block a shard: one a shard.
+        assert_eq!(BlockCache::new(0, block, 1).blocks(), 64);
+        let level_24 = crate::oware::level_size(24).div_ceil(u64::from(BLOCK_SIZE));
+        assert!(BlockCache::new(DEFAULT_CACHE_BYTES, block, 1).blocks() as u64 >= level_24);
     }
 }
