@@ -511,4 +511,40 @@ mod tests {
         let level_24 = crate::oware::level_size(24).div_ceil(u64::from(BLOCK_SIZE));
         assert!(BlockCache::new(DEFAULT_CACHE_BYTES, block, 1).blocks() as u64 >= level_24);
     }
+
+    /// A hit decompresses nothing; a full shard's CLOCK hand evicts the
+    /// first block not used since the hand last passed it, in turn, and
+    /// spares a used one once.
+    #[test]
+    fn a_full_shard_evicts_in_turn_sparing_a_block_used_since() {
+        // Three blocks (of one byte) in each of 64 shards.
+        let cache = BlockCache::new(3 * 64, 1, 1);
+        assert_eq!(cache.per_shard, 3);
+        let shard = |b: u64| spread(key(5, b), 64);
+        let [a, b, c, d]: [u64; 4] = (0..)
+            .filter(|&k| shard(k) == shard(0))
+            .take(4)
+            .collect::<Vec<_>>()
+            .try_into()
+            .unwrap();
+        let fills = std::cell::Cell::new(0);
+        // Whether reading block `k` decompressed it.
+        let filled = |k: u64| {
+            let before = fills.get();
+            let byte = cache.byte(5, k, 0, |buf| {
+                fills.set(fills.get() + 1);
+                buf.clear();
+                buf.push(k as u8 ^ 0x5a);
+                Ok(())
+            });
+            assert_eq!(byte.unwrap(), k as u8 ^ 0x5a);
+            fills.get() > before
+        };
+        assert!(filled(a) && filled(b) && filled(c));
+        assert!(!filled(a), "a hit");
+        // The hand passes a (used), then evicts b.
+        assert!(filled(d));
+        assert!(!filled(a) && !filled(c) && !filled(d));
+        assert!(filled(b), "evicted");
+    }
 }
