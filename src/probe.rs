@@ -547,4 +547,42 @@ mod tests {
         assert!(!filled(a) && !filled(c) && !filled(d));
         assert!(filled(b), "evicted");
     }
+
+    /// The raw copy is checked (in the background) once probes have
+    /// decompressed `max(16, blocks / 16)` blocks of the level, not before
+    /// (hits do not count), and then answers the probes.
+    #[test]
+    fn the_raw_copy_is_checked_once_a_sixteenth_of_the_blocks_is_read() {
+        use crate::table::{as_bytes, write_table};
+        let dir = crate::files::scratch_dir("probe", "raw-check");
+        let bs = BLOCK_SIZE as usize;
+        let blocks = 320; // due after 20 blocks, not the 16 of small levels
+        let values: Vec<i8> = (0..blocks * bs).map(|i| (i / bs % 41) as i8 - 20).collect();
+        let (path, raw) = (dir.join("level.mdb"), dir.join("scores.20"));
+        let id = crate::db::Db::table_id(crate::oware::Rules::Awari, 20);
+        write_table(&path, id, &values).unwrap();
+        std::fs::write(&raw, as_bytes(&values)).unwrap();
+        let level = Level::new(20, Table::open(&path).unwrap(), raw.clone());
+        let cache = BlockCache::new(1 << 30, bs, 1);
+        let probe = |b: usize| {
+            let at = b * bs + b % 7;
+            assert_eq!(level.value(&cache, None, at as u64).unwrap(), values[at]);
+        };
+        let started = || level.raw_check_started.load(Ordering::Relaxed);
+        for b in 0..19 {
+            probe(b);
+            probe(b);
+        }
+        assert!(!started() && level.raw().is_none());
+        probe(19);
+        assert!(started());
+        let waited = std::time::Instant::now();
+        while level.raw().is_none() {
+            assert!(waited.elapsed().as_secs() < 60, "no switch to the raw copy");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(level.read_from(), raw);
+        probe(blocks - 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
