@@ -492,6 +492,39 @@ fn paths_that_are_not_utf8_are_written_and_locked_like_any_other() {
     assert_committed(&again, 6);
 }
 
+/// Under a raw-cache budget, `import` leaves the raw copies a build of the
+/// same levels leaves: those of the largest levels within the budget (of
+/// levels 0..=10, the 9 and 10 that fit).
+#[test]
+fn import_under_a_budget_keeps_the_raw_copies_a_build_keeps() {
+    use mancaladb::build::Build;
+    use mancaladb::convert::{export_vu, import_vu};
+    let dir = scratch("import-budget");
+    let vu = dir.join("vu");
+    let levels: Vec<usize> = (0..=10).collect();
+    export_vu(
+        &Db::new(awari_db()),
+        Rules::Awari,
+        &vu,
+        Some(levels.clone()),
+    )
+    .unwrap();
+    let budget = Some(level_size(10) + level_size(9));
+    let raw_levels = |db: &Db| -> Vec<usize> {
+        (0..=48)
+            .filter(|&n| db.raw_path(Rules::Awari, n).exists())
+            .collect()
+    };
+    let built = Db::new(dir.join("built")).with_raw_cache(budget);
+    Build::new(&built, Rules::Awari, 0..=10).run().unwrap();
+    assert_eq!(raw_levels(&built), [9, 10]);
+    let imported = Db::new(dir.join("imported")).with_raw_cache(budget);
+    let did = import_vu(&imported, Rules::Awari, &vu, None).unwrap();
+    assert_eq!(did.written, levels);
+    assert_eq!(raw_levels(&imported), [9, 10]);
+    assert_committed(imported.dir(), 10);
+}
+
 /// `import` writes like `build`: every place refused before anything is
 /// written, what a killed import left removed, raw copies within the
 /// budget, and no sound table replaced by other values (a damaged one is
