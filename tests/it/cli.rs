@@ -701,8 +701,9 @@ fn verify_passes_on_the_built_levels() {
 }
 
 /// `stats --json`: per level, the histogram adds up to the positions and to
-/// wins + draws + losses, agrees with the text table, the content sha256 is
-/// `db/CHECKSUMS`'s, and level 0's one position (no seeds) is a draw.
+/// wins + draws + losses, gives the mean, agrees with the text table, the
+/// content sha256 is `db/CHECKSUMS`'s, and level 0's one position (no
+/// seeds) is a draw.
 #[test]
 fn stats_json_adds_up_and_matches_the_text() {
     let committed = crate::common::committed_checksums();
@@ -713,6 +714,7 @@ fn stats_json_adds_up_and_matches_the_text() {
     let levels = levels.as_array().unwrap();
     assert_eq!(levels.len(), 19);
     let text = String::from_utf8(run(&["stats", "--db", db]).stdout).unwrap();
+    let mut means = Vec::new();
     for (n, l) in levels.iter().enumerate() {
         assert_eq!(l["seeds"], n);
         let positions = l["positions"].as_u64().unwrap();
@@ -731,6 +733,24 @@ fn stats_json_adds_up_and_matches_the_text() {
             .sum();
         assert_eq!(wdl, positions);
         assert_eq!(l["draws"].as_u64().unwrap(), hist[n]);
+        assert_eq!(
+            l["wins"].as_u64().unwrap(),
+            hist[n + 1..].iter().sum::<u64>()
+        );
+        // The mean value, from the histogram (the text table prints it to
+        // four places).
+        let mean = hist
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| (i as f64 - n as f64) * c as f64)
+            .sum::<f64>()
+            / positions as f64;
+        let said = l["mean"].as_f64().unwrap();
+        assert!(
+            (said - mean).abs() < 1e-9,
+            "level {n}: mean {said}, not {mean}"
+        );
+        means.push(mean);
         let content = committed
             .iter()
             .find(|(rules, level, ..)| rules == "awari" && *level == n)
@@ -741,8 +761,17 @@ fn stats_json_adds_up_and_matches_the_text() {
             row.split_whitespace().nth(3) == Some(&hist[n].to_string()),
             "{row}"
         );
+        assert_eq!(
+            row.split_whitespace().nth(2),
+            Some(format!("{mean:.4}").as_str()),
+            "{row}"
+        );
     }
     assert_eq!(levels[0]["draws"], 1);
+    // Level 0's one position has mean 0; the others are not all 0 (or a
+    // mean stuck at 0 would pass).
+    assert_eq!(means[0], 0.0);
+    assert!(means.iter().any(|&m| m.abs() > 0.01), "{means:?}");
 }
 
 #[test]
