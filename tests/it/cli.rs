@@ -275,6 +275,48 @@ fn rerunning_a_build_skips_finished_levels() {
     assert_eq!(text.matches("already built").count(), 19, "{text}");
 }
 
+/// A level's report measures its working memory (issue 11, item 1), and
+/// the build log keeps the figure: `RssAnon` at least the level's values
+/// (one byte a position, held until the table is written) and within the
+/// budget of 1.25 bytes a position beside a fixed 16 MiB (the process's own
+/// heap, the threads' stacks), peak RSS no less than it, and the bytes
+/// read from disk known.
+#[test]
+fn a_levels_report_measures_its_working_memory() {
+    let dir = crate::common::built("working-memory", mancaladb::oware::Rules::Awari, 15);
+    let text = succeeds(&["build", "--max-seeds", "16", "--db", dir.to_str().unwrap()]);
+    let log = std::fs::read_to_string(dir.join("build-log.tsv")).unwrap();
+    let line = log
+        .lines()
+        .find(|l| l.starts_with("awari\t16\t"))
+        .expect("level 16 logged");
+    // rules level positions seconds threads ranks exchanged rounds anon read resumed
+    let f: Vec<u64> = line
+        .split('\t')
+        .skip(1)
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    let (positions, anon) = (f[1], f[7]);
+    assert_eq!(positions, mancaladb::oware::level_size(16));
+    assert!(
+        anon >= positions && anon <= positions * 5 / 4 + (16 << 20),
+        "{line}"
+    );
+    let printed = text.lines().find(|l| l.starts_with("level 16:")).unwrap();
+    let mib_after = |key: &str| -> u64 {
+        let rest = &printed[printed.find(key).expect(key) + key.len()..];
+        rest.split(" MiB").next().unwrap().parse().unwrap()
+    };
+    let (rss, anon_mib) = (mib_after("peak RSS "), mib_after("(RssAnon "));
+    assert_eq!(
+        anon_mib,
+        (anon as f64 / 1048576.0).round() as u64,
+        "{printed}"
+    );
+    assert!(rss >= anon_mib, "{printed}");
+    assert!(printed.contains(" GB read from disk"), "{printed}");
+}
+
 #[test]
 fn flag_values_are_judged_by_their_own_bounds() {
     let cases: [(&[&str], &str); 11] = [
