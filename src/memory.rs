@@ -216,16 +216,27 @@ pub fn memory_limit() -> Option<MemoryLimit> {
     let total = proc_number("/proc/meminfo", "MemTotal:")? * 1024;
     let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok();
     let read = |path: &std::path::Path| std::fs::read_to_string(path).ok();
-    Some(match cgroup.and_then(|c| cgroup_limit(&c, read)) {
-        Some(limit) if limit < total => MemoryLimit {
-            bytes: limit,
-            set_by: SetBy::ControlGroup,
-        },
-        _ => MemoryLimit {
-            bytes: total,
-            set_by: SetBy::Machine,
-        },
-    })
+    Some(MemoryLimit::lower_of(
+        total,
+        cgroup.and_then(|c| cgroup_limit(&c, read)),
+    ))
+}
+
+impl MemoryLimit {
+    /// The machine's `total` bytes, or a control group's `group` limit
+    /// where that is lower (v1's "no limit" is a number near 2^63).
+    fn lower_of(total: u64, group: Option<u64>) -> MemoryLimit {
+        match group {
+            Some(limit) if limit < total => MemoryLimit {
+                bytes: limit,
+                set_by: SetBy::ControlGroup,
+            },
+            _ => MemoryLimit {
+                bytes: total,
+                set_by: SetBy::Machine,
+            },
+        }
+    }
 }
 
 /// This process's own limit on its address space or its data, the lower
@@ -682,6 +693,151 @@ ShmemPmdMapped:        0 kB
     fn this_process_has_anonymous_memory() {
         let pages = AnonPages::now().expect("Linux reports smaps_rollup");
         assert!(pages.anon > 0 && pages.huge <= pages.anon);
+    }
+
+    /// A control group's limit counts where it is below the machine's
+    /// memory; v1's "no limit" (a number near 2^63) and a limit equal to
+    /// the machine's leave the machine's. Each says what sets it, in GB.
+    #[test]
+    fn the_lower_of_the_machines_memory_and_its_groups_limit() {
+        use super::{MemoryLimit, SetBy};
+        let total = 24 << 30;
+        let limit = |bytes, set_by| MemoryLimit { bytes, set_by };
+        assert_eq!(
+            MemoryLimit::lower_of(total, Some(5 << 30)),
+            limit(5 << 30, SetBy::ControlGroup)
+        );
+        for group in [None, Some(total), Some(9_223_372_036_854_771_712)] {
+            assert_eq!(
+                MemoryLimit::lower_of(total, group),
+                limit(total, SetBy::Machine)
+            );
+        }
+        // What the messages of a build that does not fit say.
+        assert_eq!(
+            MemoryLimit::lower_of(total, Some(5 << 30)).to_string(),
+            "this process's control group allows 5.4 GB"
+        );
+        assert_eq!(
+            MemoryLimit::lower_of(total, None).to_string(),
+            "this machine has 25.8 GB"
+        );
+        let machine = super::memory_limit().expect("Linux says MemTotal");
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+        let mem_total = super::number_after(&meminfo, "MemTotal:").unwrap() * 1024;
+        assert!(
+            machine.bytes <= mem_total && machine.bytes > 256 << 20,
+            "{machine}"
+        );
+    }
+
+    /// This process's resident memory, its peak and the peak of its
+    /// anonymous memory (sampled), in bytes: 64 MiB written count in each,
+    /// and a peak measured afresh after they are freed leaves them out.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn resident_memory_and_its_peaks_are_measured_in_bytes() {
+        use super::{AnonPeak, HugeSlice, peak_rss, reset_peak_rss, rss_anon};
+        const LEN: usize = 64 << 20;
+        let before = rss_anon().expect("Linux says RssAnon");
+        let sampled = AnonPeak::start(std::time::Duration::from_millis(1));
+        let mut slice = HugeSlice::<u8>::zeroed(LEN).unwrap();
+        slice.iter_mut().step_by(4096).for_each(|b| *b = 1);
+        assert!(
+            rss_anon().unwrap() >= LEN as u64,
+            "RssAnon counts the slice"
+        );
+        let peak = peak_rss().expect("Linux says VmHWM");
+        assert!(peak >= LEN as u64, "peak RSS counts the slice");
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        drop(slice);
+        let anon_peak = sampled.finish().expect("a sampler ran");
+        assert!(
+            anon_peak >= before + LEN as u64 / 2,
+            "{anon_peak} from {before}"
+        );
+        reset_peak_rss();
+        assert!(
+            peak_rss().unwrap() <= peak - (LEN as u64) / 2,
+            "the peak measured afresh"
+        );
+    }
+
+    /// The process's own limit is the lower soft limit of its address space
+    /// and its data, as `/proc/self/limits` lists them; none where both are
+    /// unlimited (as in a test run, unless a scheduler set one).
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn the_address_space_limit_is_the_lower_soft_limit_listed() {
+        let limits = std::fs::read_to_string("/proc/self/limits").unwrap();
+        let soft = |name: &str| -> Option<u64> {
+            let line = limits.lines().find(|l| l.starts_with(name)).unwrap();
+            line[name.len()..].split_whitespace().next()?.parse().ok()
+        };
+        let listed = [soft("Max address space"), soft("Max data size")]
+            .into_iter()
+            .flatten()
+            .min();
+        assert_eq!(super::address_space_limit(), listed);
+    }
+
+    /// The machine's id is 64 bits of its boot id, the same for every call.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn the_machine_id_is_its_boot_ids_first_64_bits() {
+        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+        let hex: String = boot.trim().replace('-', "");
+        let id = u64::from_str_radix(&hex[..16], 16).unwrap();
+        assert_eq!(super::machine_id(), Some(id));
+    }
+
+    /// Bytes read from storage grow by what a direct read of a file took
+    /// from the disk (where the scratch directory's file system reads
+    /// directly; tmpfs does not).
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn bytes_read_from_disk_count_a_direct_read() {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = crate::files::scratch_dir("memory", "direct-read");
+        let path = dir.join("file");
+        std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
+        std::fs::File::open(&path).unwrap().sync_all().unwrap();
+        let before = super::disk_read_bytes().expect("Linux says read_bytes");
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&path)
+        {
+            // O_DIRECT wants an aligned buffer: a page-aligned map.
+            let mut buf = super::HugeSlice::<u8>::zeroed(1 << 20).unwrap();
+            if f.read_exact(&mut buf).is_ok() {
+                let read = super::disk_read_bytes().unwrap() - before;
+                assert!(read >= 1 << 20, "{read} bytes read from disk");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A request beyond the memory available now is refused, saying so,
+    /// before any allocation; one that fits has the room asked for; and
+    /// outside a request the allocator is told failures are not errors.
+    #[test]
+    fn reserve_refuses_more_than_is_available_and_gives_what_fits() {
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+        let available = super::number_after(&meminfo, "MemAvailable:").unwrap() * 1024;
+        // Twice what is available, in 8-byte items.
+        let e = super::reserve::<u64>((available / 4) as usize).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::OutOfMemory);
+        assert!(
+            e.to_string().contains("bytes of memory are available"),
+            "{e}"
+        );
+        for len in [1000, 64 << 20] {
+            let v = super::reserve::<u8>(len).unwrap();
+            assert!(v.capacity() >= len && v.is_empty());
+        }
+        assert!(!super::reserving());
     }
 
     #[test]
