@@ -326,31 +326,41 @@ fn a_level_that_failed_to_open_is_tried_again_after_a_while() {
         (None, &missing as &dyn Fn(&Error) -> bool),
         (Some(&good[..good.len() / 2]), &damaged),
     ] {
-        let _ = std::fs::remove_file(&path);
-        if let Some(bytes) = before {
-            std::fs::write(&path, bytes).unwrap();
+        // A file another test of this process puts in place meanwhile
+        // makes every reader look again at once (as a level built by this
+        // process is found at once): a try that sees the failure
+        // remembered shows it, and one of five is enough.
+        let mut remembered = false;
+        for _ in 0..5 {
+            let _ = std::fs::remove_file(&path);
+            if let Some(bytes) = before {
+                std::fs::write(&path, bytes).unwrap();
+            }
+            let tables = Tables::new(Db::new(&dir), Rules::Awari);
+            let failed_at = Instant::now();
+            let first = tables.value(&board).unwrap_err();
+            assert!(is_it(&first), "{first}");
+            let tmp = dir.join("level-14.tmp");
+            std::fs::write(&tmp, &good).unwrap();
+            std::fs::rename(&tmp, &path).unwrap();
+            // The level is there now: only the remembered failure refuses it.
+            let again = tables.value(&board);
+            if let Err(e) = &again {
+                assert_eq!(e.to_string(), first.to_string());
+            }
+            std::thread::sleep(
+                (RETRY_OPENING + Duration::from_millis(50)).saturating_sub(failed_at.elapsed()),
+            );
+            assert_eq!(tables.value(&board).unwrap(), want);
+            if again.is_err() {
+                remembered = true;
+                break;
+            }
         }
-        let tables = Tables::new(Db::new(&dir), Rules::Awari);
-        let failed_at = Instant::now();
-        let first = tables.value(&board).unwrap_err();
-        assert!(is_it(&first), "{first}");
-        let tmp = dir.join("level-14.tmp");
-        std::fs::write(&tmp, &good).unwrap();
-        std::fs::rename(&tmp, &path).unwrap();
-        let again = tables.value(&board);
-        // The level is there now: only the remembered failure refuses it.
         assert!(
-            again.is_err() || failed_at.elapsed() >= RETRY_OPENING,
-            "found {again:?} {:?} after it failed",
-            failed_at.elapsed()
+            remembered,
+            "the failure was never remembered, in five tries"
         );
-        if let Err(e) = again {
-            assert_eq!(e.to_string(), first.to_string());
-        }
-        std::thread::sleep(
-            (RETRY_OPENING + Duration::from_millis(50)).saturating_sub(failed_at.elapsed()),
-        );
-        assert_eq!(tables.value(&board).unwrap(), want);
     }
 }
 
