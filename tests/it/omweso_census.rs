@@ -929,6 +929,11 @@ fn atlas_of_rows_11_to_15() {
     let mut f = kept;
     f.sown += 1000;
     assert!(atlas::entry(&f).unwrap_err().contains("sows 272 seeds"));
+    // Nor one walked for two of its periods (back at its state half-way),
+    // its seeds sown doubled to match.
+    let mut f = kept;
+    (f.period, f.sown) = (2 * kept.period, 2 * kept.sown);
+    assert!(atlas::entry(&f).unwrap_err().contains("does not loop"));
     // Nor a period of no lap (which panicked), nor a side whose pit 0 no
     // move lifts: its "laps" of no seeds leave it as it is, a false loop.
     let mut f = kept;
