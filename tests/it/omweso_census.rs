@@ -603,6 +603,28 @@ fn checkpoints_beyond_their_row_are_ignored() {
         assert_eq!(out.rows[0].loop_pairs, 128);
         std::fs::remove_file(dir.join(store::FILE)).unwrap();
     }
+    // One whose checksum no longer matches (a count edited in the file,
+    // what it claims still within its row) is damaged: ignored.
+    let claims = checkpoint::Checkpoint {
+        chunks_done: 1,
+        ..sound.clone()
+    };
+    checkpoint::save(&cp, &claims).unwrap();
+    let text = std::fs::read_to_string(&cp).unwrap();
+    let edited = text.replace("\"chunks_done\":1,", "\"chunks_done\":2,");
+    assert_ne!(edited, text);
+    std::fs::write(&cp, edited).unwrap();
+    let loaded = checkpoint::load(&cp, k, budget, CHUNK).unwrap();
+    assert!(
+        loaded
+            .as_ref()
+            .is_err_and(|e| e.contains("checksum does not match")),
+        "{loaded:?}"
+    );
+    let out = run_saved(&dir, k..=k, quiet(budget)).unwrap();
+    assert!(out.resumed.is_empty());
+    assert_eq!(out.rows[0].loop_pairs, 128);
+    std::fs::remove_file(dir.join(store::FILE)).unwrap();
     // The sound one resumes (from its start).
     checkpoint::save(&cp, &sound).unwrap();
     assert_eq!(
