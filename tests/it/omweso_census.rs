@@ -633,6 +633,49 @@ fn checkpoints_beyond_their_row_are_ignored() {
     );
 }
 
+/// What a walk of its row can reach is a sound checkpoint, up to the
+/// limits: every chunk done, and a finite move of the whole lap budget (k
+/// = 11's longest move ends on lap 23; its one cycle is found within 23
+/// laps). Such a checkpoint resumes to the row itself, walking nothing:
+/// the cycles it keeps give the looping counts.
+#[test]
+fn a_checkpoint_of_the_whole_walk_resumes_to_its_row() {
+    let dir = fresh_dir("cp-whole");
+    let (k, budget) = (11, 23);
+    let truth = run_saved(&dir, k..=k, quiet(budget)).unwrap().rows;
+    assert_eq!(
+        (truth[0].longest_finite, truth[0].undecided, truth[0].cycles),
+        (budget, 0, 1)
+    );
+    let cycles = atlas::load(&atlas::path(&dir, k, budget)).unwrap().unwrap();
+    std::fs::remove_file(dir.join(store::FILE)).unwrap();
+    let cp = checkpoint::path(&dir, k, budget);
+    let whole = checkpoint::Checkpoint {
+        seeds: k,
+        budget,
+        chunk: CHUNK,
+        chunks_done: walked(k).div_ceil(CHUNK),
+        longest_finite: budget,
+        undecided: 0,
+        cycles,
+    };
+    checkpoint::save(&cp, &whole).unwrap();
+    assert_eq!(
+        checkpoint::load(&cp, k, budget, CHUNK).unwrap(),
+        Ok(Some(whole))
+    );
+    let out = run_saved(&dir, k..=k, quiet(budget)).unwrap();
+    assert_eq!(
+        out.resumed,
+        [mancaladb::omweso::census::Resumed {
+            seeds: k,
+            from: walked(k)
+        }]
+    );
+    assert_eq!((out.rows, out.computed), (truth, vec![k]));
+    assert!(!cp.exists());
+}
+
 /// Anything but a regular file where the census reads its files (a named
 /// pipe, which a read would wait on for ever) is an error naming it.
 #[test]
