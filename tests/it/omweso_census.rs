@@ -316,6 +316,30 @@ fn edited_rows_are_recomputed() {
     assert!(bad(|r| r.period = None).contains("period"));
     assert!(bad(|r| r.longest_finite = 0).contains("longest_finite"));
     assert!(bad(|r| r.longest_finite = 1001).contains("longest_finite"));
+    // Rows up to a side's 64 seeds, and none beyond, whatever their counts.
+    let of = |seeds: usize| {
+        let k = seeds as u64;
+        let binomial = mancaladb::compose::binomial;
+        Row {
+            seeds,
+            configs: binomial(k + 15, 15) as u64,
+            legal_pairs: 16 * binomial(k + 13, 15) as u64,
+            loop_pairs: 0,
+            cfg_any: 0,
+            cfg_all: 0,
+            cycles: 0,
+            period: None,
+            longest_finite: 1,
+            undecided: 0,
+            budget: 1000,
+        }
+    };
+    assert_eq!(store::check(&of(64)), Ok(()));
+    assert!(
+        store::check(&of(65))
+            .unwrap_err()
+            .contains("seeds 65 is more than 64")
+    );
 }
 
 /// A row given twice alike is used once; a row given by two sound lines
