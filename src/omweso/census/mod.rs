@@ -900,6 +900,50 @@ mod tests {
         }
     }
 
+    /// A row resumed from each of its checkpoints (written to its file, read
+    /// back and its cycles walked again, as a run resumes) comes out as the
+    /// row walked at once, with the same cycles. Checkpoints come between
+    /// batches only, never after the last one, and only when due.
+    #[test]
+    fn a_row_resumed_from_each_checkpoint_is_the_row() {
+        let (k, budget) = (14, 1_000_000_000);
+        let chunks = walked(k).div_ceil(CHUNK);
+        let mut saved = Vec::new();
+        let mut keep = |c: &Checkpoint| saved.push(c.clone());
+        let every = Some((Duration::ZERO, &mut keep as &mut dyn FnMut(&Checkpoint)));
+        let (row, mut found) = count(k, budget, Progress::QUIET, None, every);
+        found.sort_by_key(|f| (f.period, f.side));
+        let done: Vec<u64> = saved.iter().map(|c| c.chunks_done).collect();
+        assert_eq!(done, [BATCH, 2 * BATCH, 3 * BATCH, 4 * BATCH]);
+        assert!(4 * BATCH < chunks && chunks <= 5 * BATCH);
+        // The first two before any cycle is found, the last two after all
+        // of them (k = 14 has 6).
+        let kept: Vec<usize> = saved.iter().map(|c| c.cycles.len()).collect();
+        assert_eq!((kept, found.len()), (vec![0, 0, 6, 6], 6));
+        let path = crate::files::scratch_dir("census", "each-checkpoint").join("k14");
+        for c in saved {
+            checkpoint::save(&path, &c).unwrap();
+            let c = checkpoint::load(&path, k, budget, CHUNK)
+                .unwrap()
+                .unwrap()
+                .unwrap();
+            let cycles = Cycles::rebuild(&c.cycles, k).unwrap();
+            let (again, mut found_again) =
+                count(k, budget, Progress::QUIET, Some((c, cycles)), None);
+            found_again.sort_by_key(|f| (f.period, f.side));
+            assert_eq!((again, found_again), (row.clone(), found.clone()));
+        }
+        let mut none = 0;
+        let mut count_them = |_: &Checkpoint| none += 1;
+        let hourly = Some((
+            Duration::from_secs(3600),
+            &mut count_them as &mut dyn FnMut(&Checkpoint),
+        ));
+        assert_eq!(count(k, budget, Progress::QUIET, None, hourly).0, row);
+        assert_eq!(none, 0);
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
     /// A checkpoint's cycles are walked again: a side whose pit 0 no move
     /// lifts "loops" with period 1 (its laps sow nothing), and was taken
     /// for a cycle of a false row; a period of no lap is none either.
