@@ -944,6 +944,40 @@ mod tests {
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 
+    /// A checkpoint's cycles are walked again, each as it is kept: a cycle
+    /// listed twice, or of other seeds, or kept with other seeds sown or
+    /// another period than its walk gives, is refused (the row would count
+    /// a cycle twice, or loops of another row).
+    #[test]
+    fn a_checkpoint_cycle_kept_otherwise_than_walked_is_refused() {
+        let found = count(11, 1000, Progress::QUIET, None, None).1;
+        let [f] = found[..] else { panic!("{found:?}") };
+        assert_eq!(Cycles::rebuild(&[f], 11).unwrap().found, [f]);
+        let not_new = |found: &[Found], seeds| {
+            let e = Cycles::rebuild(found, seeds).err().unwrap();
+            assert!(
+                e.contains(&format!("is not a new cycle of {seeds} seeds")),
+                "{e}"
+            );
+        };
+        not_new(&[f, f], 11);
+        not_new(&[f], 12);
+        for other in [
+            Found {
+                sown: f.sown + 1,
+                ..f
+            },
+            Found {
+                period: 2 * f.period,
+                sown: 2 * f.sown,
+                ..f
+            },
+        ] {
+            let e = Cycles::rebuild(&[other], 11).err().unwrap();
+            assert!(e.contains("does not loop with period"), "{e}");
+        }
+    }
+
     /// A checkpoint's cycles are walked again: a side whose pit 0 no move
     /// lifts "loops" with period 1 (its laps sow nothing), and was taken
     /// for a cycle of a false row; a period of no lap is none either.
