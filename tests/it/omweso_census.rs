@@ -901,6 +901,22 @@ fn foreign_results_files_are_refused_and_bad_lines_counted() {
     assert_eq!(err.matches("warning:").count(), 11, "{err}");
     let aside = std::fs::read_to_string(dir.join(format!("{}.rejected", store::FILE)));
     assert_eq!(aside.unwrap().lines().count(), 30);
+
+    // Exactly ten: each reported, and no line of more.
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    for k in 0..10 {
+        text += &format!("{{\"seeds\":{k}}}\n");
+    }
+    std::fs::write(&file, &text).unwrap();
+    let out = crate::common::run(&["census", "--seeds", "5..7", "--db", db]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.matches("omweso-census.jsonl line ").count(),
+        10,
+        "{err}"
+    );
+    assert!(!err.contains("more lines not used"), "{err}");
 }
 
 /// A row killed mid-way (SIGKILL of a real process) resumes from its
