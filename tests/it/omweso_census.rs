@@ -1457,3 +1457,36 @@ fn the_census_run_script_gives_the_census_rows_with_their_cost() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+/// A checkpoint that cannot be saved (its temporary name taken by a
+/// directory) is warned of once, however many are due, and the row is
+/// still counted and saved, the same as a run that saved them all.
+#[test]
+fn a_checkpoint_that_cannot_be_saved_is_warned_of_once() {
+    use mancaladb::progress::Notice;
+    let (k, budget) = (14, 1_000_000_000);
+    let every_batch = |progress| Options {
+        checkpoint_every: Duration::ZERO,
+        progress,
+        ..quiet(budget)
+    };
+    let dir = fresh_dir("checkpoint-not-saved");
+    let cp = checkpoint::path(&dir, k, budget);
+    std::fs::create_dir_all(cp.with_extension("checkpoint.tmp")).unwrap();
+    let heard = crate::common::Recorder::default();
+    let out = run_saved(&dir, k..=k, every_batch(Progress::to(&heard))).unwrap();
+    let warned: Vec<Notice> = heard
+        .notices()
+        .into_iter()
+        .filter(|n| matches!(n, Notice::CensusCheckpointNotSaved { .. }))
+        .collect();
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(!cp.exists());
+    let clean = fresh_dir("checkpoint-saved");
+    let saved = run_saved(&clean, k..=k, every_batch(Progress::QUIET)).unwrap();
+    assert_eq!(out.rows, saved.rows);
+    assert_eq!(
+        Store::open(&dir).unwrap().row(k, budget),
+        Some(&out.rows[0])
+    );
+}
