@@ -228,6 +228,14 @@ fn known_position_and_each_moves_value() {
     assert_eq!(a["rules"], "awari");
     assert_eq!(a["best"], json!([5]));
     assert_eq!(a["final"], json!({"mover": 24.0, "opponent": 24.0}));
+    // A side may have taken nothing yet: the game a draw from here, each
+    // side takes half of the 16 seeds left.
+    let (status, f) = s.get("/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0&captured=0,32");
+    assert_eq!(
+        (status, &f["final"]),
+        (200, &json!({"mover": 8.0, "opponent": 40.0})),
+        "{f}"
+    );
     let moves = a["moves"].as_array().unwrap();
     assert_eq!(moves.len(), 6);
     assert_eq!(moves[0]["pit"], 5);
