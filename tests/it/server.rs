@@ -7,7 +7,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -21,6 +21,8 @@ use crate::openapi::check_answer;
 struct Server {
     child: Child,
     addr: String,
+    /// The first line it printed, which says where it listens.
+    said: String,
 }
 
 impl Server {
@@ -36,11 +38,16 @@ impl Server {
     /// A server started with `args`, which say where it listens: its
     /// address is read from the first line it prints.
     fn listening(args: &[&str], log: Stdio) -> Server {
-        let mut child = bin()
-            .arg("serve")
-            .args(args)
+        let mut cmd = bin();
+        cmd.arg("serve").args(args).stderr(log);
+        Server::spawned(cmd)
+    }
+
+    /// A server started by `cmd` (`serve` and its arguments): its address
+    /// is read from the first line it prints.
+    fn spawned(mut cmd: Command) -> Server {
+        let mut child = cmd
             .stdout(Stdio::piped())
-            .stderr(log)
             .spawn()
             .expect("start mancaladb serve");
         let mut line = String::new();
@@ -53,7 +60,11 @@ impl Server {
             .and_then(|r| r.split('/').next())
             .unwrap_or_else(|| panic!("no address in {line:?}"))
             .to_string();
-        Server { child, addr }
+        Server {
+            child,
+            addr,
+            said: line,
+        }
     }
 
     /// A server of the shared tables whose log goes to a file in the
@@ -1357,4 +1368,47 @@ fn answers_not_yet_taken_hold_the_places_of_batches() {
         (status, b["results"].as_array().map(Vec::len)),
         (200, Some(2_000))
     );
+}
+
+/// `serve` says on its first line which directory it serves and where it
+/// listens; before that, on standard error, it warns that a directory with
+/// no level yet (of tables or of VU files) answers every board with a 404,
+/// and says nothing of the kind of a directory that has levels.
+#[test]
+fn serve_names_its_directory_and_warns_of_one_with_no_level() {
+    let empty = scratch("server-empty");
+    let logs = scratch("server-empty-logs");
+    for (k, (flag, dir)) in [
+        ("--db", &empty),
+        ("--vu", &empty),
+        ("--db", &awari_db().to_path_buf()),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let log = logs.join(format!("serve-{k}.log"));
+        let s = Server::logging_to(
+            &[flag, dir.to_str().unwrap()],
+            std::fs::File::create(&log).unwrap().into(),
+        );
+        let shown = dir.display();
+        assert_eq!(
+            s.said.trim_end(),
+            format!(
+                "mancaladb: serving {shown} on http://{}/ (Ctrl-C stops)",
+                s.addr
+            ),
+            "{flag} {shown}"
+        );
+        // Said before the first line, so already in the log.
+        let err = std::fs::read_to_string(&log).unwrap();
+        let warning = format!(
+            "mancaladb: {shown}: no levels there yet; every board is a 404 until they are built\n"
+        );
+        if *dir == empty {
+            assert_eq!(err, warning, "{flag} {shown}");
+        } else {
+            assert_eq!(err, "", "{flag} {shown}");
+        }
+    }
 }
