@@ -1158,6 +1158,13 @@ fn sigterm_finishes_the_requests_under_way_and_a_second_stops_the_wait() {
         requests(&text).any(|l| l.starts_with("POST /api/awari/batch 200 ")),
         "{text}"
     );
+    // The stop is logged with what it waits for.
+    assert!(
+        text.lines().any(|l| l.ends_with(
+            " mancaladb serve: stopping: 1 connection to finish, 30 s at most (again to stop now)"
+        )),
+        "{text}"
+    );
 
     // An idle connection would be waited on; a second signal ends it.
     let mut s = Server::db(awari_db());
@@ -1411,4 +1418,34 @@ fn serve_names_its_directory_and_warns_of_one_with_no_level() {
             assert_eq!(err, "", "{flag} {shown}");
         }
     }
+}
+
+/// The log lines still queued when the server stops are written before it
+/// exits (it waits up to a second for them): here about a thousand, queued
+/// behind a standard error that was not read until just after SIGTERM.
+/// With no connection left to finish, no "stopping" line is logged.
+#[test]
+fn log_lines_queued_at_a_stop_are_written_before_the_server_exits() {
+    let mut s = Server::logging_to(&["--db", awari_db().to_str().unwrap()], Stdio::piped());
+    let log = s.child.stderr.take().unwrap();
+    // About twice what a pipe holds: half of them wait in the queue.
+    const REQUESTS: usize = 2000;
+    for _ in 0..REQUESTS {
+        assert_eq!(s.request("GET", "/health", "", b"").0, 200);
+    }
+    // The last connection, closed, is no longer counted as under way.
+    std::thread::sleep(Duration::from_millis(100));
+    // SAFETY: a signal to the child process this test started.
+    assert_eq!(unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) }, 0);
+    // The server has stopped listening and is waiting for its log: the
+    // lines are read only now, all of them, to the end.
+    std::thread::sleep(Duration::from_millis(300));
+    let mut text = String::new();
+    BufReader::new(log).read_to_string(&mut text).unwrap();
+    assert!(s.child.wait().unwrap().success());
+    let answered = requests(&text)
+        .filter(|r| r.starts_with("GET /health 200 "))
+        .count();
+    assert_eq!(answered, REQUESTS, "lines lost at the stop");
+    assert!(!text.contains("stopping"), "{}", &text[text.len() - 300..]);
 }
