@@ -1359,6 +1359,13 @@ fn answers_not_yet_taken_hold_the_places_of_batches() {
         })
         .collect();
     std::thread::sleep(Duration::from_secs(2)); // all answered, none taken
+    // Each of them has its place: each is answered (a 503 too many would
+    // say fewer places, fewer turns).
+    for mut c in &holding {
+        let mut head = [0u8; 12];
+        c.read_exact(&mut head).unwrap();
+        assert_eq!(&head, b"HTTP/1.1 200", "{}", String::from_utf8_lossy(&head));
+    }
     let (status, e) = s.post("/api/awari/batch", body.as_bytes());
     assert_eq!(
         (
