@@ -1456,3 +1456,38 @@ fn log_lines_queued_at_a_stop_are_written_before_the_server_exits() {
     assert_eq!(answered, REQUESTS, "lines lost at the stop");
     assert!(!text.contains("stopping"), "{}", &text[text.len() - 300..]);
 }
+
+/// A server needs 64 open files at least (its runtime, signals, listener,
+/// log and a level's files): with a limit of 64 it serves, with 63 it
+/// refuses to start, in one line.
+#[test]
+fn serve_starts_with_64_open_files_and_refuses_63() {
+    use std::os::unix::process::CommandExt;
+    let limited = |files: u64| {
+        let mut cmd = bin();
+        cmd.args(["serve", "--db", awari_db().to_str().unwrap(), "--port", "0"]);
+        let limit = libc::rlimit {
+            rlim_cur: files,
+            rlim_max: files,
+        };
+        // SAFETY: setrlimit is async-signal-safe and touches only `limit`.
+        unsafe {
+            cmd.pre_exec(move || match libc::setrlimit(libc::RLIMIT_NOFILE, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            });
+        }
+        cmd
+    };
+    let mut cmd = limited(64);
+    cmd.stderr(Stdio::null());
+    let s = Server::spawned(cmd);
+    let (status, a) = s.get("/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0");
+    assert_eq!((status, &a["value"]), (200, &json!(0)), "{a}");
+    let out = limited(63).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "mancaladb: the limit on open files is 63: serve needs at least 64 (ulimit -n)\n"
+    );
+}
