@@ -431,6 +431,17 @@ fn bad_input_is_400_and_missing_levels_404() {
         400,
         "max_laps",
     );
+    // The budget's upper end is the route's limit, 10,000,000 laps: taken,
+    // one more refused.
+    let (status, o) =
+        s.get("/api/omweso/loops?side=3,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1&pit=0&max_laps=10000000");
+    assert_eq!((status, &o["max_laps"]), (200, &json!(10_000_000)), "{o}");
+    refused(
+        &s,
+        "/api/omweso/loops?side=3,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1&pit=0&max_laps=10000001",
+        400,
+        "max_laps: give 1..=10000000",
+    );
     refused(
         &s,
         "/api/omweso/loops?side=3,1,0,1,0,1,0,1,0,1,0,1,0,1,0,1&first_turn=yes",
