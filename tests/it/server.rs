@@ -716,6 +716,24 @@ fn batch_answers_each_board_within_limits() {
         (&r[3]["status"], &r[3]["missing_level"]),
         (&json!(404), &json!(20))
     );
+    // Its length is said in its head, as every answer's is, though it is
+    // handed on in frames (64 KiB each): 3,000 boards make about 1.5 MB.
+    let many = format!(
+        "{{\"boards\": [{}]}}",
+        vec!["\"1,1,1,1,1,2,4,2,3,0,0,0\""; 3_000].join(",")
+    );
+    let (status, head, body) = s.request(
+        "POST",
+        "/api/awari/batch",
+        "Content-Type: application/json\r\n",
+        many.as_bytes(),
+    );
+    assert_eq!(status, 200, "{head}");
+    assert!(body.len() > 1 << 20, "{} bytes", body.len());
+    let length = format!("content-length: {}", body.len());
+    assert!(head.split("\r\n").any(|h| h == length), "{head}");
+    let b: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(b["results"].as_array().map(Vec::len), Some(3_000));
     // The body is an object: a list of the fields' values was answered.
     let (status, e) = s.post(
         "/api/awari/batch",
