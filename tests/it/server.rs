@@ -1520,3 +1520,34 @@ fn serve_starts_with_64_open_files_and_refuses_63() {
         "mancaladb: the limit on open files is 63: serve needs at least 64 (ulimit -n)\n"
     );
 }
+
+/// A client that takes its answer after a pause, well within the 10 s the
+/// server's writes may wait, gets all of it: about 4 MB of batch answer,
+/// more than the connection's buffers hold, read after 2 s.
+#[test]
+fn an_answer_taken_after_a_pause_is_whole() {
+    let s = Server::db(awari_db());
+    let boards = vec!["\"1,1,1,1,1,2,4,2,3,0,0,0\""; 8_000].join(",");
+    let body = format!("{{\"boards\": [{boards}]}}");
+    let mut c = TcpStream::connect(&s.addr).unwrap();
+    write!(
+        c,
+        "POST /api/awari/batch HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut raw = Vec::new();
+    c.read_to_end(&mut raw).unwrap();
+    let end = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&raw[..end]).to_lowercase();
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    let mut body = raw[end + 4..].to_vec();
+    if head.contains("transfer-encoding: chunked") {
+        body = unchunk(&body);
+    }
+    let answer: Value = serde_json::from_slice(&body).expect("the whole answer");
+    assert_eq!(answer["results"].as_array().map(Vec::len), Some(8_000));
+    assert!(body.len() > 3 << 20, "{} bytes", body.len());
+}
