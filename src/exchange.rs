@@ -218,6 +218,7 @@ mod tests {
         for size in [0u64, 1, 5, 97, 1000] {
             for ranks in 1..=5 {
                 let o = Owners::new(size, ranks);
+                assert_eq!(o.ranks(), ranks);
                 let mut next = 0;
                 for r in 0..ranks {
                     let range = o.range(r);
@@ -230,5 +231,28 @@ mod tests {
                 assert_eq!(next, size);
             }
         }
+    }
+
+    /// An outbox holds one batch a rank, rank by rank and within a rank in
+    /// the order of the workers' parts: what `Mpi::all_to_all` sends as it
+    /// is (one count a rank, then every message).
+    #[test]
+    fn an_outbox_holds_each_ranks_batch_in_turn() {
+        let empty = Outbox::empty(4);
+        assert_eq!(empty.ranks(), 4);
+        assert!(empty.is_empty());
+        assert!((0..4).all(|r| empty.to(r).is_empty()));
+        let parts = [
+            vec![vec![5], vec![], vec![1, 2]],
+            vec![vec![6], vec![], vec![3]],
+        ];
+        let o = Outbox::gather(&parts, 3);
+        assert_eq!(o.ranks(), 3);
+        assert!(!o.is_empty());
+        assert_eq!(o.messages(), [5, 6, 1, 2, 3]);
+        assert_eq!(
+            (o.to(0), o.to(1), o.to(2)),
+            (&[5, 6][..], &[][..], &[1, 2, 3][..])
+        );
     }
 }

@@ -113,6 +113,12 @@ impl Exchange for Member {
         self.ranks
     }
     fn all_to_all(&self, outbox: &Outbox) -> Vec<u64> {
+        // As `Mpi::all_to_all` expects (its buffers' counts are one a rank).
+        assert_eq!(
+            outbox.ranks(),
+            self.ranks,
+            "an outbox holds one batch a rank"
+        );
         assert!(
             outbox.to(self.rank).is_empty(),
             "a rank never sends to itself"
