@@ -673,6 +673,37 @@ mod tests {
     use super::*;
     use crate::oware::workdir::scratch;
 
+    /// Every state byte reads as the module documents it: `decided(v)` is
+    /// `v + 64` and reads back as `v`, fresh or not, for every value a
+    /// level can have (-48 and 48 included); a counter, blocked or not, is
+    /// worth 0; and a finished level of `seeds` seeds holds exactly the
+    /// counters 0..=6, blocked or not, and the values told within
+    /// `-seeds..=seeds`, for every byte and every level.
+    #[test]
+    fn every_state_byte_reads_as_the_module_documents() {
+        for v in -48..=48i8 {
+            let c = code::decided(v);
+            assert_eq!(i16::from(c), i16::from(v) + 64, "decided({v})");
+            assert_eq!(code::value(c), v, "value of decided({v})");
+            assert_eq!(code::value(c | code::FRESH), v, "value of fresh {v}");
+        }
+        for counter in 0..=6u8 {
+            assert_eq!(code::value(counter), 0);
+            assert_eq!(code::value(counter | code::BLOCKED), 0);
+        }
+        for seeds in 0..=48u8 {
+            for c in 0..=u8::MAX {
+                let counter = (c & !code::BLOCKED) <= 6;
+                let told = (16..=112).contains(&c) && (i16::from(c) - 64).abs() <= i16::from(seeds);
+                assert_eq!(
+                    code::finished(c, seeds),
+                    counter || told,
+                    "byte {c} of a level of {seeds} seeds"
+                );
+            }
+        }
+    }
+
     /// A threshold's checkpoint whose checks pass but whose state bytes no
     /// solve writes (damaged before it was sealed, or forged) never reaches
     /// a table: the resumed solve notices when it ends and solves the level
