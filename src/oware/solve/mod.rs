@@ -769,4 +769,200 @@ mod tests {
         assert!(part.values[..] == levels[seeds][..]);
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    /// Levels `0..=seeds` of awari, solved.
+    fn awari_levels(seeds: usize) -> Vec<Vec<i8>> {
+        let mut levels: Vec<Vec<i8>> = Vec::new();
+        for n in 0..=seeds {
+            let values = solve_level(Rules::Awari, n, &levels, Progress::QUIET).unwrap();
+            levels.push(values.to_vec());
+        }
+        levels
+    }
+
+    /// Makes `to` a copy of the flat directory `from`.
+    fn copy_dir(from: &Path, to: &Path) {
+        let _ = std::fs::remove_dir_all(to);
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap().flatten() {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+
+    /// Copies the work directory `dir` to `to` as the forward checkpoint
+    /// after half the parts of the moves walk is taken: the work directory
+    /// of a solve stopped there.
+    struct HalfwayThroughMoves {
+        dir: PathBuf,
+        to: PathBuf,
+    }
+
+    impl crate::progress::Observer for HalfwayThroughMoves {
+        fn stage(&self, _: &str, _: u64) -> Option<Box<dyn crate::progress::StageSink + '_>> {
+            None
+        }
+
+        fn notice(&self, notice: &Notice) {
+            if let Notice::ForwardCheckpoint {
+                walk, done, parts, ..
+            } = *notice
+                && walk == "moves"
+                && done == parts / 2
+            {
+                copy_dir(&self.dir, &self.to);
+            }
+        }
+    }
+
+    /// Checkpoints after every step that can take one, forward parts of
+    /// 50,000 positions, in `dir`.
+    fn checkpoint_always(dir: &Path) -> Options {
+        Options {
+            dir: dir.to_path_buf(),
+            checkpoint_every: Some(Duration::ZERO),
+            frontier_cap: None,
+            forward_part: 50_000,
+            lower: [0; 32],
+        }
+    }
+
+    /// The checkpoint files' identity of awari level `seeds` solved by one
+    /// process.
+    fn whole_level(seeds: usize) -> Checkpoint {
+        Checkpoint {
+            rules: Rules::Awari.code(),
+            seeds: seeds as u32,
+            ranks: 1,
+            rank: 0,
+            start: 0,
+            end: crate::oware::level_size(seeds),
+            lower: [0; 32],
+        }
+    }
+
+    /// Solves awari level `seeds` (its lower levels `levels`) in `dir` and
+    /// returns `dir/stopped`, a copy of the work directory as it was
+    /// half-way through the moves walk of the forward pass, with the mark
+    /// of its one forward checkpoint.
+    fn stopped_in_moves(levels: &[Vec<i8>], seeds: usize, dir: &Path) -> (PathBuf, ForwardMark) {
+        let snapshot = HalfwayThroughMoves {
+            dir: dir.join("work"),
+            to: dir.join("stopped"),
+        };
+        let options = checkpoint_always(&snapshot.dir);
+        let progress = Progress::to(&snapshot);
+        let part = solve_part_in(
+            Rules::Awari,
+            seeds,
+            &levels[..seeds],
+            &Alone,
+            &options,
+            progress,
+        );
+        assert!(part.unwrap().values[..] == levels[seeds][..]);
+        let marks = whole_level(seeds).forward_saved(&snapshot.to).unwrap();
+        assert_eq!(marks.len(), 1, "{marks:?}");
+        let mark = marks[0].clone();
+        assert_eq!(mark.walk.name(), "moves");
+        assert!(mark.done >= 1 && mark.done < mark.parts, "{mark:?}");
+        (snapshot.to, mark)
+    }
+
+    /// A forward checkpoint whose checks pass but whose state bytes no
+    /// solve writes (values out of the level's range where the moves walk
+    /// has been: damaged before it was sealed, or forged) never reaches a
+    /// table either: the solve resumed from it notices when it ends and
+    /// solves the level afresh, to the same values.
+    #[test]
+    fn a_sealed_forward_checkpoint_of_impossible_state_bytes_is_solved_afresh() {
+        let seeds = 10;
+        let levels = awari_levels(seeds);
+        let dir = scratch("impossible-forward");
+        let (stopped, mark) = stopped_in_moves(&levels, seeds, &dir);
+        let checkpoint = whole_level(seeds);
+        let mut state = vec![0u8; levels[seeds].len()];
+        checkpoint
+            .load_forward(&stopped, &mark, &mut state)
+            .unwrap();
+        // Positions 0 and 1 lie in the first chunk, which the moves walk
+        // has been through: no threshold ever changes a decided byte.
+        for (k, v) in [seeds as i8 + 1, -(seeds as i8) - 1]
+            .into_iter()
+            .enumerate()
+        {
+            state[k] = code::decided(v);
+            assert!(!code::finished(state[k], seeds as u8));
+        }
+        checkpoint.save_forward(&stopped, &mark, &state).unwrap();
+        let part = solve_part_in(
+            Rules::Awari,
+            seeds,
+            &levels[..seeds],
+            &Alone,
+            &checkpoint_always(&stopped),
+            Progress::QUIET,
+        )
+        .expect("the level is solved afresh");
+        assert_eq!(part.resumed_forward, None);
+        assert!(part.values[..] == levels[seeds][..]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Forward checkpoints sealed with marks no solve writes (more parts
+    /// done than the walk has; a walk cut into no parts) are not resumed:
+    /// beside a sound one, the solve resumes from the sound one; alone, the
+    /// level is solved afresh. Either way to the same values.
+    #[test]
+    fn forward_checkpoints_of_impossible_parts_are_not_resumed() {
+        let seeds = 10;
+        let levels = awari_levels(seeds);
+        let dir = scratch("impossible-parts");
+        let (stopped, mark) = stopped_in_moves(&levels, seeds, &dir);
+        let checkpoint = whole_level(seeds);
+        let mut state = vec![0u8; levels[seeds].len()];
+        checkpoint
+            .load_forward(&stopped, &mark, &mut state)
+            .unwrap();
+        let solve = |work: &Path| {
+            solve_part_in(
+                Rules::Awari,
+                seeds,
+                &levels[..seeds],
+                &Alone,
+                &checkpoint_always(work),
+                Progress::QUIET,
+            )
+            .unwrap()
+        };
+        let work = dir.join("forged");
+        // Past the end of the walk, newer than the sound mark.
+        copy_dir(&stopped, &work);
+        let past = ForwardMark {
+            done: mark.parts + 1,
+            ..mark.clone()
+        };
+        checkpoint.save_forward(&work, &past, &state).unwrap();
+        let part = solve(&work);
+        let sound = ForwardResume {
+            walk: "moves",
+            done: mark.done,
+            parts: mark.parts,
+        };
+        assert_eq!(part.resumed_forward, Some(sound));
+        assert!(part.values[..] == levels[seeds][..]);
+        // Cut into no parts, alone.
+        copy_dir(&stopped, &work);
+        std::fs::remove_file(work.join(format!("forward.2.{}", mark.done))).unwrap();
+        let none = ForwardMark {
+            done: 0,
+            parts: 0,
+            ..mark.clone()
+        };
+        checkpoint.save_forward(&work, &none, &state).unwrap();
+        assert_eq!(checkpoint.forward_saved(&work).unwrap(), [none]);
+        let part = solve(&work);
+        assert_eq!(part.resumed_forward, None);
+        assert!(part.values[..] == levels[seeds][..]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
