@@ -704,6 +704,21 @@ mod tests {
         }
     }
 
+    /// The checkpoint clock is never due with checkpoints off; with an
+    /// interval, it falls due once the interval has passed since it
+    /// started, and is not due again right after a checkpoint resets it.
+    #[test]
+    fn a_checkpoint_falls_due_an_interval_after_the_last() {
+        assert!(!Clock::new(None).due(&Alone));
+        let every = Duration::from_secs(2);
+        let mut clock = Clock::new(Some(every));
+        assert!(!clock.due(&Alone));
+        std::thread::sleep(every + Duration::from_millis(100));
+        assert!(clock.due(&Alone));
+        clock.reset();
+        assert!(!clock.due(&Alone));
+    }
+
     /// A threshold's checkpoint whose checks pass but whose state bytes no
     /// solve writes (damaged before it was sealed, or forged) never reaches
     /// a table: the resumed solve notices when it ends and solves the level
