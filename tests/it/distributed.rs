@@ -3,6 +3,7 @@
 //! for every split. The same solver runs under `mpirun` in `tests/mpi.rs`.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use crate::common::{Recorder, Snapshot, awari_db, copy_dir, file_sha256, scratch, solved};
@@ -49,6 +50,10 @@ struct Member {
     rank: usize,
     ranks: usize,
     hub: Arc<Hub>,
+    /// Bytes of the messages it posted to the others.
+    sent: AtomicU64,
+    /// Its calls of `all_to_all`.
+    exchanges: AtomicU64,
 }
 
 impl Member {
@@ -127,8 +132,11 @@ impl Exchange for Member {
             let mut mail = lock(&self.hub.mail);
             for (to, batches) in mail.iter_mut().enumerate() {
                 batches[self.rank] = outbox.to(to).to_vec();
+                let bytes = std::mem::size_of_val(outbox.to(to)) as u64;
+                self.sent.fetch_add(bytes, Relaxed);
             }
         }
+        self.exchanges.fetch_add(1, Relaxed);
         self.meet("all_to_all");
         let received = std::mem::take(&mut lock(&self.hub.mail)[self.rank]).concat();
         lock(&self.hub.mail)[self.rank] = vec![Vec::new(); self.ranks];
@@ -170,6 +178,8 @@ fn on_ranks<T: Send>(ranks: usize, f: impl Fn(&Member) -> T + Sync) -> Vec<T> {
                     rank,
                     ranks,
                     hub: hub.clone(),
+                    sent: AtomicU64::new(0),
+                    exchanges: AtomicU64::new(0),
                 };
                 let f = &f;
                 s.spawn(move || f(&member))
@@ -179,6 +189,9 @@ fn on_ranks<T: Send>(ranks: usize, f: impl Fn(&Member) -> T + Sync) -> Vec<T> {
     })
 }
 
+/// Every split of every level gives the single process's values; each
+/// rank's `sent_bytes` and `rounds` are the bytes it posted to the others
+/// and its exchanges, as the simulated ranks count them.
 #[test]
 fn every_split_gives_the_single_process_values() {
     for rules in Rules::ALL {
@@ -188,6 +201,10 @@ fn every_split_gives_the_single_process_values() {
             for ranks in 1..=4 {
                 let parts = on_ranks(ranks, |ex| {
                     let part = solve_part(rules, seeds, &lower, ex, Progress::QUIET).unwrap();
+                    // What the rank says it sent and how many rounds it
+                    // ran: what it posted, in as many exchanges.
+                    let posted = (ex.sent.load(Relaxed), ex.exchanges.load(Relaxed));
+                    assert_eq!((part.sent_bytes, part.rounds), posted, "rank {}", ex.rank);
                     (part.range, part.values.to_vec(), part.sent_bytes)
                 });
                 let bounds = split(whole.len() as u64, ranks);
