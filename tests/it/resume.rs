@@ -21,7 +21,7 @@ use mancaladb::error::{Error, Result};
 use mancaladb::exchange::Alone;
 use mancaladb::oware::solve::{Options, Part, solve_part_in};
 use mancaladb::oware::{LowerLevels, Rules};
-use mancaladb::progress::Progress;
+use mancaladb::progress::{Notice, Progress};
 
 fn build(db: &Path, max: usize) -> Command {
     let mut c = bin();
@@ -823,4 +823,144 @@ fn killed_builds_with_damaged_work_files_rebuild_the_committed_table() {
         assert!(err.contains(said), "case {k}: no {said:?} in\n{err}");
         assert_committed(&db, 14);
     }
+}
+
+/// The thresholds of the checkpoints a solve said it saved, in order.
+fn saved_thresholds(heard: &Recorder) -> Vec<usize> {
+    heard
+        .notices()
+        .iter()
+        .filter_map(|n| match n {
+            Notice::SolveCheckpoint { threshold, .. } => Some(*threshold),
+            _ => None,
+        })
+        .collect()
+}
+
+/// With a checkpoint due at every step (`Some(0)`), a solve saves one
+/// after its forward pass (before threshold `seeds`) and one after every
+/// threshold, the last included: `seeds` down to 0, each once, in that
+/// order. Resumed from the one before threshold 1, it saves only the one
+/// after that threshold. Either way its values stage ends with every
+/// position done once, those decided before the checkpoint counted as
+/// done before.
+#[test]
+fn a_solve_checkpoints_after_its_forward_pass_and_after_every_threshold() {
+    let dir = scratch("every-threshold");
+    let (rules, seeds) = (Rules::Awari, 12);
+    let levels = solved(rules);
+    let options = checkpoint_always(dir.clone());
+    let before = before_threshold_1(rules, seeds, &options);
+    let size = levels[seeds].len() as u64;
+    let label = format!("level {seeds}: values");
+    let solve = |heard: &Recorder| {
+        let progress = Progress::to(heard);
+        let part = solve_part_in(rules, seeds, &levels[..seeds], &Alone, &options, progress);
+        let part = part.unwrap();
+        assert!(part.values[..] == levels[seeds][..]);
+        assert!(
+            heard.stages().contains(&(label.clone(), size, size)),
+            "{:?}",
+            heard.stages()
+        );
+        part.resumed_at
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    let heard = Recorder::default();
+    assert_eq!(solve(&heard), None);
+    assert_eq!(
+        saved_thresholds(&heard),
+        (0..=seeds).rev().collect::<Vec<_>>()
+    );
+    copy_dir(&before, &dir);
+    let heard = Recorder::default();
+    assert_eq!(solve(&heard), Some(1));
+    assert_eq!(saved_thresholds(&heard), [0]);
+    // Decided before threshold 1: every position whose value is not
+    // within -1..=1.
+    let decided = levels[seeds].iter().filter(|v| v.abs() > 1).count() as u64;
+    assert_eq!(heard.resumed(), [(label, decided)]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&before);
+}
+
+/// Checkpoints off (`None`, as `solve_part` asks) are never saved, in the
+/// forward pass (whatever its parts) or between thresholds, and none is
+/// left in the work directory.
+#[test]
+fn a_solve_with_checkpoints_off_saves_none() {
+    let dir = scratch("checkpoints-off");
+    let (rules, seeds) = (Rules::Awari, 12);
+    let levels = solved(rules);
+    let options = Options {
+        checkpoint_every: None,
+        ..checkpoint_always(dir.clone())
+    };
+    let heard = Recorder::default();
+    let progress = Progress::to(&heard);
+    let part = solve_part_in(rules, seeds, &levels[..seeds], &Alone, &options, progress);
+    assert!(part.unwrap().values[..] == levels[seeds][..]);
+    let saved: Vec<Notice> = (heard.notices().into_iter())
+        .filter(|n| {
+            matches!(
+                n,
+                Notice::SolveCheckpoint { .. } | Notice::ForwardCheckpoint { .. }
+            )
+        })
+        .collect();
+    assert!(saved.is_empty(), "{saved:?}");
+    let files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("state.") || name.starts_with("forward."))
+        .collect();
+    assert!(files.is_empty(), "{files:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A solve that finds checkpoints it cannot resume says why once: over
+/// other lower levels, that none can be resumed; with the checkpoint
+/// before threshold 1 damaged, which file is damaged, and not also that
+/// none can be resumed.
+#[test]
+fn a_solve_that_cannot_resume_says_why_once() {
+    let dir = scratch("afresh-once");
+    let (rules, seeds) = (Rules::Awari, 12);
+    let levels = solved(rules);
+    let options = checkpoint_always(dir.clone());
+    let before = before_threshold_1(rules, seeds, &options);
+    let afresh = |options: &Options| {
+        let heard = Recorder::default();
+        let progress = Progress::to(&heard);
+        let part = solve_part_in(rules, seeds, &levels[..seeds], &Alone, options, progress);
+        let part = part.unwrap();
+        assert!(part.values[..] == levels[seeds][..]);
+        assert_eq!(part.resumed_at, None);
+        let why: Vec<String> = (heard.notices().into_iter())
+            .filter_map(|n| match n {
+                Notice::SolveAfresh { why, .. } => Some(why),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(why.len(), 1, "{why:?}");
+        why[0].clone()
+    };
+    copy_dir(&before, &dir);
+    let other = Options {
+        lower: [1; 32],
+        ..checkpoint_always(dir.clone())
+    };
+    let why = afresh(&other);
+    assert!(why.starts_with("no checkpoint in"), "{why}");
+    copy_dir(&before, &dir);
+    let state = dir.join("state.1");
+    let mut bytes = std::fs::read(&state).unwrap();
+    let k = bytes.len() - 6;
+    bytes[k] ^= 0x5a;
+    std::fs::write(&state, bytes).unwrap();
+    let why = afresh(&options);
+    assert!(why.starts_with(&state.display().to_string()), "{why}");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&before);
 }
