@@ -858,8 +858,12 @@ mod tests {
     /// Solves awari level `seeds` (its lower levels `levels`) in `dir` and
     /// returns `dir/stopped`, a copy of the work directory as it was
     /// half-way through the moves walk of the forward pass, with the mark
-    /// of its one forward checkpoint.
-    fn stopped_in_moves(levels: &[Vec<i8>], seeds: usize, dir: &Path) -> (PathBuf, ForwardMark) {
+    /// of its one forward checkpoint and the state bytes it holds.
+    fn stopped_in_moves(
+        levels: &[Vec<i8>],
+        seeds: usize,
+        dir: &Path,
+    ) -> (PathBuf, ForwardMark, Vec<u8>) {
         let snapshot = HalfwayThroughMoves {
             dir: dir.join("work"),
             to: dir.join("stopped"),
@@ -880,7 +884,11 @@ mod tests {
         let mark = marks[0].clone();
         assert_eq!(mark.walk.name(), "moves");
         assert!(mark.done >= 1 && mark.done < mark.parts, "{mark:?}");
-        (snapshot.to, mark)
+        let mut state = vec![0u8; levels[seeds].len()];
+        whole_level(seeds)
+            .load_forward(&snapshot.to, &mark, &mut state)
+            .unwrap();
+        (snapshot.to, mark, state)
     }
 
     /// A forward checkpoint whose checks pass but whose state bytes no
@@ -893,12 +901,8 @@ mod tests {
         let seeds = 10;
         let levels = awari_levels(seeds);
         let dir = scratch("impossible-forward");
-        let (stopped, mark) = stopped_in_moves(&levels, seeds, &dir);
+        let (stopped, mark, mut state) = stopped_in_moves(&levels, seeds, &dir);
         let checkpoint = whole_level(seeds);
-        let mut state = vec![0u8; levels[seeds].len()];
-        checkpoint
-            .load_forward(&stopped, &mark, &mut state)
-            .unwrap();
         // Positions 0 and 1 lie in the first chunk, which the moves walk
         // has been through: no threshold ever changes a decided byte.
         for (k, v) in [seeds as i8 + 1, -(seeds as i8) - 1]
@@ -932,12 +936,8 @@ mod tests {
         let seeds = 10;
         let levels = awari_levels(seeds);
         let dir = scratch("impossible-parts");
-        let (stopped, mark) = stopped_in_moves(&levels, seeds, &dir);
+        let (stopped, mark, state) = stopped_in_moves(&levels, seeds, &dir);
         let checkpoint = whole_level(seeds);
-        let mut state = vec![0u8; levels[seeds].len()];
-        checkpoint
-            .load_forward(&stopped, &mark, &mut state)
-            .unwrap();
         let solve = |work: &Path| {
             solve_part_in(
                 Rules::Awari,
