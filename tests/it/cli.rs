@@ -68,7 +68,16 @@ fn text_query_and_principal_line() {
         "{text}"
     );
     assert!(text.contains("pit 5: value +4, captures 4"), "{text}");
+    assert!(text.contains("\nbest:   pit 5\n"), "{text}");
     assert!(text.contains("end: game over"), "{text}");
+    // No seeds to sow: no moves, and so no best one.
+    let text = succeeds(&["query", "--db", db, "0 0 0 0 0 0 1 1 1 1 1 1"]);
+    assert!(
+        text.contains(
+            "\nmoves:  none: the player to move has no seeds; the opponent takes the rest\n"
+        ) && !text.contains("best:"),
+        "{text}"
+    );
     // The 12-seed start (every pit filled) is outside the stored domain and
     // is valued from its children.
     let text = succeeds(&["query", "--db", db, "--line", "1 1 1 1 1 1 1 1 1 1 1 1"]);
