@@ -328,7 +328,10 @@ fn a_levels_report_measures_its_working_memory() {
 
 #[test]
 fn flag_values_are_judged_by_their_own_bounds() {
-    let cases: [(&[&str], &str); 11] = [
+    // More digits than an i128 holds, either side of 0.
+    let huge = format!("1{}", "0".repeat(40));
+    let minus_huge = format!("-{huge}");
+    let cases: [(&[&str], &str); 13] = [
         // Values that start with '-' reach the flag's check.
         (
             &["verify", "--seeds", "-1..3"],
@@ -354,6 +357,11 @@ fn flag_values_are_judged_by_their_own_bounds() {
             &format!("must be at most {}", usize::MAX >> 20),
         ),
         (&["serve", "--cache-mib", "-1"], "must be at least 0"),
+        (
+            &["serve", "--cache-mib", &huge],
+            &format!("must be at most {}", usize::MAX >> 20),
+        ),
+        (&["serve", "--cache-mib", &minus_huge], "must be at least 0"),
         (
             &["build", "--threads", "18446744073709551616"],
             "18446744073709551616 threads on",
