@@ -331,7 +331,7 @@ fn flag_values_are_judged_by_their_own_bounds() {
     // More digits than an i128 holds, either side of 0.
     let huge = format!("1{}", "0".repeat(40));
     let minus_huge = format!("-{huge}");
-    let cases: [(&[&str], &str); 13] = [
+    let cases: [(&[&str], &str); 14] = [
         // Values that start with '-' reach the flag's check.
         (
             &["verify", "--seeds", "-1..3"],
@@ -371,6 +371,15 @@ fn flag_values_are_judged_by_their_own_bounds() {
                 "loops",
                 "--max-laps",
                 "-0",
+                "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1",
+            ],
+            "must be at least 1",
+        ),
+        (
+            &[
+                "loops",
+                "--max-laps",
+                "-1",
                 "3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1",
             ],
             "must be at least 1",
