@@ -651,6 +651,13 @@ fn raw_cache_sizes_and_checkpoint_settings_from_the_command_line() {
     }
 }
 
+/// `build --help` shows `--raw-cache`'s default as the flag takes it: 8G.
+#[test]
+fn the_raw_cache_default_is_shown_as_a_size() {
+    let help = succeeds(&["build", "--help"]);
+    assert!(help.contains("[default: 8G]"), "{help}");
+}
+
 /// Every line of `tests/known-answers.txt` (values that do not come from the
 /// builder; each is explained there) against the tables.
 #[test]
