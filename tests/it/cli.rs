@@ -658,6 +658,43 @@ fn the_raw_cache_default_is_shown_as_a_size() {
     assert!(help.contains("[default: 8G]"), "{help}");
 }
 
+/// `--raw-cache` takes sizes in K, M, G and T (powers of 1024, either
+/// case) up to 2^60 bytes (1048576T), and refuses a negative size and one
+/// past that.
+#[test]
+fn raw_cache_sizes_are_taken_in_their_units_and_bounded() {
+    let base = scratch("cli-raw-cache-units");
+    // Each budget holds levels 0..2's copies (a few hundred bytes).
+    for cache in ["1M", "1g", "1T", "1048576T"] {
+        let db = base.join(cache);
+        succeeds(&[
+            "build",
+            "--max-seeds",
+            "2",
+            "--raw-cache",
+            cache,
+            "--db",
+            db.to_str().unwrap(),
+        ]);
+        let mut kept: Vec<String> = std::fs::read_dir(db.join("raw/awari"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        kept.sort();
+        assert_eq!(kept, ["scores.0", "scores.1", "scores.2"], "{cache}");
+    }
+    let db = base.join("refused");
+    for cache in ["-1", "-1G", "1048577T"] {
+        refuses(
+            &["build", "--raw-cache", cache, "--db", db.to_str().unwrap()],
+            &format!(
+                "invalid value '{cache}' for '--raw-cache <RAW_CACHE>': give a size such as 8G, 500M or 0, or 'all'"
+            ),
+        );
+    }
+    assert!(!db.exists());
+}
+
 /// Every line of `tests/known-answers.txt` (values that do not come from the
 /// builder; each is explained there) against the tables.
 #[test]
