@@ -897,6 +897,19 @@ fn thread_counts_are_bounded() {
     );
     refuses(&["build", "--threads", "0", "--db", s(&dir)], "at least 1");
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    // The bound itself, 4 per core, is taken.
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let most = (4 * cores).to_string();
+    succeeds(&[
+        "build",
+        "--max-seeds",
+        "2",
+        "--threads",
+        &most,
+        "--db",
+        s(&dir),
+    ]);
+    assert_committed(&dir, 2);
 }
 
 #[test]
