@@ -573,6 +573,26 @@ fn bad_input_is_refused_with_one_line_and_exit_2() {
     );
 }
 
+/// A directory of no levels and no `scores.N` files is told to build them,
+/// under the rules asked for, not to read it as VU files.
+#[test]
+fn a_directory_of_no_levels_is_told_to_build_them() {
+    let dir = scratch("cli-no-levels");
+    let quoted = mancaladb::error::shell_quote(&dir);
+    for rules in ["awari", "abapa"] {
+        let out = run(&["stats", "--rules", rules, "--db", dir.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(
+            err.trim_end(),
+            format!(
+                "mancaladb: {rules} levels not found in {}: build them: mancaladb build --rules {rules} --db {quoted}",
+                dir.display()
+            )
+        );
+    }
+}
+
 /// Started by mpirun among several ranks without `--distributed`, each
 /// process would build alone and all but one would find the directory
 /// locked: `build` says what is missing and creates nothing. One rank of
