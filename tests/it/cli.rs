@@ -324,6 +324,20 @@ fn a_levels_report_measures_its_working_memory() {
     );
     assert!(rss >= anon_mib, "{printed}");
     assert!(printed.contains(" GB read from disk"), "{printed}");
+    // Its rate is its positions over its seconds (printed to 1/100 s).
+    let number_before = |key: &str| -> f64 {
+        let head = &printed[..printed.find(key).expect(key)];
+        head.rsplit(' ')
+            .find(|w| !w.is_empty())
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (seconds, rate) = (number_before(" s,"), number_before(" pos/s"));
+    assert!(
+        (positions as f64 / rate - seconds).abs() <= 0.006,
+        "{printed}"
+    );
 }
 
 #[test]
