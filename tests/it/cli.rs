@@ -428,6 +428,15 @@ fn flag_values_are_judged_by_their_own_bounds() {
     // Spaces around a number, as every numeric flag takes them.
     let db = awari_db().to_str().unwrap();
     succeeds(&["verify", "--checks", " 1", "--seeds", "3", "--db", db]);
+    // The bound is a level: `--seeds 48` is taken, and a directory without
+    // it (and the levels it reads) says so, rather than the flag.
+    let out = run(&["verify", "--seeds", "48", "--db", db]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("mancaladb: levels 19..46,48 (awari) not found in "),
+        "{err}"
+    );
 }
 
 #[test]
