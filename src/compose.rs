@@ -477,6 +477,41 @@ mod tests {
         }
     }
 
+    fn rank_if_in_domain_dyn(r: &Ranker, b: &[u8], seeds: usize) -> Option<u64> {
+        match b.len() {
+            4 => r.rank_if_in_domain::<4>(b.try_into().unwrap(), seeds),
+            5 => r.rank_if_in_domain::<5>(b.try_into().unwrap(), seeds),
+            6 => r.rank_if_in_domain::<6>(b.try_into().unwrap(), seeds),
+            7 => r.rank_if_in_domain::<7>(b.try_into().unwrap(), seeds),
+            _ => unreachable!(),
+        }
+    }
+
+    /// Every composition, in the domain or not: the ranking's own test of
+    /// the domain refuses exactly those with no empty constrained pit,
+    /// whatever pit 0 (below the constraint, never read for it) holds.
+    #[test]
+    fn rank_if_in_domain_refuses_exactly_the_boards_outside_the_domain() {
+        for &(pits, cons) in &[(5usize, None), (6, Some(3)), (4, Some(1)), (7, Some(6))] {
+            let r = Ranker::new(pits, 7, cons);
+            let mut refused_with_pit_0_empty = 0;
+            for n in 0..=7 {
+                let ranked = brute(pits, n, cons);
+                for b in brute(pits, n, None) {
+                    let want = ranked.iter().position(|d| *d == b).map(|i| i as u64);
+                    assert_eq!(r.in_domain(&b), want.is_some(), "{b:?}");
+                    assert_eq!(rank_if_in_domain_dyn(&r, &b, n), want, "{b:?}");
+                    refused_with_pit_0_empty += usize::from(want.is_none() && b[0] == 0);
+                }
+            }
+            assert_eq!(
+                refused_with_pit_0_empty > 0,
+                cons.is_some(),
+                "{pits} {cons:?}"
+            );
+        }
+    }
+
     #[test]
     fn unrank_near_agrees_with_unrank_for_any_step() {
         for &(pits, cons) in &[(5usize, None), (6, Some(3)), (12, Some(6))] {
