@@ -689,6 +689,8 @@ mod tests {
             moved(60.0, 60.0).to_string(),
             "level 34: 60 % of 9.0 GB of working memory on huge pages; the kernel moved no more (31.0 s)"
         );
+        // Half on huge pages is not less than half.
+        assert!(!moved(44.0, 50.0).is_warning());
         assert!(moved(44.0, 49.0).is_warning());
         assert!(moved(44.0, 49.0).to_string().starts_with(
             "level 34: 49 % of 9.0 GB of working memory on huge pages (44 % before 31.0 s of moving)"
