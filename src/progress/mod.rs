@@ -698,4 +698,43 @@ mod tests {
         let json = serde_json::to_value(moved(44.0, 99.6)).unwrap();
         assert_eq!(json["kind"], "huge_pages");
     }
+
+    /// The lines a build's notices read as: its levels and threads, in the
+    /// singular where there is one, and a checkpoint's size in MB.
+    #[test]
+    fn notices_read_as_the_lines_the_command_line_prints() {
+        let building = |levels: &str, ranks, threads| Notice::Building {
+            rules: "awari".to_string(),
+            levels: levels.to_string(),
+            dir: "db".into(),
+            ranks,
+            threads,
+        };
+        assert_eq!(
+            building("8", 1, 1).to_string(),
+            "building awari level 8 in db with 1 thread"
+        );
+        assert_eq!(
+            building("0..5,8", 1, 4).to_string(),
+            "building awari levels 0..5,8 in db with 4 threads"
+        );
+        assert_eq!(
+            building("0..5", 2, 14).to_string(),
+            "building awari levels 0..5 in db with 2 ranks, 14 threads in all"
+        );
+        let checkpoint = |threshold| Notice::SolveCheckpoint {
+            seeds: 30,
+            threshold,
+            bytes: 2_837_540_000,
+            seconds: 18.24,
+        };
+        assert_eq!(
+            checkpoint(5).to_string(),
+            "level 30: checkpoint before threshold 5 (2837.5 MB in 18.2 s)"
+        );
+        assert_eq!(
+            checkpoint(0).to_string(),
+            "level 30: checkpoint after the last threshold (2837.5 MB in 18.2 s)"
+        );
+    }
 }
