@@ -737,4 +737,35 @@ mod tests {
             "level 30: checkpoint after the last threshold (2837.5 MB in 18.2 s)"
         );
     }
+
+    /// A sink that follows only `advance` hears the units a resumed run
+    /// found done through it too (`StageSink::resumed`'s default): they are
+    /// done. An observer that does not say otherwise keeps waiting.
+    #[test]
+    fn a_sink_without_resumed_counts_resumed_units_as_done() {
+        use super::{Observer, Progress, StageSink};
+        use std::sync::atomic::{AtomicU64, Ordering};
+        struct Done<'a>(&'a AtomicU64);
+        impl StageSink for Done<'_> {
+            fn advance(&self, n: u64) {
+                self.0.fetch_add(n, Ordering::Relaxed);
+            }
+            fn finish(self: Box<Self>, _seconds: f64) {}
+        }
+        struct Counter(AtomicU64);
+        impl Observer for Counter {
+            fn stage(&self, _label: &str, _total: u64) -> Option<Box<dyn StageSink + '_>> {
+                Some(Box::new(Done(&self.0)))
+            }
+            fn notice(&self, _notice: &Notice) {}
+        }
+        let counter = Counter(AtomicU64::new(0));
+        let stage = Progress::to(&counter).stage("values".to_string(), 10);
+        stage.resumed(4);
+        stage.inc(3);
+        stage.finish();
+        assert_eq!(counter.0.load(Ordering::Relaxed), 7);
+        assert!(Progress::to(&counter).keep_waiting());
+        assert!(Progress::QUIET.keep_waiting());
+    }
 }
