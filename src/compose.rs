@@ -218,7 +218,7 @@ impl Ranker {
         let mut s = seeds;
         let mut ok = self.initially_ok();
         let mut r = 0u64;
-        for k in (c.max(1)..P).rev() {
+        for k in (c..P).rev() {
             let v = usize::from(x[k]);
             r += self.below[k * block + ok * s1 * s1 + s * s1 + v];
             ok |= usize::from(v == 0);
@@ -231,9 +231,8 @@ impl Ranker {
             p += usize::from(v);
             r = r.wrapping_add(self.low[k * s1 + p]);
         }
-        // `ok` saw the constrained pits down to pit 1; pit 0, when it is
-        // one, is implied by the seed count and not read above.
-        (r, ok == 1 || (c == 0 && x[0] == 0))
+        // `ok` saw every constrained pit: they start at pit `c >= 1`.
+        (r, ok == 1)
     }
 
     /// Writes into `x` the board of rank `index` among boards with `seeds`
