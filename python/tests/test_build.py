@@ -92,6 +92,13 @@ def test_an_on_level_that_is_no_function_is_refused_before_anything_is_built(tmp
             db.verify(3, on_level="print")
 
 
+def test_a_progress_that_is_no_flag_is_refused_naming_none_too(tmp_path):
+    # None (the default) is one of its values: the message left it out.
+    with pytest.raises(TypeError, match="progress must be True, False, None or an integer, got str"):
+        mancaladb.build(tmp_path / "db", 3, progress="yes")
+    assert not (tmp_path / "db").exists()
+
+
 def test_an_exception_in_on_level_stops_after_that_level(tmp_path):
     def stop_at_4(report):
         if report["seeds"] == 4:

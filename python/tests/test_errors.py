@@ -356,7 +356,7 @@ def test_bad_arguments(tmp_path):
             mancaladb.build(tmp_path, true, progress=False)
     with pytest.raises(TypeError, match="wait must be True, False or an integer, got str"):
         mancaladb.build(tmp_path, 1, progress=False, wait="no")
-    with pytest.raises(TypeError, match="progress must be True, False or an integer, got str"):
+    with pytest.raises(TypeError, match="progress must be True, False, None or an integer, got str"):
         mancaladb.build(tmp_path, 1, progress="no")
     assert [r["seeds"] for r in mancaladb.build(tmp_path, 1, progress=False, wait=1)] == [0, 1]
 
