@@ -130,8 +130,9 @@ impl Taken {
     /// `board`; [`Error::Invalid`] unless they and the board's make 48.
     pub fn new(board: &Board, mover: u64, opponent: u64) -> Result<Taken> {
         let seeds = board.seeds() as u64;
-        let total = mover.saturating_add(opponent).saturating_add(seeds);
-        if total != MAX_SEEDS as u64 {
+        // Not saturated: the message shows the true sum of any two counts.
+        let total = u128::from(mover) + u128::from(opponent) + u128::from(seeds);
+        if total != MAX_SEEDS as u128 {
             return Err(Error::Invalid(format!(
                 "captured {mover},{opponent} and {seeds} seeds on the board make {total}, not the game's {MAX_SEEDS}"
             )));
@@ -141,6 +142,35 @@ impl Taken {
             mover: mover as u8,
             opponent: opponent as u8,
         })
+    }
+
+    /// [`Taken::new`] of `MOVER,OPPONENT` given as text (a query string's
+    /// `captured=16,16`). A count past any integer type is too many, and
+    /// one below zero negative, each said so, as a board's counts are.
+    pub fn parse(board: &Board, text: &str) -> Result<Taken> {
+        let give = || Error::Invalid("captured: give MOVER,OPPONENT, two seed counts".into());
+        let words: Vec<&str> = text.split(',').map(str::trim).collect();
+        let [m, o] = words[..] else {
+            return Err(give());
+        };
+        let mut counts = [0u64; 2];
+        for (slot, word) in counts.iter_mut().zip([m, o]) {
+            *slot = match word.parse::<i64>() {
+                Ok(v) if v < 0 => None,
+                Ok(v) => Some(v as u64),
+                Err(e) if *e.kind() == std::num::IntErrorKind::NegOverflow => None,
+                Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
+                    return Err(Error::Invalid(format!(
+                        "captured {m},{o}: a side takes at most the game's {MAX_SEEDS} seeds"
+                    )));
+                }
+                Err(_) => return Err(give()),
+            }
+            .ok_or_else(|| {
+                Error::Invalid(format!("captured {m},{o}: a seed count cannot be negative"))
+            })?;
+        }
+        Taken::new(board, counts[0], counts[1])
     }
 }
 
@@ -820,5 +850,46 @@ mod tests {
                 .map(|v| serde_json::to_value(v).unwrap()),
             ["level", "moves", "rules"].map(serde_json::Value::from)
         );
+    }
+
+    /// `captured` as text: counts past 64 bits are too many, below zero
+    /// negative, and the sum in the message is the true one.
+    #[test]
+    fn taken_parse_names_what_is_wrong() {
+        let b = Board::new([1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0]).unwrap();
+        let err = |text: &str| Taken::parse(&b, text).unwrap_err().to_string();
+        assert_eq!(
+            Taken::parse(&b, "16, 16").unwrap(),
+            Taken {
+                mover: 16,
+                opponent: 16
+            }
+        );
+        assert_eq!(
+            err("18446744073709551616,0"),
+            "captured 18446744073709551616,0: a side takes at most the game's 48 seeds"
+        );
+        assert_eq!(
+            err("0,-99999999999999999999"),
+            "captured 0,-99999999999999999999: a seed count cannot be negative"
+        );
+        assert_eq!(
+            err("-1,33"),
+            "captured -1,33: a seed count cannot be negative"
+        );
+        assert_eq!(
+            err(&format!("{},{}", i64::MAX, i64::MAX)),
+            format!(
+                "captured {m},{m} and 16 seeds on the board make 18446744073709551630, not the game's 48",
+                m = i64::MAX
+            )
+        );
+        for bad in ["", "1", "1,2,3", "a,1", "1.5,2"] {
+            assert_eq!(
+                err(bad),
+                "captured: give MOVER,OPPONENT, two seed counts",
+                "{bad}"
+            );
+        }
     }
 }

@@ -423,6 +423,20 @@ fn bad_input_is_400_and_missing_levels_404() {
         400,
         "captured -1,33: a seed count cannot be negative",
     );
+    // Past 64 bits, too many (not "give two seed counts"); and the sum of
+    // two large ones is their true sum, not a saturated one.
+    refused(
+        &s,
+        "/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0&captured=18446744073709551616,0",
+        400,
+        "captured 18446744073709551616,0: a side takes at most the game's 48 seeds",
+    );
+    refused(
+        &s,
+        "/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0&captured=9223372036854775807,9223372036854775807",
+        400,
+        "make 18446744073709551630, not the game's 48",
+    );
     refused(&s, "/api/awari?board=1,1&board=2,2", 400, "query");
     refused(&s, "/api/stats/awari/99", 400, "level 99");
     refused(

@@ -58,21 +58,7 @@ fn board(text: Option<&str>) -> Result<Board, ApiError> {
 
 /// Seeds each side has taken, as `captured=MOVER,OPPONENT`.
 fn captured(text: &str, board: &Board) -> Result<Taken, ApiError> {
-    let give = || ApiError::bad("captured: give MOVER,OPPONENT, two seed counts");
-    let nums: Vec<i64> = text
-        .split(',')
-        .map(|w| w.trim().parse::<i64>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| give())?;
-    let [m, o] = nums[..] else {
-        return Err(give());
-    };
-    if m < 0 || o < 0 {
-        return Err(ApiError::bad(format!(
-            "captured {m},{o}: a seed count cannot be negative"
-        )));
-    }
-    Ok(Taken::new(board, m as u64, o as u64)?)
+    Ok(Taken::parse(board, text)?)
 }
 
 /// The answer of `GET /api/awari`.
