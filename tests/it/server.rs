@@ -772,6 +772,11 @@ fn batch_answers_each_board_within_limits() {
     let big = format!("{{\"boards\": [\"{}\"]}}", "1".repeat(1 << 20));
     let (status, e) = s.post("/api/awari/batch", big.as_bytes());
     assert_eq!(status, 413, "{e}");
+    // The error says what the limit is (it was "length limit exceeded").
+    assert_eq!(
+        e["error"], "the request body is over the limit of 1 MiB",
+        "{e}"
+    );
     // A body that only declares more is refused at once: it used to be
     // waited on until the 30 s limit, then answered 503.
     let mut c = TcpStream::connect(&s.addr).unwrap();
@@ -808,7 +813,10 @@ fn batch_answers_each_board_within_limits() {
     let _ = c.read_to_end(&mut raw);
     let text = String::from_utf8_lossy(&raw);
     assert!(text.starts_with("HTTP/1.1 413"), "{text}");
-    assert!(text.contains("{\"error\":"), "{text}");
+    assert!(
+        text.contains("{\"error\":\"the request body is over the limit of 1 MiB\"}"),
+        "{text}"
+    );
     // The batch route takes no query parameter either.
     let (status, e) = s.post("/api/awari/batch?x=1", br#"{"boards": []}"#);
     assert_eq!(status, 400, "{e}");

@@ -224,6 +224,8 @@ pub async fn json_errors(req: Request, next: Next) -> Response {
         .map(|b| String::from_utf8_lossy(&b).trim().to_string())
         .unwrap_or_default();
     let error = match (status, text.is_empty()) {
+        // The body limit's own text ("length limit exceeded") names no limit.
+        (StatusCode::PAYLOAD_TOO_LARGE, _) => too_large(),
         (_, false) => text,
         (StatusCode::METHOD_NOT_ALLOWED, true) => {
             format!("{method} is not allowed on this path (the Allow header lists what is)")
@@ -235,6 +237,14 @@ pub async fn json_errors(req: Request, next: Next) -> Response {
         (_, true) => status.canonical_reason().unwrap_or("error").to_lowercase(),
     };
     ApiError::with(status, error).into_response()
+}
+
+/// The error of a body over the limit (413), which says what the limit is.
+pub fn too_large() -> String {
+    format!(
+        "the request body is over the limit of {} MiB",
+        super::MAX_BODY >> 20
+    )
 }
 
 /// Any other path.

@@ -278,15 +278,19 @@ pub async fn batch(
     body: Result<Json<Batch>, JsonRejection>,
 ) -> Result<Response, ApiError> {
     query(q)?;
-    let Json(batch) = body.map_err(|e| ApiError {
-        status: match e.status() {
-            StatusCode::PAYLOAD_TOO_LARGE => StatusCode::PAYLOAD_TOO_LARGE,
-            _ if left_mid_body(&e) => super::super::CLIENT_GONE,
-            _ => StatusCode::BAD_REQUEST,
-        },
-        body: ErrorBody {
-            error: format!("bad batch: {}", e.body_text()),
-            missing_level: None,
+    let Json(batch) = body.map_err(|e| match e.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => {
+            ApiError::with(StatusCode::PAYLOAD_TOO_LARGE, super::too_large())
+        }
+        _ => ApiError {
+            status: match left_mid_body(&e) {
+                true => super::super::CLIENT_GONE,
+                false => StatusCode::BAD_REQUEST,
+            },
+            body: ErrorBody {
+                error: format!("bad batch: {}", e.body_text()),
+                missing_level: None,
+            },
         },
     })?;
     if batch.boards.len() > MAX_BATCH {
