@@ -115,7 +115,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Man(a) => shell::man(a),
     });
     let code = result.unwrap_or_else(|e| {
-        output::diag(format_args!("mancaladb: {}", explain(&e)));
+        output::diag(format_args!("mancaladb: {}", one_line(&explain(&e))));
         ExitCode::from(2)
     });
     output::finish(code)
@@ -173,6 +173,18 @@ pub fn not_run(e: clap::Error) -> ExitCode {
         false => output::write(text.to_string().as_bytes()),
     }
     output::finish(ExitCode::SUCCESS)
+}
+
+/// `text` with its control characters escaped (`\n`, `\u{1b}`): an error
+/// is one line, also when it names a path or a word given with a line
+/// break or a terminal escape in it.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| match c.is_control() {
+            true => c.escape_debug().to_string(),
+            false => c.to_string(),
+        })
+        .collect()
 }
 
 /// The error's line, with the command that remedies it where there is one.

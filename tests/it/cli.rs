@@ -958,3 +958,27 @@ fn completions_and_man_page_are_generated() {
     );
     refuses(&["completions", "tcsh"], "invalid value 'tcsh'");
 }
+
+/// An error that names a path or a word with a line break or a terminal
+/// escape in it is still one line: its control characters are escaped
+/// (the missing directory `a\nb` printed as two lines).
+#[test]
+fn errors_stay_one_line_whatever_they_name() {
+    let dir = scratch("one-line-errors");
+    let odd = dir.join("a\nb\x1b[2J");
+    let odd_text = odd.to_str().unwrap();
+    // Missing, then there but empty (the remedy quotes it for the shell).
+    refuses(
+        &["query", "--db", odd_text, "1,1,1,1,1,2,4,2,3,0,0,0"],
+        "a\\nb\\u{1b}[2J: no such directory",
+    );
+    std::fs::create_dir(&odd).unwrap();
+    refuses(
+        &["stats", "--db", odd_text],
+        "a\\nb\\u{1b}[2J: build them: mancaladb build",
+    );
+    refuses(
+        &["query", "1,1,1,1,1,2,4,2,3,0,0,\x1b0"],
+        "pit count '\\u{1b}0' is not a whole number",
+    );
+}
