@@ -27,7 +27,7 @@ use clap::{Parser, Subcommand};
 use mancaladb::Error;
 use mancaladb::error::level_set_text;
 use mancaladb::error::{Corruption, Missing};
-use mancaladb::oware::levels_needed;
+use mancaladb::oware::{MAX_SEEDS, Rules, levels_needed};
 
 use args::shell_quote;
 
@@ -175,6 +175,17 @@ pub fn not_run(e: clap::Error) -> ExitCode {
     output::finish(ExitCode::SUCCESS)
 }
 
+/// The rule set and level whose table `path` is (`DIR/awari-14.mdb`), if
+/// it is one's.
+fn table_level(path: &std::path::Path) -> Option<(Rules, usize)> {
+    let dir = mancaladb::db::Db::new(path.parent()?);
+    Rules::ALL.into_iter().find_map(|rules| {
+        (0..=MAX_SEEDS)
+            .find(|&n| dir.table_path(rules, n) == path)
+            .map(|n| (rules, n))
+    })
+}
+
 /// `text` with its control characters escaped (`\n`, `\u{1b}`): an error
 /// is one line, also when it names a path or a word given with a line
 /// break or a terminal escape in it.
@@ -250,6 +261,27 @@ fn explain(e: &Error) -> String {
             kind: Corruption::Replaced(_),
             ..
         } => "run this again: it reads the new file".to_string(),
+        // A level's table in a table directory (not a raw copy, a
+        // `scores.N` file or a work file) whose damage `build` of that
+        // level finds: it replaces a table that does not open or fails its
+        // whole-file checksum (which any damaged byte fails), not one
+        // whose wrong values were written with valid checksums.
+        Error::Corrupt { path, kind }
+            if table_level(path).is_some()
+                && !matches!(
+                    kind,
+                    Corruption::ValueRange { .. }
+                        | Corruption::BoardValueRange { .. }
+                        | Corruption::Inconsistent { .. }
+                ) =>
+        {
+            let (rules, seeds) = table_level(path).expect("a table's path");
+            format!(
+                "rebuild it: mancaladb build --rules {} --levels {seeds} --db {}",
+                rules.name(),
+                shell_quote(path.parent().unwrap_or(path))
+            )
+        }
         Error::Corrupt {
             kind: Corruption::NotCensusResults { .. },
             ..

@@ -982,3 +982,24 @@ fn errors_stay_one_line_whatever_they_name() {
         "pit count '\\u{1b}0' is not a whole number",
     );
 }
+
+/// A damaged table's error gives the command that rebuilds it (there was
+/// none), and that command does.
+#[test]
+fn a_damaged_table_error_gives_the_build_that_replaces_it() {
+    let dir = crate::common::built("damaged-table-remedy", mancaladb::oware::Rules::Awari, 4);
+    let db = dir.to_str().unwrap();
+    let table = dir.join("awari-04.mdb");
+    let bytes = std::fs::read(&table).unwrap();
+    std::fs::write(&table, &bytes[..bytes.len() / 2]).unwrap();
+    let remedy = format!("rebuild it: mancaladb build --rules awari --levels 4 --db {db}");
+    for args in [
+        &["query", "--db", db, "0 0 0 0 0 2 1 1 0 0 0 0"][..],
+        &["stats", "--db", db],
+    ] {
+        refuses(args, "awari-04.mdb: corrupt table: ");
+        refuses(args, &remedy);
+    }
+    succeeds(&["build", "--rules", "awari", "--levels", "4", "--db", db]);
+    succeeds(&["query", "--db", db, "0 0 0 0 0 2 1 1 0 0 0 0"]);
+}
