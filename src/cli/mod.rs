@@ -186,6 +186,17 @@ fn table_level(path: &std::path::Path) -> Option<(Rules, usize)> {
     })
 }
 
+/// The name of another rule set than `rules` with levels in `dir`, if one
+/// has any.
+fn other_rules_present(dir: &std::path::Path, rules: &str) -> Option<&'static str> {
+    let db = mancaladb::db::Db::new(dir);
+    Rules::ALL
+        .into_iter()
+        .filter(|r| r.name() != rules)
+        .find(|&r| db.levels(r).is_ok_and(|l| !l.is_empty()))
+        .map(Rules::name)
+}
+
 /// `text` with its control characters escaped (`\n`, `\u{1b}`): an error
 /// is one line, also when it names a path or a word given with a line
 /// break or a terminal escape in it.
@@ -241,6 +252,16 @@ fn explain(e: &Error) -> String {
             format!(
                 "it holds scores.N files: read them in place with --vu {dir}, or import them: mancaladb import --vu {dir} --db DB",
                 dir = shell_quote(dir)
+            )
+        }
+        // Levels of the other rule set: `--rules` was left out, or wrong.
+        Error::Missing(Missing::Levels { dir, rules })
+            if other_rules_present(dir, rules).is_some() =>
+        {
+            let other = other_rules_present(dir, rules).expect("just found");
+            format!(
+                "it holds {other} levels: read them with --rules {other}, or build {rules} ones: mancaladb build --rules {rules} --db {}",
+                shell_quote(dir)
             )
         }
         Error::Missing(Missing::Levels { dir, rules }) => format!(

@@ -1003,3 +1003,22 @@ fn a_damaged_table_error_gives_the_build_that_replaces_it() {
     succeeds(&["build", "--rules", "awari", "--levels", "4", "--db", db]);
     succeeds(&["query", "--db", db, "0 0 0 0 0 2 1 1 0 0 0 0"]);
 }
+
+/// A directory that holds levels of the other rule set only says so: the
+/// likely fix is `--rules`, not a build (it was told to build awari levels
+/// beside its abapa ones).
+#[test]
+fn a_directory_of_the_other_rules_levels_says_so() {
+    let dir = crate::common::built("cli-other-rules", mancaladb::oware::Rules::Abapa, 2);
+    let db = dir.to_str().unwrap();
+    let quoted = mancaladb::error::shell_quote(&dir);
+    for args in [&["stats", "--db", db][..], &["verify", "--db", db]] {
+        refuses(
+            args,
+            &format!(
+                "awari levels not found in {db}: it holds abapa levels: read them with --rules abapa, or build awari ones: mancaladb build --rules awari --db {quoted}"
+            ),
+        );
+    }
+    succeeds(&["stats", "--rules", "abapa", "--db", db]);
+}
