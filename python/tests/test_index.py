@@ -72,6 +72,11 @@ def test_bad_indices_are_value_errors():
         mancaladb.boards(5, 10, 4369)
     with pytest.raises(ValueError, match="indices 10..9: the start is past the end"):
         mancaladb.boards(5, 10, 9)
+    # A start past the level with the end left out: the start is named, not
+    # an end that was not given ("indices 4369..4368: the start is past
+    # the end").
+    with pytest.raises(ValueError, match=r"^start 4369 outside level 5, which has 4368 positions"):
+        mancaladb.boards(5, 4369)
     with pytest.raises(ValueError, match="levels go up to 48"):
         mancaladb.level_size(49)
     # Level 48 as boards is 2.4 TB: no memory has it, and that is an

@@ -148,6 +148,14 @@ impl Encoder {
     /// this encoder's.
     pub fn check_indices(&self, seeds: usize, start: u64, end: u64) -> Result<()> {
         let size = self.checked_size(seeds)?;
+        // A start beyond the level first: with the end left to its default
+        // (the level's size), "the start is past the end" would blame an
+        // end not given.
+        if start > size {
+            return Err(Error::Invalid(format!(
+                "start {start} outside level {seeds}, which has {size} positions (0..{size})"
+            )));
+        }
         if start > end {
             return Err(Error::Invalid(format!(
                 "indices {start}..{end}: the start is past the end"

@@ -145,6 +145,20 @@ fn boards_walk_whole_levels() {
             size + 1
         )
     );
+    // A start beyond the level is named as such, not as a start past an
+    // end (Python's `boards(12, start)` gives the level's size as the end).
+    assert_eq!(
+        e.boards(12, size + 1..size).unwrap_err().to_string(),
+        format!(
+            "start {} outside level 12, which has {size} positions (0..{size})",
+            size + 1
+        )
+    );
+    let start = 7;
+    assert_eq!(
+        e.boards(12, start..start - 1).unwrap_err().to_string(),
+        "indices 7..6: the start is past the end"
+    );
     assert!(e.boards(13, 0..1).is_err());
 }
 
