@@ -900,6 +900,22 @@ mod tests {
         }
     }
 
+    /// Rows up to a side's capacity, `MAX_SEEDS` seeds, can be asked for
+    /// (the real game's 32 among them); one more seed, or a lap budget of
+    /// 0, is refused before any walk starts.
+    #[test]
+    fn rows_are_refused_above_a_sides_capacity_or_with_no_laps() {
+        use super::super::side::MAX_SEEDS;
+        assert!(check_rows(MAX_SEEDS, 1).is_ok());
+        let e = check_rows(MAX_SEEDS + 1, 1).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("a side holds at most {MAX_SEEDS} seeds")),
+            "{e}"
+        );
+        let e = check_rows(1, 0).unwrap_err().to_string();
+        assert!(e.contains("a lap budget must be at least 1"), "{e}");
+    }
+
     /// A row resumed from each of its checkpoints (written to its file, read
     /// back and its cycles walked again, as a run resumes) comes out as the
     /// row walked at once, with the same cycles. Checkpoints come between
