@@ -252,6 +252,27 @@ impl<C: Borrow<BlockCache> + Sync> LowerLevels for StoredLevels<C> {
 mod tests {
     use super::{keeps_raw, raw_window};
 
+    /// The default budget keeps every raw copy of a build up to level 29
+    /// (levels 0..=29 are 7,064,203,120 bytes) and not all of level 30's
+    /// lower levels; a budget that holds every level gives the whole
+    /// window `0..n-1`, down to level 0 and no further (an empty one for
+    /// levels 0 and 1, which read nothing).
+    #[test]
+    fn the_default_budget_and_one_that_holds_every_level() {
+        use super::DEFAULT_RAW_CACHE;
+        use crate::oware::level_size;
+        let upto_29: u64 = (0..=29).map(level_size).sum();
+        assert_eq!(upto_29, 7_064_203_120);
+        assert_eq!(raw_window(31, Some(DEFAULT_RAW_CACHE)), 0..30);
+        assert!((0..=29).all(|n| keeps_raw(n, Some(DEFAULT_RAW_CACHE))));
+        assert_ne!(raw_window(32, Some(DEFAULT_RAW_CACHE)), 0..31);
+        for n in [0usize, 1, 2, 20, 48] {
+            let all = 0..n.saturating_sub(1);
+            assert_eq!(raw_window(n, Some(u64::MAX)), all, "level {n}");
+            assert_eq!(raw_window(n, None), all, "level {n}");
+        }
+    }
+
     /// Counts of levels far past the game get answers, as `level_size`
     /// saturates, not an overflow (a panic where overflow checks are on,
     /// as in a debug build).
