@@ -657,20 +657,32 @@ fn a_build_may_leave_the_level_below_the_top_for_later() {
 /// A raw copy damaged in place (its length right, its values not) is
 /// rewritten from its table before a build maps it, which the build does
 /// unchecked: the level built is the committed one, and the copy is its
-/// table's values again.
+/// table's values again. The sound copies beside it are kept as they are,
+/// the same files, not written again at every level.
 #[test]
 fn a_raw_copy_damaged_in_place_is_rewritten_before_a_build_reads_it() {
+    use std::os::unix::fs::MetadataExt;
     let dir = scratch("raw-damaged-in-place");
     let db = Db::new(&dir);
     Build::new(&db, Rules::Awari, 0..=6).run().unwrap();
     let raw = db.raw_path(Rules::Awari, 3);
     let kept = std::fs::read(&raw).unwrap();
     assert_eq!(kept.len() as u64, mancaladb::oware::level_size(3));
+    let inode = |n: usize| {
+        std::fs::metadata(db.raw_path(Rules::Awari, n))
+            .unwrap()
+            .ino()
+    };
+    let sound: Vec<u64> = (0..=5).map(inode).collect();
     // Every value 0: in range, so only the content checksum tells.
     std::fs::write(&raw, vec![0u8; kept.len()]).unwrap();
     Build::new(&db, Rules::Awari, 0..=7).run().unwrap();
     common::assert_committed(&dir, 7);
     assert_eq!(std::fs::read(&raw).unwrap(), kept);
+    for n in [0, 1, 2, 4, 5] {
+        assert_eq!(inode(n), sound[n], "level {n}'s copy was written again");
+    }
+    assert_ne!(inode(3), sound[3], "the damaged copy was not replaced");
 }
 
 #[test]
