@@ -1400,6 +1400,10 @@ fn a_level_an_answer_rests_on_is_opened_not_taken_for_unverified() {
     }
 }
 
+/// The rate `known` quotes is that of the largest level's build line:
+/// lines of a time that is not a positive number (infinite, NaN, negative,
+/// 0), of a position count that is no level's, of a level past the game
+/// or of a resumed level are passed over.
 #[test]
 fn the_rate_known_quotes_passes_over_lines_that_are_not_builds() {
     // `known` quoted "about inf days at the 0.0 M positions/s" from a line
@@ -1407,7 +1411,11 @@ fn the_rate_known_quotes_passes_over_lines_that_are_not_builds() {
     // are no level's.
     let dir = scratch("build-log-lines");
     let twelve = mancaladb::oware::level_size(12);
+    let thirteen = mancaladb::oware::level_size(13);
+    // The build's line first: of the lines of the largest level, the last
+    // one taken would give the rate, so each passed over comes after it.
     let lines = [
+        format!("awari\t12\t{twelve}\t2"),
         format!("awari\t12\t{twelve}\tinf"),
         format!("awari\t12\t{twelve}\tNaN"),
         format!("awari\t12\t{twelve}\t-1"),
@@ -1415,11 +1423,9 @@ fn the_rate_known_quotes_passes_over_lines_that_are_not_builds() {
         "awari\t13\t99999999999999999999\t1".to_string(),
         "awari\t49\t1\t1".to_string(),
         // A level 13 that resumed from a checkpoint: its time is the rest.
-        format!(
-            "awari\t13\t{}\t0.5\t2\t1\t0\t0\t0\t0\t1",
-            mancaladb::oware::level_size(13)
-        ),
-        format!("awari\t12\t{twelve}\t2"),
+        format!("awari\t13\t{thirteen}\t0.5\t2\t1\t0\t0\t0\t0\t1"),
+        // A time of 0, not a positive number: a rate of infinity.
+        format!("awari\t13\t{thirteen}\t0"),
     ];
     std::fs::write(dir.join("build-log.tsv"), lines.join("\n") + "\n").unwrap();
     assert_eq!(Db::new(&dir).measured_rate(), Some(twelve as f64 / 2.0));
