@@ -654,6 +654,38 @@ fn a_build_may_leave_the_level_below_the_top_for_later() {
     );
 }
 
+/// `Db::require_levels` names what is missing as it is: one level as
+/// `Missing::Level` (which says its level), more as `Missing::SomeLevels`,
+/// each once and ascending; nothing missing is no error, and a level past
+/// the game is no level to build.
+#[test]
+fn required_levels_missing_are_named_one_or_all() {
+    let dir = scratch("require-levels");
+    let db = Db::new(&dir);
+    Build::new(&db, Rules::Awari, 0..=2).run().unwrap();
+    assert!(db.require_levels(Rules::Awari, &[0, 2, 1]).is_ok());
+    assert!(db.require_levels(Rules::Awari, &[]).is_ok());
+    let one = db.require_levels(Rules::Awari, &[2, 3, 0]).unwrap_err();
+    assert!(
+        matches!(&one, Error::Missing(m @ Missing::Level { rules: "awari", seeds: 3, .. })
+            if m.level() == Some(3)),
+        "{one:?}"
+    );
+    assert!(
+        one.to_string().starts_with("level 3 (awari) not found in"),
+        "{one}"
+    );
+    let some = db.require_levels(Rules::Awari, &[5, 1, 3, 5]).unwrap_err();
+    assert!(
+        matches!(&some, Error::Missing(Missing::SomeLevels { seeds, .. }) if seeds == &[3, 5]),
+        "{some:?}"
+    );
+    assert!(matches!(
+        db.require_levels(Rules::Awari, &[49]),
+        Err(Error::Invalid(_))
+    ));
+}
+
 /// A raw copy damaged in place (its length right, its values not) is
 /// rewritten from its table before a build maps it, which the build does
 /// unchecked: the level built is the committed one, and the copy is its
