@@ -105,7 +105,7 @@ pub fn range(text: &str, max: usize, what: &str) -> Result<RangeInclusive<usize>
     let a: usize = a.trim().parse().map_err(|_| bad())?;
     let b: usize = b.trim().parse().map_err(|_| bad())?;
     if b > max {
-        return Err(bad());
+        return Err(format!("{b} is more than {max}: {}", bad()));
     }
     if a > b {
         return Err(format!("{a}..{b} runs backwards: give N..M with N <= M"));

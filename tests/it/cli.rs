@@ -345,7 +345,16 @@ fn flag_values_are_judged_by_their_own_bounds() {
     // More digits than an i128 holds, either side of 0.
     let huge = format!("1{}", "0".repeat(40));
     let minus_huge = format!("-{huge}");
-    let cases: [(&[&str], &str); 14] = [
+    let cases: [(&[&str], &str); 16] = [
+        // A range past the last level or seed count names the bound it passes.
+        (
+            &["verify", "--seeds", "0..99999"],
+            "99999 is more than 48: give N or N..M, Oware levels 0..=48",
+        ),
+        (
+            &["census", "--seeds", "3..65"],
+            "65 is more than 64: give N or N..M, seed counts 0..=64",
+        ),
         // Values that start with '-' reach the flag's check.
         (
             &["verify", "--seeds", "-1..3"],
