@@ -256,9 +256,8 @@ fn explain(e: &Error) -> String {
         }
         // Levels of the other rule set: `--rules` was left out, or wrong.
         Error::Missing(Missing::Levels { dir, rules })
-            if other_rules_present(dir, rules).is_some() =>
+            if let Some(other) = other_rules_present(dir, rules) =>
         {
-            let other = other_rules_present(dir, rules).expect("just found");
             format!(
                 "it holds {other} levels: read them with --rules {other}, or build {rules} ones: mancaladb build --rules {rules} --db {}",
                 shell_quote(dir)
@@ -288,15 +287,13 @@ fn explain(e: &Error) -> String {
         // whole-file checksum (which any damaged byte fails), not one
         // whose wrong values were written with valid checksums.
         Error::Corrupt { path, kind }
-            if table_level(path).is_some()
-                && !matches!(
-                    kind,
-                    Corruption::ValueRange { .. }
-                        | Corruption::BoardValueRange { .. }
-                        | Corruption::Inconsistent { .. }
-                ) =>
+            if !matches!(
+                kind,
+                Corruption::ValueRange { .. }
+                    | Corruption::BoardValueRange { .. }
+                    | Corruption::Inconsistent { .. }
+            ) && let Some((rules, seeds)) = table_level(path) =>
         {
-            let (rules, seeds) = table_level(path).expect("a table's path");
             format!(
                 "rebuild it: mancaladb build --rules {} --levels {seeds} --db {}",
                 rules.name(),
