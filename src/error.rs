@@ -547,6 +547,25 @@ impl Error {
     }
 }
 
+/// `text` with its control characters escaped (`\n`, `\u{1b}`): a message
+/// is one line, also when it names a path or a word given with a line
+/// break or a terminal escape in it. The command line's errors and the
+/// library's notices ([`crate::progress::Notice`]) pass through it.
+///
+/// ```
+/// use mancaladb::error::one_line;
+/// assert_eq!(one_line("db/awari-05.mdb: truncated"), "db/awari-05.mdb: truncated");
+/// assert_eq!(one_line("a\nb\u{1b}[2J"), r"a\nb\u{1b}[2J");
+/// ```
+pub fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| match c.is_control() {
+            true => c.escape_debug().to_string(),
+            false => c.to_string(),
+        })
+        .collect()
+}
+
 /// A path as a shell word that can be pasted into a command a message
 /// suggests: as it is when it holds only letters, digits and
 /// `_ - . / + , :`; else in single quotes; and where it holds control

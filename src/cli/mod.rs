@@ -115,7 +115,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Man(a) => shell::man(a),
     });
     let code = result.unwrap_or_else(|e| {
-        output::diag(format_args!("mancaladb: {}", one_line(&explain(&e))));
+        output::diag(format_args!("mancaladb: {}", explain(&e)));
         ExitCode::from(2)
     });
     output::finish(code)
@@ -195,18 +195,6 @@ fn other_rules_present(dir: &std::path::Path, rules: &str) -> Option<&'static st
         .filter(|r| r.name() != rules)
         .find(|&r| db.levels(r).is_ok_and(|l| !l.is_empty()))
         .map(Rules::name)
-}
-
-/// `text` with its control characters escaped (`\n`, `\u{1b}`): an error
-/// is one line, also when it names a path or a word given with a line
-/// break or a terminal escape in it.
-fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| match c.is_control() {
-            true => c.escape_debug().to_string(),
-            false => c.to_string(),
-        })
-        .collect()
 }
 
 /// The error's line, with the command that remedies it where there is one.

@@ -15,6 +15,7 @@ use std::sync::Mutex;
 use serde::Serialize;
 
 use mancaladb::Error;
+use mancaladb::error::one_line;
 
 /// What became of standard output.
 enum State {
@@ -55,12 +56,15 @@ pub fn json(value: &impl Serialize) -> Result<(), Error> {
     Ok(())
 }
 
-/// Writes one line to standard error, dropping it if that fails. The line
-/// goes in one write: in pieces, other output could come between them
-/// (`mpirun` relays each rank's writes as they come, and once put its
-/// abort notice inside a rank's last line).
+/// Writes one line to standard error, dropping it if that fails: one line
+/// also when it names a path with a line break or a terminal escape in it
+/// (control characters escaped, [`one_line`]). The line goes in one write:
+/// in pieces, other output could come between them (`mpirun` relays each
+/// rank's writes as they come, and once put its abort notice inside a
+/// rank's last line).
 pub fn diag(args: fmt::Arguments) {
-    let _ = io::stderr().write_all(format!("{args}\n").as_bytes());
+    let line = one_line(&args.to_string());
+    let _ = io::stderr().write_all(format!("{line}\n").as_bytes());
 }
 
 /// The exit code once the command is done: `code`, unless standard output

@@ -19,6 +19,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::error::one_line;
+
 mod terminal;
 pub use terminal::{Terminal, WARNING};
 
@@ -459,10 +461,22 @@ impl fmt::Display for Check3At {
     }
 }
 
+/// One line: the control characters of the paths and reasons a notice
+/// names are escaped ([`one_line`]), so that a log holds a line per notice
+/// whatever a directory is called.
 impl fmt::Display for Notice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&one_line(&Unescaped(self).to_string()))
+    }
+}
+
+/// A notice's text as it is, control characters and all.
+struct Unescaped<'a>(&'a Notice);
+
+impl fmt::Display for Unescaped<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mb = |bytes: &u64| *bytes as f64 / 1e6;
-        match self {
+        match self.0 {
             Notice::Building {
                 rules,
                 levels,
@@ -597,7 +611,7 @@ impl fmt::Display for Notice {
                 seconds,
             } => {
                 let gb = *anon as f64 / 1e9;
-                if self.is_warning() {
+                if self.0.is_warning() {
                     write!(
                         f,
                         "level {seeds}: {after:.0} % of {gb:.1} GB of working memory on huge pages \
@@ -697,6 +711,33 @@ mod tests {
         ));
         let json = serde_json::to_value(moved(44.0, 99.6)).unwrap();
         assert_eq!(json["kind"], "huge_pages");
+    }
+
+    /// A notice is one line whatever the path or the reason it names holds:
+    /// a line break or a terminal escape is escaped, as in errors, and the
+    /// rest of the line is as it was.
+    #[test]
+    fn notices_stay_one_line_whatever_they_name() {
+        let rejected = Notice::CensusLineRejected {
+            path: "runs/k\nrow\u{1b}[2J.txt".into(),
+            line: 3,
+            why: "bad\rcount".to_string(),
+        };
+        let line = rejected.to_string();
+        assert!(!line.chars().any(char::is_control), "{line:?}");
+        assert!(line.contains(r"runs/k\nrow\u{1b}[2J.txt"), "{line}");
+        assert!(line.contains(r"bad\rcount"), "{line}");
+        let plain = Notice::CensusLineRejected {
+            path: "runs/krow.txt".into(),
+            line: 3,
+            why: "bad count".to_string(),
+        };
+        assert_eq!(
+            line.replace(r"\n", "")
+                .replace(r"\u{1b}[2J", "")
+                .replace(r"\r", " "),
+            plain.to_string()
+        );
     }
 
     /// The lines a build's notices read as: its levels and threads, in the

@@ -1031,3 +1031,37 @@ fn a_directory_of_the_other_rules_levels_says_so() {
     }
     succeeds(&["stats", "--rules", "abapa", "--db", db]);
 }
+
+/// The notices and warnings of a run that names a path with a line break
+/// or a terminal escape in it are one line each, as errors are: a build
+/// into such a directory, then again over a damaged table of it (the
+/// rebuild's warning).
+#[test]
+fn notices_and_warnings_stay_one_line_whatever_they_name() {
+    let odd = scratch("one-line-notices").join("a\nb\x1b[2J");
+    let db = odd.to_str().unwrap();
+    let escaped = "a\\nb\\u{1b}[2J";
+    let stderr = |out: std::process::Output| {
+        assert_success(&out);
+        let text = String::from_utf8(out.stderr).unwrap();
+        assert!(!text.contains('\x1b'), "{text:?}");
+        text
+    };
+    let first = stderr(run(&["build", "--levels", "0..2", "--db", db]));
+    assert!(
+        first
+            .lines()
+            .any(|l| l.starts_with("building awari levels 0..2 in ") && l.contains(escaped)),
+        "{first}"
+    );
+    let table = odd.join("awari-02.mdb");
+    let bytes = std::fs::read(&table).unwrap();
+    std::fs::write(&table, &bytes[..bytes.len() - 1]).unwrap();
+    let again = stderr(run(&["build", "--levels", "0..2", "--db", db]));
+    let warnings: Vec<&str> = again
+        .lines()
+        .filter(|l| l.starts_with("mancaladb: warning: "))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{again}");
+    assert!(warnings[0].contains(escaped), "{again}");
+}
