@@ -2,8 +2,10 @@
 //! is read here, by one function each, when the work that uses it starts.
 //! They are the same for every front end (the command line, the Python
 //! package, each rank of a distributed build, to which `mpirun -x NAME`
-//! passes one). A value that does not parse is a usage error naming the
-//! variable and what it expects; a value that is not UTF-8 does not parse.
+//! passes one). Spaces around a value are dropped, as the command line's
+//! flags and `RAYON_NUM_THREADS` drop them. A value that does not parse is
+//! a usage error naming the variable and what it expects; a value that is
+//! not UTF-8 does not parse.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -30,7 +32,7 @@ fn count<T: FromStr + PartialOrd + From<u8>>(name: &str, what: &str) -> Result<O
     let Some(value) = var(name) else {
         return Ok(None);
     };
-    match value.parse::<T>() {
+    match value.trim().parse::<T>() {
         Ok(n) if n > T::from(0) => Ok(Some(n)),
         _ => Err(bad(name, &value, &format!("a number of {what} above 0"))),
     }
@@ -44,8 +46,13 @@ pub fn checkpoint_interval() -> Result<Option<Duration>> {
     const NAME: &str = "MANCALADB_CHECKPOINT_SECS";
     match var(NAME) {
         None => Ok(Some(Duration::from_secs(600))),
-        Some(v) if v == "off" => Ok(None),
-        Some(v) => match v.parse::<f64>().ok().map(Duration::try_from_secs_f64) {
+        Some(v) if v.trim() == "off" => Ok(None),
+        Some(v) => match v
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .map(Duration::try_from_secs_f64)
+        {
             Some(Ok(every)) => Ok(Some(every)),
             _ => Err(bad(NAME, &v, "seconds between checkpoints, or 'off'")),
         },

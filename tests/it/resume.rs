@@ -285,6 +285,17 @@ fn bad_solver_settings_are_usage_errors() {
         assert!(err.contains(&format!("{name}={value}: expected")), "{err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     }
+    // Spaces around a value are dropped, as flags and RAYON_NUM_THREADS
+    // drop them (these were refused).
+    for (name, value) in [
+        ("MANCALADB_CHECKPOINT_SECS", " off "),
+        ("MANCALADB_CHECKPOINT_SECS", "30 "),
+        ("MANCALADB_FRONTIER_CAP", " 3000"),
+        ("MANCALADB_FORWARD_PART", "\t500\n"),
+    ] {
+        let out = build(&db, 2).env(name, value).output().unwrap();
+        assert_success(&out);
+    }
     // A value that is not UTF-8 used to be taken as no value at all.
     use std::os::unix::ffi::OsStrExt;
     let not_utf8 = std::ffi::OsStr::from_bytes(b"6\xff");
