@@ -561,12 +561,7 @@ def _stages(progress: Optional[bool]) -> Any:
     the command line's on a terminal, else tqdm bars in a notebook (a bar
     factory and the least time between updates)."""
     if progress is not None:
-        try:
-            return flag(progress, "progress")
-        except TypeError:
-            # None is a value too: the default.
-            raise TypeError(f"progress must be True, False, None or an integer, "
-                            f"got {type(progress).__name__}") from None
+        return flag(progress, "progress", or_none=True)
     if _stderr_is_terminal():
         return True
     if _in_notebook() and _tqdm() is not None:
