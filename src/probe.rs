@@ -585,4 +585,49 @@ mod tests {
         probe(blocks - 1);
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// A batch's probe reads the block it holds when the level and block
+    /// are the ones asked for, never another block held in the same place
+    /// (one place here: every block is held there in turn), and a byte past
+    /// the block's end is an error, held or not.
+    #[test]
+    fn a_batch_reads_the_block_it_holds_not_another_in_its_place() {
+        let cache = BlockCache::new(1 << 20, 4, 1);
+        let mut held = Held::new(1);
+        let fills = std::cell::Cell::new(0);
+        // Block `b` of level `level`: four bytes that name both.
+        let byte_of =
+            |level: usize, b: u64, i: usize| (level as u8) << 6 | (b as u8) << 2 | i as u8;
+        let mut read = |level: usize, b: u64, offset: usize| {
+            held.byte(&cache, level, b, offset, |buf| {
+                fills.set(fills.get() + 1);
+                buf.clear();
+                buf.extend((0..4).map(|i| byte_of(level, b, i)));
+                Ok(())
+            })
+        };
+        assert_eq!(read(3, 7, 2).unwrap(), byte_of(3, 7, 2));
+        assert_eq!(read(3, 7, 3).unwrap(), byte_of(3, 7, 3));
+        assert_eq!(fills.get(), 1, "the block held is read again");
+        assert_eq!(read(3, 8, 1).unwrap(), byte_of(3, 8, 1));
+        assert_eq!(read(2, 8, 1).unwrap(), byte_of(2, 8, 1));
+        assert_eq!(fills.get(), 3);
+        // Block 7 of level 3 again: from the cache, not decompressed.
+        assert_eq!(read(3, 7, 0).unwrap(), byte_of(3, 7, 0));
+        assert_eq!(fills.get(), 3);
+        for fresh in [false, true] {
+            let b = if fresh { 9 } else { 7 };
+            let err = read(3, b, 4).unwrap_err().to_string();
+            assert_eq!(
+                err,
+                format!("byte 4 of block {b} of level 3: the block is shorter"),
+                "{}",
+                if fresh {
+                    "a block just read"
+                } else {
+                    "a block held"
+                }
+            );
+        }
+    }
 }
