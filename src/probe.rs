@@ -630,4 +630,39 @@ mod tests {
             );
         }
     }
+
+    /// A raw copy is used only when both its length and its sha256 are the
+    /// table's: one of the right length with a byte changed, or of the
+    /// right bytes and one more, is not, and probes read the table; the
+    /// right bytes are used.
+    #[test]
+    fn a_raw_copy_is_used_only_when_its_length_and_hash_match() {
+        use crate::table::{as_bytes, write_table};
+        let dir = crate::files::scratch_dir("probe", "raw-mismatch");
+        let bs = BLOCK_SIZE as usize;
+        let values: Vec<i8> = (0..3 * bs + 5).map(|i| (i % 9) as i8 - 4).collect();
+        let path = dir.join("level.mdb");
+        let id = crate::db::Db::table_id(crate::oware::Rules::Awari, 4);
+        write_table(&path, id, &values).unwrap();
+        let at = 2 * bs + 5;
+        let mut damaged = as_bytes(&values).to_vec();
+        damaged[at] ^= 1;
+        let longer = [as_bytes(&values), &[0]].concat();
+        let cache = BlockCache::new(1 << 20, bs, 1);
+        for (name, bytes, used) in [
+            ("damaged", damaged, false),
+            ("longer", longer, false),
+            ("right", as_bytes(&values).to_vec(), true),
+        ] {
+            let raw = dir.join(name);
+            std::fs::write(&raw, &bytes).unwrap();
+            let level = Level::new(4, Table::open(&path).unwrap(), raw.clone());
+            assert_eq!(level.raw_path(), raw);
+            assert_eq!(level.check_raw(), used, "{name}");
+            assert_eq!(level.raw().is_some(), used, "{name}");
+            assert_eq!(level.read_from(), if used { &raw } else { &path });
+            assert_eq!(level.value(&cache, None, at as u64).unwrap(), values[at]);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
