@@ -853,4 +853,81 @@ mod tests {
             "{r:?}"
         );
     }
+
+    /// `e`'s message, which names `path` first.
+    fn says(e: Error, path: &Path) -> String {
+        let text = e.to_string();
+        let prefix = format!("{}: ", path.display());
+        assert!(text.starts_with(&prefix), "{text} (expected {prefix})");
+        text[prefix.len()..].to_string()
+    }
+
+    /// A write puts the file in place (and counts it) over a regular file
+    /// or a link (the link itself, not what it leads to), never over a
+    /// directory; a temporary file left is replaced, a directory in its
+    /// place or a name too long for it refused before anything is written.
+    #[test]
+    fn a_write_replaces_a_file_or_a_link_never_a_directory() {
+        use std::os::unix::fs::symlink;
+        let dir = scratch("replace");
+        let before = files_put_in_place();
+        let file = dir.join("file");
+        write_atomically(&file, |f| f.write_all(b"one")).unwrap();
+        std::fs::write(dir.join("file.tmp"), b"left").unwrap();
+        check_replaceable(&file).unwrap();
+        write_atomically(&file, |f| f.write_all(b"two")).unwrap();
+        assert_eq!(std::fs::read(&file).unwrap(), b"two");
+        assert!(!dir.join("file.tmp").exists());
+        assert!(files_put_in_place() >= before + 2);
+        let link = dir.join("link");
+        symlink("file", &link).unwrap();
+        symlink("file", dir.join("link.tmp")).unwrap();
+        check_replaceable(&link).unwrap();
+        write_atomically(&link, |f| f.write_all(b"three")).unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_file());
+        assert_eq!(std::fs::read(&file).unwrap(), b"two");
+        let sub = dir.join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        for e in [
+            check_replaceable(&sub).unwrap_err(),
+            write_atomically(&sub, |f| f.write_all(b"x")).unwrap_err(),
+        ] {
+            assert_eq!(
+                says(e, &sub),
+                "is a directory; only a regular file is written here"
+            );
+        }
+        let new = dir.join("new");
+        std::fs::create_dir(dir.join("new.tmp")).unwrap();
+        assert_eq!(
+            says(check_replaceable(&new).unwrap_err(), &dir.join("new.tmp")),
+            "is a directory, where a temporary file is to be written; remove it"
+        );
+        check_replaceable(&dir.join("absent")).unwrap();
+        // A name whose temporary one is too long: refused by that name.
+        let long = dir.join("x".repeat(255));
+        let e = check_replaceable(&long).unwrap_err();
+        assert!(
+            matches!(&e, Error::Io { path, source } if *path == tmp_path(&long)
+                && source.kind() == ErrorKind::InvalidFilename),
+            "{e:?}"
+        );
+        // Below a file: refused by its own name.
+        let below = file.join("x");
+        let e = check_replaceable(&below).unwrap_err();
+        assert!(
+            matches!(&e, Error::Io { path, source } if *path == below
+                && source.kind() == ErrorKind::NotADirectory),
+            "{e:?}"
+        );
+        // A write that fails leaves neither the file nor a temporary one.
+        let failed = dir.join("failed");
+        let e = write_atomically(&failed, |_| Err(std::io::Error::other("disk full"))).unwrap_err();
+        assert_eq!(says(e, &failed), "disk full");
+        assert!(!failed.exists() && !tmp_path(&failed).exists());
+        assert_eq!(parent_dir(Path::new("name")), Path::new("."));
+        assert_eq!(parent_dir(Path::new("/name")), Path::new("/"));
+        assert_eq!(parent_dir(&file), dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
