@@ -930,4 +930,65 @@ mod tests {
         assert_eq!(parent_dir(&file), dir);
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// What is at a path, for readers and writers of directories: a link
+    /// to nothing is an error naming it, never a file absent; a file is not
+    /// a directory, nor is anything below it; the directories missing are
+    /// made, deepest named first.
+    #[test]
+    fn directories_are_told_from_files_links_to_nothing_and_absence() {
+        use std::os::unix::fs::symlink;
+        let dir = scratch("dirs");
+        let file = dir.join("file");
+        std::fs::write(&file, b"").unwrap();
+        let gone = dir.join("gone");
+        symlink("nowhere", &gone).unwrap();
+        assert!(exists(&file).unwrap() && exists(&dir).unwrap());
+        assert!(!exists(&dir.join("absent")).unwrap());
+        assert_eq!(
+            says(exists(&gone).unwrap_err(), &gone),
+            "is a link to nothing (remove it, or restore what it points to)"
+        );
+        existing_dir(&dir).unwrap();
+        let absent = dir.join("a/b");
+        assert_eq!(
+            existing_dir(&absent).unwrap_err().to_string(),
+            format!("{}: no such directory", absent.display())
+        );
+        check_dir(&absent).unwrap();
+        for path in [file.clone(), file.join("sub"), dir.join("file/")] {
+            for e in [
+                check_dir(&path).unwrap_err(),
+                existing_dir(&path).unwrap_err(),
+            ] {
+                assert_eq!(
+                    says(e, &file),
+                    "is a regular file; expected a directory",
+                    "{path:?}"
+                );
+            }
+        }
+        // A link in a loop: the error names the path as given (a `Path`
+        // compares equal without the `.`; its bytes do not).
+        let looped = dir.join("loop");
+        symlink("loop", &looped).unwrap();
+        let e = check_dir(&looped.join(".")).unwrap_err();
+        assert!(
+            matches!(&e, Error::Io { path, source }
+                if path.as_os_str() == looped.join(".").as_os_str()
+                && source.raw_os_error() == Some(libc::ELOOP)),
+            "{e:?}"
+        );
+        let e = check_dir(&gone.join("sub")).unwrap_err();
+        assert!(e.to_string().contains("is a link to nothing"), "{e}");
+        assert_eq!(missing_dirs(&dir).unwrap(), Vec::<PathBuf>::new());
+        assert_eq!(
+            missing_dirs(&absent).unwrap(),
+            [absent.clone(), dir.join("a")]
+        );
+        create_dirs(&absent).unwrap();
+        assert!(absent.is_dir());
+        create_dirs(&absent).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
