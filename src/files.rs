@@ -991,4 +991,52 @@ mod tests {
         create_dirs(&absent).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// Leftovers that a name picks go, files and links (not what they lead
+    /// to); a directory under such a name stays, or is an error when asked
+    /// strictly; what the name does not pick stays.
+    #[test]
+    fn leftovers_are_the_files_and_links_the_name_picks() {
+        use std::os::unix::fs::symlink;
+        let dir = scratch("leftovers");
+        let keep = dir.join("keep");
+        std::fs::write(&keep, b"kept").unwrap();
+        std::fs::write(dir.join("a.tmp"), b"").unwrap();
+        symlink("keep", dir.join("b.tmp")).unwrap();
+        std::fs::create_dir(dir.join("c.tmp")).unwrap();
+        let tmp = |name: &str| name.ends_with(".tmp");
+        remove_leftovers(&dir, tmp).unwrap();
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["c.tmp", "keep"]);
+        assert_eq!(std::fs::read(&keep).unwrap(), b"kept");
+        std::fs::write(dir.join("d.tmp"), b"").unwrap();
+        assert_eq!(
+            says(
+                remove_leftovers_strictly(&dir, tmp).unwrap_err(),
+                &dir.join("c.tmp")
+            ),
+            "is a directory, where a temporary file is to be written; remove it"
+        );
+        std::fs::remove_dir(dir.join("c.tmp")).unwrap();
+        remove_leftovers_strictly(&dir, tmp).unwrap();
+        assert!(!dir.join("d.tmp").exists() && keep.exists());
+        // A guard removes its file when dropped, unless told to keep it.
+        let guarded = dir.join("guarded");
+        std::fs::write(&guarded, b"").unwrap();
+        RemoveOnDrop::new(guarded.clone()).keep();
+        assert!(guarded.exists());
+        drop(RemoveOnDrop::new(guarded.clone()));
+        assert!(!guarded.exists());
+        remove_if_present(&guarded).unwrap();
+        let e = remove_if_present(&dir).unwrap_err();
+        assert!(
+            matches!(&e, Error::Io { path, .. } if *path == dir),
+            "{e:?}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
