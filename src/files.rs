@@ -854,6 +854,13 @@ mod tests {
         );
     }
 
+    /// Makes a named pipe at `path`.
+    fn fifo(path: &Path) {
+        let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+
     /// `e`'s message, which names `path` first.
     fn says(e: Error, path: &Path) -> String {
         let text = e.to_string();
@@ -1037,6 +1044,95 @@ mod tests {
             matches!(&e, Error::Io { path, .. } if *path == dir),
             "{e:?}"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Where a regular file is expected, a directory, a named pipe (never
+    /// waited on) and, for a work or record file, a link are errors saying
+    /// what is there; a file absent is the caller's matter.
+    #[test]
+    fn only_regular_files_are_opened() {
+        use std::os::unix::fs::symlink;
+        let dir = scratch("regular");
+        let file = dir.join("file");
+        std::fs::write(&file, b"bytes").unwrap();
+        let link = dir.join("link");
+        symlink("file", &link).unwrap();
+        let pipe = dir.join("pipe");
+        fifo(&pipe);
+        let absent = dir.join("absent");
+        check_regular(&file, LEVEL_FILE).unwrap();
+        check_regular(&link, LEVEL_FILE).unwrap();
+        check_regular(&absent, LEVEL_FILE).unwrap();
+        let mut read = String::new();
+        open_regular(&link)
+            .unwrap()
+            .read_to_string(&mut read)
+            .unwrap();
+        assert_eq!(read, "bytes");
+        for e in [
+            check_regular(&dir, LEVEL_FILE).unwrap_err(),
+            open_regular(&dir).unwrap_err(),
+        ] {
+            assert!(
+                matches!(&e, Error::Io { source, .. } if source.kind() == ErrorKind::IsADirectory),
+                "{e:?}"
+            );
+            assert_eq!(says(e, &dir), "is a directory; expected a level's file");
+        }
+        for e in [
+            check_regular(&pipe, LEVEL_FILE).unwrap_err(),
+            open_regular(&pipe).unwrap_err(),
+        ] {
+            assert_eq!(says(e, &pipe), "is a named pipe; expected a level's file");
+        }
+        let e = check_regular(&file.join("x"), LEVEL_FILE).unwrap_err();
+        assert!(
+            matches!(&e, Error::Io { source, .. } if source.kind() == ErrorKind::NotADirectory)
+        );
+        assert!(
+            matches!(open_regular(&absent), Err(Error::Io { source, .. }) if source.kind() == ErrorKind::NotFound)
+        );
+        let mut options = File::options();
+        options.read(true);
+        open_work_file(&mut options, &file).unwrap();
+        assert_eq!(
+            says(open_work_file(&mut options, &link).unwrap_err(), &link),
+            format!("is a symbolic link; {WORK_FILE}")
+        );
+        // Refused before it is opened: opening a directory to write fails
+        // otherwise with an error that does not say what is expected.
+        assert_eq!(
+            says(
+                open_work_file(File::options().write(true), &dir).unwrap_err(),
+                &dir
+            ),
+            format!("is a directory; {WORK_FILE}")
+        );
+        // Record files: read, appended to, refused.
+        assert_eq!(read_record_file(&link, 10).unwrap().unwrap(), b"bytes");
+        assert_eq!(
+            says(read_record_file(&pipe, 10).unwrap_err(), &pipe),
+            "is a named pipe; expected a regular file"
+        );
+        let gone = dir.join("gone");
+        symlink("nowhere", &gone).unwrap();
+        assert!(
+            read_record_file(&gone, 10)
+                .unwrap_err()
+                .to_string()
+                .contains("link to nothing")
+        );
+        check_appendable(&file).unwrap();
+        check_appendable(&absent).unwrap();
+        assert!(!absent.exists());
+        for path in [&link, &pipe] {
+            let e = check_appendable(path).unwrap_err();
+            assert!(
+                matches!(&e, Error::Io { path: p, .. } if p == path),
+                "{e:?}"
+            );
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
