@@ -1135,4 +1135,85 @@ mod tests {
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// What a command's `--out` names: the file itself, or the one a link
+    /// there leads to (written through, so the link stays); a directory,
+    /// a device, a named pipe, a link to one or to nothing, and a name
+    /// ending in `/` are refused.
+    #[test]
+    fn an_output_file_is_a_regular_file_or_a_link_to_one() {
+        use std::os::unix::fs::symlink;
+        let dir = scratch("output");
+        let file = dir.join("file");
+        std::fs::write(&file, b"old").unwrap();
+        let link = dir.join("link");
+        symlink("file", &link).unwrap();
+        assert_eq!(output_file(&file).unwrap(), file);
+        let absent = dir.join("absent");
+        assert_eq!(output_file(&absent).unwrap(), absent);
+        assert_eq!(
+            output_file(&link).unwrap(),
+            std::fs::canonicalize(&file).unwrap()
+        );
+        write_output(&link, |f| f.write_all(b"new")).unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+        assert_eq!(std::fs::read(&file).unwrap(), b"new");
+        let pipe = dir.join("pipe");
+        fifo(&pipe);
+        let (to_dir, to_pipe, gone) = (dir.join("to-dir"), dir.join("to-pipe"), dir.join("gone"));
+        symlink(".", &to_dir).unwrap();
+        symlink("pipe", &to_pipe).unwrap();
+        symlink("nowhere", &gone).unwrap();
+        let slash = PathBuf::from(format!("{}/", file.display()));
+        for (path, what) in [
+            (&dir, "a directory"),
+            (&pipe, "a named pipe"),
+            (&PathBuf::from("/dev/null"), "a device"),
+            (&to_dir, "a link to a directory"),
+            (&to_pipe, "a link to a named pipe"),
+            (&gone, "a link that leads nowhere"),
+            (&slash, "a directory's name (it ends with /)"),
+        ] {
+            let e = output_file(path).unwrap_err();
+            assert_eq!(
+                says(e, path),
+                format!("is {what}; only a regular file is written here")
+            );
+        }
+        assert_eq!(std::fs::read(&file).unwrap(), b"new");
+        // What cannot be looked at is an error of its own, not a refusal.
+        let below = file.join("x");
+        let e = output_file(&below).unwrap_err();
+        assert!(
+            matches!(&e, Error::Io { path, source } if *path == below
+                && source.kind() == ErrorKind::NotADirectory),
+            "{e:?}"
+        );
+        let looped = dir.join("loop");
+        symlink("loop", &looped).unwrap();
+        let e = output_file(&looped).unwrap_err();
+        assert!(
+            matches!(&e, Error::Io { path, source } if *path == looped
+                && source.raw_os_error() == Some(libc::ELOOP)),
+            "{e:?}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The file this process's standard output goes to is refused as an
+    /// output file (the rename would drop what is there); another is not.
+    #[test]
+    fn the_file_standard_output_goes_to_is_refused() {
+        let dir = scratch("stdout");
+        let file = dir.join("file");
+        std::fs::write(&file, b"").unwrap();
+        not_standard_output(&file, &std::fs::metadata(&file).unwrap()).unwrap();
+        let out = std::fs::metadata("/dev/stdout").unwrap();
+        let e = not_standard_output(&file, &out).unwrap_err();
+        assert_eq!(
+            says(e, &file),
+            "is where this command's own output goes; name another file"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
