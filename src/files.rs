@@ -1200,6 +1200,36 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// The hashes are SHA-256 (the known answers of FIPS 180-2), of a slice
+    /// and of a reader alike (the reader's over more than one read), in
+    /// lowercase hex.
+    #[test]
+    fn sha256_of_known_answers() {
+        let abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        assert_eq!(hex(&sha256(b"abc")), abc);
+        assert_eq!(hex(&sha256_of_reader(&mut &b"abc"[..]).unwrap()), abc);
+        let million = vec![b'a'; 1_000_000];
+        let want = "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0";
+        assert_eq!(hex(&sha256(&million)), want);
+        // In pieces shorter than the reader's buffer.
+        let mut pieces = std::io::Read::chain(&million[..300_000], &million[300_000..]);
+        assert_eq!(hex(&sha256_of_reader(&mut pieces).unwrap()), want);
+        assert_eq!(hex(&[0x00, 0x0f, 0xa0, 0xff]), "000fa0ff");
+    }
+
+    /// A directory where files can be made passes, leaving nothing; one
+    /// where none can (`/proc`) is an error naming it.
+    #[test]
+    fn a_directory_is_checked_for_writing_by_a_file_made_and_removed() {
+        let dir = scratch("writable");
+        check_files_can_be_created(&dir).unwrap();
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        let proc = Path::new("/proc");
+        let e = check_files_can_be_created(proc).unwrap_err();
+        assert!(says(e, proc).starts_with("no file can be written in this directory: "));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// The file this process's standard output goes to is refused as an
     /// output file (the rename would drop what is there); another is not.
     #[test]
