@@ -860,6 +860,59 @@ fn batch_answers_each_board_within_limits() {
     );
 }
 
+/// A batch answer asked for gzip-compressed comes so, and whole: its
+/// frames end where the answer does (an empty frame handed on past the
+/// end kept the compressor asking for more, and the answer never ended).
+/// The gzip trailer's CRC-32 and length are those of the answer sent plain.
+#[test]
+fn a_batch_answer_asked_for_gzip_is_compressed_and_whole() {
+    let s = Server::db(awari_db());
+    let body = format!(
+        "{{\"boards\": [{}]}}",
+        vec!["\"1,1,1,1,1,2,4,2,3,0,0,0\""; 300].join(",")
+    );
+    let (status, _, plain) = s.request(
+        "POST",
+        "/api/awari/batch",
+        "Content-Type: application/json\r\n",
+        body.as_bytes(),
+    );
+    assert_eq!(status, 200);
+    let mut c = TcpStream::connect(&s.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        c,
+        "POST /api/awari/batch HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAccept-Encoding: gzip\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    c.read_to_end(&mut raw)
+        .expect("the whole answer within 20 s");
+    let end = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&raw[..end]).to_lowercase();
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert!(head.contains("content-encoding: gzip"), "{head}");
+    let mut gz = raw[end + 4..].to_vec();
+    if head.contains("transfer-encoding: chunked") {
+        gz = unchunk(&gz);
+    }
+    assert!(gz.starts_with(&[0x1f, 0x8b]) && gz.len() > 8, "{gz:?}");
+    assert!(gz.len() < plain.len() / 10, "{} bytes", gz.len());
+    let trailer = |at: usize| u32::from_le_bytes(gz[at..at + 4].try_into().unwrap());
+    let crc32 = |bytes: &[u8]| {
+        !bytes.iter().fold(!0u32, |crc, &b| {
+            (0..8).fold(crc ^ u32::from(b), |c, _| {
+                (c >> 1) ^ (0xedb8_8320 & (c & 1).wrapping_neg())
+            })
+        })
+    };
+    assert_eq!(
+        (trailer(gz.len() - 8), trailer(gz.len() - 4) as usize),
+        (crc32(&plain), plain.len())
+    );
+}
+
 #[test]
 fn mainline_levels_stats_and_omweso() {
     let s = Server::db(awari_db());
