@@ -550,7 +550,7 @@ impl Error {
 /// `text` with its control characters escaped (`\n`, `\u{1b}`): a message
 /// is one line, also when it names a path or a word given with a line
 /// break or a terminal escape in it. The command line's errors and the
-/// library's notices ([`crate::progress::Notice`]) pass through it.
+/// library's notices (`progress::Notice`) pass through it.
 ///
 /// ```
 /// use mancaladb::error::one_line;
