@@ -541,6 +541,41 @@ mod tests {
         }
     }
 
+    /// The pits above the highest one that changes are not chosen again:
+    /// `unrank_near` leaves them as the caller kept them (poisoned here),
+    /// which is what makes a short step cheap.
+    #[test]
+    fn unrank_near_rewrites_only_the_pits_that_change() {
+        for &(pits, cons) in &[(5usize, None), (6, Some(3)), (12, Some(6))] {
+            let r = Ranker::new(pits, 6, cons);
+            let n = 6;
+            let mut trail = r.trail(n);
+            let mut x = vec![0u8; pits];
+            let mut want = vec![0u8; pits];
+            let mut kept = 0;
+            for i in 0..r.count(n) {
+                r.unrank(n, i, &mut want);
+                if i == 0 {
+                    r.unrank_near(i, &mut x, &mut trail);
+                    assert_eq!(x, want);
+                    continue;
+                }
+                // Pits 1 and 0 are always chosen again.
+                let high = (1..pits).rev().find(|&k| x[k] != want[k]).unwrap_or(1);
+                x[high + 1..].fill(u8::MAX);
+                r.unrank_near(i, &mut x, &mut trail);
+                assert_eq!(x[..=high], want[..=high], "pits {pits} index {i}");
+                assert!(
+                    x[high + 1..].iter().all(|&v| v == u8::MAX),
+                    "pits {pits} index {i}: {x:?}"
+                );
+                kept += pits - 1 - high;
+                x.copy_from_slice(&want);
+            }
+            assert!(kept > 0, "pits {pits}");
+        }
+    }
+
     #[test]
     fn binomials() {
         assert_eq!(binomial(27, 11), 13_037_895);
