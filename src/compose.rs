@@ -577,11 +577,22 @@ mod tests {
     }
 
     #[test]
+    fn max_seeds_is_the_one_given() {
+        assert_eq!(Ranker::new(5, 7, None).max_seeds(), 7);
+        assert_eq!(Ranker::new(12, 0, Some(6)).max_seeds(), 0);
+        assert_eq!(Ranker::new(3, 1, Some(2)).max_seeds(), 1);
+    }
+
+    #[test]
     fn binomials() {
         assert_eq!(binomial(27, 11), 13_037_895);
         assert_eq!(binomial(5, 7), 0);
         assert_eq!(binomial(59, 11), 279_871_768_995);
         // Past what a u128 holds: the largest, not a wrapped number.
         assert_eq!(binomial(u64::MAX, 11), u128::MAX);
+        // By symmetry, through the small side: C(n, n - 1) = n even where
+        // a product over the large side would not fit.
+        assert_eq!(binomial(u64::MAX, u64::MAX - 1), u128::from(u64::MAX));
+        assert_eq!(binomial(u64::MAX, 1), u128::from(u64::MAX));
     }
 }
