@@ -144,6 +144,12 @@ impl Drop for Server {
     }
 }
 
+/// A batch request's body: `n` copies of one board of level 16.
+fn batch_of(n: usize) -> String {
+    let boards = vec!["\"1,1,1,1,1,2,4,2,3,0,0,0\""; n].join(",");
+    format!("{{\"boards\": [{boards}]}}")
+}
+
 fn unchunk(mut b: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     loop {
@@ -732,10 +738,7 @@ fn batch_answers_each_board_within_limits() {
     );
     // Its length is said in its head, as every answer's is, though it is
     // handed on in frames (64 KiB each): 3,000 boards make about 1.5 MB.
-    let many = format!(
-        "{{\"boards\": [{}]}}",
-        vec!["\"1,1,1,1,1,2,4,2,3,0,0,0\""; 3_000].join(",")
-    );
+    let many = batch_of(3_000);
     let (status, head, body) = s.request(
         "POST",
         "/api/awari/batch",
@@ -759,10 +762,7 @@ fn batch_answers_each_board_within_limits() {
         "{e}"
     );
     // Limits: 10,000 boards, 1 MiB, well-formed JSON.
-    let many = format!(
-        "{{\"boards\": [{}]}}",
-        vec!["\"1,1,1,1,1,2,4,2,3,0,0,0\""; 10_001].join(",")
-    );
+    let many = batch_of(10_001);
     let (status, e) = s.post("/api/awari/batch", many.as_bytes());
     assert_eq!(status, 400, "{e}");
     assert!(
@@ -867,10 +867,7 @@ fn batch_answers_each_board_within_limits() {
 #[test]
 fn a_batch_answer_asked_for_gzip_is_compressed_and_whole() {
     let s = Server::db(awari_db());
-    let body = format!(
-        "{{\"boards\": [{}]}}",
-        vec!["\"1,1,1,1,1,2,4,2,3,0,0,0\""; 300].join(",")
-    );
+    let body = batch_of(300);
     let (status, _, plain) = s.request(
         "POST",
         "/api/awari/batch",
@@ -1385,8 +1382,7 @@ fn slow_bodies_hold_no_turn_of_the_costly_routes() {
 #[test]
 fn an_answer_the_client_never_takes_is_dropped() {
     let s = Server::db(awari_db());
-    let boards = vec!["\"1,1,1,1,1,2,4,2,3,0,0,0\""; 10_000].join(",");
-    let body = format!("{{\"boards\": [{boards}]}}");
+    let body = batch_of(10_000);
     // One answer (about 5 MB), taken at once.
     let (status, whole) = s.post("/api/awari/batch", body.as_bytes());
     assert_eq!(status, 200);
@@ -1461,8 +1457,7 @@ fn answers_not_yet_taken_hold_the_places_of_batches() {
     let s = Server::db(awari_db());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     // About 1 MB of answer each: more than a connection's buffers hold.
-    let boards = vec!["\"1,1,1,1,1,2,4,2,3,0,0,0\""; 2_000].join(",");
-    let body = format!("{{\"boards\": [{boards}]}}");
+    let body = batch_of(2_000);
     let holding: Vec<TcpStream> = (0..8 * 2 * cores)
         .map(|_| {
             let mut c = TcpStream::connect(&s.addr).unwrap();
@@ -1615,8 +1610,7 @@ fn serve_starts_with_64_open_files_and_refuses_63() {
 #[test]
 fn an_answer_taken_after_a_pause_is_whole() {
     let s = Server::db(awari_db());
-    let boards = vec!["\"1,1,1,1,1,2,4,2,3,0,0,0\""; 8_000].join(",");
-    let body = format!("{{\"boards\": [{boards}]}}");
+    let body = batch_of(8_000);
     let mut c = TcpStream::connect(&s.addr).unwrap();
     write!(
         c,
