@@ -671,6 +671,40 @@ pub fn check_appendable(path: &Path) -> Result<()> {
     }
 }
 
+/// Bytes free for this process on the file system that holds `dir`
+/// (`statvfs`'s blocks available to unprivileged users); `None` when it
+/// cannot be asked (no such directory, a name with a NUL byte).
+pub fn free_disk(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let name = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut fs = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `name` is a NUL-terminated path and `fs` is written by the
+    // call before it is read, which happens only when it succeeds.
+    let asked = unsafe { libc::statvfs(name.as_ptr(), fs.as_mut_ptr()) } == 0;
+    asked.then(|| {
+        // SAFETY: filled by the successful call.
+        let fs = unsafe { fs.assume_init() };
+        fs.f_bavail.saturating_mul(fs.f_frsize)
+    })
+}
+
+/// Bytes held by the regular files under `dir`, its subdirectories' too
+/// (links are not followed); what cannot be read counts as nothing, as a
+/// missing `dir` does.
+pub fn bytes_under(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|entry| match entry.metadata() {
+            Ok(m) if m.is_dir() => bytes_under(&entry.path()),
+            Ok(m) if m.is_file() => m.len(),
+            _ => 0,
+        })
+        .sum()
+}
+
 /// sha256 as lowercase hex.
 pub fn hex(digest: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
@@ -1244,6 +1278,49 @@ mod tests {
             says(e, &file),
             "is where this command's own output goes; name another file"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The bytes under a directory are its regular files' lengths, its
+    /// subdirectories' included and a link's target not; a missing
+    /// directory holds none.
+    #[test]
+    fn the_bytes_under_a_directory_count_its_files_not_links() {
+        let dir = scratch("bytes-under");
+        std::fs::write(dir.join("a"), vec![0u8; 1000]).unwrap();
+        std::fs::create_dir_all(dir.join("work/rank-0")).unwrap();
+        std::fs::write(dir.join("work/rank-0/state.0"), vec![0u8; 234]).unwrap();
+        let outside = scratch("bytes-outside");
+        std::fs::write(outside.join("big"), vec![0u8; 50_000]).unwrap();
+        std::os::unix::fs::symlink(outside.join("big"), dir.join("link")).unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join("dir-link")).unwrap();
+        assert_eq!(bytes_under(&dir), 1234);
+        assert_eq!(bytes_under(&dir.join("work")), 234);
+        assert_eq!(bytes_under(&dir.join("missing")), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(&outside).unwrap();
+    }
+
+    /// The free disk is what `df` reports as available, in bytes (within
+    /// what other processes write meanwhile); a missing directory has
+    /// none to report.
+    #[test]
+    fn the_free_disk_is_what_df_reports_available() {
+        let dir = scratch("free-disk");
+        let ours = free_disk(&dir).expect("statvfs of a directory");
+        let df = std::process::Command::new("df")
+            .args(["-B1", "--output=avail"])
+            .arg(&dir)
+            .output()
+            .expect("df runs");
+        let text = String::from_utf8(df.stdout).unwrap();
+        let theirs: u64 = text.lines().nth(1).unwrap().trim().parse().unwrap();
+        assert!(
+            ours.abs_diff(theirs) < 256 << 20,
+            "{ours} against df's {theirs}"
+        );
+        assert_eq!(free_disk(&dir.join("missing")), None);
+        assert_eq!(free_disk(Path::new("a\0b")), None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -32,7 +32,7 @@ mod needs;
 use agree::{RANKS_TOKEN, agree};
 use needs::check_memory;
 pub use needs::{
-    Needs, RANK_BYTES_PER_POSITION, TABLE_BYTES_PER_POSITION, WORK_BYTES_PER_POSITION,
+    DiskRoom, Needs, RANK_BYTES_PER_POSITION, TABLE_BYTES_PER_POSITION, WORK_BYTES_PER_POSITION,
     WORKING_BYTES_PER_POSITION,
 };
 
@@ -278,6 +278,9 @@ impl<'a, L: IntoIterator<Item = usize>> Build<'a, L> {
             ranks: ex.ranks(),
             threads,
         });
+        if ex.rank() == 0 {
+            warn_if_disk_short(db, rules, &levels, progress)?;
+        }
         let budget = db.raw_cache();
         let mut reports = Vec::new();
         let mut stop = false;
@@ -348,6 +351,35 @@ fn highest_to_build(db: &Db, rules: Rules, levels: &[usize]) -> Result<Option<us
         }
     }
     Ok(None)
+}
+
+/// Says so ([`Notice::DiskShort`]) when the levels of `levels` not built
+/// yet may take more disk than `db` has room for ([`DiskRoom`]): the build
+/// goes on, as the need is a bound and room may be made meanwhile, and a
+/// build stopped by a full disk resumes.
+fn warn_if_disk_short(
+    db: &Db,
+    rules: Rules,
+    levels: &[usize],
+    progress: Progress<'_>,
+) -> Result<()> {
+    let mut missing = Vec::new();
+    for &n in levels {
+        if !built(db, rules, n)? {
+            missing.push(n);
+        }
+    }
+    if let Some(room) = DiskRoom::of(db, rules, &missing)
+        && room.is_short()
+    {
+        progress.notice(Notice::DiskShort {
+            levels: level_set_text(&missing),
+            dir: db.dir().to_path_buf(),
+            need: room.need,
+            room: room.room,
+        });
+    }
+    Ok(())
 }
 
 /// Fails, before anything is solved, unless every level that one of

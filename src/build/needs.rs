@@ -3,9 +3,11 @@
 //! `known` reports), and the check that refuses a level this machine cannot
 //! hold before anything is built.
 
+use crate::db::Db;
 use crate::error::{Error, Result};
+use crate::files::{bytes_under, free_disk};
 use crate::memory::{MemoryLimit, SetBy};
-use crate::oware::level_size;
+use crate::oware::{Rules, level_size};
 use crate::stored::{DEFAULT_RAW_CACHE, keeps_raw, raw_window};
 
 /// The builder's working memory per position of the level being solved, at
@@ -80,6 +82,39 @@ impl Needs {
             memory: (WORKING_BYTES_PER_POSITION * size(largest_level)) as u64,
             disk: disk.max(tables + raw(largest_level.saturating_add(2))) as u64,
         }
+    }
+}
+
+/// The disk a build may still take, against the room there is for it.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct DiskRoom {
+    /// [`Needs::disk`] of the levels still to build.
+    pub need: u64,
+    /// Bytes free on the table directory's file system, and those its raw
+    /// copies and work directories hold already: [`Needs::disk`] counts
+    /// the copies a level reads and its work directory as written, and a
+    /// build keeps, reuses or removes what is there.
+    pub room: u64,
+}
+
+impl DiskRoom {
+    /// The room for building `missing` (sorted; the levels of `rules`
+    /// with no table in `db` yet) in `db`; `None` when nothing is missing
+    /// or the file system cannot be asked (`statvfs`).
+    pub fn of(db: &Db, rules: Rules, missing: &[usize]) -> Option<DiskRoom> {
+        if missing.is_empty() {
+            return None;
+        }
+        let free = free_disk(db.dir())?;
+        Some(DiskRoom {
+            need: Needs::of(missing).disk,
+            room: free.saturating_add(bytes_under(&db.raw_dir(rules))),
+        })
+    }
+
+    /// Whether the build may fill the disk before it ends.
+    pub fn is_short(&self) -> bool {
+        self.need > self.room
     }
 }
 
@@ -213,5 +248,28 @@ mod tests {
             assert!(disk >= at_least.floor(), "level {n}: {disk} < {at_least}");
         }
         assert!(kept > 0, "no level here keeps its raw copy");
+    }
+
+    /// The room for a build is the free disk and what its raw copies and
+    /// work directories hold already; the need is that of the levels
+    /// missing, and it is short only where it is more than the room.
+    #[test]
+    fn the_room_for_a_build_counts_the_raw_copies_held() {
+        let dir = crate::files::scratch_dir("needs", "room");
+        let db = Db::new(&dir);
+        assert_eq!(DiskRoom::of(&db, Rules::Awari, &[]), None);
+        let raw = db.raw_dir(Rules::Awari);
+        std::fs::create_dir_all(raw.join("scores.12.work/rank-0")).unwrap();
+        std::fs::write(raw.join("scores.11"), vec![0u8; 701_064]).unwrap();
+        std::fs::write(raw.join("scores.12.work/rank-0/state.0"), vec![0u8; 5_000]).unwrap();
+        let room = DiskRoom::of(&db, Rules::Awari, &[12, 13]).unwrap();
+        assert_eq!(room.need, Needs::of(&[12, 13]).disk);
+        let free = crate::files::free_disk(&dir).unwrap();
+        let held = room.room - 706_064;
+        assert!(held.abs_diff(free) < 256 << 20, "{held} against {free}");
+        let short = |need, room| DiskRoom { need, room }.is_short();
+        assert!(short(101, 100));
+        assert!(!short(100, 100));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,13 +1,17 @@
 //! `known`: the starting positions' values from the levels present, and
 //! what the missing levels would take.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use mancaladb::Error;
-use mancaladb::build::{Needs, WORKING_BYTES_PER_POSITION, address_space_limit, memory_limit};
+use mancaladb::build::{
+    DiskRoom, Needs, WORKING_BYTES_PER_POSITION, address_space_limit, memory_limit,
+};
 use mancaladb::error::level_set_text;
 use mancaladb::known::starts;
 use mancaladb::oware::levels_needed;
+use mancaladb::progress::bytes_text;
 use mancaladb::stored::DEFAULT_RAW_CACHE;
 
 use super::args::{Reading, shell_quote};
@@ -83,7 +87,11 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
                     s.missing_positions,
                     s.missing_positions,
                     s.needs.map_or(String::new(), |n| {
-                        cost(n, s.missing.len(), s.missing_positions, rate)
+                        let room = source
+                            .db()
+                            .and_then(|(db, rules)| DiskRoom::of(db, rules, &s.missing));
+                        let room = room.map(|room| (room, dir));
+                        cost(n, s.missing.len(), s.missing_positions, rate, room)
                     }),
                 );
             }
@@ -93,8 +101,15 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
 }
 
 /// What building the missing levels takes, and whether this machine has it:
-/// a time from the measured rate only where the memory is there.
-fn cost(n: Needs, levels: usize, positions: u64, rate: Option<f64>) -> String {
+/// a time from the measured rate only where the memory is there; the room
+/// on the disk of the table directory `room.1`, where it is short.
+fn cost(
+    n: Needs,
+    levels: usize,
+    positions: u64,
+    rate: Option<f64>,
+    room: Option<(DiskRoom, &Path)>,
+) -> String {
     let gb = |b: u64| b as f64 / 1e9;
     let building = match levels {
         1 => "building it",
@@ -109,13 +124,20 @@ fn cost(n: Needs, levels: usize, positions: u64, rate: Option<f64>) -> String {
     );
     match (memory_limit(), address_space_limit()) {
         (Some(limit), _) if n.memory > limit.bytes => text.push_str(&format!(
-            ": {limit}, so not here, but over the ranks of several machines (`build --distributed`, README)"
+            ": {limit} of memory, so not here, but over the ranks of several machines (`build --distributed`, README)"
         )),
         (_, Some(own)) if n.memory > own => text.push_str(&format!(
             ": this process's address-space limit (ulimit -v or -d) is {:.1} GB, so not under it: lift the limit, or raise it well above that",
             gb(own)
         )),
         _ => {
+            if let Some((room, dir)) = room.filter(|(room, _)| room.is_short()) {
+                text.push_str(&format!(
+                    ": {} has room for {} (free, or held by its raw copies), so make room first, or build in a larger file system",
+                    dir.display(),
+                    bytes_text(room.room)
+                ));
+            }
             if let Some(r) = rate {
                 text.push_str(&format!(
                     "; about {} at the {:.1} M positions/s measured here for the largest level built (larger levels run slower)",

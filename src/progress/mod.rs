@@ -178,6 +178,19 @@ pub enum Notice {
         /// Who holds its lock.
         holder: String,
     },
+    /// The levels a build has still to build may take more disk than
+    /// their table directory has room for (the build's `DiskRoom`).
+    DiskShort {
+        /// The levels, as `35..46,48`.
+        levels: String,
+        /// The table directory.
+        #[serde(serialize_with = "lossy")]
+        dir: PathBuf,
+        /// Bytes they may take at most.
+        need: u64,
+        /// Bytes free there, and those its raw copies hold already.
+        room: u64,
+    },
     /// A stored table is damaged and is built again.
     Rebuilding {
         /// The level.
@@ -378,6 +391,16 @@ pub enum Notice {
     },
 }
 
+/// A size on disk or in memory as text: `42.0 GB`, or `3.5 MB` below a
+/// gigabyte (a room of a few megabytes is not "0.0 GB").
+pub fn bytes_text(bytes: u64) -> String {
+    match bytes as f64 {
+        // What would round to "1000.0 MB" is "1.0 GB".
+        b if b < 999.95e6 => format!("{:.1} MB", b / 1e6),
+        b => format!("{:.1} GB", b / 1e9),
+    }
+}
+
 /// A path as text, lossily where it is not UTF-8.
 fn lossy<S: serde::Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&path.to_string_lossy())
@@ -405,7 +428,8 @@ impl Notice {
         }
         matches!(
             self,
-            Notice::Rebuilding { .. }
+            Notice::DiskShort { .. }
+                | Notice::Rebuilding { .. }
                 | Notice::SolveAfresh { .. }
                 | Notice::Check3Afresh { .. }
                 | Notice::VerifyWithoutCheckpoints { .. }
@@ -509,6 +533,26 @@ impl fmt::Display for Unescaped<'_> {
                 "{}: waiting for {holder}, which is writing to it",
                 dir.display()
             ),
+            Notice::DiskShort {
+                levels,
+                dir,
+                need,
+                room,
+            } => {
+                let (levels, them) = match levels.parse::<usize>() {
+                    Ok(_) => (format!("level {levels}"), "it"),
+                    Err(_) => (format!("levels {levels}"), "them"),
+                };
+                write!(
+                    f,
+                    "building {levels} may take up to {} of disk and {} has room for {} \
+                     (free, or held by its raw copies): if the disk fills, the build stops, \
+                     and run again once there is room it resumes {them} where it stopped",
+                    bytes_text(*need),
+                    dir.display(),
+                    bytes_text(*room)
+                )
+            }
             Notice::Rebuilding { seeds, why } => write!(f, "{why}; rebuilding level {seeds}"),
             Notice::SolveResumed {
                 seeds,
@@ -777,6 +821,53 @@ mod tests {
             checkpoint(0).to_string(),
             "level 30: checkpoint after the last threshold (2837.5 MB in 18.2 s)"
         );
+    }
+
+    /// A build that may fill its disk warns, naming its levels, in the
+    /// singular where there is one, with sizes in MB below a gigabyte.
+    #[test]
+    fn a_build_short_of_disk_warns_with_its_levels_and_sizes() {
+        let short = |levels: &str, need, room| Notice::DiskShort {
+            levels: levels.to_string(),
+            dir: "db".into(),
+            need,
+            room,
+        };
+        assert!(short("36", 33_000_000_000, 20_000_000_000).is_warning());
+        assert_eq!(
+            short("36", 33_012_000_000, 20_049_000_000).to_string(),
+            "building level 36 may take up to 33.0 GB of disk and db has room for 20.0 GB \
+             (free, or held by its raw copies): if the disk fills, the build stops, and run \
+             again once there is room it resumes it where it stopped"
+        );
+        let several = short("0..18", 166_600_000, 21_040_000).to_string();
+        assert!(
+            several.starts_with(
+                "building levels 0..18 may take up to 166.6 MB of disk and db has room for 21.0 MB"
+            ),
+            "{several}"
+        );
+        assert!(
+            several.ends_with("it resumes them where it stopped"),
+            "{several}"
+        );
+        let json = serde_json::to_value(short("36", 2, 1)).unwrap();
+        assert_eq!(
+            (&json["kind"], &json["need"], &json["room"], &json["dir"]),
+            (&"disk_short".into(), &2.into(), &1.into(), &"db".into())
+        );
+    }
+
+    /// Sizes read in MB below a gigabyte and in GB from there, never as
+    /// "1000.0 MB".
+    #[test]
+    fn sizes_read_in_megabytes_below_a_gigabyte() {
+        use super::bytes_text;
+        assert_eq!(bytes_text(0), "0.0 MB");
+        assert_eq!(bytes_text(21_040_000), "21.0 MB");
+        assert_eq!(bytes_text(999_949_999), "999.9 MB");
+        assert_eq!(bytes_text(999_950_000), "1.0 GB");
+        assert_eq!(bytes_text(683_400_000_000), "683.4 GB");
     }
 
     /// A sink that follows only `advance` hears the units a resumed run

@@ -836,7 +836,7 @@ fn known_lists_what_is_confirmed_and_what_is_missing() {
     let limit = mancaladb::build::memory_limit().expect("MemTotal in /proc/meminfo");
     if (limit.bytes as f64) < level_48 {
         assert!(
-            text.contains("so not here, but over the ranks of several machines (`build --distributed`, README)"),
+            text.contains(&format!("{limit} of memory, so not here, but over the ranks of several machines (`build --distributed`, README)")),
             "{text}"
         );
     }
