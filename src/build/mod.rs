@@ -716,4 +716,58 @@ mod tests {
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// A build warns before it solves when the levels it has still to
+    /// build may take more disk than there is room for, naming them and
+    /// the directory; levels that fit, or that are built already, pass in
+    /// silence.
+    #[test]
+    fn a_build_short_of_disk_says_so_and_one_with_room_does_not() {
+        use std::sync::Mutex;
+        struct Told(Mutex<Vec<Notice>>);
+        impl crate::progress::Observer for Told {
+            fn stage(
+                &self,
+                _label: &str,
+                _total: u64,
+            ) -> Option<Box<dyn crate::progress::StageSink + '_>> {
+                None
+            }
+            fn notice(&self, notice: &Notice) {
+                self.0.lock().unwrap().push(notice.clone());
+            }
+        }
+        let dir = files::scratch_dir("build", "disk-short");
+        let db = Db::new(&dir);
+        let told = Told(Mutex::new(Vec::new()));
+        let warn = |levels: &[usize]| {
+            warn_if_disk_short(&db, Rules::Awari, levels, Progress::to(&told)).unwrap();
+            std::mem::take(&mut *told.0.lock().unwrap())
+        };
+        // Levels 0..=10 take a few MB; a level past the game, all there is.
+        assert_eq!(warn(&[0, 1, 2, 10]), []);
+        let notices = warn(&[0, 1, 1_000]);
+        let [
+            Notice::DiskShort {
+                levels,
+                dir: named,
+                need,
+                room,
+            },
+        ] = &notices[..]
+        else {
+            panic!("{notices:?}");
+        };
+        assert_eq!((levels.as_str(), named), ("0..1,1000", &dir));
+        assert_eq!(*need, u64::MAX);
+        assert!(*room < u64::MAX, "{room}");
+        // Built levels count for nothing.
+        std::fs::write(db.table_path(Rules::Awari, 0), b"").unwrap();
+        let built = warn(&[0, 1_000]);
+        assert!(
+            matches!(&built[..], [Notice::DiskShort { levels, .. }] if levels == "1000"),
+            "{built:?}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
