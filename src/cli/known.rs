@@ -149,3 +149,36 @@ fn cost(
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where the table directory's disk is short, `known` says so and how
+    /// much room there is, and still gives the time; where it is not, it
+    /// says nothing of it.
+    #[test]
+    fn a_short_disk_is_named_with_its_room() {
+        let needs = Needs::of(&[20]);
+        let dir = Path::new("/data/db");
+        let short = DiskRoom {
+            need: needs.disk,
+            room: 21_000_000,
+        };
+        let text = cost(needs, 1, 80_000_000, Some(4e6), Some((short, dir)));
+        assert!(
+            text.contains(": /data/db has room for 21.0 MB (free, or held by its raw copies), so make room first, or build in a larger file system; about 20 s at the 4.0 M positions/s"),
+            "{text}"
+        );
+        let roomy = DiskRoom {
+            need: needs.disk,
+            room: needs.disk,
+        };
+        let text = cost(needs, 1, 80_000_000, Some(4e6), Some((roomy, dir)));
+        assert!(!text.contains("has room"), "{text}");
+        assert!(
+            text.contains("; about 20 s at the 4.0 M positions/s"),
+            "{text}"
+        );
+    }
+}
