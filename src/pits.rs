@@ -213,4 +213,49 @@ mod tests {
             "a row: pit count '1.5' is not a whole number"
         );
     }
+
+    /// A pit may hold none and all the seeds there are, and the board all
+    /// of them; one seed past either bound, or below none, is refused with
+    /// what is wrong (from words and numbers alike).
+    #[test]
+    fn the_bounds_are_inclusive_and_each_refusal_says_why() {
+        for counts in [[0, 0, 0], [10, 0, 0], [5, 5, 0], [0, 0, 10]] {
+            let words: Vec<String> = counts.iter().map(|v| v.to_string()).collect();
+            let expected = counts.map(|v| v as u8);
+            assert_eq!(
+                super::parse::<3, _>(&words, "a row", ROW).unwrap(),
+                expected
+            );
+            assert_eq!(
+                super::from_counts::<3>(&counts, "a row", ROW).unwrap(),
+                expected
+            );
+        }
+        let refused = [
+            ([1, -1, 0], "a row: pit count -1 is negative"),
+            (
+                [1, 11, 0],
+                "a row: pit count 11 exceeds the 10 seeds of a game",
+            ),
+            ([5, 5, 1], "a row holds 11 seeds; a game holds at most 10"),
+        ];
+        for (counts, message) in refused {
+            let words: Vec<String> = counts.iter().map(|v| v.to_string()).collect();
+            let from_words = super::parse::<3, _>(&words, "a row", ROW).unwrap_err();
+            assert_eq!(from_words.to_string(), message);
+            let from_numbers = super::from_counts::<3>(&counts, "a row", ROW).unwrap_err();
+            assert_eq!(from_numbers.to_string(), message);
+        }
+    }
+
+    /// A comma that ends a word is a separator, however many counts come
+    /// before it; only one between two counts with nothing there is
+    /// refused.
+    #[test]
+    fn a_comma_that_ends_a_word_is_a_separator() {
+        let pits: [u8; 3] = super::parse(&["1,2,", "3"], "a row", ROW).unwrap();
+        assert_eq!(pits, [1, 2, 3]);
+        let pits: [u8; 3] = super::parse(&["1", ",2,3"], "a row", ROW).unwrap();
+        assert_eq!(pits, [1, 2, 3]);
+    }
 }
