@@ -158,3 +158,65 @@ impl fmt::Display for Board {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Levels run from 0 to 48, and one past them is named with its
+    /// number, however large.
+    #[test]
+    fn levels_run_from_0_to_48() {
+        assert_eq!(game_level(0).unwrap(), 0);
+        assert_eq!(game_level(48).unwrap(), 48);
+        for (n, text) in [(49, "49"), (u64::MAX, "18446744073709551615")] {
+            assert_eq!(
+                game_level(n).unwrap_err().to_string(),
+                format!("level {text}: levels go up to 48")
+            );
+        }
+        assert_eq!(game_levels([0, 12, 48]).unwrap(), [0, 12, 48]);
+        let past = game_levels([47, 48, 49, 50]).unwrap_err();
+        assert_eq!(past.to_string(), "level 49: levels go up to 48");
+    }
+
+    /// A level as text: digits, with spaces and a `+` allowed; anything
+    /// else is refused with what to give.
+    #[test]
+    fn a_level_as_text_is_digits() {
+        assert_eq!(parse_level(" +36 ").unwrap(), 36);
+        assert_eq!(parse_level("048").unwrap(), 48);
+        let refused = |text: &str| parse_level(text).unwrap_err().to_string();
+        assert_eq!(refused("49"), "level 49: levels go up to 48");
+        assert_eq!(
+            refused("99999999999999999999999"),
+            "level 99999999999999999999999: levels go up to 48"
+        );
+        assert_eq!(refused(" "), "give a level 0..=48");
+        assert_eq!(refused("+"), "give a level 0..=48");
+        assert_eq!(refused("3a"), "level 3a: give 0..=48");
+        assert_eq!(refused("-1"), "level -1: give 0..=48");
+    }
+
+    /// A board's pits, its seeds and the mover's, the board turned round,
+    /// the stored domain and the board as text.
+    #[test]
+    fn a_board_tells_its_pits_and_seeds() {
+        let b = Board::new([1, 0, 2, 0, 0, 3, 4, 0, 5, 6, 7, 1]).unwrap();
+        assert_eq!(b.pits(), [1, 0, 2, 0, 0, 3, 4, 0, 5, 6, 7, 1]);
+        assert_eq!(Board::parse(&["1,0,2,0,0,3", "4 0 5 6 7 1"]).unwrap(), b);
+        assert_eq!((b.seeds(), b.own_seeds()), (29, 6));
+        let turned = b.swapped();
+        assert_eq!(turned.pits(), [4, 0, 5, 6, 7, 1, 1, 0, 2, 0, 0, 3]);
+        assert_eq!((turned.seeds(), turned.own_seeds()), (29, 23));
+        assert_eq!(turned.swapped(), b);
+        assert!(b.in_domain());
+        assert!(
+            !Board::new([0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1])
+                .unwrap()
+                .in_domain()
+        );
+        assert_eq!(b.to_string(), "1 0 2 0 0 3 4 0 5 6 7 1");
+        assert_eq!(Board::EMPTY.to_string(), "0 0 0 0 0 0 0 0 0 0 0 0");
+    }
+}
