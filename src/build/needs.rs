@@ -272,4 +272,74 @@ mod tests {
         assert!(!short(100, 100));
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// Levels 0..=5 (every board stored: 1, 12, 78, 364, 1,365 and 4,368
+    /// positions, each copy kept) need most disk while level 5's table is
+    /// written: the tables of levels 0..=4 (0.5125 x 1,820 bytes), its work
+    /// directory (1.2 x 4,368), the copies of levels 0..=4 (1,820: 0..=3
+    /// that it reads, 4 kept for level 6), its `scores.5.part` (4,368) and
+    /// its table (0.5125 x 4,368): 14,600.95 bytes. Its working memory is
+    /// 1.25 x 4,368.
+    #[test]
+    fn levels_0_to_5_need_their_counted_bytes() {
+        assert_eq!(
+            Needs::of(&[0, 1, 2, 3, 4, 5]),
+            Needs {
+                largest_level: 5,
+                memory: 5_460,
+                disk: 14_600,
+            }
+        );
+    }
+
+    /// Level 5 alone reads the copies of levels 0..=3 (455 bytes) and keeps
+    /// none of level 4, which it does not build: 1.2 x 4,368 + 455 + 4,368
+    /// + 0.5125 x 4,368 = 12,303.2 bytes.
+    #[test]
+    fn a_level_alone_keeps_no_copy_of_the_level_below_it() {
+        assert_eq!(
+            Needs::of(&[5]),
+            Needs {
+                largest_level: 5,
+                memory: 5_460,
+                disk: 12_303,
+            }
+        );
+    }
+
+    /// At the raw cache's edge, level `k` is the largest whose copy is
+    /// kept (for level `k + 2`) and `k + 1` the smallest whose copy is not:
+    /// building `k` before `k + 1` adds, while `k + 1`'s table is written,
+    /// `k`'s table and its kept copy, and no `scores.N.part` of `k + 1`.
+    #[test]
+    fn the_copy_kept_for_two_levels_up_counts_at_the_raw_caches_edge() {
+        let budget = Some(DEFAULT_RAW_CACHE);
+        let k = (0..).find(|&k| !keeps_raw(k + 1, budget)).unwrap();
+        assert!(keeps_raw(k, budget) && k > 30, "level {k}");
+        let size = |n: usize| level_size(n) as f64;
+        let both = Needs::of(&[k, k + 1]).disk as f64;
+        let alone = Needs::of(&[k + 1]).disk as f64;
+        let added = (1.0 + TABLE_BYTES_PER_POSITION) * size(k);
+        assert!(
+            (both - alone - added).abs() < 2.0,
+            "{both} - {alone} != {added}"
+        );
+    }
+
+    /// A level whose working memory is exactly what the machine, or the
+    /// process's address space, holds fits; a byte less does not. Level 3
+    /// (364 positions) needs 1.25 x 364 = 455 bytes.
+    #[test]
+    fn a_level_that_needs_exactly_the_limit_fits() {
+        let limit = |bytes: u64| {
+            Some(MemoryLimit {
+                bytes,
+                set_by: SetBy::Machine,
+            })
+        };
+        assert!(check_memory(Some(3), 1, 1, limit(455), None).is_ok());
+        assert!(check_memory(Some(3), 1, 1, limit(454), None).is_err());
+        assert!(check_memory(Some(3), 1, 1, None, Some(455)).is_ok());
+        assert!(check_memory(Some(3), 1, 1, None, Some(454)).is_err());
+    }
 }
