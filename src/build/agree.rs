@@ -182,3 +182,70 @@ fn digest(text: &str) -> u64 {
     let sum = table::sha256(text.as_bytes());
     u64::from_le_bytes(sum[..8].try_into().expect("8 bytes"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        crate::files::scratch_dir("agree", name)
+    }
+
+    /// The program the ranks compare is this crate's version and the first
+    /// 16 hex digits of its executable's SHA-256 (the same version built
+    /// otherwise is another program).
+    #[test]
+    fn the_program_is_its_version_and_its_executables_hash() {
+        let id = program_identity();
+        let prefix = format!("mancaladb {}, executable ", env!("CARGO_PKG_VERSION"));
+        let hash = id.strip_prefix(&prefix).unwrap_or_else(|| panic!("{id}"));
+        assert!(
+            hash.len() == 16 && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')),
+            "{id}"
+        );
+    }
+
+    /// Rank 0's token is read back as written; another build's token, no
+    /// token, or a directory in its place is said as such (after the while
+    /// given to a shared file system), so that the rank that sees it differs.
+    #[test]
+    fn a_token_is_read_back_and_anything_else_is_said() {
+        let dir = scratch("read");
+        let path = dir.join(RANKS_TOKEN);
+        std::fs::write(&path, "00000000000000ab\n").unwrap();
+        assert_eq!(read_token(&path, 0xab), "00000000000000ab");
+        assert_eq!(
+            read_token(&path, 0xcd),
+            format!("{} holds another build's token", path.display())
+        );
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            read_token(&path, 0xab),
+            format!("{} holds no token from rank 0", dir.display())
+        );
+        std::fs::create_dir(&path).unwrap();
+        let found = read_token(&path, 0xab);
+        assert!(
+            found.starts_with(&format!("{}: ", path.display())) && found.contains("directory"),
+            "{found}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A shared file system may show rank 0's token late: it is waited for.
+    #[test]
+    fn a_token_that_appears_late_is_waited_for() {
+        let dir = scratch("late");
+        let path = dir.join(RANKS_TOKEN);
+        let writer = std::thread::spawn({
+            let path = path.clone();
+            move || {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                std::fs::write(&path, "00000000000000ab\n").unwrap();
+            }
+        });
+        assert_eq!(read_token(&path, 0xab), "00000000000000ab");
+        writer.join().unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -421,12 +421,14 @@ fn a_damaged_seed_list_on_one_rank_is_solved_afresh_by_all() {
 
 /// The ranks of a build agree, before anything is solved, on what they
 /// build and where: ranks that differ in their levels, rules, raw cache,
-/// table directory (one that does not see rank 0's token) or raw copies'
+/// table directory (one that does not see rank 0's token, or holds another
+/// build's) or raw copies'
 /// directory (one of their own under a shared table directory, where their
 /// slices would never reach rank 0's table) all get the same
 /// error, naming the first rank that differs and what in; that rank alone
 /// also hears what it has. Nothing is built and no token is left. Ranks
-/// that agree build the single process's tables.
+/// that agree build the single process's tables, also when they name the
+/// shared directory differently.
 #[test]
 fn ranks_that_disagree_on_what_or_where_to_build_stop_before_solving() {
     use mancaladb::Error;
@@ -460,7 +462,7 @@ fn ranks_that_disagree_on_what_or_where_to_build_stop_before_solving() {
     // What the rank at fault is given instead of levels 0..=10 of awari
     // in `shared`, keeping every raw copy (`Db::new`'s default).
     type Differ = fn(&Path, &Path) -> (Db, Rules, usize);
-    let cases: [(usize, usize, Differ, &str, &str); 6] = [
+    let cases: [(usize, usize, Differ, &str, &str); 7] = [
         (
             2,
             1,
@@ -514,6 +516,20 @@ fn ranks_that_disagree_on_what_or_where_to_build_stop_before_solving() {
             "raw copies' directory",
             "linked/raw/awari holds no token from rank 0",
         ),
+        // A directory of its own holding another build's token (as a
+        // copy of the shared one would).
+        (
+            2,
+            1,
+            |_, e| {
+                let stale = e.with_file_name("stale");
+                std::fs::create_dir_all(&stale).unwrap();
+                std::fs::write(stale.join(".ranks-token"), "0000000000000001\n").unwrap();
+                (Db::new(stale), Rules::Awari, 10)
+            },
+            "table directory",
+            "stale/.ranks-token holds another build's token",
+        ),
     ];
     for (ranks, at_fault, differ, what, here) in cases {
         let results = on_ranks(ranks, |ex| {
@@ -552,6 +568,26 @@ fn ranks_that_disagree_on_what_or_where_to_build_stop_before_solving() {
         assert!(!token(&shared), "{what}");
         assert!(!elsewhere.exists(), "{what}");
     }
+
+    // Ranks that name the shared directory differently (here rank 1
+    // through a link to it) agree: rank 0's token, not the name, shows
+    // that they see the same place.
+    let link = base.join("link");
+    std::os::unix::fs::symlink(&shared, &link).unwrap();
+    let built = on_ranks(2, |ex| {
+        let db = Db::new(if ex.rank == 1 { &link } else { &shared });
+        Build::new(&db, Rules::Awari, 0..=9)
+            .exchange(ex)
+            .run()
+            .map(|reports| reports.iter().filter(|r| !r.skipped).count())
+            .map_err(|e| e.to_string())
+    });
+    assert_eq!(built, [Ok(1), Ok(0)], "rank 0 alone reports level 9");
+    assert_eq!(
+        file_sha256(&shared.join("awari-09.mdb")),
+        file_sha256(&single.join("awari-09.mdb"))
+    );
+    assert!(!token(&shared));
 }
 
 #[test]
