@@ -215,4 +215,71 @@ mod tests {
         drop(held);
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// A lock file held by "process 1": its `File` keeps the lock until
+    /// dropped.
+    fn held_by_process_1(path: &Path) -> File {
+        let mut held = File::create(path).unwrap();
+        held.try_lock().unwrap();
+        writeln!(held, "process 1 (mancaladb build)").unwrap();
+        held
+    }
+
+    /// A writer that waits is told the holder once, asks whether to keep
+    /// waiting after each try, and stops with [`Error::Locked`] when told
+    /// to.
+    #[test]
+    fn a_waiting_writer_is_told_once_and_stops_when_told_to() {
+        let dir = scratch("waiting");
+        let path = dir.join(".lock");
+        let held = held_by_process_1(&path);
+        let (mut told, mut asked) = (Vec::new(), 0);
+        let e = DirLock::acquire_file_waiting(
+            &path,
+            |holder| told.push(holder.to_string()),
+            || {
+                asked += 1;
+                asked < 3
+            },
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&e, Error::Locked { holder, .. } if holder == "process 1 (mancaladb build)"),
+            "{e}"
+        );
+        assert_eq!(told, ["process 1 (mancaladb build)"]);
+        assert_eq!(asked, 3);
+        drop(held);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A writer that waits takes the lock once its holder lets it go, as
+    /// does one that blocks (`wait`), which is told nothing.
+    #[test]
+    fn a_waiting_or_blocking_writer_takes_the_lock_once_it_is_free() {
+        let dir = scratch("freed");
+        let path = dir.join(".lock");
+        for blocking in [false, true] {
+            let held = held_by_process_1(&path);
+            let start = std::time::Instant::now();
+            let freed = std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                drop(held);
+            });
+            let lock = match blocking {
+                true => DirLock::acquire_file(&path, true),
+                false => DirLock::acquire_file_waiting(&path, |_| {}, || true),
+            };
+            freed.join().unwrap();
+            assert!(lock.is_ok(), "blocking {blocking}: {lock:?}");
+            assert!(start.elapsed() >= Duration::from_millis(300));
+            // Its own line replaces the holder's.
+            let said = std::fs::read_to_string(&path).unwrap();
+            assert!(
+                said.starts_with(&format!("process {} (", std::process::id())),
+                "{said}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
