@@ -117,3 +117,72 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for WriteStall<S> {
         self.timed(cx, poll)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::future::poll_fn;
+    use std::io::Read;
+
+    use super::*;
+
+    /// A connection's send buffer is [`SEND_BUFFER`] as the socket reports
+    /// it: Linux caps a request at `net.core.wmem_max` and doubles it (for
+    /// its bookkeeping). Left alone, it would be the default the kernel
+    /// then tunes up to megabytes.
+    #[test]
+    fn the_send_buffer_is_limited_to_256_kib() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let stream = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        limit_send_buffer(&stream);
+        let mut bytes: libc::c_int = 0;
+        let mut len = size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: getsockopt writes at most `len` bytes to the `c_int`.
+        let got = unsafe {
+            libc::getsockopt(
+                std::os::fd::AsRawFd::as_raw_fd(&stream),
+                libc::SOL_SOCKET,
+                libc::SO_SNDBUF,
+                (&raw mut bytes).cast(),
+                &mut len,
+            )
+        };
+        assert_eq!(got, 0, "{}", io::Error::last_os_error());
+        let max: libc::c_int = std::fs::read_to_string("/proc/sys/net/core/wmem_max")
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert_eq!(bytes, 2 * (256 << 10).min(max));
+    }
+
+    /// What is written through a [`WriteStall`] and then shut down reaches
+    /// the client whole, followed by the end of the stream, while the
+    /// server still holds the connection.
+    #[test]
+    fn a_shutdown_reaches_the_client_as_the_end_of_the_stream() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let listener = rt
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let _held = rt.block_on(async {
+            let mut w = WriteStall::new(listener.accept().await.unwrap().0);
+            let sent = poll_fn(|cx| Pin::new(&mut w).poll_write(cx, b"answer")).await;
+            assert_eq!(sent.unwrap(), 6);
+            poll_fn(|cx| Pin::new(&mut w).poll_flush(cx)).await.unwrap();
+            poll_fn(|cx| Pin::new(&mut w).poll_shutdown(cx))
+                .await
+                .unwrap();
+            w
+        });
+        client
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let mut got = Vec::new();
+        client.read_to_end(&mut got).expect("the end of the stream");
+        assert_eq!(got, b"answer");
+    }
+}
