@@ -150,3 +150,35 @@ impl<S: AsRef<[i8]> + Sync> LowerLevels for Vec<S> {
         self.as_slice().prefetch(level, index)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oware::{Encoder, Rules, levels_needed, moves};
+
+    /// The levels a level reads, found by playing every move of every
+    /// stored board of levels 0..=10 under both rule sets: the levels that
+    /// its captures and its game-ending moves lead to are exactly those
+    /// [`reads_level`] names, and [`levels_needed`] adds the level itself.
+    #[test]
+    fn the_levels_read_are_those_some_capture_reaches() {
+        let enc = Encoder::new(10);
+        for n in 0..=10 {
+            let mut reached = vec![false; n + 1];
+            for rules in [Rules::Awari, Rules::Abapa] {
+                for (_, board) in enc.boards(n, 0..enc.level_size(n)).unwrap() {
+                    for m in moves(rules, &board) {
+                        if m.captured > 0 {
+                            reached[m.child.seeds()] = true;
+                        }
+                    }
+                }
+            }
+            let read: Vec<usize> = (0..=n).filter(|&k| reached[k]).collect();
+            let named: Vec<usize> = (0..=n + 1).filter(|&k| reads_level(n, k)).collect();
+            assert_eq!(read, named, "level {n}");
+            let needed: Vec<usize> = read.iter().copied().chain([n]).collect();
+            assert_eq!(levels_needed(n), needed, "level {n}");
+        }
+    }
+}
