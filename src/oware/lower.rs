@@ -181,4 +181,41 @@ mod tests {
             assert_eq!(levels_needed(n), needed, "level {n}");
         }
     }
+
+    /// A solver of level `n` is given exactly levels `0..n`, of the game.
+    #[test]
+    fn a_solver_is_given_the_levels_below_it() {
+        let levels: Vec<Vec<i8>> = vec![vec![0], vec![1; 12], vec![0; 78]];
+        check_lower(3, &levels).unwrap();
+        let message = |seeds, given: &[Vec<i8>]| check_lower(seeds, given).unwrap_err().to_string();
+        assert_eq!(
+            message(2, &levels),
+            "level 2 is solved from levels 0..2, but 3 levels were given"
+        );
+        assert_eq!(
+            message(4, &levels),
+            "level 4 is solved from levels 0..4, but 3 levels were given"
+        );
+        assert_eq!(message(49, &levels), "level 49: levels go up to 48");
+    }
+
+    /// Levels in memory answer their values, and refuse a value outside
+    /// the level's range or an index past their end, naming it.
+    #[test]
+    fn levels_in_memory_answer_their_values_and_refuse_the_impossible() {
+        let levels: Vec<Vec<i8>> = vec![vec![0], vec![1, -1, 0, 2]];
+        let read = |level, index| levels.value(&mut (), level, index);
+        assert_eq!(read(0, 0).unwrap(), 0);
+        assert_eq!(read(1, 0).unwrap(), 1);
+        assert_eq!(read(1, 1).unwrap(), -1);
+        assert_eq!(
+            read(1, 3).unwrap_err().to_string(),
+            "level 1 holds value 2 at index 3, outside -1..=1"
+        );
+        assert_eq!(
+            read(1, 4).unwrap_err().to_string(),
+            "level 1 was given too few values: index 4 is not among them"
+        );
+        assert!(read(2, 0).is_err());
+    }
 }
