@@ -276,3 +276,266 @@ pub fn checks(text: &str) -> Result<Checks, String> {
 }
 
 pub use mancaladb::error::shell_quote;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use clap::builder::TypedValueParser;
+
+    /// The flags as a command line reads them, to see what clap hands a
+    /// command.
+    #[derive(Parser)]
+    struct Line {
+        #[command(flatten)]
+        read: Reading,
+        #[command(flatten)]
+        levels: Levels,
+        #[command(flatten)]
+        raw: RawCache,
+    }
+
+    fn line(args: &[&str]) -> Result<Line, clap::Error> {
+        Line::try_parse_from(std::iter::once("mancaladb").chain(args.iter().copied()))
+    }
+
+    /// `N`, `N..M` and `N..=M` are ranges, inclusive, the bound itself
+    /// allowed; a number past it, a backward range or words are refused,
+    /// each with what to give instead.
+    #[test]
+    fn ranges_are_inclusive_and_bounded() {
+        assert_eq!(range("5", 9, "x"), Ok(5..=5));
+        assert_eq!(range(" 3 .. 7 ", 9, "x"), Ok(3..=7));
+        assert_eq!(range("3..=7", 9, "x"), Ok(3..=7));
+        assert_eq!(range("0..9", 9, "x"), Ok(0..=9));
+        assert_eq!(range("7..7", 9, "x"), Ok(7..=7));
+        assert_eq!(
+            range("10", 9, "pits"),
+            Err("10 is more than 9: give N or N..M, pits 0..=9".into())
+        );
+        assert_eq!(
+            range("2..10", 9, "pits"),
+            Err("10 is more than 9: give N or N..M, pits 0..=9".into())
+        );
+        assert_eq!(
+            range("8..7", 9, "pits"),
+            Err("8..7 runs backwards: give N..M with N <= M".into())
+        );
+        for text in ["", "a", "3..", "..3", "-1", "1..2..3"] {
+            assert_eq!(
+                range(text, 9, "pits"),
+                Err("give N or N..M, pits 0..=9".into()),
+                "{text:?}"
+            );
+        }
+    }
+
+    /// Oware levels go up to the whole game's 48 seeds; a set of them keeps
+    /// the order given, and a bad part says how sets are written.
+    #[test]
+    fn oware_levels_and_sets_of_them() {
+        assert_eq!(oware_levels("0..48"), Ok(0..=MAX_SEEDS));
+        assert!(
+            oware_levels("49")
+                .unwrap_err()
+                .starts_with("49 is more than 48")
+        );
+        assert_eq!(oware_level_set("36,0..2,5").unwrap().0, [36, 0, 1, 2, 5]);
+        assert_eq!(
+            oware_level_set("0..2,x").unwrap_err(),
+            "give N or N..M, Oware levels 0..=48; several as ranges separated by commas, e.g. 0..34,36"
+        );
+        assert_eq!(oware_level("36"), Ok(36));
+        assert_eq!(oware_level(" +0 "), Ok(0));
+        assert!(oware_level("49").is_err());
+        assert!(oware_level("").is_err());
+    }
+
+    /// `--seeds` gives its levels in order, and none means every level
+    /// there.
+    #[test]
+    fn levels_asked_in_order() {
+        assert_eq!(
+            line(&["--seeds", "3..5"]).unwrap().levels.asked(),
+            Some(vec![3, 4, 5])
+        );
+        assert_eq!(
+            line(&["--seeds", "0"]).unwrap().levels.asked(),
+            Some(vec![0])
+        );
+        assert_eq!(line(&[]).unwrap().levels.asked(), None);
+    }
+
+    /// `--rules` takes the two rule sets by name and refuses another with
+    /// the library's message, which names them.
+    #[test]
+    fn rules_by_name() {
+        for rules in Rules::ALL {
+            let got = line(&["--rules", rules.name()]).unwrap();
+            assert_eq!(got.read.at.rules, rules);
+        }
+        assert_eq!(line(&[]).unwrap().read.at.rules, Rules::Awari);
+        let err = line(&["--rules", "kalah"]).err().unwrap().to_string();
+        assert!(err.contains("awari") && err.contains("abapa"), "{err}");
+        let names: Vec<String> = RulesByName
+            .possible_values()
+            .unwrap()
+            .map(|v| v.get_name().to_string())
+            .collect();
+        assert_eq!(names, ["awari", "abapa"]);
+    }
+
+    /// `--raw-cache` sizes: a unit of either case, powers of 1024,
+    /// fractions, `all`; nothing negative, unknown or past 2^60 bytes.
+    #[test]
+    fn limits_in_units() {
+        let bytes = |text| limit(text).map(|l| l.0);
+        assert_eq!(bytes("all"), Ok(None));
+        assert_eq!(bytes(" 12 "), Ok(Some(12)));
+        assert_eq!(bytes("0"), Ok(Some(0)));
+        assert_eq!(bytes("7b"), Ok(Some(7)));
+        assert_eq!(bytes("1.5K"), Ok(Some(1536)));
+        assert_eq!(bytes("500m"), Ok(Some(500 << 20)));
+        assert_eq!(bytes("8G"), Ok(Some(8 << 30)));
+        assert_eq!(bytes("2T"), Ok(Some(2 << 40)));
+        assert_eq!(bytes("1048576T"), Ok(Some(1 << 60)));
+        for text in [
+            "", "G", "-1", "-0.5K", "8X", "8GB", "inf", "NaN", "1048577T",
+        ] {
+            assert_eq!(
+                bytes(text),
+                Err("give a size such as 8G, 500M or 0, or 'all'".into()),
+                "{text:?}"
+            );
+        }
+        assert_eq!(
+            line(&["--raw-cache", "3M"]).unwrap().raw.raw_cache.0,
+            Some(3 << 20)
+        );
+        assert_eq!(line(&[]).unwrap().raw.raw_cache.0, Some(DEFAULT_RAW_CACHE));
+    }
+
+    /// A limit is written in the largest unit that divides it, and reads
+    /// back as the same number of bytes.
+    #[test]
+    fn limits_write_in_whole_units_and_read_back() {
+        let cases = [
+            (None, "all"),
+            (Some(0), "0"),
+            (Some(1023), "1023"),
+            (Some(1024), "1K"),
+            (Some(1536), "1536"),
+            (Some(3 << 20), "3M"),
+            (Some(1025 << 20), "1025M"),
+            (Some(8 << 30), "8G"),
+            (Some(1 << 40), "1T"),
+            (Some(3 << 50), "3072T"),
+        ];
+        for (bytes, text) in cases {
+            assert_eq!(Limit(bytes).to_string(), text);
+            assert_eq!(limit(text).unwrap().0, bytes, "{text}");
+        }
+    }
+
+    /// Counts of laps, MiB and threads: whole numbers (signs allowed),
+    /// each within its own bounds, however many digits they are given.
+    #[test]
+    fn whole_numbers_within_bounds() {
+        let huge = "9".repeat(60);
+        assert_eq!(whole_number("-0", "x"), Ok(0));
+        assert_eq!(whole_number("+3", "x"), Ok(3));
+        assert_eq!(whole_number(&huge, "x"), Ok(i128::MAX));
+        assert_eq!(whole_number(&format!("-{huge}"), "x"), Ok(i128::MIN));
+        assert_eq!(
+            whole_number("3.0", "laps"),
+            Err("must be a whole number of laps".into())
+        );
+
+        assert_eq!(lap_budget("1"), Ok(1));
+        assert_eq!(lap_budget(&u64::MAX.to_string()), Ok(u64::MAX));
+        assert_eq!(lap_budget("0"), Err("must be at least 1".into()));
+        assert_eq!(lap_budget("-5"), Err("must be at least 1".into()));
+        assert_eq!(
+            lap_budget(&huge),
+            Err(format!("must be at most {}", u64::MAX))
+        );
+
+        let most = usize::MAX >> 20;
+        assert_eq!(mib("0"), Ok(0));
+        assert_eq!(mib("64"), Ok(64));
+        assert_eq!(mib(&most.to_string()), Ok(most));
+        assert_eq!(
+            mib(&(most + 1).to_string()),
+            Err(format!("must be at most {most}"))
+        );
+        assert_eq!(mib("-1"), Err("must be at least 0".into()));
+
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(threads("1"), Ok(1));
+        assert_eq!(threads(&(4 * cores).to_string()), Ok(4 * cores));
+        assert_eq!(
+            threads(&(4 * cores + 1).to_string()),
+            Err(format!(
+                "{} threads on {cores} cores: at most {} (4 per core)",
+                4 * cores + 1,
+                4 * cores
+            ))
+        );
+        assert_eq!(threads("0"), Err("must be at least 1".into()));
+        assert_eq!(
+            threads("many"),
+            Err("must be a whole number of threads".into())
+        );
+    }
+
+    /// `--checks` is 1, 2 or 3, in the library's words.
+    #[test]
+    fn checks_one_to_three() {
+        assert_eq!(checks(" 2 ").unwrap(), Checks::try_from(2).unwrap());
+        assert_eq!(checks("3").unwrap(), Checks::try_from(3).unwrap());
+        assert_eq!(
+            checks("4").unwrap_err(),
+            "checks is 1 (integrity), 2 (and consistency) or 3 (and re-derivation), got 4"
+        );
+    }
+
+    /// The server's address: a port alone is on 127.0.0.1; a written
+    /// address is taken as it is; a host that names nothing is refused.
+    #[test]
+    fn listen_addresses() {
+        assert_eq!(
+            listen_addr(" 8080 "),
+            Ok(SocketAddr::from(([127, 0, 0, 1], 8080)))
+        );
+        assert_eq!(
+            listen_addr("0.0.0.0:9"),
+            Ok(SocketAddr::from(([0, 0, 0, 0], 9)))
+        );
+        assert_eq!(
+            listen_addr("[::1]:8080"),
+            Ok(SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, 8080)))
+        );
+        let err = listen_addr("no port").unwrap_err();
+        assert!(
+            err.ends_with(
+                ": give HOST:PORT (127.0.0.1:8080, localhost:8080, [::1]:8080) or a port"
+            ),
+            "{err}"
+        );
+    }
+
+    /// `--vu` reads published files instead of tables, so it cannot come
+    /// with `--db`; a table directory that is not there is refused by
+    /// `open` but not by `open_anywhere`.
+    #[test]
+    fn reading_tables_or_vu_files() {
+        assert!(line(&["--vu", "v", "--db", "d"]).is_err());
+        let missing =
+            std::env::temp_dir().join(format!("mancaladb-args-none-{}", std::process::id()));
+        let got = line(&["--db", missing.to_str().unwrap(), "--rules", "abapa"]).unwrap();
+        let err = got.read.open().err().unwrap().to_string();
+        assert!(err.contains("no such directory"), "{err}");
+        let (rules, _) = got.read.open_anywhere().unwrap();
+        assert_eq!(rules, Rules::Abapa);
+    }
+}
