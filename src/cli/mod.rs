@@ -314,3 +314,238 @@ fn explain(e: &Error) -> String {
     };
     format!("{e}: {hint}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::{Path, PathBuf};
+
+    /// A fresh directory of this test process.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("mancaladb-cli-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// The error's own line, then the remedy.
+    fn hint(e: Error) -> String {
+        let text = explain(&e);
+        let own = e.to_string();
+        assert!(text.starts_with(&own), "{text}");
+        text[own.len()..].to_string()
+    }
+
+    fn corrupt(path: &Path, kind: Corruption) -> Error {
+        Error::Corrupt {
+            path: path.to_path_buf(),
+            kind,
+        }
+    }
+
+    /// A missing level, or several, or lower levels, are remedied by the
+    /// build of exactly what they read, written as `--levels` takes it.
+    #[test]
+    fn missing_levels_name_the_build_that_makes_them() {
+        let dir = PathBuf::from("/t/my db");
+        let level = Missing::Level {
+            dir: dir.clone(),
+            rules: "awari",
+            seeds: 36,
+        };
+        assert_eq!(
+            hint(Error::Missing(level)),
+            ": build it and the levels it reads: mancaladb build --rules awari --levels 0..34,36 --db '/t/my db'"
+        );
+        let some = Missing::SomeLevels {
+            dir: dir.clone(),
+            rules: "abapa",
+            seeds: vec![36, 3],
+        };
+        assert_eq!(
+            hint(Error::Missing(some)),
+            ": build them and the levels they read: mancaladb build --rules abapa --levels 0..34,36 --db '/t/my db'"
+        );
+        let below = Missing::Below {
+            dir,
+            rules: "awari",
+            reader: 20,
+            absent: vec![18, 3],
+            asked: vec![20],
+        };
+        assert_eq!(
+            hint(Error::Missing(below)),
+            ": build them with the levels asked for (and your other flags): mancaladb build --rules awari --levels 3,18,20 --db '/t/my db'"
+        );
+    }
+
+    /// A directory with no levels of the rules asked for: it may hold
+    /// published files (awari only) or the other rule set's tables, and
+    /// the remedy says which; else it is to be built.
+    #[test]
+    fn a_directory_without_levels_is_told_what_it_holds() {
+        let dir = scratch("no-levels");
+        let none = |rules| {
+            hint(Error::Missing(Missing::Levels {
+                dir: dir.clone(),
+                rules,
+            }))
+        };
+        let q = shell_quote(&dir);
+        assert_eq!(
+            none("awari"),
+            format!(": build them: mancaladb build --rules awari --db {q}")
+        );
+
+        std::fs::write(dir.join("scores.3"), b"").unwrap();
+        assert_eq!(
+            none("awari"),
+            format!(
+                ": it holds scores.N files: read them in place with --vu {q}, or import them: mancaladb import --vu {q} --db DB"
+            )
+        );
+        assert_eq!(
+            none("abapa"),
+            format!(": build them: mancaladb build --rules abapa --db {q}")
+        );
+
+        std::fs::write(dir.join("abapa-04.mdb"), b"").unwrap();
+        assert_eq!(other_rules_present(&dir, "awari"), Some("abapa"));
+        assert_eq!(other_rules_present(&dir, "abapa"), None);
+        std::fs::remove_file(dir.join("scores.3")).unwrap();
+        assert_eq!(
+            none("awari"),
+            format!(
+                ": it holds abapa levels: read them with --rules abapa, or build awari ones: mancaladb build --rules awari --db {q}"
+            )
+        );
+        assert_eq!(
+            none("abapa"),
+            format!(": build them: mancaladb build --rules abapa --db {q}")
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A damaged table is rebuilt by `build` of its level, unless its
+    /// values are wrong under valid checksums (which `build` would not
+    /// replace); a damaged file that is no table gets no such remedy.
+    #[test]
+    fn damaged_tables_are_rebuilt_by_level() {
+        let db = mancaladb::db::Db::new("/t/db");
+        assert_eq!(
+            table_level(&db.table_path(Rules::Abapa, 17)),
+            Some((Rules::Abapa, 17))
+        );
+        assert_eq!(
+            table_level(&db.table_path(Rules::Awari, 0)),
+            Some((Rules::Awari, 0))
+        );
+        assert_eq!(
+            table_level(&db.table_path(Rules::Awari, MAX_SEEDS)),
+            Some((Rules::Awari, MAX_SEEDS))
+        );
+        assert_eq!(table_level(Path::new("/t/db/awari-14.tmp")), None);
+        assert_eq!(table_level(Path::new("/t/db/raw/awari/scores.14")), None);
+
+        let table = db.table_path(Rules::Abapa, 17);
+        assert_eq!(
+            hint(corrupt(&table, Corruption::FileChecksum)),
+            ": rebuild it: mancaladb build --rules abapa --levels 17 --db /t/db"
+        );
+        let range = Corruption::ValueRange {
+            index: 5,
+            value: 40,
+            seeds: 17,
+        };
+        assert_eq!(hint(corrupt(&table, range)), "");
+        let scores = Path::new("/t/vu/scores.17");
+        assert_eq!(hint(corrupt(scores, Corruption::FileChecksum)), "");
+    }
+
+    /// The other damaged files: work files go with their directory;
+    /// census files are moved away or a row recomputed; a replaced file is
+    /// read again.
+    #[test]
+    fn damaged_work_and_census_files() {
+        let checkpoint = Path::new("/t/db/raw/awari/work.30/state.5");
+        assert_eq!(
+            hint(corrupt(checkpoint, Corruption::Checkpoint("state"))),
+            ": removing /t/db/raw/awari/work.30 starts the level, or the check, afresh"
+        );
+        let table = Path::new("/t/db/awari-03.mdb");
+        let replaced = Corruption::Replaced(Box::new(Corruption::FileChecksum));
+        assert_eq!(
+            hint(corrupt(table, replaced)),
+            ": run this again: it reads the new file"
+        );
+        let census = Path::new("/t/c/omweso-census.jsonl");
+        let not_results = Corruption::NotCensusResults {
+            row_start: "{\"k\":",
+        };
+        assert_eq!(
+            hint(corrupt(census, not_results)),
+            ": move it away: the census neither uses nor replaces it"
+        );
+        let row = Corruption::CensusRow {
+            seeds: 9,
+            again: "{}".into(),
+        };
+        assert_eq!(
+            hint(corrupt(census, row)),
+            ": remove that row to compute it again"
+        );
+        let cycles = Corruption::CensusCycles("short".into());
+        assert_eq!(
+            hint(corrupt(census, cycles)),
+            ": remove the file to compute it again"
+        );
+    }
+
+    /// A lock names what to do about its holder; the census has no
+    /// `--wait`. A level too large points to `known`; a VU directory's
+    /// missing files get the library's remedy.
+    #[test]
+    fn locks_sizes_and_published_files() {
+        let locked = |path: &str| Error::Locked {
+            path: PathBuf::from(path),
+            holder: "pid 7".into(),
+        };
+        assert_eq!(
+            hint(locked("/t/c/omweso-census.lock")),
+            ": wait for it to finish, then run the census again"
+        );
+        assert_eq!(
+            hint(locked("/t/db/mancaladb.lock")),
+            ": wait for it to finish, then run this again (`build --wait` waits by itself)"
+        );
+        let large = Error::TooLarge {
+            level: 40,
+            why: "needs 80 GB".into(),
+        };
+        assert_eq!(
+            hint(large),
+            ": `mancaladb known` says what each level needs"
+        );
+        let vu = Missing::VuLevel {
+            dir: PathBuf::from("/t/vu"),
+            seeds: 5,
+        };
+        let remedy = vu.vu_remedy().unwrap();
+        assert_eq!(hint(Error::Missing(vu)), format!(": {remedy}"));
+        assert_eq!(hint(Error::Invalid("bad".into())), "");
+    }
+
+    /// Durations in the unit that reads best, switching at 2 minutes, 2
+    /// hours and 2 days.
+    #[test]
+    fn durations_in_words() {
+        use output::human_seconds;
+        assert_eq!(human_seconds(0.4), "0 s");
+        assert_eq!(human_seconds(119.4), "119 s");
+        assert_eq!(human_seconds(120.0), "2 min");
+        assert_eq!(human_seconds(7199.0), "120 min");
+        assert_eq!(human_seconds(7200.0), "2.0 h");
+        assert_eq!(human_seconds(172_799.0), "48.0 h");
+        assert_eq!(human_seconds(172_800.0), "2.0 days");
+    }
+}
