@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use mancaladb::Error;
 use mancaladb::build::{
-    DiskRoom, Needs, WORKING_BYTES_PER_POSITION, address_space_limit, memory_limit,
+    DiskRoom, MemoryLimit, Needs, WORKING_BYTES_PER_POSITION, address_space_limit, memory_limit,
 };
 use mancaladb::error::level_set_text;
 use mancaladb::known::starts;
@@ -91,7 +91,8 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
                             .db()
                             .and_then(|(db, rules)| DiskRoom::of(db, rules, &s.missing));
                         let room = room.map(|room| (room, dir));
-                        cost(n, s.missing.len(), s.missing_positions, rate, room)
+                        let limits = (memory_limit(), address_space_limit());
+                        cost(n, s.missing.len(), s.missing_positions, rate, room, limits)
                     }),
                 );
             }
@@ -100,15 +101,17 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What building the missing levels takes, and whether this machine has it:
-/// a time from the measured rate only where the memory is there; the room
-/// on the disk of the table directory `room.1`, where it is short.
+/// What building the missing levels takes, and whether this machine has it
+/// (`limits`: its memory limit and this process's address-space limit): a
+/// time from the measured rate only where the memory is there; the room on
+/// the disk of the table directory `room.1`, where it is short.
 fn cost(
     n: Needs,
     levels: usize,
     positions: u64,
     rate: Option<f64>,
     room: Option<(DiskRoom, &Path)>,
+    limits: (Option<MemoryLimit>, Option<u64>),
 ) -> String {
     let gb = |b: u64| b as f64 / 1e9;
     let building = match levels {
@@ -122,7 +125,7 @@ fn cost(
         gb(n.disk),
         DEFAULT_RAW_CACHE >> 30
     );
-    match (memory_limit(), address_space_limit()) {
+    match limits {
         (Some(limit), _) if n.memory > limit.bytes => text.push_str(&format!(
             ": {limit} of memory, so not here, but over the ranks of several machines (`build --distributed`, README)"
         )),
@@ -153,6 +156,16 @@ fn cost(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mancaladb::build::SetBy;
+
+    /// A machine with memory to spare and no address-space limit.
+    const ROOMY: (Option<MemoryLimit>, Option<u64>) = (
+        Some(MemoryLimit {
+            bytes: 1 << 40,
+            set_by: SetBy::Machine,
+        }),
+        None,
+    );
 
     /// Where the table directory's disk is short, `known` says so and how
     /// much room there is, and still gives the time; where it is not, it
@@ -165,7 +178,7 @@ mod tests {
             need: needs.disk,
             room: 21_000_000,
         };
-        let text = cost(needs, 1, 80_000_000, Some(4e6), Some((short, dir)));
+        let text = cost(needs, 1, 80_000_000, Some(4e6), Some((short, dir)), ROOMY);
         assert!(
             text.contains(": /data/db has room for 21.0 MB (free, or held by its raw copies), so make room first, or build in a larger file system; about 20 s at the 4.0 M positions/s"),
             "{text}"
@@ -174,11 +187,92 @@ mod tests {
             need: needs.disk,
             room: needs.disk,
         };
-        let text = cost(needs, 1, 80_000_000, Some(4e6), Some((roomy, dir)));
+        let text = cost(needs, 1, 80_000_000, Some(4e6), Some((roomy, dir)), ROOMY);
         assert!(!text.contains("has room"), "{text}");
         assert!(
             text.contains("; about 20 s at the 4.0 M positions/s"),
             "{text}"
         );
+    }
+
+    /// The need of one level or of several, in order; the time from the
+    /// measured rate, and none without one.
+    #[test]
+    fn needs_and_time_of_the_levels_missing() {
+        let one = cost(Needs::of(&[20]), 1, 80_000_000, Some(4e6), None, ROOMY);
+        let needs = Needs::of(&[20]);
+        assert!(
+            one.starts_with(&format!(
+                "; level 20 needs {:.1} GB of working memory ({WORKING_BYTES_PER_POSITION} bytes/position), building it takes {:.0} GB of disk at most",
+                needs.memory as f64 / 1e9,
+                needs.disk as f64 / 1e9
+            )),
+            "{one}"
+        );
+        assert!(one.ends_with("; about 20 s at the 4.0 M positions/s measured here for the largest level built (larger levels run slower)"), "{one}");
+        let two = cost(Needs::of(&[18, 20]), 2, 9_000_000_000, None, None, ROOMY);
+        assert!(two.starts_with("; level 20 needs "), "{two}");
+        assert!(
+            two.contains(", building them in this order takes "),
+            "{two}"
+        );
+        assert!(!two.contains("about"), "{two}");
+        let long = cost(Needs::of(&[20]), 1, 9_000_000_000, Some(1e6), None, ROOMY);
+        assert!(
+            long.contains("; about 2.5 h at the 1.0 M positions/s"),
+            "{long}"
+        );
+    }
+
+    /// A level whose working memory is more than the memory there is, or
+    /// more than this process may map, gets no time: what stops it, and
+    /// what to do. A level that just fits gets its time.
+    #[test]
+    fn levels_past_the_memory_get_no_time() {
+        let needs = Needs::of(&[36]);
+        let machine = MemoryLimit {
+            bytes: needs.memory - 1,
+            set_by: SetBy::Machine,
+        };
+        let text = cost(needs, 1, 1, Some(4e6), None, (Some(machine), None));
+        assert!(
+            text.ends_with(&format!(
+                ": {machine} of memory, so not here, but over the ranks of several machines (`build --distributed`, README)"
+            )),
+            "{text}"
+        );
+        let group = MemoryLimit {
+            bytes: needs.memory / 2,
+            set_by: SetBy::ControlGroup,
+        };
+        let text = cost(needs, 1, 1, Some(4e6), None, (Some(group), None));
+        assert!(
+            text.contains(": this process's control group allows "),
+            "{text}"
+        );
+        assert!(!text.contains("about"), "{text}");
+
+        let fits = MemoryLimit {
+            bytes: needs.memory,
+            set_by: SetBy::Machine,
+        };
+        let own = needs.memory - 1;
+        let text = cost(needs, 1, 1, Some(4e6), None, (Some(fits), Some(own)));
+        assert!(
+            text.ends_with(&format!(
+                ": this process's address-space limit (ulimit -v or -d) is {:.1} GB, so not under it: lift the limit, or raise it well above that",
+                own as f64 / 1e9
+            )),
+            "{text}"
+        );
+        let text = cost(
+            needs,
+            1,
+            4_000_000,
+            Some(4e6),
+            None,
+            (Some(fits), Some(needs.memory)),
+        );
+        assert!(text.ends_with("; about 1 s at the 4.0 M positions/s measured here for the largest level built (larger levels run slower)"), "{text}");
     }
 }
