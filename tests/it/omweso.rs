@@ -334,6 +334,13 @@ fn loops_command_reports_the_example() {
     // counts.
     let zeros = "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0";
     assert!(text.starts_with("pit 0 ccw: infinite\n"), "{text}");
+    // A line without choices walks no other: nothing said of lines.
+    assert!(
+        ["choice points", "lines:", "reverse"]
+            .iter()
+            .all(|w| !text.contains(w)),
+        "{text}"
+    );
     assert!(
         text.contains(&format!(
             "repeating state: lift pit 0 of 3 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1 | opponent {zeros}\n"
@@ -548,7 +555,9 @@ fn can_loop_tells_ending_lines_from_undecided_ones() {
     assert_success(&out);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("lines: 0 ending, 1 looping, 1 undecided"),
+        text.contains(
+            "\n  choice points 1, laps walked over all lines 34\n  lines: 0 ending, 1 looping, 1 undecided\n  reverse (clockwise) laps chosen: 9\n"
+        ),
         "{text}"
     );
 }
