@@ -1065,3 +1065,57 @@ fn notices_and_warnings_stay_one_line_whatever_they_name() {
     assert_eq!(warnings.len(), 1, "{again}");
     assert!(warnings[0].contains(escaped), "{again}");
 }
+
+/// `RAYON_NUM_THREADS`, which the thread pool would read by itself, is
+/// checked as `--threads` is and used: 0 is the default (one thread per
+/// core), and a bad value stops a command before it writes anything.
+#[test]
+fn rayon_num_threads_is_checked_and_used() {
+    let db = scratch("cli-rayon-threads");
+    let d = db.to_str().unwrap();
+    let with = |threads: &str, args: &[&str]| {
+        bin()
+            .env("RAYON_NUM_THREADS", threads)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = with("abc", &["build", "--max-seeds", "2", "--db", d]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "mancaladb: RAYON_NUM_THREADS=abc: must be a whole number of threads\n"
+    );
+    assert!(!db.join("awari-00.mdb").exists());
+
+    let out = with("3", &["build", "--max-seeds", "2", "--db", d]);
+    assert_success(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(" with 3 threads\n"), "{err}");
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let out = with("0", &["build", "--levels", "3", "--db", d]);
+    assert_success(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let threads = match cores {
+        1 => " with 1 thread\n".to_string(),
+        n => format!(" with {n} threads\n"),
+    };
+    assert!(err.contains(&threads), "{err}");
+
+    // The commands whose work the pool does from the start.
+    for args in [
+        &["verify", "--db", d][..],
+        &["census", "--seeds", "1", "--db", d],
+    ] {
+        let out = with(&format!("{}", 4 * cores + 1), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.starts_with(&format!("mancaladb: RAYON_NUM_THREADS={}: ", 4 * cores + 1))
+                && err.contains("(4 per core)"),
+            "{err}"
+        );
+        assert_success(&with("0", args));
+    }
+    let _ = std::fs::remove_dir_all(&db);
+}
