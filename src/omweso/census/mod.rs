@@ -1018,4 +1018,232 @@ mod tests {
         let e = Cycles::rebuild(&[none], 12).err().unwrap();
         assert!(e.contains("a period of 0 laps"), "{e}");
     }
+
+    /// `walked(k)` is the number of configurations of `k` seeds with 2 or
+    /// more in pit 0, counted one by one (none below 2 seeds, one of 2).
+    #[test]
+    fn walked_counts_the_configurations_with_a_move_from_pit_0() {
+        for k in 0..=7 {
+            let ranker = Ranker::new(PITS, k, None);
+            let mut x = [0u8; PITS];
+            ranker.unrank(k, 0, &mut x);
+            let mut n = 0;
+            loop {
+                n += u64::from(x[0] >= 2);
+                if !ranker.advance(&mut x) {
+                    break;
+                }
+            }
+            assert_eq!(walked(k), n, "k = {k}");
+        }
+    }
+
+    /// One counter-clockwise lap sown by hand, a seed at a time: lifts
+    /// `pit`, which becomes the pit of the last seed.
+    fn lap_by_hand(pits: &mut [u8; PITS], pit: &mut usize) {
+        let hand = std::mem::take(&mut pits[*pit]);
+        for _ in 0..hand {
+            *pit = (*pit + 1) % PITS;
+            pits[*pit] += 1;
+        }
+    }
+
+    /// `pits` rotated so that `pit` becomes pit 0.
+    fn brought_to(pits: [u8; PITS], pit: usize) -> [u8; PITS] {
+        std::array::from_fn(|i| pits[(pit + i) % PITS])
+    }
+
+    /// How the move from pit 0 of `start` goes within `budget` laps, sown
+    /// by hand.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum ByHand {
+        /// Its last seed fell in an empty pit at this lap.
+        Ends(u64),
+        /// After this many laps its state is the start state rotated: it
+        /// loops (fact 5 of [`super::super::relay`]).
+        Returns(u64),
+        /// Neither within the budget.
+        Undecided,
+    }
+
+    /// [`ByHand`] of the move from pit 0 of `start`, with the states it
+    /// went through brought to start 0, the start first.
+    fn by_hand(start: [u8; PITS], budget: u64) -> (ByHand, Vec<[u8; PITS]>) {
+        let (mut pits, mut pit) = (start, 0);
+        let mut states = vec![start];
+        for laps in 1..=budget {
+            lap_by_hand(&mut pits, &mut pit);
+            if pits[pit] == 1 {
+                return (ByHand::Ends(laps), states);
+            }
+            if brought_to(pits, pit) == start {
+                return (ByHand::Returns(laps), states);
+            }
+            states.push(brought_to(pits, pit));
+        }
+        (ByHand::Undecided, states)
+    }
+
+    /// `walk_ranks` walks exactly the configurations of its ranks (the
+    /// ranker's board of each rank with 2 more seeds in pit 0), whatever
+    /// rank a range starts at: over any range its longest ending move and
+    /// its count of undecided moves are those of the moves sown by hand one
+    /// by one. No configuration of 8 seeds loops; a budget of 4 laps leaves
+    /// some of them undecided.
+    #[test]
+    fn walk_ranks_walks_exactly_the_configurations_of_its_ranks() {
+        let (k, budget) = (8, 4);
+        let rest = k - 2;
+        let ranker = Ranker::new(PITS, rest, None);
+        let n = walked(k);
+        let each: Vec<ByHand> = (0..n)
+            .map(|i| {
+                let mut x = [0u8; PITS];
+                ranker.unrank(rest, i, &mut x);
+                x[0] += 2;
+                by_hand(x, budget).0
+            })
+            .collect();
+        let summary = |ranks: Range<u64>| {
+            each[ranks.start as usize..ranks.end as usize].iter().fold(
+                (0, 0),
+                |(longest, undecided), w| match *w {
+                    ByHand::Ends(laps) => (longest.max(laps), undecided),
+                    ByHand::Undecided => (longest, undecided + 1),
+                    ByHand::Returns(_) => panic!("8 seeds do not loop"),
+                },
+            )
+        };
+        let cycles = Mutex::new(Cycles::default());
+        // Every rank alone, then ranges of 1, 2, 3, ... ranks in turn, then
+        // all of them at once.
+        for i in 0..n {
+            let walked = walk_ranks(&ranker, rest, i..i + 1, budget, &cycles);
+            assert_eq!(walked, summary(i..i + 1), "rank {i}");
+        }
+        let (mut from, mut len) = (0, 1);
+        while from < n {
+            let to = (from + len).min(n);
+            assert_eq!(
+                walk_ranks(&ranker, rest, from..to, budget, &cycles),
+                summary(from..to),
+                "ranks {from}..{to}"
+            );
+            (from, len) = (to, len % 500 + 1);
+        }
+        let all = summary(0..n);
+        assert_eq!(walk_ranks(&ranker, rest, 0..n, budget, &cycles), all);
+        assert!(all.0 == budget && all.1 > 0, "{all:?}");
+        assert!(cycles.lock().unwrap().found.is_empty());
+    }
+
+    /// `walk` decides a move whose loop takes more than the short walk's
+    /// `QUICK` laps to prove: the cycle through pit 0 of `7 1 0 1 0 1 ...`,
+    /// found in the census of 15 seeds. With fewer laps than it takes to
+    /// come back rotated it is undecided; with as many it is a cycle,
+    /// recorded once with the states it goes through and its exact period
+    /// (the start state's own return, by hand); then every start on it is
+    /// known by lookup, even within a budget that could not prove it.
+    #[test]
+    fn walk_decides_and_records_a_cycle_longer_than_the_short_walk() {
+        let start = [7, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1];
+        let side = Side::from_pits(start);
+        let (ByHand::Returns(n), states) = by_hand(start, 1000) else {
+            panic!("it loops")
+        };
+        assert!(n > QUICK, "{n}");
+        let (mut pits, mut pit, mut period) = (start, 0, 0);
+        while period == 0 || (pit, pits) != (0, start) {
+            lap_by_hand(&mut pits, &mut pit);
+            period += 1;
+        }
+        let cycles = Mutex::new(Cycles::default());
+        for budget in [1, QUICK, n - 1] {
+            assert!(matches!(walk(side, budget, &cycles), Walk::Undecided));
+        }
+        assert!(cycles.lock().unwrap().states.is_empty());
+        for _ in 0..2 {
+            assert!(matches!(walk(side, n, &cycles), Walk::Cycle));
+            let c = cycles.lock().unwrap();
+            let want: HashSet<u128> = states.iter().map(|&s| Side::from_pits(s).0).collect();
+            assert_eq!((&c.states, c.found.len()), (&want, 1));
+            assert_eq!(c.found[0].period, period);
+        }
+        for s in &states {
+            let s = Side::from_pits(*s);
+            assert!(matches!(walk(s, n - 1, &cycles), Walk::Cycle), "{s}");
+        }
+    }
+
+    /// `cfg_any` and `cfg_all` of `states` counted on the configurations
+    /// themselves: every rotation of a looping state is a configuration
+    /// with a looping start, counted once however many it has, and counted
+    /// in `cfg_all` when each of its legal starts is a looping state.
+    fn by_configurations(states: &HashSet<u128>) -> (u64, u64) {
+        let looping =
+            |c: [u8; PITS], p: usize| states.contains(&Side::from_pits(brought_to(c, p)).0);
+        let mut any = HashSet::new();
+        for &s in states {
+            let s = Side(s).pits();
+            for r in 0..PITS {
+                any.insert(brought_to(s, PITS - r));
+            }
+        }
+        let all = any
+            .iter()
+            .filter(|&&c| (0..PITS).filter(|&p| c[p] >= 2).all(|p| looping(c, p)))
+            .count();
+        (any.len() as u64, all as u64)
+    }
+
+    /// `cfg_any` and `cfg_all` from the remembered states alone (the count
+    /// of the module documentation) are those counted on the configurations
+    /// themselves, for the states of the cycles of 11 seeds, of 13, and of
+    /// those through two configurations of 15 seeds (one of the census's
+    /// with two looping starts, one whose only legal start loops), and for
+    /// every union of them (the sums are made in parallel, each time
+    /// split otherwise).
+    #[test]
+    fn configurations_looping_agrees_with_the_configurations_themselves() {
+        let mut groups = Vec::new();
+        for k in [11, 13] {
+            let found = count(k, 1000, Progress::QUIET, None, None).1;
+            groups.push(Cycles::rebuild(&found, k).unwrap().states);
+        }
+        let mut cycles = Cycles::default();
+        for c in [
+            [2, 3, 2, 0, 2, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1],
+            [7, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1],
+        ] {
+            for p in (0..PITS).filter(|&p| c[p] >= 2) {
+                let s = Side::from_pits(brought_to(c, p));
+                if let Relay::Loops { period, sown, laps } = run(s, 0, 1000)
+                    && !cycles.states.contains(&s.0)
+                {
+                    cycles.add(s, laps, period, sown);
+                }
+            }
+        }
+        groups.push(cycles.states);
+        for pick in 1..1 << groups.len() {
+            let mut states = HashSet::new();
+            for (g, group) in groups.iter().enumerate() {
+                if pick >> g & 1 == 1 {
+                    states.extend(group);
+                }
+            }
+            let (any, all) = by_configurations(&states);
+            assert_eq!(
+                configurations_looping(&states),
+                (any, all),
+                "groups {pick:b}"
+            );
+            if pick == 7 {
+                // Some configuration loops from two starts, some from all of
+                // its legal starts, some not.
+                assert!(any < (PITS * states.len()) as u64);
+                assert!(0 < all && all < any, "{all} of {any}");
+            }
+        }
+    }
 }
