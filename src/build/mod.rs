@@ -770,4 +770,175 @@ mod tests {
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// An observer that keeps the notices it hears and gives up any wait
+    /// for another writer at once.
+    #[derive(Default)]
+    struct Heard(std::sync::Mutex<Vec<Notice>>);
+
+    impl crate::progress::Observer for Heard {
+        fn stage(&self, _: &str, _: u64) -> Option<Box<dyn crate::progress::StageSink + '_>> {
+            None
+        }
+        fn notice(&self, notice: &Notice) {
+            self.0.lock().unwrap().push(notice.clone());
+        }
+        fn keep_waiting(&self) -> bool {
+            false
+        }
+    }
+
+    impl Heard {
+        fn take(&self) -> Vec<Notice> {
+            std::mem::take(&mut *self.0.lock().unwrap())
+        }
+    }
+
+    /// Each level solved gets its report and one build-log line with the
+    /// report's figures (one process, no exchange, not resumed); a level
+    /// already built is reported as skipped and logs nothing.
+    #[test]
+    fn each_level_solved_is_reported_and_logged_once() {
+        let dir = files::scratch_dir("build", "logged");
+        let db = Db::new(&dir);
+        let reports = Build::new(&db, Rules::Awari, 0..=4).run().unwrap();
+        let seeds: Vec<usize> = reports.iter().map(|r| r.seeds).collect();
+        assert_eq!(seeds, [0, 1, 2, 3, 4]);
+        for r in &reports {
+            let table = db.table_path(Rules::Awari, r.seeds);
+            assert!(!r.skipped, "level {}", r.seeds);
+            assert_eq!(r.positions, level_size(r.seeds));
+            assert_eq!(r.file_bytes, std::fs::metadata(&table).unwrap().len());
+            assert_eq!((r.ranks, r.threads), (1, rayon::current_num_threads()));
+            assert_eq!((r.exchanged_bytes, r.replaced.as_deref()), (0, None));
+            // Linux tells both peaks, and a process never holds 0 bytes.
+            assert!(r.peak_rss.is_some_and(|b| b > 0), "{r:?}");
+            assert!(r.peak_anon.is_some_and(|b| b > 0), "{r:?}");
+        }
+        let log = std::fs::read_to_string(db.log_path()).unwrap();
+        let lines: Vec<Vec<&str>> = log.lines().map(|l| l.split('\t').collect()).collect();
+        assert_eq!(lines.len(), 5, "{log}");
+        for (line, r) in lines.iter().zip(&reports) {
+            let (seeds, positions, threads) = (
+                r.seeds.to_string(),
+                r.positions.to_string(),
+                r.threads.to_string(),
+            );
+            let rounds = r.rounds.to_string();
+            assert_eq!(
+                [
+                    line[0], line[1], line[2], line[4], line[5], line[6], line[7], line[10]
+                ],
+                [
+                    "awari", &seeds, &positions, &threads, "1", "0", &rounds, "0"
+                ],
+                "{log}"
+            );
+            assert_eq!(line[8], r.peak_anon.unwrap().to_string(), "{log}");
+        }
+        // Built already: reported as such, and the log is as it was.
+        let again = Build::new(&db, Rules::Awari, 0..=4).run().unwrap();
+        assert!(
+            again.iter().all(|r| r.skipped && r.seconds == 0.0),
+            "{again:?}"
+        );
+        assert_eq!(std::fs::read_to_string(db.log_path()).unwrap(), log);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A build removes what a killed build left (tables' temporaries and a
+    /// distributed build's token in the directory; partial raw files,
+    /// temporaries and the token in `raw/<rules>/`), and only that.
+    #[test]
+    fn a_build_removes_a_killed_builds_leftovers_and_nothing_else() {
+        let dir = files::scratch_dir("build", "leftovers");
+        let db = Db::new(&dir);
+        let raw = db.raw_dir(Rules::Awari);
+        std::fs::create_dir_all(&raw).unwrap();
+        let gone = [
+            dir.join("awari-01.mdb.tmp"),
+            dir.join(RANKS_TOKEN),
+            raw.join("scores.1.part"),
+            raw.join("scores.1.tmp"),
+            raw.join(format!("{RANKS_TOKEN}.1")),
+        ];
+        let kept = [dir.join("census.jsonl.tmp"), raw.join("notes.txt")];
+        for path in gone.iter().chain(&kept) {
+            std::fs::write(path, b"left").unwrap();
+        }
+        Build::new(&db, Rules::Awari, 0..=1).run().unwrap();
+        for path in &gone {
+            assert!(!path.exists(), "{} was left", path.display());
+        }
+        for path in &kept {
+            assert!(path.exists(), "{} was removed", path.display());
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// With `wait_for_writer(true)` a build whose directory another writer
+    /// holds says so (naming the holder) before it gives up as its observer
+    /// says; without it, it fails at once and says nothing.
+    #[test]
+    fn a_build_told_to_wait_for_the_writer_says_whom_it_waits_for() {
+        let dir = files::scratch_dir("build", "wait");
+        let db = Db::new(&dir);
+        let _held = DirLock::acquire(&dir).unwrap();
+        let heard = Heard::default();
+        let run = |wait| {
+            Build::new(&db, Rules::Awari, 0..=1)
+                .progress(Progress::to(&heard))
+                .wait_for_writer(wait)
+                .run()
+        };
+        assert!(matches!(run(false), Err(Error::Locked { .. })));
+        assert!(heard.take().is_empty());
+        assert!(matches!(run(true), Err(Error::Locked { .. })));
+        let notices = heard.take();
+        let me = format!("process {} (", std::process::id());
+        assert!(
+            matches!(&notices[..], [Notice::WaitingForWriter { dir: named, holder }]
+                if named == &dir && holder.starts_with(&me)),
+            "{notices:?}"
+        );
+        assert!(!db.table_path(Rules::Awari, 0).exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A lower level the build reads is opened before anything is solved
+    /// (a table cut short is refused before the build says it starts), and
+    /// so is a level's work directory checked: a file in its place fails
+    /// the build before the levels below it are solved.
+    #[test]
+    fn what_a_build_reads_and_writes_is_checked_before_it_starts() {
+        let first = files::scratch_dir("build", "checked-first");
+        let db = Db::new(&first);
+        Build::new(&db, Rules::Awari, 0..=2).run().unwrap();
+        // Level 4 reads levels 0..=2 (not 3).
+        let two = db.table_path(Rules::Awari, 2);
+        std::fs::write(&two, &std::fs::read(&two).unwrap()[..20]).unwrap();
+        let heard = Heard::default();
+        let err = Build::new(&db, Rules::Awari, [4])
+            .progress(Progress::to(&heard))
+            .run()
+            .unwrap_err();
+        assert!(err.to_string().contains("awari-02.mdb"), "{err}");
+        assert_eq!(heard.take().len(), 0, "the build started");
+        assert!(!db.table_path(Rules::Awari, 4).exists());
+
+        let dir = files::scratch_dir("build", "work-place");
+        let db = Db::new(&dir);
+        let raw = db.raw_dir(Rules::Awari);
+        std::fs::create_dir_all(&raw).unwrap();
+        let work = files::parent_dir(&db.work_path(Rules::Awari, 2, 0)).to_path_buf();
+        std::fs::write(&work, b"in the way").unwrap();
+        let err = Build::new(&db, Rules::Awari, 0..=2).run().unwrap_err();
+        assert!(err.to_string().contains("scores.2.work"), "{err}");
+        assert!(
+            !db.table_path(Rules::Awari, 0).exists(),
+            "level 0 was built"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(&first).unwrap();
+    }
 }
