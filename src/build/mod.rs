@@ -838,11 +838,45 @@ mod tests {
         }
         // Built already: reported as such, and the log is as it was.
         let again = Build::new(&db, Rules::Awari, 0..=4).run().unwrap();
-        assert!(
-            again.iter().all(|r| r.skipped && r.seconds == 0.0),
-            "{again:?}"
-        );
+        let skipped: Vec<(usize, bool, u64)> = again
+            .iter()
+            .map(|r| (r.seeds, r.skipped, r.file_bytes))
+            .collect();
+        let first: Vec<(usize, bool, u64)> = reports
+            .iter()
+            .map(|r| (r.seeds, true, r.file_bytes))
+            .collect();
+        assert_eq!(skipped, first);
         assert_eq!(std::fs::read_to_string(db.log_path()).unwrap(), log);
+        // A damaged table is rebuilt, and its report says what it replaced.
+        let three = db.table_path(Rules::Awari, 3);
+        let mut bytes = std::fs::read(&three).unwrap();
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0xff;
+        std::fs::write(&three, &bytes).unwrap();
+        let repaired = Build::new(&db, Rules::Awari, 0..=4).run().unwrap();
+        let replaced: Vec<(usize, bool, bool)> = repaired
+            .iter()
+            .map(|r| {
+                let why = r.replaced.as_deref().unwrap_or("");
+                (
+                    r.seeds,
+                    r.skipped,
+                    why.contains("awari-03.mdb: corrupt table"),
+                )
+            })
+            .collect();
+        assert_eq!(
+            replaced,
+            [
+                (0, true, false),
+                (1, true, false),
+                (2, true, false),
+                (3, false, true),
+                (4, true, false)
+            ],
+            "{repaired:?}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -940,5 +974,29 @@ mod tests {
         );
         std::fs::remove_dir_all(&dir).unwrap();
         std::fs::remove_dir_all(&first).unwrap();
+    }
+
+    /// A level larger than the machine is refused before anything is made:
+    /// a directory not there yet is not created (its memory is weighed
+    /// before the lock), and in one that is there the level named is the
+    /// highest one asked for.
+    #[test]
+    fn a_level_beyond_the_machine_is_refused_by_name_and_makes_nothing() {
+        let need = WORKING_BYTES_PER_POSITION * level_size(48) as f64;
+        if memory_limit().is_none_or(|limit| need <= limit.bytes as f64) {
+            return; // A machine this size would pass on to the levels below.
+        }
+        let there = files::scratch_dir("build", "beyond-memory");
+        let fresh = there.join("fresh");
+        for dir in [&fresh, &there] {
+            let err = Build::new(&Db::new(dir), Rules::Awari, [0, 48])
+                .run()
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("level 48 needs about"), "{err}");
+            assert!(!Db::new(dir).table_path(Rules::Awari, 0).exists());
+        }
+        assert!(!fresh.exists(), "the directory was made");
+        std::fs::remove_dir_all(&there).unwrap();
     }
 }
