@@ -1,7 +1,8 @@
 //! Both ways of finding predecessors are exactly the inverse of the quiet
-//! moves, on whole levels of both rule sets: the builder's unmoves (the
-//! retrograde solver stands on them) and the forward checker's
-//! candidate-and-confirm search (its schedule stands on it).
+//! moves, on whole levels of both rule sets and around boards of every
+//! level up to the whole game: the builder's unmoves (the retrograde solver
+//! stands on them) and the forward checker's candidate-and-confirm search
+//! (its schedule stands on it).
 
 use std::collections::HashSet;
 
@@ -70,15 +71,15 @@ fn the_checkers_parents_invert_quiet_moves_on_whole_levels() {
     }
 }
 
-/// Lower levels that are never read: parents do not depend on them, and
-/// levels up to 48 could not be held here.
-struct Unread;
+/// The given number of lower levels, never read: parents do not depend
+/// on them, and levels up to 48 could not be held here.
+struct Unread(usize);
 
 impl LowerLevels for Unread {
     type Reader = ();
 
     fn levels(&self) -> usize {
-        MAX_SEEDS
+        self.0
     }
 
     fn reader(&self) {}
@@ -88,34 +89,107 @@ impl LowerLevels for Unread {
     }
 }
 
-/// The checker's parents include those that sowed the most seeds a pit
-/// can hold, 47 and 48, in level 48 (the whole game), which the whole
-/// levels above never reach: every quiet move of a board with 47 or 48
-/// seeds in one pit leads to a position with that board among its
-/// parents, once.
-#[test]
-fn the_checkers_parents_include_the_largest_sowings() {
-    for rules in Rules::ALL {
-        let level = OwareLevel::new(rules, MAX_SEEDS, &Unread);
-        let mut edges = 0;
-        for (pit, rest, sown) in (0..6)
-            .flat_map(|pit| (0..PITS).map(move |rest| (pit, rest)))
-            .flat_map(|(pit, rest)| [47, 48].map(|sown| (pit, rest, sown)))
-        {
-            let mut pits = [0u8; PITS];
-            pits[pit] = sown;
-            pits[rest] += 48 - sown;
-            let p = Board::new(pits).unwrap();
-            if !p.in_domain() {
-                continue;
-            }
-            for m in (moves(rules, &p).as_slice().iter()).filter(|m| m.captured == 0) {
-                let mut found = 0;
-                level.parents(&m.child, |q| found += usize::from(q == p));
-                assert_eq!(found, 1, "{rules}: {p} -> {}", m.child);
-                edges += 1;
+/// Boards of level 11 to 48, which the whole levels above never reach:
+/// 200 of each level at indices spread by a fixed generator, and boards
+/// with one heavy pit of the mover, whose quiet moves go round the board
+/// once or more (the long laps): 12 to 38 seeds beside a seed in every
+/// other pit but one of the opponent's, and the most a pit can hold, 47
+/// or 48, with the rest of the game's 48 in one pit.
+fn boards_past_the_whole_levels() -> Vec<Board> {
+    let mut boards = Vec::new();
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for n in 11..=MAX_SEEDS {
+        let e = Encoder::new(n);
+        for _ in 0..200 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            boards.push(e.board_at(n, (x >> 11) % level_size(n)).unwrap());
+        }
+    }
+    for pit in 0..6 {
+        for empty in 6..PITS {
+            for heavy in 12..=38 {
+                let mut pits = [1u8; PITS];
+                pits[pit] = heavy;
+                pits[empty] = 0;
+                boards.push(Board::new(pits).unwrap());
             }
         }
-        assert!(edges > 0, "{rules}: no quiet move sows 47 or 48 seeds");
+        for rest in 0..PITS {
+            for heavy in [47, 48] {
+                let mut pits = [0u8; PITS];
+                pits[pit] = heavy;
+                pits[rest] += 48 - heavy;
+                boards.push(Board::new(pits).unwrap());
+            }
+        }
+    }
+    boards.retain(Board::in_domain);
+    boards
+}
+
+/// Checks that `predecessors(q, f)` is exactly the inverse of the quiet
+/// moves around `boards`: every quiet move of each board has it among its
+/// child's predecessors once, and every predecessor of each board is an
+/// in-domain board of the same level with one quiet move to it.
+fn inverts_quiet_moves_around(
+    rules: Rules,
+    boards: &[Board],
+    predecessors: impl Fn(&Board, &mut dyn FnMut(Board)),
+) -> (usize, usize) {
+    let (mut edges, mut long) = (0, 0);
+    for p in boards {
+        for m in moves(rules, p)
+            .as_slice()
+            .iter()
+            .filter(|m| m.captured == 0)
+        {
+            let mut found = 0;
+            predecessors(&m.child, &mut |q| found += usize::from(q == *p));
+            assert_eq!(found, 1, "{rules}: {p} -> {}", m.child);
+            edges += 1;
+            long += usize::from(p.pits()[usize::from(m.pit)] >= PITS as u8);
+        }
+    }
+    for q in boards {
+        let mut seen = HashSet::new();
+        predecessors(q, &mut |p| {
+            assert!(
+                p.in_domain() && p.seeds() == q.seeds(),
+                "{rules}: {p} -> {q}"
+            );
+            let to_q = moves(rules, &p)
+                .as_slice()
+                .iter()
+                .filter(|m| m.captured == 0 && m.child == *q)
+                .count();
+            assert_eq!(to_q, 1, "{rules}: {p} -> {q} is not one quiet move");
+            assert!(seen.insert(p), "{rules}: {p} -> {q} twice");
+            edges += 1;
+        });
+    }
+    (edges, long)
+}
+
+/// Both ways of finding predecessors invert the quiet moves around boards
+/// of every level up to the whole game's 48 seeds, laps of 12 seeds and
+/// more from one pit included (the builder's unmoves take those back one
+/// by one, apart from the shorter laps).
+#[test]
+fn unmoves_invert_quiet_moves_on_boards_of_every_level() {
+    let boards = boards_past_the_whole_levels();
+    for rules in Rules::ALL {
+        let (edges, long) = inverts_quiet_moves_around(rules, &boards, |q, f| {
+            for_each_predecessor(rules, q, |p| f(*p))
+        });
+        assert!(
+            edges > 50_000 && long > 1_000,
+            "{rules}: {edges} edges, {long} long laps"
+        );
+        for n in 11..=MAX_SEEDS {
+            let lower = Unread(n);
+            let level = OwareLevel::new(rules, n, &lower);
+            let at_n: Vec<Board> = boards.iter().filter(|b| b.seeds() == n).copied().collect();
+            inverts_quiet_moves_around(rules, &at_n, |q, f| level.parents(q, &mut *f));
+        }
     }
 }
