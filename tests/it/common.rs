@@ -6,8 +6,8 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use mancaladb::oware::Rules;
 use mancaladb::oware::solve::solve_level;
+use mancaladb::oware::{Board, Encoder, MAX_SEEDS, PITS, Rules, level_size};
 use mancaladb::progress::{Notice, Observer, Progress, StageSink};
 
 /// The command-line binary under test.
@@ -360,4 +360,42 @@ pub fn swap_first_frames(bytes: &mut [u8]) {
     let first = bytes[a.clone()].to_vec();
     bytes.copy_within(b.clone(), a.start);
     bytes[b].copy_from_slice(&first);
+}
+
+/// Boards of level 11 to 48, which tests of whole levels never reach:
+/// 200 of each level at indices spread by a fixed generator, and boards
+/// with one heavy pit of the mover, whose moves go round the board once
+/// or more (the long laps): 12 to 38 seeds beside a seed in every other
+/// pit but one of the opponent's, and the most a pit can hold, 47 or 48,
+/// with the rest of the game's 48 in one pit. Some of those are outside
+/// the stored domain ([`Board::in_domain`]).
+pub fn boards_past_the_whole_levels() -> Vec<Board> {
+    let mut boards = Vec::new();
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for n in 11..=MAX_SEEDS {
+        let e = Encoder::new(n);
+        for _ in 0..200 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            boards.push(e.board_at(n, (x >> 11) % level_size(n)).unwrap());
+        }
+    }
+    for pit in 0..6 {
+        for empty in 6..PITS {
+            for heavy in 12..=38 {
+                let mut pits = [1u8; PITS];
+                pits[pit] = heavy;
+                pits[empty] = 0;
+                boards.push(Board::new(pits).unwrap());
+            }
+        }
+        for rest in 0..PITS {
+            for heavy in [47, 48] {
+                let mut pits = [0u8; PITS];
+                pits[pit] = heavy;
+                pits[rest] += 48 - heavy;
+                boards.push(Board::new(pits).unwrap());
+            }
+        }
+    }
+    boards
 }

@@ -6,6 +6,7 @@
 
 use std::collections::HashSet;
 
+use crate::common::boards_past_the_whole_levels;
 use mancaladb::oware::forward::{Game, OwareLevel};
 use mancaladb::oware::retro::for_each_predecessor;
 use mancaladb::oware::{Board, Encoder, LowerLevels, MAX_SEEDS, PITS, Rules, level_size, moves};
@@ -89,44 +90,6 @@ impl LowerLevels for Unread {
     }
 }
 
-/// Boards of level 11 to 48, which the whole levels above never reach:
-/// 200 of each level at indices spread by a fixed generator, and boards
-/// with one heavy pit of the mover, whose quiet moves go round the board
-/// once or more (the long laps): 12 to 38 seeds beside a seed in every
-/// other pit but one of the opponent's, and the most a pit can hold, 47
-/// or 48, with the rest of the game's 48 in one pit.
-fn boards_past_the_whole_levels() -> Vec<Board> {
-    let mut boards = Vec::new();
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    for n in 11..=MAX_SEEDS {
-        let e = Encoder::new(n);
-        for _ in 0..200 {
-            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            boards.push(e.board_at(n, (x >> 11) % level_size(n)).unwrap());
-        }
-    }
-    for pit in 0..6 {
-        for empty in 6..PITS {
-            for heavy in 12..=38 {
-                let mut pits = [1u8; PITS];
-                pits[pit] = heavy;
-                pits[empty] = 0;
-                boards.push(Board::new(pits).unwrap());
-            }
-        }
-        for rest in 0..PITS {
-            for heavy in [47, 48] {
-                let mut pits = [0u8; PITS];
-                pits[pit] = heavy;
-                pits[rest] += 48 - heavy;
-                boards.push(Board::new(pits).unwrap());
-            }
-        }
-    }
-    boards.retain(Board::in_domain);
-    boards
-}
-
 /// Checks that `predecessors(q, f)` is exactly the inverse of the quiet
 /// moves around `boards`: every quiet move of each board has it among its
 /// child's predecessors once, and every predecessor of each board is an
@@ -176,7 +139,8 @@ fn inverts_quiet_moves_around(
 /// by one, apart from the shorter laps).
 #[test]
 fn unmoves_invert_quiet_moves_on_boards_of_every_level() {
-    let boards = boards_past_the_whole_levels();
+    let mut boards = boards_past_the_whole_levels();
+    boards.retain(Board::in_domain);
     for rules in Rules::ALL {
         let (edges, long) = inverts_quiet_moves_around(rules, &boards, |q, f| {
             for_each_predecessor(rules, q, |p| f(*p))

@@ -1,11 +1,12 @@
-//! The rules, bullet by bullet, on hand-worked boards (both rule sets), and
-//! the values they imply on forced lines, derived here by simulation rather
-//! than by the solver.
+//! The rules, bullet by bullet, on hand-worked boards (both rule sets); the
+//! move generator against the rules played seed by seed, on boards of every
+//! level; and the values they imply on forced lines, derived here by
+//! simulation rather than by the solver.
 
 use std::collections::HashMap;
 
-use crate::common::solved;
-use mancaladb::oware::{Board, Encoder, Move, Rules, moves};
+use crate::common::{boards_past_the_whole_levels, solved};
+use mancaladb::oware::{Board, Encoder, Move, Rules, captures, moves, quiet_moves};
 
 fn board(s: &str) -> Board {
     Board::parse(&[s]).unwrap()
@@ -117,6 +118,111 @@ fn abapa_grand_slam_is_legal_and_captures_nothing() {
 fn no_seeds_means_no_move() {
     for rules in Rules::ALL {
         assert!(legal(rules, "0 0 0 0 0 0 1 2 0 0 0 0").is_empty());
+    }
+}
+
+/// The legal moves of `board` as the README's rules state them, played out
+/// seed by seed on a plain array: an independent statement of the rules
+/// that [`moves`] (sowing by table, captures on a packed board) must match.
+fn moves_by_the_book(rules: Rules, board: &Board) -> Vec<Move> {
+    let pits = board.pits();
+    let (mut legal, mut starving) = (Vec::new(), Vec::new());
+    for pit in (0..6).filter(|&pit| pits[pit] > 0) {
+        // Sow one seed per pit from the next on, skipping the emptied pit.
+        let mut sown = pits;
+        let (mut left, mut last) = (sown[pit], pit);
+        sown[pit] = 0;
+        while left > 0 {
+            last = (last + 1) % 12;
+            if last != pit {
+                sown[last] += 1;
+                left -= 1;
+            }
+        }
+        // Capture backwards from the last pit over opponent pits of 2 or 3.
+        let mut after = sown;
+        let mut captured = 0;
+        let mut k = last;
+        while k >= 6 && matches!(after[k], 2 | 3) {
+            captured += after[k];
+            after[k] = 0;
+            k -= 1;
+        }
+        if captured > 0 && after[6..].iter().all(|&v| v == 0) && rules == Rules::Abapa {
+            // Abapa's grand slam: legal, captures nothing.
+            (after, captured) = (sown, 0);
+        }
+        if after[6..].iter().all(|&v| v == 0) {
+            starving.push(pit);
+            continue;
+        }
+        let child: [u8; 12] = std::array::from_fn(|k| after[(k + 6) % 12]);
+        legal.push(Move {
+            pit: pit as u8,
+            captured,
+            child: Board::new(child).unwrap(),
+        });
+    }
+    if !legal.is_empty() {
+        return legal;
+    }
+    // Every move starves the opponent: each is legal and takes every seed.
+    let all = board.seeds() as u8;
+    starving
+        .into_iter()
+        .map(|pit| Move {
+            pit: pit as u8,
+            captured: all,
+            child: Board::EMPTY,
+        })
+        .collect()
+}
+
+/// [`moves`] gives the moves the rules state on every board of levels
+/// 0..=10, on sampled boards of every level up to the whole game's 48
+/// seeds with laps round the board of up to 48 seeds, and on each of
+/// those boards turned round (the opponent to move), under both rule sets;
+/// so do [`captures`] and [`quiet_moves`], which the solver's forward pass
+/// reads instead.
+#[test]
+fn moves_are_the_rules_played_seed_by_seed_on_boards_of_every_level() {
+    let mut boards: Vec<Board> = (0..=10)
+        .flat_map(|n| {
+            let e = Encoder::new(n);
+            let all: Vec<Board> = e
+                .boards(n, 0..e.level_size(n))
+                .unwrap()
+                .map(|(_, b)| b)
+                .collect();
+            all
+        })
+        .chain(boards_past_the_whole_levels())
+        .collect();
+    boards.extend(boards.clone().iter().map(Board::swapped));
+    for rules in Rules::ALL {
+        let mut seen = [0usize; 4]; // quiet, captures, every move starving, long laps
+        for b in &boards {
+            let want = moves_by_the_book(rules, b);
+            assert_eq!(moves(rules, b).as_slice(), want, "{rules} {b}");
+            // The forward pass's two shortcuts: the captures alone, and
+            // the number of quiet moves.
+            let (caps, quiet) = captures(rules, b);
+            let want_caps: Vec<Move> = want.iter().filter(|m| m.captured > 0).copied().collect();
+            let want_quiet = want.len() - want_caps.len();
+            assert_eq!(caps.as_slice(), want_caps, "{rules} {b}");
+            assert_eq!(usize::from(quiet), want_quiet, "{rules} {b}");
+            assert_eq!(
+                usize::from(quiet_moves(rules, b)),
+                want_quiet,
+                "{rules} {b}"
+            );
+            for m in &want {
+                let starving = m.child == Board::EMPTY && m.captured as usize == b.seeds();
+                seen[usize::from(m.captured > 0) + usize::from(starving)] += 1;
+                seen[3] += usize::from(b.pits()[usize::from(m.pit)] >= 12);
+            }
+        }
+        assert!(seen.iter().all(|&n| n > 1000), "{rules}: {seen:?}");
     }
 }
 
