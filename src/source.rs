@@ -802,3 +802,494 @@ impl Values for Source {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::write_raw;
+    use crate::oware::LowerLevels;
+    use crate::table::{as_bytes, sha256, write_table};
+
+    /// Values for level `n` (not the game's: the sources read whatever a
+    /// file holds in range): every value of `-n..=n` in turn.
+    fn made_up(n: usize) -> Vec<i8> {
+        let span = 2 * n as u64 + 1;
+        (0..level_size(n))
+            .map(|i| ((i * 7 + 3) % span) as i8 - n as i8)
+            .collect()
+    }
+
+    /// Every stored board of level `n`, in index order.
+    fn boards(n: usize) -> Vec<Board> {
+        let enc = Encoder::new(n);
+        enc.boards(n, 0..enc.level_size(n))
+            .unwrap()
+            .map(|(_, b)| b)
+            .collect()
+    }
+
+    /// A directory of tables of `rules`, level `n` holding `values(n)`, for
+    /// each of `levels`.
+    fn write_tables(db: &Db, rules: Rules, levels: &[usize], values: impl Fn(usize) -> Vec<i8>) {
+        for &n in levels {
+            write_table(&db.table_path(rules, n), Db::table_id(rules, n), &values(n)).unwrap();
+        }
+    }
+
+    /// A source that knows only its values: two, for every board.
+    struct Twos;
+
+    impl Values for Twos {
+        fn value(&self, _: &Board) -> Result<i8> {
+            Ok(2)
+        }
+        fn origin(&self, _: &Board) -> PathBuf {
+            PathBuf::from("twos")
+        }
+    }
+
+    /// A source says nothing of its rules and checks no range unless it
+    /// says so, and values a batch one board at a time, appended to what
+    /// the caller holds, stopping at the first board that fails.
+    #[test]
+    fn a_source_knows_only_its_values_unless_it_says_more() {
+        assert_eq!(Twos.rules(), None);
+        assert!(!Twos.checks_ranges());
+        let mut out = vec![7];
+        Twos.values(&[Board::EMPTY; 3], &mut out).unwrap();
+        assert_eq!(out, [7, 2, 2, 2]);
+        // Through a pointer, the same.
+        assert_eq!(Arc::new(Twos).rules(), None);
+        assert!(!Box::new(Twos).checks_ranges());
+
+        struct FailsOnSecond(std::cell::Cell<usize>);
+        impl Values for FailsOnSecond {
+            fn value(&self, _: &Board) -> Result<i8> {
+                self.0.set(self.0.get() + 1);
+                match self.0.get() {
+                    2 => Err(Error::Invalid("second".into())),
+                    n => Ok(n as i8),
+                }
+            }
+            fn origin(&self, _: &Board) -> PathBuf {
+                PathBuf::from("fails")
+            }
+        }
+        let mut out = vec![7];
+        let e = FailsOnSecond(0.into())
+            .values(&[Board::EMPTY; 3], &mut out)
+            .unwrap_err();
+        assert_eq!(e.to_string(), "second");
+        assert_eq!(out, [7, 1]);
+    }
+
+    /// A directory of VU files answers the values they hold, one by one
+    /// and in batches, whole and in chunks, as awari values checked for
+    /// range, and names its files; it records nothing of verification.
+    #[test]
+    fn vu_files_answer_their_values_and_say_what_they_are() {
+        let dir = crate::files::scratch_dir("source", "vu");
+        for n in 0..=3 {
+            write_raw(&dir.join(format!("scores.{n}")), &made_up(n)).unwrap();
+        }
+        let source = Source::open("not-read", Rules::Awari, Some(dir.clone())).unwrap();
+        source.require_dir().unwrap();
+        assert_eq!(source.dir(), dir);
+        assert_eq!(source.path(2), dir.join("scores.2"));
+        assert_eq!(source.levels().unwrap(), [0, 1, 2, 3]);
+        assert_eq!(source.present().unwrap(), [0, 1, 2, 3]);
+        let files: Vec<usize> = source
+            .level_files()
+            .unwrap()
+            .into_iter()
+            .map(|(n, there)| there.map(|()| n).unwrap())
+            .collect();
+        assert_eq!(files, [0, 1, 2, 3]);
+        assert!(source.has_level(3).unwrap() && !source.has_level(4).unwrap());
+        assert_eq!(source.rules(), Some(Rules::Awari));
+        assert!(source.checks_ranges());
+        let Source::Vu(vu) = &source else {
+            panic!("not VU files")
+        };
+        assert!(vu.checks_ranges());
+        assert_eq!(vu.rules(), Some(Rules::Awari));
+        assert!(source.db().is_none());
+        assert_eq!(source.content_sha256(2).unwrap(), None);
+        for n in 0..=3 {
+            let (want, boards) = (made_up(n), boards(n));
+            let path = dir.join(format!("scores.{n}"));
+            let one_by_one: Vec<i8> = boards.iter().map(|b| source.value(b).unwrap()).collect();
+            assert_eq!(one_by_one, want, "level {n}");
+            let direct: Vec<i8> = boards.iter().map(|b| vu.value(b).unwrap()).collect();
+            assert_eq!(direct, want, "level {n}");
+            let mut out = vec![9];
+            source.values(&boards, &mut out).unwrap();
+            assert_eq!(out, [&[9][..], &want].concat(), "level {n}");
+            assert_eq!(source.origin(&boards[0]), path);
+            assert_eq!(vu.origin(&boards[0]), path);
+            let loaded = source.load(n).unwrap();
+            assert!(matches!(loaded, LevelData::Mapped(_)));
+            assert_eq!(&*loaded, &want[..], "level {n}");
+            let mut read = Vec::new();
+            source
+                .for_each_chunk(n, |c| read.extend_from_slice(c))
+                .unwrap();
+            assert_eq!(read, want, "level {n}");
+            source.integrity(n).unwrap();
+            source.require(n).unwrap();
+            assert!(!source.is_verified(n).unwrap());
+            let size = want.len() as u64;
+            assert_eq!(
+                source.level_info(n).unwrap(),
+                LevelInfo {
+                    seeds: n,
+                    positions: size,
+                    bytes: size,
+                    verified: Some(false),
+                    uncompressed: true,
+                }
+            );
+        }
+        assert!(!source.all_verified(&[0, 1]).unwrap());
+        source.require_levels(&[0, 1, 2, 3]).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// VU files that are missing, of the wrong length or hold a value out
+    /// of range are errors naming the file (for missing levels, the
+    /// highest); the level a solver never reads is not opened.
+    #[test]
+    fn vu_files_missing_short_or_out_of_range_are_named() {
+        let dir = crate::files::scratch_dir("source", "vu-wrong");
+        let mut one = made_up(1);
+        one[4] = 5;
+        write_raw(&dir.join("scores.0"), &made_up(0)).unwrap();
+        write_raw(&dir.join("scores.1"), &one).unwrap();
+        write_raw(&dir.join("scores.2"), &[0; 10]).unwrap();
+        let source = Source::vu(&dir);
+        let shown = |e: Error| e.to_string();
+        let d = dir.display();
+
+        let out_of_range =
+            format!("{d}/scores.1: corrupt table: value 5 at index 4 is outside -1..=1");
+        let at_4 = boards(1)[4];
+        assert_eq!(shown(source.value(&at_4).unwrap_err()), out_of_range);
+        assert_eq!(source.value(&boards(1)[3]).unwrap(), one[3]);
+        assert_eq!(shown(source.load(1).err().unwrap()), out_of_range);
+        assert_eq!(
+            shown(source.for_each_chunk(1, |_| ()).unwrap_err()),
+            out_of_range
+        );
+        assert_eq!(shown(source.integrity(1).unwrap_err()), out_of_range);
+
+        let short = format!("{d}/scores.2: corrupt table: 10 bytes; level 2 has 78 positions");
+        assert_eq!(shown(source.require(2).unwrap_err()), short);
+        assert_eq!(shown(source.is_verified(2).unwrap_err()), short);
+        assert_eq!(shown(source.level_info(2).unwrap_err()), short);
+        assert!(source.has_level(2).unwrap());
+
+        let missing = |n| format!("scores.{n} not found in {d}");
+        assert_eq!(shown(source.require(3).unwrap_err()), missing(3));
+        assert_eq!(shown(source.missing(3)), missing(3));
+        assert!(!source.is_verified(3).unwrap());
+        assert_eq!(
+            shown(source.require_levels(&[0, 5, 3]).unwrap_err()),
+            missing(5)
+        );
+        source.require_levels(&[0, 1]).unwrap();
+        assert_eq!(
+            shown(source.require_levels(&[0, 49]).unwrap_err()),
+            "level 49: levels go up to 48"
+        );
+
+        // Level 3 reads levels 0 and 1, not 2 (which is too short).
+        let lower = source.lower_levels(3).unwrap();
+        assert_eq!(lower.levels(), 3);
+        let mut reader = lower.reader();
+        assert_eq!(lower.value(&mut reader, 0, 0).unwrap(), 0);
+        for i in [0, 3, 11] {
+            assert_eq!(lower.value(&mut reader, 1, i).unwrap(), one[i as usize]);
+        }
+        assert_eq!(
+            shown(lower.value(&mut reader, 1, 4).unwrap_err()),
+            out_of_range
+        );
+        assert_eq!(
+            shown(lower.value(&mut reader, 2, 0).unwrap_err()),
+            "level 2 was read, but the level above it never reads it"
+        );
+        assert_eq!(shown(source.lower_levels(4).err().unwrap()), short);
+        assert_eq!(
+            shown(source.lower_levels(49).err().unwrap()),
+            "level 49: levels go up to 48"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// VU files hold awari values: other rules are refused; an empty
+    /// directory has no levels, and one that is not there is refused by
+    /// the readers that require it.
+    #[test]
+    fn vu_files_are_awari_and_their_directory_must_hold_some() {
+        vu_rules(Rules::Awari).unwrap();
+        let refusal = "the VU files hold awari values only: no abapa values are read from them or written to them";
+        assert_eq!(vu_rules(Rules::Abapa).unwrap_err().to_string(), refusal);
+        let dir = crate::files::scratch_dir("source", "vu-empty");
+        let opened = Source::open("not-read", Rules::Abapa, Some(dir.clone()));
+        assert_eq!(opened.unwrap_err().to_string(), refusal);
+        let source = Source::open("not-read", Rules::Awari, Some(dir.clone())).unwrap();
+        assert_eq!(source.levels().unwrap(), Vec::<usize>::new());
+        assert!(source.level_files().unwrap().is_empty());
+        assert_eq!(
+            source.present().unwrap_err().to_string(),
+            format!("scores.N files not found in {}", dir.display())
+        );
+        let served = Source::served(Path::new("not-read"), Some(&dir), 1 << 20, 1).unwrap();
+        assert!(matches!(&served[..], [(Rules::Awari, Source::Vu(vu))] if vu.dir == dir));
+
+        let gone = dir.join("gone");
+        let source = Source::open("not-read", Rules::Awari, Some(gone.clone())).unwrap();
+        let no_dir = format!("{}: no such directory", gone.display());
+        assert_eq!(source.require_dir().unwrap_err().to_string(), no_dir);
+        let served = Source::served(Path::new("not-read"), Some(&gone), 1 << 20, 1);
+        assert_eq!(served.err().unwrap().to_string(), no_dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Tables answer the values they hold, one by one and in batches (of
+    /// several groups, over two blocks of level 8), whole and block by
+    /// block, under their own rules, and say what they are.
+    #[test]
+    fn tables_answer_their_values_and_say_what_they_are() {
+        let dir = crate::files::scratch_dir("source", "tables");
+        let db = Db::new(&dir);
+        let levels = [0, 1, 2, 3, 8];
+        write_tables(&db, Rules::Awari, &levels, made_up);
+        let negated = |n| made_up(n).iter().map(|v| -v).collect();
+        write_tables(&db, Rules::Abapa, &[0, 1, 2], negated);
+        let source = Source::open(&dir, Rules::Awari, None).unwrap();
+        source.require_dir().unwrap();
+        assert_eq!(source.dir(), dir);
+        assert_eq!(source.path(2), dir.join("awari-02.mdb"));
+        assert_eq!(source.levels().unwrap(), levels);
+        assert_eq!(source.present().unwrap(), levels);
+        let files: Vec<usize> = source
+            .level_files()
+            .unwrap()
+            .into_iter()
+            .map(|(n, there)| there.map(|()| n).unwrap())
+            .collect();
+        assert_eq!(files, levels);
+        assert!(source.has_level(8).unwrap() && !source.has_level(4).unwrap());
+        assert_eq!(source.rules(), Some(Rules::Awari));
+        assert!(source.checks_ranges());
+        let Source::Tables(tables) = &source else {
+            panic!("not tables")
+        };
+        assert!(tables.checks_ranges());
+        let (read, rules) = source.db().unwrap();
+        assert_eq!((read.dir(), rules), (dir.as_path(), Rules::Awari));
+        for n in levels {
+            let (want, boards) = (made_up(n), boards(n));
+            let path = dir.join(format!("awari-{n:02}.mdb"));
+            assert_eq!(source.origin(&boards[0]), path);
+            let one_by_one: Vec<i8> = boards.iter().map(|b| source.value(b).unwrap()).collect();
+            assert_eq!(one_by_one, want, "level {n}");
+            let mut out = vec![9];
+            source.values(&boards, &mut out).unwrap();
+            assert_eq!(out, [&[9][..], &want].concat(), "level {n}");
+            let loaded = source.load(n).unwrap();
+            assert!(matches!(loaded, LevelData::Owned(_)));
+            assert_eq!(&*loaded, &want[..], "level {n}");
+            let mut chunks = Vec::new();
+            source
+                .for_each_chunk(n, |c| chunks.push(c.to_vec()))
+                .unwrap();
+            assert_eq!(chunks.concat(), want, "level {n}");
+            assert_eq!(chunks.len(), want.len().div_ceil(BLOCK_SIZE as usize));
+            source.integrity(n).unwrap();
+            source.require(n).unwrap();
+            assert_eq!(
+                source.content_sha256(n).unwrap(),
+                Some(sha256(as_bytes(&want)))
+            );
+            assert_eq!(source.origin(&boards[0]), path);
+            assert_eq!(
+                source.level_info(n).unwrap(),
+                LevelInfo {
+                    seeds: n,
+                    positions: want.len() as u64,
+                    bytes: std::fs::metadata(&path).unwrap().len(),
+                    verified: Some(false),
+                    uncompressed: false,
+                }
+            );
+        }
+        // A batch over several levels, in groups of 16.
+        let mixed: Vec<Board> = [3, 8, 2, 1, 0]
+            .iter()
+            .flat_map(|&n| boards(n).into_iter().step_by(17).take(9))
+            .collect();
+        let mut out = Vec::new();
+        source.values(&mixed, &mut out).unwrap();
+        let want: Vec<i8> = mixed.iter().map(|b| source.value(b).unwrap()).collect();
+        assert_eq!(out, want);
+        assert!(out.iter().any(|&v| v > 1) && out.iter().any(|&v| v < -1));
+
+        let abapa = Source::open(&dir, Rules::Abapa, None).unwrap();
+        assert_eq!(abapa.rules(), Some(Rules::Abapa));
+        assert_eq!(abapa.db().unwrap().1, Rules::Abapa);
+        assert_eq!(abapa.levels().unwrap(), [0, 1, 2]);
+        assert_eq!(abapa.path(2), dir.join("abapa-02.mdb"));
+        for b in boards(2) {
+            assert_eq!(abapa.value(&b).unwrap(), -source.value(&b).unwrap());
+        }
+
+        // Every rule set's tables, served.
+        let served = Source::served(&dir, None, 1 << 20, 1).unwrap();
+        let rules: Vec<Rules> = served.iter().map(|(r, _)| *r).collect();
+        assert_eq!(rules, Rules::ALL);
+        for (r, s) in &served {
+            assert_eq!(s.rules(), Some(*r));
+            assert_eq!(s.dir(), dir);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Missing tables are named as the level of those rules in that
+    /// directory; a batch that meets one gives the values before it, after
+    /// those the caller held, and stops there.
+    #[test]
+    fn missing_tables_are_named_and_stop_a_batch_at_their_board() {
+        let dir = crate::files::scratch_dir("source", "tables-missing");
+        let db = Db::new(&dir);
+        write_tables(&db, Rules::Awari, &[0, 1, 2, 3], made_up);
+        let source = Source::tables(&dir, Rules::Awari);
+        let d = dir.display();
+        let missing = |n| format!("level {n} (awari) not found in {d}");
+        assert_eq!(source.missing(5).to_string(), missing(5));
+        assert_eq!(source.require(5).unwrap_err().to_string(), missing(5));
+        assert_eq!(
+            source.require_levels(&[0, 5]).unwrap_err().to_string(),
+            missing(5)
+        );
+        source.require_levels(&[0, 1, 2, 3]).unwrap();
+        let at_5 = boards(5)[100];
+        assert_eq!(source.value(&at_5).unwrap_err().to_string(), missing(5));
+        assert_eq!(source.origin(&at_5), dir.join("awari-05.mdb"));
+
+        // Two values held; the first group of 16 answers, the second
+        // meets level 5 at its fifth board.
+        let mut batch: Vec<Board> = boards(3).into_iter().take(20).collect();
+        batch.push(at_5);
+        batch.extend(boards(2).into_iter().take(3));
+        let mut out = vec![7, 7];
+        let e = source.values(&batch, &mut out).unwrap_err();
+        assert_eq!(e.to_string(), missing(5));
+        assert_eq!(out, [&[7, 7][..], &made_up(3)[..20]].concat());
+
+        let lower = source.lower_levels(6);
+        assert_eq!(lower.err().unwrap().to_string(), missing(4));
+        let none = dir.join("none");
+        let empty = Source::tables(&none, Rules::Abapa);
+        assert!(empty.levels().unwrap().is_empty());
+        assert_eq!(
+            empty.present().unwrap_err().to_string(),
+            format!("abapa levels not found in {}", none.display())
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A table holding a value out of its level's range (its checksums
+    /// hold whatever it was written with) is refused at that value's index,
+    /// past the first block, by every reader.
+    #[test]
+    fn a_table_value_out_of_range_is_named_at_its_index() {
+        let dir = crate::files::scratch_dir("source", "tables-range");
+        let db = Db::new(&dir);
+        let at = 70_000;
+        write_tables(&db, Rules::Awari, &[8], |n| {
+            let mut v = made_up(n);
+            v[at] = 9;
+            v
+        });
+        let source = Source::tables(&dir, Rules::Awari);
+        let wrong = format!(
+            "{}/awari-08.mdb: corrupt table: value 9 at index {at} is outside -8..=8",
+            dir.display()
+        );
+        let shown = |r: Result<()>| r.unwrap_err().to_string();
+        assert_eq!(shown(source.for_each_chunk(8, |_| ())), wrong);
+        assert_eq!(shown(source.integrity(8)), wrong);
+        assert_eq!(source.load(8).err().unwrap().to_string(), wrong);
+        let b = boards(8)[at];
+        assert_eq!(source.value(&b).unwrap_err().to_string(), wrong);
+        assert_eq!(
+            source.value(&boards(8)[at - 1]).unwrap(),
+            made_up(8)[at - 1]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A level's raw copy that matches its table is mapped and read in its
+    /// place (and named as what values are read from); one that does not
+    /// is left, and the table read through the block cache. The level a
+    /// solver never reads is not opened.
+    #[test]
+    fn a_matching_raw_copy_is_read_in_place_of_its_table() {
+        let dir = crate::files::scratch_dir("source", "tables-raw");
+        let db = Db::new(&dir);
+        write_tables(&db, Rules::Awari, &[0, 1, 2], made_up);
+        std::fs::create_dir_all(db.raw_dir(Rules::Awari)).unwrap();
+        write_raw(&db.raw_path(Rules::Awari, 1), &made_up(1)).unwrap();
+        let mut other = made_up(2);
+        other.swap(0, 1);
+        write_raw(&db.raw_path(Rules::Awari, 2), &other).unwrap();
+        let source = Source::tables(&dir, Rules::Awari);
+
+        let lower = source.lower_levels(4).unwrap();
+        assert_eq!(lower.levels(), 4);
+        assert_eq!(lower.compressed_levels(), [0, 2]);
+        let mut reader = lower.reader();
+        for n in 0..=2 {
+            let read: Vec<i8> = (0..level_size(n))
+                .map(|i| lower.value(&mut reader, n, i).unwrap())
+                .collect();
+            assert_eq!(read, made_up(n), "level {n}");
+        }
+        assert!(lower.value(&mut reader, 3, 0).is_err());
+
+        let raw = source.load(1).unwrap();
+        assert!(matches!(raw, LevelData::Mapped(_)));
+        assert_eq!(&*raw, &made_up(1)[..]);
+        assert_eq!(source.origin(&boards(1)[0]), db.raw_path(Rules::Awari, 1));
+        assert!(source.level_info(1).unwrap().uncompressed);
+        let table = source.load(2).unwrap();
+        assert!(matches!(table, LevelData::Owned(_)));
+        assert_eq!(&*table, &made_up(2)[..]);
+        assert_eq!(source.origin(&boards(2)[0]), db.table_path(Rules::Awari, 2));
+        assert!(!source.level_info(2).unwrap().uncompressed);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A level recorded as verified against the lower levels there is
+    /// verified; the others are not, nor a set that holds one of them.
+    #[test]
+    fn verified_levels_are_those_recorded() {
+        let dir = crate::files::scratch_dir("source", "tables-verified");
+        let db = Db::new(&dir);
+        write_tables(&db, Rules::Awari, &[0, 1, 2], made_up);
+        let content = sha256(as_bytes(&made_up(2)));
+        let lower = db.lower_content(Rules::Awari, 2).unwrap();
+        db.set_verified(Rules::Awari, 2, Some((content, &lower)))
+            .unwrap();
+        let source = Source::tables(&dir, Rules::Awari);
+        assert!(source.is_verified(2).unwrap());
+        assert!(!source.is_verified(1).unwrap());
+        assert!(source.all_verified(&[2]).unwrap());
+        assert!(!source.all_verified(&[1, 2]).unwrap());
+        assert_eq!(source.level_info(2).unwrap().verified, Some(true));
+        assert_eq!(source.level_info(1).unwrap().verified, Some(false));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
