@@ -883,6 +883,65 @@ mod tests {
         assert_eq!(out, [7, 1]);
     }
 
+    /// A level that failed to open is told with the same error, without a
+    /// new attempt, while the failure is younger than [`RETRY_OPENING`] and
+    /// the process has put no file in place since; otherwise it is tried
+    /// again, and once open it stays open. A level past the game is refused
+    /// before any attempt.
+    #[test]
+    fn a_failed_opening_is_told_again_until_its_time_or_a_new_file() {
+        use std::time::Duration;
+        // Whether a level that failed `age` ago (with the count of files put
+        // in place then, or another count with `moved`) was tried again, and
+        // what the call gave. A trial counts where no file was put in place
+        // meanwhile (by another test) and the failure did not come of age
+        // during the call (a stalled machine): either rightly ends the wait.
+        let after_failing = |age: Duration, moved: bool| loop {
+            let cells: Vec<OnceLock<u8>> = (0..=MAX_SEEDS).map(|_| OnceLock::new()).collect();
+            let opening = Opening::new();
+            let written = files_put_in_place();
+            let then = if moved {
+                written.wrapping_sub(1)
+            } else {
+                written
+            };
+            let when = Instant::now().checked_sub(age).unwrap();
+            opening.0.lock().unwrap()[3] = Some((when, then, Error::Invalid("failed".into())));
+            let mut tried = false;
+            let got = once_per_level(&cells, &opening, 3, || {
+                tried = true;
+                Ok(5)
+            });
+            let got = got.map_or_else(|e| e.to_string(), |v| v.to_string());
+            let aged = age < RETRY_OPENING && when.elapsed() >= RETRY_OPENING;
+            if moved || (files_put_in_place() == written && !aged) {
+                break (tried, got);
+            }
+        };
+        let told_again = (false, "failed".to_string());
+        let tried_again = (true, "5".to_string());
+        assert_eq!(after_failing(Duration::ZERO, false), told_again);
+        assert_eq!(after_failing(RETRY_OPENING * 2, false), tried_again);
+        assert_eq!(after_failing(Duration::ZERO, true), tried_again);
+
+        let cells: Vec<OnceLock<u8>> = (0..=MAX_SEEDS).map(|_| OnceLock::new()).collect();
+        let opening = Opening::new();
+        let failed = once_per_level(&cells, &opening, 3, || Err(Error::Invalid("no".into())));
+        assert_eq!(failed.unwrap_err().to_string(), "no");
+        assert!(matches!(
+            opening.0.lock().unwrap()[3],
+            Some((_, _, Error::Invalid(_)))
+        ));
+        opening.0.lock().unwrap()[3] = None;
+        assert_eq!(once_per_level(&cells, &opening, 3, || Ok(7)).unwrap(), &7);
+        assert_eq!(once_per_level(&cells, &opening, 3, || Ok(8)).unwrap(), &7);
+        let past = once_per_level(&cells, &opening, 49, || -> Result<u8> { panic!("opened") });
+        assert_eq!(
+            past.unwrap_err().to_string(),
+            "level 49: levels go up to 48"
+        );
+    }
+
     /// A directory of VU files answers the values they hold, one by one
     /// and in batches, whole and in chunks, as awari values checked for
     /// range, and names its files; it records nothing of verification.
