@@ -515,6 +515,24 @@ mod tests {
         assert_eq!(stepped, seen);
     }
 
+    /// An empty range at the very end of a level is a range of its
+    /// indices, with nothing to walk; one that starts past the end is not,
+    /// and is refused for its start.
+    #[test]
+    fn an_empty_range_at_the_end_of_a_level_is_its_own() {
+        let e = Encoder::new(5);
+        let size = e.level_size(5);
+        assert_eq!(size, 4368);
+        assert!(e.check_indices(5, size, size).is_ok());
+        assert_eq!(e.boards(5, size..size).unwrap().count(), 0);
+        assert_eq!(
+            e.check_indices(5, size + 1, size + 1)
+                .unwrap_err()
+                .to_string(),
+            "start 4369 outside level 5, which has 4368 positions (0..4368)"
+        );
+    }
+
     /// On a large level, sampled indices round-trip and `advance` steps to
     /// the next index.
     #[test]
