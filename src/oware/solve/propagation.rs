@@ -519,6 +519,7 @@ impl Propagation<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::{HugeSlice, as_atomic};
 
     /// A room hands out its places in whole blocks and never more than it
     /// has, however many workers take from it: a room of fewer places than
@@ -545,5 +546,116 @@ mod tests {
         assert_eq!(taken(Room::BLOCK, 1), Room::BLOCK);
         assert_eq!(taken(3 * Room::BLOCK - 1, 2), 2 * Room::BLOCK);
         assert_eq!(taken(4 * Room::BLOCK, 3), 4 * Room::BLOCK);
+    }
+
+    /// Sweeps bound the frontier: a sweep takes flagged blocks in bitmap
+    /// order, whole words of the bitmap at a time, only until they hold the
+    /// fresh positions it wants (counted in whole and partial blocks
+    /// alike), and goes on round the bitmap from there next time; the
+    /// fresh positions of the blocks taken come out as the boards of their
+    /// indices, wins and losses apart, no longer fresh, and every other
+    /// state byte is left as it was.
+    #[test]
+    fn sweeps_take_flagged_blocks_in_order_until_they_hold_what_they_want() {
+        let seeds = 8;
+        let enc = Encoder::new(seeds);
+        let n = enc.level_size(seeds) as usize;
+        let last = n / BLOCK; // a partial block: the level is no multiple of 64
+        assert!(!n.is_multiple_of(BLOCK) && last >= 128);
+        let owners = Owners::new(n as u64, 1);
+        let pending = Pending::new(n);
+        // Page-aligned, as the solver's state: sweeps read whole blocks as
+        // words.
+        let mut bytes = HugeSlice::<u8>::zeroed(n).unwrap();
+        // Block 3 (bitmap word 0): five fresh wins, one told win and one
+        // undecided position; blocks 70 and 71 (word 1): two fresh losses
+        // and one fresh win; block 130 (word 2): one fresh win; the last,
+        // partial block (a later word): one fresh loss, at its last
+        // position.
+        let fresh_win = code::decided(5) | FRESH;
+        let fresh_loss = code::decided(-5) | FRESH;
+        let fresh = [
+            (3 * BLOCK, fresh_win),
+            (3 * BLOCK + 1, fresh_win),
+            (3 * BLOCK + 17, fresh_win),
+            (3 * BLOCK + 40, fresh_win),
+            (3 * BLOCK + 63, fresh_win),
+            (70 * BLOCK + 8, fresh_loss),
+            (70 * BLOCK + 9, fresh_loss),
+            (71 * BLOCK, fresh_win),
+            (130 * BLOCK + 5, fresh_win),
+            (n - 1, fresh_loss),
+        ];
+        for &(j, c) in &fresh {
+            bytes[j] = c;
+        }
+        bytes[3 * BLOCK + 2] = code::decided(5);
+        bytes[3 * BLOCK + 3] = 4 | BLOCKED;
+        let mut before: Vec<u8> = bytes.iter().map(|c| c & !FRESH).collect();
+        before[4 * BLOCK + 9] = code::decided(5);
+        // As the solver flags them, once per position left fresh: a block
+        // flagged again counts once.
+        for &(j, _) in &fresh {
+            pending.add(j);
+        }
+        assert_eq!(pending.flagged.load(Relaxed), 5);
+        let solver = Propagation {
+            rules: Rules::Awari,
+            seeds,
+            enc: &enc,
+            owners: &owners,
+            start: 0,
+            state: as_atomic(&mut bytes),
+            pending: &pending,
+        };
+        let mut sweep = Sweep::default();
+        let mut swept = Vec::new();
+        let mut take = |want: usize, blocks: &[usize], flagged: usize| {
+            solver.flagged_blocks(&mut sweep, want);
+            assert_eq!(sweep.blocks, blocks, "wanting {want}");
+            assert_eq!(pending.flagged.load(Relaxed), flagged, "wanting {want}");
+            swept.push(solver.fresh_in(&sweep.blocks));
+        };
+        // Five wanted: block 3 holds them, so the sweep stops after word 0.
+        take(5, &[3], 4);
+        // A position of block 4 (word 0, swept already) is left fresh.
+        let late = 4 * BLOCK + 9;
+        solver.state[late].store(fresh_win, Relaxed);
+        pending.add(late);
+        // Four: the sweep goes on from word 1, whose blocks hold three, so
+        // word 2 comes too. Two: the partial block holds one, so the sweep
+        // goes round the bitmap to block 4. Then none is flagged.
+        take(4, &[70, 71, 130], 2);
+        take(2, &[last, 4], 0);
+        take(1, &[], 0);
+        let boards = |indices: &[usize]| -> Vec<Board> {
+            indices
+                .iter()
+                .map(|&j| enc.unrank(seeds, j as u64))
+                .collect()
+        };
+        let wins: Vec<Vec<Board>> = swept.iter().map(|f| f.wins.clone()).collect();
+        let losses: Vec<Vec<Board>> = swept.iter().map(|f| f.losses.clone()).collect();
+        let b = 3 * BLOCK;
+        assert_eq!(
+            wins,
+            [
+                boards(&[b, b + 1, b + 17, b + 40, b + 63]),
+                boards(&[71 * BLOCK, 130 * BLOCK + 5]),
+                boards(&[late]),
+                vec![],
+            ]
+        );
+        assert_eq!(
+            losses,
+            [
+                vec![],
+                boards(&[70 * BLOCK + 8, 70 * BLOCK + 9]),
+                boards(&[n - 1]),
+                vec![],
+            ]
+        );
+        let after: Vec<u8> = solver.state.iter().map(|c| c.load(Relaxed)).collect();
+        assert!(after == before, "fresh bits cleared, nothing else changed");
     }
 }
