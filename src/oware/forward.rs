@@ -964,4 +964,64 @@ mod tests {
             levels.push(whole);
         }
     }
+
+    /// Starts from given bytes and keeps the marks handed over after.
+    struct Replay(Mark, Vec<i8>, Vec<Mark>);
+
+    impl Saves for Replay {
+        fn resume(&mut self, bytes: &mut [i8]) -> Result<Option<Mark>> {
+            bytes.copy_from_slice(&self.1);
+            Ok(Some(self.0))
+        }
+
+        fn after_batch(&mut self, mark: Mark, _: &[i8]) -> Result<()> {
+            self.2.push(mark);
+            Ok(())
+        }
+    }
+
+    /// A solve resumed from a boundary goes on from there: it hands over
+    /// exactly the marks a solve straight through hands over after that
+    /// one (no batch of a threshold done, nor of a higher one, is done
+    /// again), and its values are those of the solve straight through. A
+    /// batch done again changes no value, only the time a resumed check 3
+    /// takes, so only the marks tell.
+    #[test]
+    fn a_resumed_solve_does_no_batch_it_has_done() {
+        let mut levels: Vec<Vec<i8>> = Vec::new();
+        for n in 0..9 {
+            levels.push(
+                solve(&OwareLevel::new(Rules::Awari, n, &levels), n as i8)
+                    .unwrap()
+                    .to_vec(),
+            );
+        }
+        let mut level = OwareLevel::new(Rules::Awari, 9, &levels);
+        level.exit_part = 40_000;
+        let mut keep = Keep(Vec::new());
+        let whole = solve_in_batches(&level, 9, CHUNK as usize, 50, &mut keep).unwrap();
+        let parts = level.exit_parts() as usize;
+        let batches = level.size().div_ceil(CHUNK) as usize;
+        assert!(parts > 2 && batches > 2, "{parts} parts, {batches} batches");
+        assert_eq!(keep.0.len(), parts + 9 * batches);
+        // Inside the exits, after them, inside and at the end of a threshold
+        // (the first, one further down, and the last).
+        let at = [
+            0,
+            parts - 1,
+            parts,
+            parts + batches - 1,
+            parts + 4 * batches + 2,
+            parts + 8 * batches + 1,
+            parts + 9 * batches - 2,
+        ];
+        for k in at {
+            let (mark, bytes) = keep.0[k].clone();
+            let mut replay = Replay(mark, bytes, Vec::new());
+            let again = solve_in_batches(&level, 9, CHUNK as usize, 50, &mut replay).unwrap();
+            let after: Vec<Mark> = keep.0[k + 1..].iter().map(|k| k.0).collect();
+            assert_eq!(replay.2, after, "from {mark:?}");
+            assert!(again[..] == whole[..], "from {mark:?}");
+        }
+    }
 }
