@@ -94,8 +94,6 @@ pub trait Game: Sync {
     type Node: Copy + Send + Sync;
     /// Number of positions.
     fn size(&self) -> u64;
-    /// Calls `f(index, node)` for positions `start..end`, in order.
-    fn walk(&self, start: u64, end: u64, f: impl FnMut(u64, Self::Node));
     /// Calls `f(index, node)` for each of `indices` (increasing, and
     /// usually close together), in order.
     fn nodes(&self, indices: &[u64], f: impl FnMut(u64, Self::Node));
@@ -586,10 +584,6 @@ impl<L: LowerLevels + ?Sized> Game for OwareLevel<'_, L> {
         self.enc.level_size(self.seeds)
     }
 
-    fn walk(&self, start: u64, end: u64, mut f: impl FnMut(u64, Board)) {
-        self.enc.for_range(self.seeds, start, end, |i, b| f(i, *b));
-    }
-
     fn nodes(&self, indices: &[u64], mut f: impl FnMut(u64, Board)) {
         let mut cursor = self.enc.cursor(self.seeds);
         for &i in indices {
@@ -738,10 +732,10 @@ impl Graph {
             quiet: vec![[NO_MOVE; 6]; n],
             exit: exit.into_iter().map(AtomicI8::into_inner).collect(),
         };
-        level.walk(0, n as u64, |i, b| {
+        level.enc.for_range(level.seeds, 0, n as u64, |i, b| {
             let i = i as usize;
             let mut slot = 0;
-            level.children(&b, |c| {
+            level.children(b, |c| {
                 g.quiet[i][slot] = c as u32;
                 slot += 1;
             });
@@ -793,10 +787,6 @@ impl Game for Explicit<'_> {
 
     fn size(&self) -> u64 {
         self.g.exit.len() as u64
-    }
-
-    fn walk(&self, start: u64, end: u64, mut f: impl FnMut(u64, u32)) {
-        (start..end).for_each(|i| f(i, i as u32));
     }
 
     fn nodes(&self, indices: &[u64], mut f: impl FnMut(u64, u32)) {
