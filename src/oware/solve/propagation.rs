@@ -591,8 +591,11 @@ mod tests {
         }
         bytes[3 * BLOCK + 2] = code::decided(5);
         bytes[3 * BLOCK + 3] = 4 | BLOCKED;
+        // A position of block 4 (word 0) is left fresh after the first
+        // sweep has taken word 0.
+        let late = 4 * BLOCK + 9;
         let mut before: Vec<u8> = bytes.iter().map(|c| c & !FRESH).collect();
-        before[4 * BLOCK + 9] = code::decided(5);
+        before[late] = code::decided(5);
         // As the solver flags them, once per position left fresh: a block
         // flagged again counts once.
         for &(j, _) in &fresh {
@@ -618,8 +621,6 @@ mod tests {
         };
         // Five wanted: block 3 holds them, so the sweep stops after word 0.
         take(5, &[3], 4);
-        // A position of block 4 (word 0, swept already) is left fresh.
-        let late = 4 * BLOCK + 9;
         solver.state[late].store(fresh_win, Relaxed);
         pending.add(late);
         // Four: the sweep goes on from word 1, whose blocks hold three, so
