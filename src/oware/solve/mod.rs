@@ -315,6 +315,18 @@ fn forward_parts(seeds: usize, size: u64, forward_part: u64) -> Result<u32> {
     })
 }
 
+/// The most boards in one frontier of a rank that holds `n` positions
+/// ([`Options::frontier_cap`], `cap` when given), and how far sweeps fill
+/// it: a quarter of the cap, so that a round's decisions usually fit in the
+/// next.
+fn frontier_bounds(cap: Option<usize>, n: usize) -> (usize, usize) {
+    let cap = match cap {
+        Some(cap) => cap.max(1),
+        None => (n / 160).max(1 << 16),
+    };
+    (cap, (cap / 4).max(1))
+}
+
 /// [`solve_part_in`] without the second try: `None` when a seed list was
 /// damaged on some rank.
 fn solve_once(
@@ -331,13 +343,7 @@ fn solve_once(
     let owners = Owners::new(size, ex.ranks());
     let range = owners.range(ex.rank());
     let n = usize::try_from(range.end - range.start).expect("slice fits in memory");
-    let cap = match options.frontier_cap {
-        Some(cap) => cap.max(1),
-        None => (n / 160).max(1 << 16),
-    };
-    // Sweeps fill the frontier to a quarter of its cap, so that a round's
-    // decisions usually fit in the next.
-    let fill = (cap / 4).max(1);
+    let (cap, fill) = frontier_bounds(options.frontier_cap, n);
     let dir = &options.dir;
     let checkpoint = Checkpoint {
         rules: rules.code(),
@@ -672,6 +678,22 @@ impl Clock {
 mod tests {
     use super::*;
     use crate::oware::workdir::scratch;
+
+    /// The frontiers are what the solver holds beyond its state bytes, so
+    /// their default cap is what keeps a level within its working memory:
+    /// a 160th of the slice's positions (two frontiers of 12-byte boards,
+    /// 0.15 bytes per position), at least 2^16 boards for small slices,
+    /// and sweeps fill a quarter of it. A cap given is taken as it is
+    /// (tests force tiny ones), but never 0.
+    #[test]
+    fn frontiers_hold_a_160th_of_the_slice_and_sweeps_fill_a_quarter() {
+        assert_eq!(frontier_bounds(None, 160 << 20), (1 << 20, 1 << 18));
+        assert_eq!(frontier_bounds(None, 160 << 20 | 159), (1 << 20, 1 << 18));
+        assert_eq!(frontier_bounds(None, 1000), (1 << 16, 1 << 14));
+        assert_eq!(frontier_bounds(Some(4096), 10), (4096, 1024));
+        assert_eq!(frontier_bounds(Some(7), 1 << 30), (7, 1));
+        assert_eq!(frontier_bounds(Some(0), 1 << 30), (1, 1));
+    }
 
     /// Every state byte reads as the module documents it: `decided(v)` is
     /// `v + 64` and reads back as `v`, fresh or not, for every value a
