@@ -865,9 +865,9 @@ fn verify_passes_on_the_built_levels() {
 }
 
 /// `stats --json`: per level, the histogram adds up to the positions and to
-/// wins + draws + losses, gives the mean, agrees with the text table, the
-/// content sha256 is `db/CHECKSUMS`'s, and level 0's one position (no
-/// seeds) is a draw.
+/// wins + draws + losses, gives the mean, agrees with the text table (its
+/// draws, mean and value:count list), the content sha256 is
+/// `db/CHECKSUMS`'s, and level 0's one position (no seeds) is a draw.
 #[test]
 fn stats_json_adds_up_and_matches_the_text() {
     let committed = crate::common::committed_checksums();
@@ -928,6 +928,19 @@ fn stats_json_adds_up_and_matches_the_text() {
         assert_eq!(
             row.split_whitespace().nth(2),
             Some(format!("{mean:.4}").as_str()),
+            "{row}"
+        );
+        // Then the histogram: value:count for each value some position
+        // has, lowest first.
+        let listed: Vec<String> = hist
+            .iter()
+            .enumerate()
+            .filter(|&(_, &c)| c > 0)
+            .map(|(i, c)| format!("{}:{c}", i as i64 - n as i64))
+            .collect();
+        assert_eq!(
+            row.split_whitespace().skip(4).collect::<Vec<_>>(),
+            listed,
             "{row}"
         );
     }
