@@ -534,9 +534,10 @@ fn huge_census_is_refused_with_an_estimate() {
         &["census", "--seeds", "64", "--db", dir.to_str().unwrap()],
         "3527930788646880 start-0 configurations to walk for k = 64",
     );
+    // Refused for being more than a day.
     refuses(
         &["census", "--seeds", "64", "--db", dir.to_str().unwrap()],
-        "--force",
+        ": more than 24.0 h; add --force to run it anyway",
     );
     // A refused run leaves no directory it made to check it, parents
     // included.
@@ -1169,6 +1170,16 @@ fn rows_are_printed_when_saving_fails() {
         err.contains(
             "row k = 11 was computed (printed above) but not saved; k = 12..=12 not computed"
         ),
+        "{err}"
+    );
+    // When the row that fails is the last one asked for, none is left
+    // uncomputed.
+    let out = crate::common::run(&["census", "--seeds", "11", "--db", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.trim_end()
+            .ends_with("row k = 11 was computed (printed above) but not saved"),
         "{err}"
     );
 }
