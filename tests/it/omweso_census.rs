@@ -209,6 +209,60 @@ fn row_json_fields() {
     );
 }
 
+/// `census`'s text table gives the rows `--json` gives, column by column
+/// under its header: a row without loops (k = 10, periods `-`) and one
+/// with (k = 11, its one cycle of period 128).
+#[test]
+fn the_text_table_gives_the_json_rows() {
+    let dir = fresh_dir("text-table");
+    let db = dir.to_str().unwrap();
+    let text = crate::common::run(&["census", "--seeds", "10..11", "--db", db]);
+    assert_success(&text);
+    let json = crate::common::run(&["census", "--seeds", "10..11", "--json", "--db", db]);
+    assert_success(&json);
+    let rows: Vec<Row> = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(rows.iter().map(|r| r.seeds).collect::<Vec<_>>(), [10, 11]);
+    assert_eq!(rows[1].period, Some((128, 128)));
+    let text = String::from_utf8(text.stdout).unwrap();
+    let lines: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        lines[0],
+        [
+            "seeds",
+            "configs",
+            "legal_pairs",
+            "loop_pairs",
+            "cfg_any",
+            "cfg_all",
+            "cycles",
+            "periods",
+            "longest"
+        ]
+    );
+    assert_eq!(lines.len(), 1 + rows.len(), "{text}");
+    for (r, line) in rows.iter().zip(&lines[1..]) {
+        let periods = r
+            .period
+            .map_or("-".to_string(), |(a, b)| format!("{a}..{b}"));
+        let want = [
+            r.seeds.to_string(),
+            r.configs.to_string(),
+            r.legal_pairs.to_string(),
+            r.loop_pairs.to_string(),
+            r.cfg_any.to_string(),
+            r.cfg_all.to_string(),
+            r.cycles.to_string(),
+            periods,
+            r.longest_finite.to_string(),
+        ];
+        assert_eq!(line[..], want[..], "{text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Finished rows are kept and not computed again; rows of other budgets
 /// are kept beside them, never in their place (issue 15, item 10).
 #[test]
