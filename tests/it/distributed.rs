@@ -325,9 +325,10 @@ fn a_damaged_seed_list_on_one_rank_is_solved_afresh_by_all() {
     let (rules, seeds) = (Rules::Awari, 12);
     let levels = solved(rules);
     let lower: Vec<&[i8]> = levels[..seeds].iter().map(|v| v.as_slice()).collect();
-    // With 3 ranks, rank 1's list: the others name the first damaged rank,
-    // neither their own number nor the last.
-    for ranks in [1, 3] {
+    // With 3 ranks, rank 1's list: the others name the damaged rank,
+    // neither their own number nor the last; with 2 ranks, the last
+    // rank's list.
+    for ranks in [1, 2, 3] {
         let dir = |rank: usize| base.join(format!("{ranks}-{rank}"));
         // Each rank's work directory as it was before threshold 1.
         let before = |rank: usize| base.join(format!("{ranks}-{rank}-before-1"));
