@@ -57,9 +57,12 @@ impl Rng {
     }
 }
 
-/// The checkpoints of the levels of `min_seeds` or more being built under
-/// `db`: a threshold's (`state.<t>`) or the forward pass's
-/// (`forward.<walk>.<done>`), as `prefix` says.
+/// The finished checkpoints of the levels of `min_seeds` or more being built
+/// under `db`: a threshold's (`state.<t>`) or the forward pass's
+/// (`forward.<walk>.<done>`), as `prefix` says. Not the `.tmp` files of
+/// checkpoints still being written: a kill as soon as the first forward
+/// one of a level appeared, before its rename, left nothing to resume,
+/// which failed a CI run on a fast machine.
 fn checkpoints(db: &Path, prefix: &str, min_seeds: usize) -> HashSet<PathBuf> {
     let Ok(levels) = std::fs::read_dir(db.join("raw/awari")) else {
         return HashSet::new();
@@ -76,8 +79,15 @@ fn checkpoints(db: &Path, prefix: &str, min_seeds: usize) -> HashSet<PathBuf> {
         .filter_map(|level| std::fs::read_dir(level.path().join("rank-0")).ok())
         .flat_map(|files| files.flatten())
         .map(|f| f.path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+        .filter(|p| is_finished_checkpoint(p, prefix))
         .collect()
+}
+
+/// Whether `path` names a checkpoint whose name starts with `prefix` and
+/// whose writing is over (not its `.tmp`).
+fn is_finished_checkpoint(path: &Path, prefix: &str) -> bool {
+    let name = path.file_name().unwrap().to_string_lossy();
+    name.starts_with(prefix) && !name.ends_with(".tmp")
 }
 
 /// The forward checkpoints (`forward.<walk>.<done>`) in a work directory.
@@ -86,10 +96,7 @@ fn forward_checkpoints(dir: &Path) -> Vec<std::path::PathBuf> {
         .unwrap()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy();
-            name.starts_with("forward.") && !name.ends_with(".tmp")
-        })
+        .filter(|p| is_finished_checkpoint(p, "forward."))
         .collect();
     found.sort();
     found
@@ -601,10 +608,7 @@ fn level_14_files(db: &Path, prefix: &str) -> Vec<std::path::PathBuf> {
         .flatten()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy();
-            name.starts_with(prefix) && !name.ends_with(".tmp")
-        })
+        .filter(|p| is_finished_checkpoint(p, prefix))
         .collect();
     found.sort();
     found
