@@ -82,6 +82,31 @@ impl Server {
         Server::start(&["--db", dir.to_str().unwrap()])
     }
 
+    /// Waits, 30 s at most, until the server catches SIGTERM and SIGINT
+    /// (`SigCgt` in /proc/PID/status): it sets its handlers up only after
+    /// it prints its address, and a signal before that kills it.
+    fn catching_signals(&self) {
+        let wanted = (1u64 << (libc::SIGTERM - 1)) | (1 << (libc::SIGINT - 1));
+        let status = format!("/proc/{}/status", self.child.id());
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let text = std::fs::read_to_string(&status).unwrap();
+            let caught = text
+                .lines()
+                .find_map(|l| l.strip_prefix("SigCgt:"))
+                .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+                .unwrap_or(0);
+            if caught & wanted == wanted {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no handler of SIGTERM and SIGINT: {text}"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     /// Sends one request; returns the status, the headers (lower case) and
     /// the body.
     fn request(
@@ -148,6 +173,41 @@ impl Drop for Server {
 fn batch_of(n: usize) -> String {
     let boards = vec!["\"1,1,1,1,1,2,4,2,3,0,0,0\""; n].join(",");
     format!("{{\"boards\": [{boards}]}}")
+}
+
+/// Waits, 30 s at most, until the server has accepted the connection `c`
+/// and read all that was sent on it (a fixed sleep can be too short for a
+/// server run late by a loaded machine): a signal before that finds `c`
+/// not yet accepted, and `c` closed before that is no request at all.
+/// Linux's /proc/net/tcp shows the server's side of `c` with its socket's
+/// inode once accepted (0 before), and the bytes received and not yet read.
+fn taken(c: &TcpStream) {
+    let (server, client) = (c.peer_addr().unwrap(), c.local_addr().unwrap());
+    let port = |field: &str| {
+        let port = field.rsplit(':').next().unwrap();
+        u16::from_str_radix(port, 16).unwrap()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+        // sl local rem st tx_queue:rx_queue tr:when retrnsmt uid timeout inode
+        let side = table.lines().skip(1).find_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let ours = f[3] == "01" && port(f[1]) == server.port() && port(f[2]) == client.port();
+            let unread = f[4].split(':').nth(1).unwrap();
+            ours.then(|| (u64::from_str_radix(unread, 16).unwrap(), f[9].to_string()))
+        });
+        if let Some((0, inode)) = &side
+            && inode != "0"
+        {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server did not take the connection: {side:?}"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 fn unchunk(mut b: &[u8]) -> Vec<u8> {
@@ -1144,18 +1204,25 @@ fn every_request_is_logged() {
 /// Waits, 30 s at most, for a request line starting with each of `wants`
 /// (after its time and client) in the server's log at `log`.
 fn logged(log: &Path, wants: &[&str]) {
+    log_shows(log, &format!("all of {wants:?}"), |text| {
+        wants
+            .iter()
+            .all(|want| requests(text).any(|l| l.starts_with(want)))
+    });
+}
+
+/// Waits, 30 s at most, until the server's log at `log` is as `shows`
+/// says (`what`, if not); returns the log.
+fn log_shows(log: &Path, what: &str, shows: impl Fn(&str) -> bool) -> String {
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         let text = std::fs::read_to_string(log).unwrap();
-        if wants
-            .iter()
-            .all(|want| requests(&text).any(|l| l.starts_with(want)))
-        {
-            return;
+        if shows(&text) {
+            return text;
         }
         assert!(
             std::time::Instant::now() < deadline,
-            "{wants:?} not all in {text}"
+            "{what}: not in {text}"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -1228,6 +1295,11 @@ fn requests(log: &str) -> impl Iterator<Item = &str> {
 /// sent late here), logs it, and exits 0. A client that holds a
 /// connection open without a request keeps it waiting until a second
 /// signal.
+///
+/// Each step waits for what the server did, not for a time: after fixed
+/// sleeps (200 ms, 800 ms, 300 ms), a server run late by a loaded machine
+/// could be signalled before it had its handlers or had accepted the
+/// connection, be found still listening, or take two signals for one.
 #[test]
 fn sigterm_finishes_the_requests_under_way_and_a_second_stops_the_wait() {
     let (mut s, log) = Server::logging_to_file("server-sigterm");
@@ -1235,7 +1307,19 @@ fn sigterm_finishes_the_requests_under_way_and_a_second_stops_the_wait() {
         // SAFETY: a signal to the child process this test started.
         assert_eq!(unsafe { libc::kill(s.child.id() as i32, sig) }, 0);
     };
-    // A batch whose body comes a second after its head.
+    // The stop is logged with what it waits for, once the server no
+    // longer listens.
+    let stopping = |log: &Path| {
+        log_shows(log, "the stop", |text| {
+            text.lines().any(|l| {
+                l.ends_with(
+                    " mancaladb serve: stopping: 1 connection to finish, 30 s at most (again to stop now)",
+                )
+            })
+        })
+    };
+    s.catching_signals();
+    // A batch whose body comes after the signal.
     let body = br#"{"boards": ["1 1 1 1 1 2 4 2 3 0 0 0"]}"#;
     let mut c = TcpStream::connect(&s.addr).unwrap();
     write!(
@@ -1244,9 +1328,9 @@ fn sigterm_finishes_the_requests_under_way_and_a_second_stops_the_wait() {
         body.len()
     )
     .unwrap();
-    std::thread::sleep(Duration::from_millis(200));
+    taken(&c);
     signal(&s, libc::SIGTERM);
-    std::thread::sleep(Duration::from_millis(800));
+    stopping(&log);
     assert!(TcpStream::connect(&s.addr).is_err(), "still listening");
     c.write_all(body).unwrap();
     let mut answer = String::new();
@@ -1259,20 +1343,14 @@ fn sigterm_finishes_the_requests_under_way_and_a_second_stops_the_wait() {
         requests(&text).any(|l| l.starts_with("POST /api/awari/batch 200 ")),
         "{text}"
     );
-    // The stop is logged with what it waits for.
-    assert!(
-        text.lines().any(|l| l.ends_with(
-            " mancaladb serve: stopping: 1 connection to finish, 30 s at most (again to stop now)"
-        )),
-        "{text}"
-    );
 
     // An idle connection would be waited on; a second signal ends it.
-    let mut s = Server::db(awari_db());
-    let _idle = TcpStream::connect(&s.addr).unwrap();
-    std::thread::sleep(Duration::from_millis(200));
+    let (mut s, log) = Server::logging_to_file("server-sigterm-idle");
+    s.catching_signals();
+    let idle = TcpStream::connect(&s.addr).unwrap();
+    taken(&idle);
     signal(&s, libc::SIGTERM);
-    std::thread::sleep(Duration::from_millis(300));
+    stopping(&log);
     signal(&s, libc::SIGINT);
     let start = std::time::Instant::now();
     let status = s.child.wait().unwrap();
