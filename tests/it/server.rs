@@ -1441,7 +1441,10 @@ fn slow_bodies_hold_no_turn_of_the_costly_routes() {
             c
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(300)); // their requests are read
+    // Their requests are read, each waiting for the rest of its body (a
+    // fixed 300 ms could leave them queued on a loaded machine, and the
+    // line then passed with nothing held).
+    slow.iter().for_each(taken);
     let start = std::time::Instant::now();
     let (status, line) = s.get("/api/awari/mainline?board=1,1,1,1,1,2,4,2,3,0,0,0");
     assert_eq!(status, 200, "{line}");
