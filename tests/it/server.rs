@@ -1566,8 +1566,17 @@ fn answers_not_yet_taken_hold_the_places_of_batches() {
     );
     assert_eq!(s.get("/api/awari?board=1,1,1,1,1,2,4,2,3,0,0,0").0, 200);
     drop(holding);
-    std::thread::sleep(Duration::from_millis(500));
-    let (status, b) = s.post("/api/awari/batch", body.as_bytes());
+    // The places come back as the server sees those clients gone: asked
+    // for until then, 30 s at most (a fixed 500 ms could be too short for
+    // a server run late by a loaded machine).
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let (status, b) = loop {
+        let (status, b) = s.post("/api/awari/batch", body.as_bytes());
+        if status != 503 || std::time::Instant::now() > deadline {
+            break (status, b);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert_eq!(
         (status, b["results"].as_array().map(Vec::len)),
         (200, Some(2_000))
