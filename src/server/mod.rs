@@ -415,12 +415,14 @@ pub fn serve(state: State, addr: SocketAddr, bound: impl FnOnce(SocketAddr)) -> 
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| failed("cannot listen on", e))?;
+        let stops =
+            StopSignals::catch().map_err(|e| failed("cannot catch Ctrl-C and SIGTERM for", e))?;
         bound(
             listener
                 .local_addr()
                 .map_err(|e| failed("cannot listen on", e))?,
         );
-        accept(listener, router(Arc::new(state)), cap).await;
+        accept(listener, router(Arc::new(state)), cap, stops).await;
         Ok(())
     })?;
     // Work still under way (a level's count on the blocking pool, which a
@@ -431,16 +433,32 @@ pub fn serve(state: State, addr: SocketAddr, bound: impl FnOnce(SocketAddr)) -> 
     Ok(())
 }
 
-/// Ctrl-C (SIGINT) or SIGTERM (what service managers send).
-async fn stop_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        },
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
+/// Ctrl-C (SIGINT) and SIGTERM (what service managers send), caught from
+/// before the server says its address until it ends. So a signal sent as
+/// soon as the address is known stops it gracefully (caught only once
+/// the server waited for them, one could kill it), and a second signal
+/// that comes while the first is acted on stops the wait for the
+/// requests under way (listeners made anew for that wait missed it, and
+/// the server waited its 30 s).
+struct StopSignals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn catch() -> std::io::Result<StopSignals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(StopSignals {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+        })
+    }
+
+    /// The next signal of either kind (one not yet taken, if any).
+    async fn next(&mut self) {
+        tokio::select! {
+            _ = self.interrupt.recv() => {}
+            _ = self.terminate.recv() => {}
         }
     }
 }
@@ -472,7 +490,12 @@ fn connection_cap() -> Result<usize, Error> {
 /// client cannot hold connections and their answers for good; and at most
 /// `cap` connections at once, the next ones left in the listening queue,
 /// so that the files the tables need are always there to open.)
-async fn accept(listener: tokio::net::TcpListener, app: Router, cap: usize) {
+async fn accept(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    cap: usize,
+    mut stops: StopSignals,
+) {
     use hyper::server::conn::http1;
     use hyper_util::rt::{TokioIo, TokioTimer};
     use hyper_util::server::graceful::GracefulShutdown;
@@ -481,11 +504,10 @@ async fn accept(listener: tokio::net::TcpListener, app: Router, cap: usize) {
     STOPPED.store(false, std::sync::atomic::Ordering::Relaxed);
     let connections = GracefulShutdown::new();
     let slots = Arc::new(tokio::sync::Semaphore::new(cap));
-    let mut stop = std::pin::pin!(stop_signal());
     loop {
         let slot = tokio::select! {
             slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
-            _ = &mut stop => break,
+            _ = stops.next() => break,
         };
         let (stream, client) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -498,7 +520,7 @@ async fn accept(listener: tokio::net::TcpListener, app: Router, cap: usize) {
                     continue;
                 }
             },
-            _ = &mut stop => break,
+            _ = stops.next() => break,
         };
         stall::limit_send_buffer(&stream);
         let connection = http1::Builder::new()
@@ -526,7 +548,7 @@ async fn accept(listener: tokio::net::TcpListener, app: Router, cap: usize) {
     tokio::select! {
         _ = connections.shutdown() => return,
         _ = tokio::time::sleep(TIMEOUT) => {}
-        _ = stop_signal() => {}
+        _ = stops.next() => {}
     }
     // The requests still under way are dropped with the runtime.
     STOPPED.store(true, std::sync::atomic::Ordering::Relaxed);
