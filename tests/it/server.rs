@@ -1297,7 +1297,6 @@ fn requests(log: &str) -> impl Iterator<Item = &str> {
 /// it took the first (it then took them for one, and waited 30 s).
 #[test]
 fn sigterm_finishes_the_requests_under_way_and_a_second_stops_the_wait() {
-    let (mut s, log) = Server::logging_to_file("server-sigterm");
     let signal = |s: &Server, sig: i32| {
         // SAFETY: a signal to the child process this test started.
         assert_eq!(unsafe { libc::kill(s.child.id() as i32, sig) }, 0);
@@ -1313,17 +1312,35 @@ fn sigterm_finishes_the_requests_under_way_and_a_second_stops_the_wait() {
             })
         })
     };
-    s.catching_signals();
-    // A batch whose body comes after the signal.
+    // A server logging to the scratch directory `name`, and a connection
+    // on which it has read a batch's head, its body not yet sent.
     let body = br#"{"boards": ["1 1 1 1 1 2 4 2 3 0 0 0"]}"#;
-    let mut c = TcpStream::connect(&s.addr).unwrap();
-    write!(
-        c,
-        "POST /api/awari/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    )
-    .unwrap();
-    taken(&c);
+    let under_way = |name: &str| {
+        let (s, log) = Server::logging_to_file(name);
+        s.catching_signals();
+        let mut c = TcpStream::connect(&s.addr).unwrap();
+        write!(
+            c,
+            "POST /api/awari/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .unwrap();
+        taken(&c);
+        (s, log, c)
+    };
+    // The server exits 0 within 5 s of `start`.
+    let ends_at_once = |mut s: Server, start: std::time::Instant| {
+        let status = s.child.wait().unwrap();
+        assert!(status.success(), "{status:?}");
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "waited {:?}",
+            start.elapsed()
+        );
+    };
+
+    // The body comes after the signal.
+    let (mut s, log, mut c) = under_way("server-sigterm");
     signal(&s, libc::SIGTERM);
     stopping(&log);
     assert!(TcpStream::connect(&s.addr).is_err(), "still listening");
@@ -1339,58 +1356,27 @@ fn sigterm_finishes_the_requests_under_way_and_a_second_stops_the_wait() {
         "{text}"
     );
 
-    // A request whose client sends no more (a batch's head, no body) is
-    // waited on; a second signal ends the wait. (Not an idle connection,
-    // as here before: hyper closes one that sent nothing at the first
-    // signal, and the second went to a server already gone.)
-    let (mut s, log) = Server::logging_to_file("server-sigterm-second");
-    s.catching_signals();
-    let mut c = TcpStream::connect(&s.addr).unwrap();
-    write!(
-        c,
-        "POST /api/awari/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    )
-    .unwrap();
-    taken(&c);
+    // A request whose client sends no more is waited on; a second signal
+    // ends the wait. (Not an idle connection, as here before: hyper closes
+    // one that sent nothing at the first signal, and the second went to a
+    // server already gone.)
+    let (s, log, _c) = under_way("server-sigterm-second");
     signal(&s, libc::SIGTERM);
     stopping(&log);
     signal(&s, libc::SIGINT);
-    let start = std::time::Instant::now();
-    let status = s.child.wait().unwrap();
-    assert!(status.success(), "{status:?}");
-    assert!(
-        start.elapsed() < Duration::from_secs(5),
-        "waited {:?}",
-        start.elapsed()
-    );
+    ends_at_once(s, std::time::Instant::now());
 
     // Two signals that arrive together (here both sent while the server
     // is stopped, so that it runs again with both pending) are two: the
     // second ends the wait at once. (Listening anew for the second wait,
     // the server missed one that came before, and waited its 30 s.)
-    let (mut s, log) = Server::logging_to_file("server-sigterm-together");
-    s.catching_signals();
-    let mut c = TcpStream::connect(&s.addr).unwrap();
-    write!(
-        c,
-        "POST /api/awari/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    )
-    .unwrap();
-    taken(&c);
+    let (s, log, _c) = under_way("server-sigterm-together");
     signal(&s, libc::SIGSTOP);
     signal(&s, libc::SIGTERM);
     signal(&s, libc::SIGINT);
     let start = std::time::Instant::now();
     signal(&s, libc::SIGCONT);
-    let status = s.child.wait().unwrap();
-    assert!(status.success(), "{status:?}");
-    assert!(
-        start.elapsed() < Duration::from_secs(5),
-        "waited {:?}",
-        start.elapsed()
-    );
+    ends_at_once(s, start);
     stopping(&log);
 }
 
