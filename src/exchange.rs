@@ -178,6 +178,14 @@ pub fn split(size: u64, ranks: usize) -> Vec<u64> {
         .collect()
 }
 
+/// The most messages a rank sends to one other rank in one pass of an MPI
+/// all-to-all: `pass` (`MANCALADB_MPI_PASS`) when it is set, and never so
+/// many that MPI's `int` counts and displacements overflow, as a rank
+/// receives up to `ranks` times this in one pass, into one buffer.
+pub fn pass_cap(pass: Option<usize>, ranks: usize) -> usize {
+    pass.unwrap_or(usize::MAX).min(i32::MAX as usize / ranks)
+}
+
 /// The owners of the indices of one level.
 #[derive(Clone, Debug)]
 pub struct Owners {
@@ -230,6 +238,23 @@ mod tests {
                 }
                 assert_eq!(next, size);
             }
+        }
+    }
+
+    /// A pass holds what was asked for, up to the most that `ranks` times
+    /// it fits MPI's `int` (the most, when nothing was asked for).
+    #[test]
+    fn a_pass_fits_mpis_counts_from_every_rank() {
+        let most = i32::MAX as usize;
+        for ranks in [1, 2, 3, 4, 7, 64, 1000] {
+            let cap = pass_cap(None, ranks);
+            assert!(
+                cap * ranks <= most && (cap + 1) * ranks > most,
+                "{ranks}: {cap}"
+            );
+            assert_eq!(pass_cap(Some(5000), ranks), 5000);
+            assert_eq!(pass_cap(Some(usize::MAX), ranks), cap);
+            assert_eq!(pass_cap(Some(cap + 1), ranks), cap);
         }
     }
 

@@ -25,7 +25,7 @@ pub struct Mpi {
     world: SimpleCommunicator,
     say: fn(usize, usize),
     /// The most messages one pass of [`Exchange::all_to_all`] carries from
-    /// this rank to each other rank ([`crate::settings::mpi_pass`]).
+    /// this rank to each other rank ([`super::pass_cap`]).
     pass_cap: usize,
     // Finalizes MPI when dropped, so it must outlive `world`'s use.
     _universe: Universe,
@@ -85,9 +85,7 @@ impl Mpi {
         Ok(Mpi {
             world,
             say,
-            // What a rank receives in a pass, at most `ranks` times this,
-            // must fit MPI's `int` counts and displacements.
-            pass_cap: pass.unwrap_or(usize::MAX).min(i32::MAX as usize / ranks),
+            pass_cap: super::pass_cap(pass, ranks),
             _universe: universe,
         })
     }
