@@ -240,6 +240,31 @@ fn a_killed_rank_stops_the_job_and_a_rerun_resumes() {
     assert_committed(&db, MAX);
 }
 
+/// A rank other than 0 prints its own warnings, naming itself: here rank
+/// 1's checkpoint of level 12 that cannot be resumed (bytes of no
+/// checkpoint), after which every rank solves the level afresh, to the
+/// bytes of `db/CHECKSUMS`. (Only rank 0 prints the rest.)
+#[test]
+fn a_rank_names_itself_in_its_warnings() {
+    let db = scratch("mpi-rank-warning");
+    for n in 0..=11 {
+        let table = format!("awari-{n:02}.mdb");
+        std::fs::copy(awari_db().join(&table), db.join(&table)).unwrap();
+    }
+    let rank_1 = db.join("raw/awari/scores.12.work/rank-1");
+    std::fs::create_dir_all(&rank_1).unwrap();
+    std::fs::write(rank_1.join("state.3"), [0x5a; 5000]).unwrap();
+    let out = build_distributed(2, 12, &db);
+    ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let said = format!(
+        "mancaladb: warning: rank 1: level 12: no checkpoint in {} can be resumed",
+        rank_1.display()
+    );
+    assert_eq!(err.matches(&said).count(), 1, "{err}");
+    assert_committed(&db, 12);
+}
+
 #[test]
 fn an_error_on_one_rank_stops_every_rank_with_its_message() {
     let db = scratch("mpi-error");
