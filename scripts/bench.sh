@@ -30,7 +30,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Where cargo puts the binary: under CARGO_TARGET_DIR when that is set.
-TARGET=${CARGO_TARGET_DIR:-target}
+cargo_out=${CARGO_TARGET_DIR:-target}
 mkdir -p "${WORK:-${TMPDIR:-/tmp}}"
 WORK=$(mktemp -d "${WORK:-${TMPDIR:-/tmp}}/mancaladb-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -73,6 +73,8 @@ if [[ ${1:-} == --compare ]]; then
   done
   ((runs >= 1)) || usage "--runs must be at least 1"
   ((from <= max)) || usage "--from ($from) is above --max-seeds ($max)"
+  target=${TARGET:-2.0}
+  [[ $target =~ ^[0-9]+(\.[0-9]+)?$ ]] || usage "TARGET must be a ratio such as 2.0, not '$target'"
   sha=$(git rev-parse --quiet --verify "$rev^{commit}") || usage "no revision $rev"
   cache=${BENCH_CACHE:-$HOME/.cache/mancaladb-bench}
   src=$cache/src-${sha:0:12}
@@ -86,7 +88,7 @@ if [[ ${1:-} == --compare ]]; then
   cargo build --release --quiet
   # Copies, so that rebuilding either tree meanwhile changes nothing here.
   cp "$src/target/release/mancaladb" "$WORK/old-bin"
-  cp "$TARGET/release/mancaladb" "$WORK/new-bin"
+  cp "$cargo_out/release/mancaladb" "$WORK/new-bin"
   old=$WORK/old-bin new=$WORK/new-bin
   echo "old: $rev (${sha:0:12}); new: working tree of $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' + changes')"
   echo "awari levels 0..$max, $runs runs each, alternating; $(nproc) cores; $(date -u +%F)"
@@ -121,45 +123,13 @@ if [[ ${1:-} == --compare ]]; then
   # Each build-log.tsv line: rules level positions seconds threads ranks
   # exchanged rounds [peak-anon-bytes]. Median over runs per level.
   status=0
-  awk -v runs="$runs" -v from="$from" -v max="$max" -v target="${TARGET:-2.0}" '
-    function median(a, n,   i, j, t) {
-      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-      return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-    }
-    FNR == 1 { split(FILENAME, p, "/"); which = p[length(p) - 1]; sub(/-[0-9]+$/, "", which) }
-    FILENAME ~ /\.cpu$/ { # level user system, from `time`
-      w = FILENAME; sub(/.*\//, "", w); sub(/-[0-9]+\.cpu$/, "", w)
-      k = w SUBSEP $1; nc[k]++; cpu[k, nc[k]] = $2 + $3
-      next
-    }
-    {
-      lvl = $2; pos[lvl] = $3
-      k = which SUBSEP lvl; n[k]++
-      rate[k, n[k]] = $3 / ($4 > 0 ? $4 : 1e-9) / $5
-      if (which == "new" && NF >= 9) { na[lvl]++; anon[lvl, na[lvl]] = $9 / $3 }
-    }
-    END {
-      printf "%5s %14s %14s %14s %7s %14s %14s %14s %9s\n", "level", "positions", "old /core", "new /core", "ratio", "new anon B/pos", "old /cpu s", "new /cpu s", "cpu ratio"
-      status = 0
-      for (l = from; l <= max; l++) {
-        if (!((("old" SUBSEP l) in n) && (("new" SUBSEP l) in n))) continue
-        for (i = 1; i <= n["old", l]; i++) a[i] = rate["old", l, i]; o = median(a, n["old", l])
-        for (i = 1; i <= n["new", l]; i++) a[i] = rate["new", l, i]; w = median(a, n["new", l])
-        an = "-"
-        if (l in na) { for (i = 1; i <= na[l]; i++) a[i] = anon[l, i]; an = sprintf("%.3f", median(a, na[l])) }
-        for (i = 1; i <= nc["old", l]; i++) a[i] = cpu["old", l, i]; c = median(a, nc["old", l]); oc = pos[l] / (c > 0 ? c : 1e-9)
-        for (i = 1; i <= nc["new", l]; i++) a[i] = cpu["new", l, i]; c = median(a, nc["new", l]); wc = pos[l] / (c > 0 ? c : 1e-9)
-        printf "%5d %14d %12.2f M %12.2f M %6.2fx %14s %12.2f M %12.2f M %8.2fx\n", l, pos[l], o / 1e6, w / 1e6, w / o, an, oc / 1e6, wc / 1e6, wc / oc
-        if ((l == 20 || l == 24) && w / o < target) { status = 1; printf "FAIL level %d: %.2fx (target %.1fx)\n", l, w / o, target }
-        else if (l == 20 || l == 24) printf "PASS level %d: %.2fx (target %.1fx)\n", l, w / o, target
-      }
-      exit status
-    }' "$WORK"/old-*/build-log.tsv "$WORK"/new-*/build-log.tsv "$WORK"/*.cpu || status=$?
+  awk -v from="$from" -v max="$max" -v target="$target" -f scripts/compare.awk \
+    "$WORK"/old-*/build-log.tsv "$WORK"/new-*/build-log.tsv "$WORK"/*.cpu || status=$?
   exit $status
 fi
 
 cargo build --release --quiet
-bin=$TARGET/release/mancaladb
+bin=$cargo_out/release/mancaladb
 status=0
 
 # run LABEL LIMIT_SECONDS COMMAND...: times a command, checks the limit.

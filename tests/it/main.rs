@@ -6,6 +6,7 @@
 
 mod common;
 
+mod bench_script;
 mod cli;
 mod distributed;
 mod encoder;
