@@ -12,6 +12,7 @@ mod distributed;
 mod encoder;
 mod fixed_points;
 mod fuzz;
+mod hand_scripts;
 mod invariants;
 mod layers;
 #[cfg(feature = "mpi")]

@@ -1,0 +1,179 @@
+//! The scripts run by hand when a figure goes into BENCHMARKS.md (CI runs
+//! none of them, so they can rot unseen): how they take their settings,
+//! refuse bad ones and report. Each runs here with stand-ins for cargo
+//! (which would build), the binaries and mpirun, so nothing is built or
+//! measured and each test takes well under a second.
+//!
+//! What they once got wrong:
+//! * `bench-serve.sh` changes to the repository's root first, so a relative
+//!   DB or BIN named a file there, not the caller's; and it answered a
+//!   count that was not a number with a panic (exit 101) after building.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::common::scratch;
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts")
+        .join(name)
+}
+
+/// Writes an executable shell script `body` at `path`.
+fn stub(path: &Path, body: &str) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `bash SCRIPT` run from `cwd` with `env`, with `work/bin` (the stand-ins
+/// for cargo and mpirun) first in PATH, `work/target` as cargo's target
+/// dir, and every stand-in's log in `work/log`.
+fn run(script_name: &str, args: &[&str], work: &Path, cwd: &Path, env: &[(&str, &str)]) -> Output {
+    // cargo: says it ran (and with which target dir), builds nothing.
+    stub(
+        &work.join("bin/cargo"),
+        "echo \"cargo $* in $CARGO_TARGET_DIR\" >> \"$STUB_LOG\"",
+    );
+    let path = format!(
+        "{}:{}",
+        work.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut command = Command::new("bash");
+    command
+        .arg(script(script_name))
+        .args(args)
+        .current_dir(cwd)
+        .env("PATH", path)
+        .env("CARGO_TARGET_DIR", work.join("target"))
+        .env("STUB_LOG", work.join("log"));
+    for name in [
+        "DB", "BIN", "DIR", "VENV", "LEVELS", "REQUESTS", "CLIENTS", "PROBES", "WORK",
+    ] {
+        command.env_remove(name);
+    }
+    command
+        .envs(env.iter().copied())
+        .output()
+        .expect("run bash")
+}
+
+fn log(work: &Path) -> String {
+    fs::read_to_string(work.join("log")).unwrap_or_default()
+}
+
+/// Asserts that `o` was refused with exit status 2 and the one line
+/// `wanted` (in part) on standard error, before cargo built anything.
+#[track_caller]
+fn refused(o: &Output, work: &Path, wanted: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(wanted), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!log(work).contains("cargo"), "{}", log(work));
+}
+
+/// A server stand-in: logs its arguments, announces an address as `serve`
+/// does and waits to be stopped.
+const SERVER: &str = "echo \"server $*\" >> \"$STUB_LOG\"\n\
+                      echo 'listening on http://127.0.0.1:9/'\n\
+                      exec sleep 30";
+
+/// A directory `dir` holding (empty) awari tables of `levels`.
+fn tables(dir: &Path, levels: impl IntoIterator<Item = usize>) {
+    fs::create_dir_all(dir).unwrap();
+    for n in levels {
+        fs::write(dir.join(format!("awari-{n:02}.mdb")), "").unwrap();
+    }
+}
+
+#[test]
+fn bench_serve_takes_db_and_bin_from_the_callers_directory() {
+    let work = scratch("hand-bench-serve");
+    let caller = work.join("caller");
+    tables(&caller.join("db"), 12..=16);
+    stub(&caller.join("old-bin"), SERVER);
+    stub(
+        &work.join("target/release/examples/load_test"),
+        "echo \"load_test $*\" >> \"$STUB_LOG\"\nprintf 'requests\\tclients\\n%s\\t%s\\n' \"$2\" \"$3\"",
+    );
+    let o = run(
+        "bench-serve.sh",
+        &[],
+        &work,
+        &caller,
+        &[
+            ("DB", "db"),
+            ("BIN", "./old-bin"),
+            ("REQUESTS", "10"),
+            ("CLIENTS", "1 2"),
+        ],
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (db, bin) = (caller.join("db"), caller.join("old-bin"));
+    let log = log(&work);
+    assert!(
+        log.contains(&format!(
+            "server serve --db {} --addr 127.0.0.1:0",
+            db.display()
+        )),
+        "{log}"
+    );
+    assert!(
+        log.contains("load_test 127.0.0.1:9 10 2 12,13,14,15,16"),
+        "{log}"
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0].split(';').next().unwrap(),
+        format!("# {} serve --db {}", bin.display(), db.display()),
+        "{out}"
+    );
+    assert_eq!(lines[1..], ["requests\tclients", "10\t1", "10\t2"], "{out}");
+}
+
+#[test]
+fn bench_serve_refuses_bad_settings_before_building() {
+    let work = scratch("hand-bench-serve-refuses");
+    tables(&work.join("db"), 12..=16);
+    let db = work.join("db");
+    let db = db.to_str().unwrap();
+    for (env, wanted) in [
+        (
+            "REQUESTS",
+            "REQUESTS must be a number of requests, not 'many'",
+        ),
+        ("LEVELS", "LEVELS must be levels such as 12,16, not 'many'"),
+        (
+            "CLIENTS",
+            "CLIENTS must be client counts such as \"1 8\", not 'many'",
+        ),
+    ] {
+        let o = run(
+            "bench-serve.sh",
+            &[],
+            &work,
+            &work,
+            &[("DB", db), (env, "many")],
+        );
+        refused(&o, &work, wanted);
+    }
+    // A level not there, named with the directory as the caller meant it.
+    tables(&work.join("small"), 0..=12);
+    let o = run("bench-serve.sh", &[], &work, &work, &[("DB", "small")]);
+    refused(
+        &o,
+        &work,
+        &format!("no level 13 in {}", work.join("small").display()),
+    );
+}
