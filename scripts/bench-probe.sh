@@ -8,13 +8,26 @@
 #               no raw copy is used); `compressed-cold` is the first pass;
 #   raw         the raw copies DIR/raw/awari/scores.N, checked first.
 # Targets (issue 13): >= 1 M/s per thread compressed, >= 20 M/s raw.
+# A relative DIR is taken from the directory the script is run from. Bad
+# settings (a level without its table or raw copy in DIR, a count that is
+# not a number) stop it with one line and exit status 2, before anything
+# is built.
 set -euo pipefail
+# Before the cd below: DIR=../x names the caller's directory.
+[[ -z ${DIR:-} || $DIR == /* ]] || DIR=$PWD/${DIR#./}
 cd "$(dirname "$0")/.."
 DIR=${DIR:-/root/mancaladb-runs/bench24}
 LEVELS=${LEVELS:-12,20,24}
 PROBES=${PROBES:-4000000}
-compgen -G "$DIR/*.mdb" >/dev/null ||
-  { echo "bench-probe.sh: no tables in $DIR (mancaladb build --max-seeds 24 --db $DIR)" >&2; exit 2; }
+die() { echo "bench-probe.sh: $*" >&2; exit 2; }
+[[ $PROBES =~ ^[1-9][0-9]*$ ]] || die "PROBES must be a number of probes, not '$PROBES'"
+[[ $LEVELS =~ ^[0-9]+(,[0-9]+)*$ ]] || die "LEVELS must be levels such as 12,20, not '$LEVELS'"
+for n in ${LEVELS//,/ }; do
+  [[ -e $DIR/awari-$(printf %02d "$n").mdb ]] ||
+    die "no level $n in $DIR (mancaladb build --max-seeds 24 --db $DIR)"
+  [[ -e $DIR/raw/awari/scores.$n ]] ||
+    die "no raw copy of level $n in $DIR (raw/awari/scores.$n, which the raw probes read)"
+done
 cargo build --release --quiet --example probe_bench
 TABLES_ONLY=$(mktemp -d)
 trap 'rm -rf "$TABLES_ONLY"' EXIT

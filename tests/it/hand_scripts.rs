@@ -8,6 +8,9 @@
 //! * `bench-serve.sh` changes to the repository's root first, so a relative
 //!   DB or BIN named a file there, not the caller's; and it answered a
 //!   count that was not a number with a panic (exit 101) after building.
+//! * `bench-probe.sh` likewise took a relative DIR from the root, and
+//!   answered a bad count, a level not there or a missing raw copy with a
+//!   panic, after building.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -176,4 +179,74 @@ fn bench_serve_refuses_bad_settings_before_building() {
         &work,
         &format!("no level 13 in {}", work.join("small").display()),
     );
+}
+
+#[test]
+fn bench_probe_takes_dir_from_the_callers_directory() {
+    let work = scratch("hand-bench-probe");
+    let dir = work.join("tables");
+    tables(&dir, 0..=12);
+    fs::create_dir_all(dir.join("raw/awari")).unwrap();
+    fs::write(dir.join("raw/awari/scores.12"), "").unwrap();
+    stub(
+        &work.join("target/release/examples/probe_bench"),
+        "echo \"probe_bench $*\" >> \"$STUB_LOG\"\nprintf 'level\\tmode\\n12\\t%s\\n' \"$2\"",
+    );
+    let env = [("DIR", "tables"), ("LEVELS", "12"), ("PROBES", "1000")];
+    let o = run("bench-probe.sh", &[], &work, &work, &env);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let log = log(&work);
+    let runs: Vec<&str> = log
+        .lines()
+        .filter(|l| l.starts_with("probe_bench"))
+        .collect();
+    assert_eq!(runs.len(), 3, "{log}");
+    assert_eq!(
+        runs[0],
+        format!("probe_bench {} mutex 12 1000", dir.display())
+    );
+    assert!(runs[1].ends_with(" compressed 12 1000"), "{log}");
+    assert_eq!(
+        runs[2],
+        format!("probe_bench {} raw 12 1000", dir.display())
+    );
+    assert_eq!(
+        out.lines().skip(1).collect::<Vec<_>>(),
+        ["level\tmode", "12\tmutex", "12\tcompressed", "12\traw"]
+    );
+
+    // Settings that the benchmark would answer with a panic, after a build.
+    fs::remove_file(work.join("log")).unwrap();
+    let dir = dir.to_str().unwrap();
+    let wanted = "PROBES must be a number of probes, not '2e6'";
+    let o = run(
+        "bench-probe.sh",
+        &[],
+        &work,
+        &work,
+        &[("DIR", dir), ("PROBES", "2e6")],
+    );
+    refused(&o, &work, wanted);
+    let o = run(
+        "bench-probe.sh",
+        &[],
+        &work,
+        &work,
+        &[("DIR", dir), ("LEVELS", "11")],
+    );
+    refused(&o, &work, &format!("no raw copy of level 11 in {dir}"));
+    let o = run(
+        "bench-probe.sh",
+        &[],
+        &work,
+        &work,
+        &[("DIR", dir), ("LEVELS", "12,13")],
+    );
+    refused(&o, &work, &format!("no level 13 in {dir}"));
 }
