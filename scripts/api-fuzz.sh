@@ -18,7 +18,13 @@
 #   are rightly refused with a 400;
 # * negative_data_rejection takes 413 as a refusal too: a body over 1 MiB
 #   is refused by its size before it is read.
+#
+# A relative DB or VENV is taken from the directory the script is run from.
 set -euo pipefail
+# Before the cd below (and the one into OUT, from where Schemathesis runs):
+# DB=../x and VENV=venv name the caller's directories.
+[[ -z ${DB:-} || $DB == /* ]] || DB=$PWD/${DB#./}
+[[ -z ${VENV:-} || $VENV == /* ]] || VENV=$PWD/${VENV#./}
 cd "$(dirname "$0")/.."
 DB=${DB:-db}
 VENV=${VENV:-/tmp/venv-api-fuzz}

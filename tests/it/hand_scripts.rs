@@ -11,6 +11,10 @@
 //! * `bench-probe.sh` likewise took a relative DIR from the root, and
 //!   answered a bad count, a level not there or a missing raw copy with a
 //!   panic, after building.
+//! * `api-fuzz.sh` took a relative DB from the root and a relative VENV
+//!   from there too: it made the venv in the repository, then ran
+//!   Schemathesis from its own scratch directory, where that path named
+//!   nothing (exit 127).
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -249,4 +253,37 @@ fn bench_probe_takes_dir_from_the_callers_directory() {
         &[("DIR", dir), ("LEVELS", "12,13")],
     );
     refused(&o, &work, &format!("no level 13 in {dir}"));
+}
+
+#[test]
+fn api_fuzz_takes_db_and_venv_from_the_callers_directory() {
+    let work = scratch("hand-api-fuzz");
+    tables(&work.join("db"), [16]);
+    stub(&work.join("target/release/mancaladb"), SERVER);
+    // Schemathesis: says where it ran and on what; no venv is made.
+    stub(
+        &work.join("venv/bin/schemathesis"),
+        "echo \"schemathesis $* in $(pwd)\" >> \"$STUB_LOG\"",
+    );
+    let o = run(
+        "api-fuzz.sh",
+        &[],
+        &work,
+        &work,
+        &[("DB", "db"), ("VENV", "venv"), ("EXAMPLES", "3")],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let log = log(&work);
+    assert!(
+        log.contains(&format!("server serve --db {} ", work.join("db").display())),
+        "{log}"
+    );
+    assert!(
+        log.contains(
+            "schemathesis --config-file schemathesis.toml run http://127.0.0.1:9/api/openapi.json"
+        ),
+        "{log}"
+    );
+    assert!(log.contains("--max-examples 3 --seed 1"), "{log}");
 }
