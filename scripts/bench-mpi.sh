@@ -7,16 +7,25 @@
 # Beyond 2 ranks on 2 cores the ranks are oversubscribed; each rank gets
 # max(1, cores / P) worker threads. Needs scripts/install-mpi.sh first.
 # WORK=DIR: where the scratch directory (a new one inside, removed on exit)
-# is made; default TMPDIR.
+# is made; default TMPDIR. The binary is built in the mpi/ directory of
+# cargo's target dir (CARGO_TARGET_DIR when that is set). A MAX that is not
+# a level stops the script with one line and exit status 2, before anything
+# is built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MAX=${1:-22}
+if (($# > 1)) || ! [[ $MAX =~ ^[0-9]+$ ]] || ((MAX > 48)); then
+  echo "bench-mpi.sh: usage: scripts/bench-mpi.sh [MAX] (the top level, 0..48, default 22)" >&2
+  exit 2
+fi
 mkdir -p "${WORK:-${TMPDIR:-/tmp}}"
 WORK=$(mktemp -d "${WORK:-${TMPDIR:-/tmp}}/mancaladb-bench-mpi.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-# Its own target dir, so that other builds do not swap the binary mid-run.
-CARGO_TARGET_DIR=target/mpi cargo build --release --quiet --features mpi
-bin=target/mpi/release/mancaladb
+# Its own target dir, so that other builds do not swap the binary mid-run:
+# inside the one cargo uses, which CARGO_TARGET_DIR may put elsewhere.
+mpi_target=${CARGO_TARGET_DIR:-target}/mpi
+CARGO_TARGET_DIR=$mpi_target cargo build --release --quiet --features mpi
+bin=$mpi_target/release/mancaladb
 cores=$(nproc)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 status=0

@@ -15,6 +15,8 @@
 //!   from there too: it made the venv in the repository, then ran
 //!   Schemathesis from its own scratch directory, where that path named
 //!   nothing (exit 127).
+//! * `bench-mpi.sh` built in the repository's target/mpi whatever
+//!   CARGO_TARGET_DIR said, and took any MAX (a word failed under mpirun).
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -286,4 +288,42 @@ fn api_fuzz_takes_db_and_venv_from_the_callers_directory() {
         "{log}"
     );
     assert!(log.contains("--max-examples 3 --seed 1"), "{log}");
+}
+
+#[test]
+fn bench_mpi_builds_under_cargo_target_dir_and_refuses_a_bad_max() {
+    let work = scratch("hand-bench-mpi");
+    let scratch_dir = work.join("w");
+    let w = scratch_dir.to_str().unwrap();
+    for args in [&["x"][..], &["12", "13"], &["49"]] {
+        let o = run("bench-mpi.sh", args, &work, &work, &[("WORK", w)]);
+        refused(&o, &work, "usage: scripts/bench-mpi.sh [MAX]");
+    }
+    // mpirun: says what it was given, then fails as a job that cannot start.
+    stub(
+        &work.join("bin/mpirun"),
+        "echo \"mpirun $*\" >> \"$STUB_LOG\"\necho 'no slots' >&2\nexit 1",
+    );
+    let o = run("bench-mpi.sh", &["4"], &work, &work, &[("WORK", w)]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err, "bench-mpi.sh: the P=1 build failed:\nno slots\n");
+    let mpi = work.join("target/mpi");
+    let log = log(&work);
+    assert!(
+        log.contains(&format!(
+            "cargo build --release --quiet --features mpi in {}",
+            mpi.display()
+        )),
+        "{log}"
+    );
+    assert!(
+        log.contains(&format!(
+            "{} build --distributed",
+            mpi.join("release/mancaladb").display()
+        )),
+        "{log}"
+    );
+    // Its scratch directory is gone.
+    assert_eq!(fs::read_dir(&scratch_dir).unwrap().count(), 0);
 }
