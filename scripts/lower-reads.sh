@@ -11,18 +11,24 @@
 # each run inside a memory cgroup of LIMIT_MB (page cache included) emptied
 # first, and prints each run's report line (its "GB read from disk").
 # The first run also writes the raw copies (the default 8 GiB budget keeps
-# those of every level read); the runs after it find them there.
+# those of every level read); the runs after it find them there. Each line
+# names its binary as given (two binaries are often both `mancaladb`, in
+# two directories). Exit status 2, with one line, for bad arguments or a
+# run that failed; the cgroup is removed at the end.
 set -eu
-tables=$(realpath "${1:?TABLES}")
+tables=$(realpath -e "${1:?TABLES}" 2>/dev/null) || { echo "lower-reads.sh: no directory $1" >&2; exit 2; }
 level=${2:?LEVEL}
 limit=${3:?LIMIT_MB}
 shift 3
 [ $# -ge 1 ] || { echo "lower-reads.sh: no BIN" >&2; exit 2; }
+case $level in *[!0-9]*|'') echo "lower-reads.sh: LEVEL must be a seed count, not $level" >&2; exit 2 ;; esac
+case $limit in *[!0-9]*|'') echo "lower-reads.sh: LIMIT_MB must be a number of MB, not $limit" >&2; exit 2 ;; esac
 work=${WORK:-/root/mancaladb-runs/lower-reads}
 mkdir -p "$work"
 for n in $(seq 0 $((level - 2))); do
   f=awari-$(printf %02d "$n").mdb
-  [ -e "$work/$f" ] || cp -l "$tables/$f" "$work/$f"
+  [ -e "$work/$f" ] || cp -l "$tables/$f" "$work/$f" 2>/dev/null ||
+    { echo "lower-reads.sh: cannot link $tables/$f into $work (no such table, or another file system)" >&2; exit 2; }
 done
 if [ -d /sys/fs/cgroup/memory ]; then          # cgroup v1
   cg=/sys/fs/cgroup/memory/mancaladb-lower-reads
@@ -36,13 +42,15 @@ else                                           # cgroup v2
   # (not tried here: this machine has cgroup v1)
   empty() { echo $((limit * 1024 * 1024)) > "$cg/memory.reclaim" 2>/dev/null || true; }
 fi
+# Removed at the end, when its processes are gone (also after a failure).
+trap 'rmdir "$cg" 2>/dev/null || true' EXIT
 for round in 1 2; do
   for bin in "$@"; do
     # The level afresh: its table and any work files a failed run left
     # (a resumed level would read less from disk).
     rm -rf "$work/awari-$(printf %02d "$level").mdb" "$work/raw/awari/scores.$level.work"
     empty
-    name="$(basename "$bin") run $round"
+    name="$bin run $round"
     if ! sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$cg" \
       "$bin" build --levels "$level" --db "$work" > "$work/out" 2> "$work/err"; then
       echo "lower-reads.sh: $name failed (killed in the cgroup?): $(tail -n 1 "$work/err")" >&2

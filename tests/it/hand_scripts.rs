@@ -17,6 +17,8 @@
 //!   nothing (exit 127).
 //! * `bench-mpi.sh` built in the repository's target/mpi whatever
 //!   CARGO_TARGET_DIR said, and took any MAX (a word failed under mpirun).
+//! * `lower-reads.sh` ended with `cp`'s exit status 1 and its message for
+//!   a table it could not link, and took any LEVEL.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -326,4 +328,39 @@ fn bench_mpi_builds_under_cargo_target_dir_and_refuses_a_bad_max() {
     );
     // Its scratch directory is gone.
     assert_eq!(fs::read_dir(&scratch_dir).unwrap().count(), 0);
+}
+
+#[test]
+fn lower_reads_refuses_bad_arguments_with_one_line() {
+    let work = scratch("hand-lower-reads");
+    let run = |args: &[&str]| {
+        Command::new("sh")
+            .arg(script("lower-reads.sh"))
+            .args(args)
+            .env("WORK", work.join("w"))
+            .output()
+            .expect("run sh")
+    };
+    let tables = work.to_str().unwrap();
+    for (args, wanted) in [
+        (
+            &[tables, "x", "100", "bin"][..],
+            "LEVEL must be a seed count, not x",
+        ),
+        (
+            &[tables, "8", "lots", "bin"],
+            "LIMIT_MB must be a number of MB, not lots",
+        ),
+        (
+            &["/no/such/dir", "8", "100", "bin"],
+            "no directory /no/such/dir",
+        ),
+        (&[tables, "8", "100", "bin"], "cannot link"),
+    ] {
+        let o = run(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(wanted), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
 }
