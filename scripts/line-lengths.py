@@ -5,20 +5,48 @@ each level asked for, followed up to 10,000 plies, by the Python package
 longest line in plies, how many are longer than 200, how they end.
 
     scripts/line-lengths.py DB LEVELS COUNT     # e.g. db 12,14,16 1500
+
+Exit status: 0 done, 2 bad arguments, or a directory or level that is not
+there (one line on standard error).
 """
 import random
 import sys
 import time
 
-import mancaladb
 
-db = mancaladb.open(sys.argv[1])
+def fail(message):
+    """Stops with a one-line error and exit status 2."""
+    print(f"line-lengths.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+USAGE = "usage: line-lengths.py DB LEVELS COUNT (e.g. db 12,14,16 1500)"
+if len(sys.argv) != 4:
+    fail(USAGE)
+try:
+    levels = [int(n) for n in sys.argv[2].split(",")]
+    count = int(sys.argv[3])
+except ValueError:
+    fail(f"LEVELS must be seed counts separated by commas and COUNT a number; {USAGE}")
+if not all(0 <= n <= 48 for n in levels) or count < 1:
+    fail(f"LEVELS must be seed counts 0..48 and COUNT 1 or more; {USAGE}")
+
+# After the arguments: a usage error needs no package.
+import mancaladb  # noqa: E402
+
+try:
+    db = mancaladb.open(sys.argv[1])
+except OSError as e:
+    fail(f"cannot open {sys.argv[1]}: {e.strerror}")
 random.seed(36)
-for n in map(int, sys.argv[2].split(",")):
+for n in levels:
     size = mancaladb.level_size(n)
     lengths, ends, start = [], {}, time.time()
-    for _ in range(int(sys.argv[3])):
-        line = db.line(mancaladb.unrank(n, random.randrange(size)), max_plies=10_000)
+    for _ in range(count):
+        try:
+            line = db.line(mancaladb.unrank(n, random.randrange(size)), max_plies=10_000)
+        except mancaladb.MancalaDbError as e:
+            fail(str(e))
         lengths.append(len(line.plies))
         ends[line.end] = ends.get(line.end, 0) + 1
     lengths.sort()

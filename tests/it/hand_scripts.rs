@@ -19,6 +19,8 @@
 //!   CARGO_TARGET_DIR said, and took any MAX (a word failed under mpirun).
 //! * `lower-reads.sh` ended with `cp`'s exit status 1 and its message for
 //!   a table it could not link, and took any LEVEL.
+//! * `line-lengths.py` answered a missing or bad argument with a
+//!   traceback (exit 1).
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -361,6 +363,30 @@ fn lower_reads_refuses_bad_arguments_with_one_line() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(wanted), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn line_lengths_refuses_bad_arguments_with_one_line() {
+    for args in [
+        &[][..],
+        &["db", "12,x", "5"],
+        &["db", "12", "0"],
+        &["db", "12"],
+    ] {
+        let o = Command::new("python3")
+            .arg(script("line-lengths.py"))
+            .args(args)
+            .output()
+            .expect("run python3");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("line-lengths.py: "), "{args:?}: {err}");
+        assert!(
+            err.contains("usage: line-lengths.py DB LEVELS COUNT"),
+            "{err}"
+        );
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
     }
 }
