@@ -14,6 +14,7 @@ it makes (without VENV it is removed), then `/tmp/pv/bin/python
 scripts/python-bench.py ...`."""
 
 import argparse
+import sys
 import time
 
 import numpy as np
@@ -37,6 +38,11 @@ def main():
     p.add_argument("--packed")
     p.add_argument("--load", type=int)
     a = p.parse_args()
+    # Each without the other would be left out without a word.
+    if (a.load is None) != (a.load_db is None and a.packed is None):
+        print("python-bench.py: --load N needs --load-db DIR2 or --packed DIR3, "
+              "and they need --load", file=sys.stderr)
+        sys.exit(2)
 
     n = a.seeds
     size = mancaladb.level_size(n)
