@@ -2,8 +2,8 @@
 //! `scripts/bench-probe.sh`: one thread and all threads, one line per
 //! level and mode, tab-separated.
 //!
-//! `per_cpu_s` divides by the CPU time the probing threads got (from
-//! `/proc/thread-self/schedstat`), so it holds on a busy machine too.
+//! `per_cpu_s` divides by the CPU time the probing threads got (the
+//! thread's CPU clock), so it holds on a busy machine too.
 //!
 //! `probe_bench DIR MODE LEVEL[,LEVEL...] [PROBES_PER_THREAD]` where MODE is
 //! `raw` (the raw copies, checked first), `compressed` (DIR must hold no
@@ -29,17 +29,21 @@ fn splitmix(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// CPU time this thread has run, from `/proc/thread-self/schedstat`: on a
-/// shared machine, probes per CPU-second do not depend on how many other
-/// processes compete for the cores.
+/// CPU time this thread has run (`CLOCK_THREAD_CPUTIME_ID`): on a shared
+/// machine, probes per CPU-second do not depend on how many other
+/// processes compete for the cores. (`/proc/thread-self/schedstat` is
+/// brought up to date only when the scheduler runs, so a run shorter than
+/// a tick read no CPU time there, and an infinite rate.)
 fn thread_cpu_seconds() -> f64 {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
-    let ns: u64 = text
-        .split_whitespace()
-        .next()
-        .and_then(|t| t.parse().ok())
-        .unwrap_or(0);
-    ns as f64 / 1e9
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec for the call to write; the clock id
+    // is one every Linux kernel has.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0;
+    assert!(ok, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
 }
 
 /// Probes `boards` round-robin `count` times on each of `threads` threads;
@@ -80,9 +84,13 @@ fn run(
     )
 }
 
-/// As [`run`], with [`Tables::values`] on groups of 1024 boards.
+/// Boards per call of [`Tables::values`] in [`run_batched`].
+const BATCH: usize = 1024;
+
+/// As [`run`], with [`Tables::values`] on groups of [`BATCH`] boards:
+/// `count` probes per thread rounded up to whole groups (the number
+/// [`batched_count`] gives).
 fn run_batched(threads: usize, count: usize, boards: &[Board], tables: &Tables) -> (f64, f64) {
-    const BATCH: usize = 1024;
     let start = Instant::now();
     let cpu: f64 = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
@@ -92,7 +100,7 @@ fn run_batched(threads: usize, count: usize, boards: &[Board], tables: &Tables) 
                     let mut out = Vec::with_capacity(BATCH);
                     let mut sum = 0i64;
                     let mut i = (t * boards.len() / threads) / BATCH * BATCH;
-                    for _ in 0..count / BATCH {
+                    for _ in 0..batched_count(count) / BATCH {
                         out.clear(); // values() appends
                         tables.values(&boards[i..i + BATCH], &mut out).unwrap();
                         sum += out.iter().map(|&v| i64::from(v)).sum::<i64>();
@@ -105,8 +113,14 @@ fn run_batched(threads: usize, count: usize, boards: &[Board], tables: &Tables) 
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).sum()
     });
-    let n = (threads * (count / BATCH * BATCH)) as f64;
+    let n = (threads * batched_count(count)) as f64;
     (n / start.elapsed().as_secs_f64(), n / cpu)
+}
+
+/// The probes per thread [`run_batched`] makes of `count`: whole groups,
+/// at least one (a count below a group once made none, and rates of 0).
+fn batched_count(count: usize) -> usize {
+    count.div_ceil(BATCH).max(1) * BATCH
 }
 
 fn main() {
@@ -171,7 +185,12 @@ fn main() {
                 // Many probes per call: ranks first, raw bytes prefetched.
                 for threads in [1, cores] {
                     let rate = run_batched(threads, count, &boards, &tables);
-                    report(&format!("{mode}-batch"), threads, count, rate);
+                    report(
+                        &format!("{mode}-batch"),
+                        threads,
+                        batched_count(count),
+                        rate,
+                    );
                 }
                 // The background raw check never switched a compressed run.
                 assert_eq!(level.raw().is_some(), mode == "raw");
