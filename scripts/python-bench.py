@@ -87,4 +87,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except mancaladb.MancalaDbError as e:  # a level not built, a damaged table
+        print(f"python-bench.py: {e}", file=sys.stderr)
+        sys.exit(2)
