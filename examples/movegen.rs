@@ -10,6 +10,9 @@
 //! Each loop prints its wall time and its time on the CPU per position;
 //! on a shared machine only the second is worth comparing.
 
+#[path = "shared/thread_cpu.rs"]
+mod thread_cpu;
+
 use std::time::Instant;
 
 use mancaladb::oware::retro::for_each_predecessor;
@@ -38,12 +41,11 @@ fn main() {
     // that nothing is optimised away (and runs can be compared).
     let mut acc = 0u64;
     let mut time = |what: &str, f: &mut dyn FnMut(&mut u64)| {
-        let (t, cpu) = (Instant::now(), cpu_ns());
+        let (t, cpu) = (Instant::now(), thread_cpu::seconds());
         f(&mut acc);
         let ns = t.elapsed().as_secs_f64() * 1e9 / size as f64;
-        let cpu = cpu_ns().zip(cpu).map(|(b, a)| (b - a) as f64 / size as f64);
-        let cpu = cpu.map_or("-".to_string(), |c| format!("{c:.1}"));
-        println!("{what:<34} {ns:>7.1} ns/position ({cpu:>5} ns on the CPU)");
+        let cpu = (thread_cpu::seconds() - cpu) * 1e9 / size as f64;
+        println!("{what:<34} {ns:>7.1} ns/position ({cpu:>5.1} ns on the CPU)");
     };
     println!("level {seeds}: {size} positions, one thread");
     time("walk in index order", &mut |acc| {
@@ -74,11 +76,4 @@ fn main() {
         }
     });
     println!("(checksum {acc})");
-}
-
-/// Nanoseconds this thread has run on a CPU (the first field of
-/// `/proc/thread-self/schedstat`): on a shared machine, the time to compare.
-fn cpu_ns() -> Option<u64> {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    stat.split_whitespace().next()?.parse().ok()
 }

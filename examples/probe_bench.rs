@@ -11,6 +11,9 @@
 //! over the boards is reported apart, as `cold`) or `mutex` (the old
 //! `Table::get`: one block behind one mutex).
 
+#[path = "shared/thread_cpu.rs"]
+mod thread_cpu;
+
 use std::time::Instant;
 
 use mancaladb::db::Db;
@@ -29,23 +32,6 @@ fn splitmix(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// CPU time this thread has run (`CLOCK_THREAD_CPUTIME_ID`): on a shared
-/// machine, probes per CPU-second do not depend on how many other
-/// processes compete for the cores. (`/proc/thread-self/schedstat` is
-/// brought up to date only when the scheduler runs, so a run shorter than
-/// a tick read no CPU time there, and an infinite rate.)
-fn thread_cpu_seconds() -> f64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a valid timespec for the call to write; the clock id
-    // is one every Linux kernel has.
-    let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0;
-    assert!(ok, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
-    t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
-}
-
 /// Probes `boards` round-robin `count` times on each of `threads` threads;
 /// returns probes per second of wall time in all, and per CPU-second a
 /// probing thread ran.
@@ -60,7 +46,7 @@ fn run(
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 s.spawn(move || {
-                    let cpu = thread_cpu_seconds();
+                    let cpu = thread_cpu::seconds();
                     let mut sum = 0i64;
                     let mut i = t * boards.len() / threads;
                     for _ in 0..count {
@@ -71,7 +57,7 @@ fn run(
                         }
                     }
                     std::hint::black_box(sum);
-                    thread_cpu_seconds() - cpu
+                    thread_cpu::seconds() - cpu
                 })
             })
             .collect();
@@ -96,7 +82,7 @@ fn run_batched(threads: usize, count: usize, boards: &[Board], tables: &Tables) 
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 s.spawn(move || {
-                    let cpu = thread_cpu_seconds();
+                    let cpu = thread_cpu::seconds();
                     let mut out = Vec::with_capacity(BATCH);
                     let mut sum = 0i64;
                     let mut i = (t * boards.len() / threads) / BATCH * BATCH;
@@ -107,7 +93,7 @@ fn run_batched(threads: usize, count: usize, boards: &[Board], tables: &Tables) 
                         i = (i + BATCH) % boards.len();
                     }
                     std::hint::black_box(sum);
-                    thread_cpu_seconds() - cpu
+                    thread_cpu::seconds() - cpu
                 })
             })
             .collect();
