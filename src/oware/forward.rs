@@ -613,39 +613,42 @@ impl<L: LowerLevels + ?Sized> Game for OwareLevel<'_, L> {
         let tiles = &tiles[at[part as usize]..at[part as usize + 1]];
         let set = |j: usize, v: i8| out[j].store(v, Relaxed);
         let get = |j: usize| out[j].load(Relaxed);
-        tiles.par_chunks(16).try_for_each(|tiles| -> Result<()> {
-            let mut failed = None;
-            let mut reader = self.lower.reader();
-            // (position, captured, lower level, index there)
-            let mut resolve = |(j, captured, level, index): (usize, u8, usize, u64)| match self
-                .lower
-                .value(&mut reader, level, index)
-            {
-                Ok(v) => set(j, get(j).max(captured as i8 - v)),
-                Err(e) => failed = failed.take().or(Some(e)),
-            };
-            let mut pipeline = Pipeline::new((0usize, 0u8, 0usize, 0u64));
-            for tile in tiles {
-                self.enc.walk_tile(self.seeds, tile, &range, |i, board| {
-                    let j = i as usize;
-                    let ms = moves(self.rules, board);
-                    // No seeds: the opponent takes the rest.
-                    if ms.as_slice().is_empty() {
-                        set(j, -(self.seeds as i8));
-                        return;
-                    }
-                    set(j, NO_EXIT);
-                    for m in ms.as_slice().iter().filter(|m| m.captured > 0) {
-                        let level = self.seeds - usize::from(m.captured);
-                        let index = self.enc.rank_in(level, &m.child);
-                        self.lower.prefetch(level, index);
-                        pipeline.push((j, m.captured, level, index), &mut resolve);
-                    }
-                });
-            }
-            pipeline.finish(&mut resolve);
-            failed.map_or(Ok(()), Err)
-        })
+        self.enc
+            .tile_groups(self.seeds, tiles)
+            .par_iter()
+            .try_for_each(|tiles| -> Result<()> {
+                let mut failed = None;
+                let mut reader = self.lower.reader();
+                // (position, captured, lower level, index there)
+                let mut resolve = |(j, captured, level, index): (usize, u8, usize, u64)| match self
+                    .lower
+                    .value(&mut reader, level, index)
+                {
+                    Ok(v) => set(j, get(j).max(captured as i8 - v)),
+                    Err(e) => failed = failed.take().or(Some(e)),
+                };
+                let mut pipeline = Pipeline::new((0usize, 0u8, 0usize, 0u64));
+                for tile in *tiles {
+                    self.enc.walk_tile(self.seeds, tile, &range, |i, board| {
+                        let j = i as usize;
+                        let ms = moves(self.rules, board);
+                        // No seeds: the opponent takes the rest.
+                        if ms.as_slice().is_empty() {
+                            set(j, -(self.seeds as i8));
+                            return;
+                        }
+                        set(j, NO_EXIT);
+                        for m in ms.as_slice().iter().filter(|m| m.captured > 0) {
+                            let level = self.seeds - usize::from(m.captured);
+                            let index = self.enc.rank_in(level, &m.child);
+                            self.lower.prefetch(level, index);
+                            pipeline.push((j, m.captured, level, index), &mut resolve);
+                        }
+                    });
+                }
+                pipeline.finish(&mut resolve);
+                failed.map_or(Ok(()), Err)
+            })
     }
 
     fn children(&self, node: &Board, mut f: impl FnMut(u64)) {

@@ -302,6 +302,11 @@ impl std::iter::FusedIterator for Boards<'_> {}
 /// Positions of a [`Tile`] that share one opponent half: at most this many.
 pub(crate) const TILE_WIDTH: usize = 64;
 
+/// Most boards in one of [`Encoder::tile_groups`]' groups of more than one
+/// tile: a few milliseconds of a walk, so that a level has hundreds of
+/// units per thread from level 18 on.
+pub(crate) const TILE_GROUP: u64 = 1 << 16;
+
 /// The positions of a level whose mover's half (pits `0..6`) holds `mover`
 /// seeds and ranks `first..first + width` among the six-pit boards of that
 /// many seeds, under every opponent half: see [`Encoder::mover_tiles`].
@@ -368,6 +373,31 @@ impl Encoder {
                 ends.partition_point(|&end| end <= at)
             })
             .collect()
+    }
+
+    /// `tiles` (a run of level `seeds`'s [`Encoder::mover_tiles`]) cut into
+    /// consecutive groups of at most [`TILE_GROUP`] boards each, or of one
+    /// tile larger than that: the units of work that parallel walks hand
+    /// to their threads. A fixed number of tiles per unit would not do:
+    /// tiles span from one board to millions (the few mover halves of
+    /// small seed counts lie under every opponent half), so that the last
+    /// units of a level 20 walk held a fifth of its boards, walked by one
+    /// thread while the other waited (BENCHMARKS, "Fifty-eighth session").
+    pub(crate) fn tile_groups<'t>(&self, seeds: usize, tiles: &'t [Tile]) -> Vec<&'t [Tile]> {
+        let mut groups = Vec::new();
+        let (mut first, mut boards) = (0, 0);
+        for (k, tile) in tiles.iter().enumerate() {
+            let size = self.tile_size(seeds, tile);
+            if k > first && boards + size > TILE_GROUP {
+                groups.push(&tiles[first..k]);
+                (first, boards) = (k, 0);
+            }
+            boards += size;
+        }
+        if first < tiles.len() {
+            groups.push(&tiles[first..]);
+        }
+        groups
     }
 
     /// How many boards `tile` (of level `seeds`) spans: its positions, and
@@ -592,6 +622,36 @@ mod tests {
                     let held: u64 = sizes[run[0]..run[1]].iter().sum();
                     assert!(held <= boards / u64::from(parts) + largest, "level {seeds}");
                 }
+            }
+        }
+    }
+
+    /// Groups of tiles hold every tile once, in order, each group at most
+    /// `TILE_GROUP` boards unless it is one tile; and no two neighbours
+    /// would fit in one group (the cut is greedy).
+    #[test]
+    fn tile_groups_cut_the_tiles_into_bounded_runs() {
+        let enc = Encoder::new(22);
+        for seeds in [0, 5, 16, 22] {
+            let tiles = enc.mover_tiles(seeds);
+            let boards = |g: &[Tile]| g.iter().map(|t| enc.tile_size(seeds, t)).sum::<u64>();
+            for from in [0, tiles.len() / 3] {
+                let run = &tiles[from..];
+                let groups = enc.tile_groups(seeds, run);
+                assert_eq!(groups.concat(), run, "level {seeds}");
+                for g in &groups {
+                    assert!(g.len() == 1 || boards(g) <= TILE_GROUP, "level {seeds}");
+                }
+                for pair in groups.windows(2) {
+                    let next = enc.tile_size(seeds, &pair[1][0]);
+                    assert!(boards(pair[0]) + next > TILE_GROUP, "level {seeds}");
+                }
+            }
+            // Large levels make many groups, and some hold more than one tile.
+            if seeds == 22 {
+                let groups = enc.tile_groups(seeds, &tiles);
+                assert!(groups.len() > 1000, "{} groups", groups.len());
+                assert!(groups.iter().any(|g| g.len() > 16), "level 22");
             }
         }
     }

@@ -210,36 +210,38 @@ impl<L: LowerLevels + ?Sized> FirstPass<'_, L> {
         // each position is in one tile, so each byte has one writer.
         let set = |j: usize, v: i8| best[j].store(v as u8, Relaxed);
         let get = |j: usize| best[j].load(Relaxed) as i8;
-        tiles.par_chunks(16).try_for_each(|tiles| -> Result<()> {
-            // (position, captured, lower level, index there)
-            let mut pipeline = Pipeline::new((0usize, 0u8, 0usize, 0u64));
-            let mut failed = None;
-            let mut reader = lower.reader();
-            let mut resolve = |(j, captured, level, index): (usize, u8, usize, u64)| match lower
-                .value(&mut reader, level, index)
-            {
-                Ok(v) => set(j, get(j).max(captured as i8 - v)),
-                Err(e) => failed = failed.take().or(Some(e)),
-            };
-            for tile in tiles {
-                enc.walk_tile(seeds, tile, &range, |i, b| {
-                    let j = (i - start) as usize;
-                    let (ms, quiet) = captures(rules, b);
-                    if ms.as_slice().is_empty() && quiet == 0 {
-                        set(j, -(seeds as i8));
-                        return;
-                    }
-                    set(j, NO_CAPTURE);
-                    for m in ms.as_slice() {
-                        let level = seeds - usize::from(m.captured);
-                        let index = enc.rank_in(level, &m.child);
-                        lower.prefetch(level, index);
-                        pipeline.push((j, m.captured, level, index), &mut resolve);
-                    }
-                });
-            }
-            pipeline.finish(&mut resolve);
-            failed.map_or(Ok(()), Err)
-        })
+        enc.tile_groups(seeds, tiles)
+            .par_iter()
+            .try_for_each(|tiles| -> Result<()> {
+                // (position, captured, lower level, index there)
+                let mut pipeline = Pipeline::new((0usize, 0u8, 0usize, 0u64));
+                let mut failed = None;
+                let mut reader = lower.reader();
+                let mut resolve = |(j, captured, level, index): (usize, u8, usize, u64)| match lower
+                    .value(&mut reader, level, index)
+                {
+                    Ok(v) => set(j, get(j).max(captured as i8 - v)),
+                    Err(e) => failed = failed.take().or(Some(e)),
+                };
+                for tile in *tiles {
+                    enc.walk_tile(seeds, tile, &range, |i, b| {
+                        let j = (i - start) as usize;
+                        let (ms, quiet) = captures(rules, b);
+                        if ms.as_slice().is_empty() && quiet == 0 {
+                            set(j, -(seeds as i8));
+                            return;
+                        }
+                        set(j, NO_CAPTURE);
+                        for m in ms.as_slice() {
+                            let level = seeds - usize::from(m.captured);
+                            let index = enc.rank_in(level, &m.child);
+                            lower.prefetch(level, index);
+                            pipeline.push((j, m.captured, level, index), &mut resolve);
+                        }
+                    });
+                }
+                pipeline.finish(&mut resolve);
+                failed.map_or(Ok(()), Err)
+            })
     }
 }
