@@ -63,10 +63,11 @@ pub fn run(a: Args) -> Result<ExitCode, Error> {
     // of parallel calls (each round, seed batch and sweep), and each call
     // from outside the pool puts this thread to sleep and wakes it again,
     // while the workers spin between calls. In the pool, the calling
-    // worker takes a share of each call itself: level 20 builds 6..9 %
-    // faster on 2 cores, with 5..9 % less CPU (BENCHMARKS, "Fifty-eighth
-    // session"). A distributed build stays on the main thread, which MPI
-    // may require of its calls.
+    // worker takes a share of each call itself: level 20 built 6..10 %
+    // faster on one 2-core machine (4..9 % less CPU), about 2 % on
+    // another (BENCHMARKS, "Fifty-eighth and fifty-ninth sessions"). A
+    // distributed build stays on the main thread, which MPI may require
+    // of its calls.
     rayon::scope(|_| {
         Build::new(&db, a.at.rules, levels)
             .progress(Progress::to(&Terminal))

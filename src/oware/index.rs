@@ -382,7 +382,8 @@ impl Encoder {
     /// tiles span from one board to millions (the few mover halves of
     /// small seed counts lie under every opponent half), so that the last
     /// units of a level 20 walk held a fifth of its boards, walked by one
-    /// thread while the other waited (BENCHMARKS, "Fifty-eighth session").
+    /// thread while the other waited (BENCHMARKS, "Fifty-eighth and
+    /// fifty-ninth sessions").
     pub(crate) fn tile_groups<'t>(&self, seeds: usize, tiles: &'t [Tile]) -> Vec<&'t [Tile]> {
         let mut groups = Vec::new();
         let (mut first, mut boards) = (0, 0);
