@@ -113,16 +113,15 @@ fn cost(
     room: Option<(DiskRoom, &Path)>,
     limits: (Option<MemoryLimit>, Option<u64>),
 ) -> String {
-    let gb = |b: u64| b as f64 / 1e9;
     let building = match levels {
         1 => "building it",
         _ => "building them in this order",
     };
     let mut text = format!(
-        "; level {} needs {:.1} GB of working memory ({WORKING_BYTES_PER_POSITION} bytes/position), {building} takes {:.0} GB of disk at most (the tables, the work files, raw file and new table of the level being solved, raw copies up to {} GiB)",
+        "; level {} needs {} of working memory ({WORKING_BYTES_PER_POSITION} bytes/position), {building} takes {} of disk at most (the tables, the work files, raw file and new table of the level being solved, raw copies up to {} GiB)",
         n.largest_level,
-        gb(n.memory),
-        gb(n.disk),
+        bytes_text(n.memory),
+        bytes_text(n.disk),
         DEFAULT_RAW_CACHE >> 30
     );
     match limits {
@@ -130,8 +129,8 @@ fn cost(
             ": {limit} of memory, so not here, but over the ranks of several machines (`build --distributed`, README)"
         )),
         (_, Some(own)) if n.memory > own => text.push_str(&format!(
-            ": this process's address-space limit (ulimit -v or -d) is {:.1} GB, so not under it: lift the limit, or raise it well above that",
-            gb(own)
+            ": this process's address-space limit (ulimit -v or -d) is {}, so not under it: lift the limit, or raise it well above that",
+            bytes_text(own)
         )),
         _ => {
             if let Some((room, dir)) = room.filter(|(room, _)| room.is_short()) {
@@ -195,6 +194,27 @@ mod tests {
         );
     }
 
+    /// A small level's needs read in megabytes, not as "0.0 GB" and "0 GB"
+    /// (what `known` said of the 12-seed game before), and a large one's in
+    /// gigabytes.
+    #[test]
+    fn small_needs_read_in_megabytes() {
+        let small = cost(Needs::of(&[12]), 1, 1_000_000, None, None, ROOMY);
+        assert!(
+            !small.contains(" 0 GB") && !small.contains("0.0 GB"),
+            "{small}"
+        );
+        assert!(
+            small.contains(" MB of working memory") && small.contains(" MB of disk at most"),
+            "{small}"
+        );
+        let large = cost(Needs::of(&[36]), 1, 1_000_000, None, None, ROOMY);
+        assert!(
+            large.contains(" GB of working memory") && large.contains(" GB of disk at most"),
+            "{large}"
+        );
+    }
+
     /// The need of one level or of several, in order; the time from the
     /// measured rate, and none without one.
     #[test]
@@ -203,9 +223,9 @@ mod tests {
         let needs = Needs::of(&[20]);
         assert!(
             one.starts_with(&format!(
-                "; level 20 needs {:.1} GB of working memory ({WORKING_BYTES_PER_POSITION} bytes/position), building it takes {:.0} GB of disk at most",
-                needs.memory as f64 / 1e9,
-                needs.disk as f64 / 1e9
+                "; level 20 needs {} of working memory ({WORKING_BYTES_PER_POSITION} bytes/position), building it takes {} of disk at most",
+                bytes_text(needs.memory),
+                bytes_text(needs.disk)
             )),
             "{one}"
         );
