@@ -223,8 +223,9 @@ pub fn memory_limit() -> Option<MemoryLimit> {
 }
 
 impl MemoryLimit {
-    /// The machine's `total` bytes, or a control group's `group` limit
-    /// where that is lower (v1's "no limit" is a number near 2^63).
+    /// The machine's `total` bytes (its memory, or the memory available
+    /// now), or a control group's `group` bytes where that is lower (v1's
+    /// "no limit" is a number near 2^63).
     fn lower_of(total: u64, group: Option<u64>) -> MemoryLimit {
         match group {
             Some(limit) if limit < total => MemoryLimit {
@@ -263,13 +264,46 @@ pub fn address_space_limit() -> Option<u64> {
 
 /// The lowest memory limit of the control group named in `proc_cgroup`
 /// (the text of `/proc/self/cgroup`) and its ancestors, each file read by
-/// `read`; `None` where none is set. Inside a container the group's path
-/// may not exist under its own `/sys/fs/cgroup` (the container's group is
-/// the root there): the ancestors, the root included, are read too.
+/// `read`; `None` where none is set.
 fn cgroup_limit(
     proc_cgroup: &str,
     read: impl Fn(&std::path::Path) -> Option<String>,
 ) -> Option<u64> {
+    group_limits(proc_cgroup, read)
+        .into_iter()
+        .map(|g| g.limit)
+        .min()
+}
+
+/// What the control groups named in `proc_cgroup` still let this process
+/// fill: the least, over the group and its ancestors that have a limit,
+/// of the limit less the group's anonymous memory (its page cache is
+/// reclaimed before the kernel kills); `None` where none is set.
+fn cgroup_headroom(
+    proc_cgroup: &str,
+    read: impl Fn(&std::path::Path) -> Option<String>,
+) -> Option<u64> {
+    group_limits(proc_cgroup, read)
+        .into_iter()
+        .map(|g| g.limit.saturating_sub(g.anon))
+        .min()
+}
+
+/// A control group's memory limit and the anonymous memory it holds.
+struct GroupLimit {
+    limit: u64,
+    /// Bytes; 0 where its `memory.stat` does not say.
+    anon: u64,
+}
+
+/// The memory limits of the control group named in `proc_cgroup` and its
+/// ancestors (where one is set). Inside a container the group's path may
+/// not exist under its own `/sys/fs/cgroup` (the container's group is the
+/// root there): the ancestors, the root included, are read too.
+fn group_limits(
+    proc_cgroup: &str,
+    read: impl Fn(&std::path::Path) -> Option<String>,
+) -> Vec<GroupLimit> {
     use std::path::Path;
     let mut limits = Vec::new();
     for line in proc_cgroup.lines() {
@@ -280,26 +314,35 @@ fn cgroup_limit(
         else {
             continue;
         };
-        let (root, file) = match controllers {
-            "" => ("/sys/fs/cgroup", "memory.max"),
-            c if c.split(',').any(|c| c == "memory") => {
-                ("/sys/fs/cgroup/memory", "memory.limit_in_bytes")
-            }
+        // The limit's file and the key of the group's anonymous memory in
+        // `memory.stat` (v1's `total_rss` counts its descendants too, as
+        // v2's `anon` does).
+        let (root, file, anon_key) = match controllers {
+            "" => ("/sys/fs/cgroup", "memory.max", "anon "),
+            c if c.split(',').any(|c| c == "memory") => (
+                "/sys/fs/cgroup/memory",
+                "memory.limit_in_bytes",
+                "total_rss ",
+            ),
             _ => continue,
         };
         let mut group = Some(Path::new(path.trim_start_matches('/')));
         while let Some(g) = group {
+            let dir = Path::new(root).join(g);
             // "max" (v2) and v1's near-2^63 have no limit: not numbers, or
             // above the machine's memory.
-            if let Some(limit) = read(&Path::new(root).join(g).join(file))
-                .and_then(|text| text.trim().parse::<u64>().ok())
+            if let Some(limit) =
+                read(&dir.join(file)).and_then(|text| text.trim().parse::<u64>().ok())
             {
-                limits.push(limit);
+                let anon = read(&dir.join("memory.stat"))
+                    .and_then(|stat| number_after(&stat, anon_key))
+                    .unwrap_or(0);
+                limits.push(GroupLimit { limit, anon });
             }
             group = g.parent();
         }
     }
-    limits.into_iter().min()
+    limits
 }
 
 /// A number naming the running kernel, so the same for every process on
@@ -312,26 +355,42 @@ pub fn machine_id() -> Option<u64> {
     (hex.len() == 16).then(|| u64::from_str_radix(&hex, 16).ok())?
 }
 
+/// The memory this process can fill now without being killed: the
+/// machine's `MemAvailable`, or its control group's room where that is
+/// less ([`cgroup_headroom`]); `None` where `/proc/meminfo` cannot be read.
+fn available_memory() -> Option<MemoryLimit> {
+    let machine = proc_number("/proc/meminfo", "MemAvailable:")? * 1024;
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok();
+    let read = |path: &std::path::Path| std::fs::read_to_string(path).ok();
+    Some(MemoryLimit::lower_of(
+        machine,
+        cgroup.and_then(|c| cgroup_headroom(&c, read)),
+    ))
+}
+
 /// An empty vector with room for `len` items, or an error of kind
 /// `OutOfMemory` saying how much was asked for. A request of 64 MiB or more
 /// is refused also when it is more than the memory available now
-/// (`MemAvailable`): Linux grants most larger requests and then kills a
-/// process (this one, or another's long run) as the pages are filled,
-/// where the caller wanted an error.
+/// (`MemAvailable`, or less where this process's control group has less
+/// room: [`cgroup_headroom`]): Linux grants most larger requests and then
+/// kills a process (this one, or another's long run) as the pages are
+/// filled, where the caller wanted an error.
 pub fn reserve<T>(len: usize) -> std::io::Result<Vec<T>> {
-    // Smaller requests do not read `/proc/meminfo`.
+    // Smaller requests do not read `/proc`.
     const LOOKED_AT: u128 = 64 << 20;
     let bytes = (len as u128) * std::mem::size_of::<T>() as u128;
     let refuse = |why: String| std::io::Error::new(std::io::ErrorKind::OutOfMemory, why);
-    let available = match bytes >= LOOKED_AT {
-        true => proc_number("/proc/meminfo", "MemAvailable:").map(|kb| kb as u128 * 1024),
-        false => None,
-    };
-    if let Some(available) = available
-        && bytes > available
+    if bytes >= LOOKED_AT
+        && let Some(available) = available_memory()
+        && bytes > available.bytes as u128
     {
         return Err(refuse(format!(
-            "{bytes} bytes asked for; {available} bytes of memory are available"
+            "{bytes} bytes asked for; {} bytes of memory are available{}",
+            available.bytes,
+            match available.set_by {
+                SetBy::Machine => "",
+                SetBy::ControlGroup => " to this process's control group",
+            }
         )));
     }
     let mut v = Vec::new();
@@ -561,7 +620,7 @@ impl AnonPeak {
 
 #[cfg(test)]
 mod tests {
-    use super::{AnonPages, LAG, Pipeline, cgroup_limit};
+    use super::{AnonPages, LAG, Pipeline, cgroup_headroom, cgroup_limit};
 
     /// Control groups of both versions, a limit on the group or an
     /// ancestor, the lowest taken; none where no file has a number.
@@ -602,6 +661,72 @@ mod tests {
         );
         assert_eq!(cgroup_limit("0::/\n", files(unlimited)), None);
         assert_eq!(cgroup_limit("4:cpu:/x\n", files(v1_files)), None);
+    }
+
+    /// The room a control group leaves is its limit less its anonymous
+    /// memory (v2's `anon`, v1's `total_rss`, not their huge-page lines),
+    /// the least over the group and its ancestors; a limited group whose
+    /// `memory.stat` cannot be read leaves its whole limit; none without a
+    /// limit.
+    #[test]
+    fn the_room_a_group_leaves_is_its_limit_less_its_anonymous_memory() {
+        let files = |pairs: &'static [(&'static str, &'static str)]| {
+            move |p: &std::path::Path| {
+                pairs
+                    .iter()
+                    .find(|(path, _)| std::path::Path::new(path) == p)
+                    .map(|(_, text)| text.to_string())
+            }
+        };
+        let v2 = "0::/user.slice/job.scope\n";
+        let v2_files = &[
+            (
+                "/sys/fs/cgroup/user.slice/job.scope/memory.max",
+                "4294967296\n",
+            ),
+            (
+                "/sys/fs/cgroup/user.slice/job.scope/memory.stat",
+                "anon_thp 1000\nanon 1073741824\nfile 3221225472\n",
+            ),
+            ("/sys/fs/cgroup/user.slice/memory.max", "8589934592\n"),
+            (
+                "/sys/fs/cgroup/user.slice/memory.stat",
+                "anon 6442450944\nanon_thp 0\n",
+            ),
+        ];
+        // The job's 3 GiB of room is more than its parent's 2 GiB.
+        assert_eq!(cgroup_headroom(v2, files(v2_files)), Some(2 << 30));
+        let v1 = "4:memory:/helpers\n";
+        let v1_files = &[
+            (
+                "/sys/fs/cgroup/memory/helpers/memory.limit_in_bytes",
+                "1073741824\n",
+            ),
+            (
+                "/sys/fs/cgroup/memory/helpers/memory.stat",
+                "cache 900000000\nrss 1\ntotal_rss_huge 5\ntotal_rss 268435456\n",
+            ),
+        ];
+        assert_eq!(cgroup_headroom(v1, files(v1_files)), Some(3 << 28));
+        let unread = &[(
+            "/sys/fs/cgroup/memory/helpers/memory.limit_in_bytes",
+            "1073741824\n",
+        )];
+        assert_eq!(cgroup_headroom(v1, files(unread)), Some(1 << 30));
+        // More anonymous memory than the limit (the kernel reclaims or
+        // kills soon): no room, not an overflow.
+        let over = &[
+            (
+                "/sys/fs/cgroup/memory/helpers/memory.limit_in_bytes",
+                "100\n",
+            ),
+            (
+                "/sys/fs/cgroup/memory/helpers/memory.stat",
+                "total_rss 200\n",
+            ),
+        ];
+        assert_eq!(cgroup_headroom(v1, files(over)), Some(0));
+        assert_eq!(cgroup_headroom("0::/\n", files(&[])), None);
     }
 
     /// The lines of a real `smaps_rollup` (the level-34 check 3 of the long
