@@ -205,10 +205,13 @@ impl<'py> Rows<'py> {
     /// a byte is refused here, in the library's words for its row.
     pub fn copied(&self) -> mancaladb::Result<Pits> {
         match self {
-            // Pit bytes in one block of memory (what `boards()` gives): one
-            // copy, as fast as memory moves (the GIL is held meanwhile).
-            Rows::U8(a) if a.as_slice().is_ok() => {
-                let bytes = a.as_slice().expect("contiguous");
+            // Pit bytes in one block of memory, row after row (what
+            // `boards()` gives): one copy, as fast as memory moves (the GIL
+            // is held meanwhile). Not a column-major block (a `uint8` pandas
+            // frame's `to_numpy()`), which `as_slice` also gives, columns
+            // first.
+            Rows::U8(a) if a.is_c_contiguous() => {
+                let bytes = a.as_slice().expect("C-contiguous");
                 let mut rows = reserve(bytes.len() / PITS, "boards")?;
                 rows.extend_from_slice(bytes.as_chunks::<PITS>().0);
                 Ok(Pits { rows, wide: None })

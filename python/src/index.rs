@@ -61,6 +61,9 @@ pub fn unrank(seeds: usize, index: u64) -> PyResult<[u8; PITS]> {
     encoder().board_at(seeds, index).map(|b| b.pits()).py()
 }
 
+/// Boards `boards()` walks between two looks at pending signals.
+const SIGNAL_EVERY: usize = 1 << 20;
+
 /// The boards at indices `start..stop` of level `seeds`, one row each.
 #[pyfunction]
 pub fn boards<'py>(
@@ -83,6 +86,17 @@ pub fn boards<'py>(
         .ok_or_else(|| too_many("more bytes than an address holds".into()))?;
     let rows = cells_len / PITS;
     let mut cells: Vec<u8> = mancaladb::reserve(cells_len).map_err(|e| too_many(e.to_string()))?;
-    py.detach(|| walk.for_each(|(_, b)| cells.extend_from_slice(&b.pits())));
+    // Ctrl-C (or another signal's handler raising) stops the walk within
+    // a run of boards (a few milliseconds), with the handler's exception.
+    py.detach(|| {
+        let (mut walk, mut left) = (walk, rows);
+        while left > 0 {
+            let run = left.min(SIGNAL_EVERY);
+            (walk.by_ref().take(run)).for_each(|(_, b)| cells.extend_from_slice(&b.pits()));
+            left -= run;
+            Python::attach(|py| py.check_signals())?;
+        }
+        PyResult::Ok(())
+    })?;
     PyArray1::from_vec(py, cells).reshape([rows, PITS])
 }

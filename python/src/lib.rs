@@ -18,6 +18,11 @@ use pyo3::prelude::*;
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // NumPy's C API is loaded now, on import (which imports numpy anyway),
+    // not on the first array a call hands out: loading it runs Python code,
+    // where a Ctrl-C pending from a long call made without the GIL would
+    // surface as a panic of the numpy crate, not as a KeyboardInterrupt.
+    numpy::PyArray1::<u8>::zeros(m.py(), [0], false);
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("LINE_PLIES", mancaladb::query::LINE_PLIES)?;
     m.add("NO_MOVE", mancaladb::query::NO_MOVE)?;

@@ -543,3 +543,55 @@ def test_a_database_pickles_as_what_it_reads(db_dir, vu_dir):
             pass
     with pytest.raises(TypeError, match="db must be a path"):
         mancaladb.open(3)
+
+
+def test_a_signal_stops_a_long_boards_walk_with_its_handlers_exception():
+    # boards() looks at pending signals every 2**20 boards: a handler that
+    # raises ends the walk with its exception, well before the walk's end
+    # (it once ran to its end, the handler after it).
+    import os
+    import signal
+    import threading
+    import time
+
+    class Stop(Exception):
+        pass
+
+    t0 = time.monotonic()
+    mancaladb.boards(20)  # 80 M boards, about 1 GB
+    whole = time.monotonic() - t0
+
+    def stop(*_):
+        raise Stop()
+
+    old = signal.signal(signal.SIGUSR1, stop)
+    timer = threading.Timer(whole / 10, lambda: os.kill(os.getpid(), signal.SIGUSR1))
+    try:
+        t0 = time.monotonic()
+        timer.start()
+        with pytest.raises(Stop):
+            mancaladb.boards(20)
+        stopped = time.monotonic() - t0
+    finally:
+        timer.cancel()
+        timer.join()
+        signal.signal(signal.SIGUSR1, old)
+    assert stopped < whole * 0.6, (stopped, whole)
+
+
+def test_ctrl_c_in_a_fresh_interpreters_first_array_call_is_a_keyboard_interrupt():
+    # A process's first call that hands out an array, interrupted while
+    # it runs without the GIL: a KeyboardInterrupt. It was a panic: the
+    # numpy crate loaded NumPy's C API after the walk, running Python code
+    # where the pending Ctrl-C was raised. The API is now loaded on import
+    # (for every such call, level() too), and the walk looks at signals.
+    import subprocess
+    import sys
+    code = ("import os, signal, threading, mancaladb\n"
+            "threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
+            "mancaladb.boards(21)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode != 0
+    assert "KeyboardInterrupt" in run.stderr, run.stderr
+    assert "panic" not in run.stderr.lower(), run.stderr

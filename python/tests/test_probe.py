@@ -184,3 +184,28 @@ def test_move_values_check_the_stored_value_as_moves_does(vu_dir, tmp_path):
         with pytest.raises(mancaladb.CorruptTableError) as batch_error:
             db.move_values([mancaladb.unrank(3, 0), [int(c) for c in board.split()]])
         assert str(batch_error.value) == str(moves_error.value)
+
+
+def test_boards_in_any_memory_layout_read_as_their_rows(db_dir):
+    # Column-major (a uint8 pandas frame's to_numpy()), transposed,
+    # reversed and strided arrays hold the same rows as the C-ordered one:
+    # the answers are the rows', whatever the layout. Column-major uint8
+    # was once read as a block of rows, giving other boards' values.
+    boards = mancaladb.boards(12)[[1000, 200000, 7, 123456]]
+    with mancaladb.open(db_dir) as db:
+        want = (mancaladb.ranks(boards).tolist(), db.values(boards).tolist(),
+                db.move_values(boards).tolist())
+        assert want[0] == [1000, 200000, 7, 123456]
+        layouts = [
+            np.asfortranarray(boards),
+            np.ascontiguousarray(boards.T).T,
+            np.ascontiguousarray(boards[::-1])[::-1],
+            np.repeat(boards, 2, axis=0)[::2],
+        ]
+        for dtype in (np.uint8, np.int8, np.int32, np.int64):
+            for layout in layouts:
+                rows = layout.astype(dtype, order="K")
+                assert np.array_equal(rows, boards)
+                got = (mancaladb.ranks(rows).tolist(), db.values(rows).tolist(),
+                       db.move_values(rows).tolist())
+                assert got == want, (dtype, rows.flags)
