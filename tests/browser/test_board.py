@@ -526,6 +526,15 @@ def main(url, out):
             d.get(url + "?board=2,2,2,2,2,2,1,1,1,1,1,0")
             wait_for(d, "the missing level", lambda d: d.find_element(By.ID, "error").text
                      == "this position has 17 seeds; the awari tables here go up to 16")
+            # The same through the address's moves, with the board's seeds
+            # and the captures on the status line (the 404's text was shown
+            # there, naming the directory, and both were left blank).
+            d.get(url + "?board=2,2,2,2,2,2,1,1,1,1,1,0&moves=0")
+            wait_for(d, "the missing level of the moves", lambda d: d.find_element(By.ID, "error").text
+                     == "moves=: the position before move 1: this position has 17 seeds; "
+                        "the awari tables here go up to 16")
+            assert d.find_element(By.ID, "seeds").text == "17 seeds,", d.find_element(By.ID, "seeds").text
+            assert score(d) == "captured so far: A 0, B 0", score(d)
 
             # A shared address with a bad board says so and shows the start.
             d.get(url + "?board=1,1,1")

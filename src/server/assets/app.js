@@ -136,7 +136,10 @@ async function getJSON(url, signal) {
       if (e.name === "AbortError") throw why(e);
       throw failure(r.ok ? status + ": the answer is not JSON" : status, r.status);
     }
-    if (!r.ok) throw failure((body && body.error) || status, r.status);
+    // A 404 of one level missing names it (missing_level), for the
+    // message that says so (boardErrorText).
+    if (!r.ok) throw Object.assign(failure((body && body.error) || status, r.status),
+      { missingLevel: body && body.missing_level });
     return body;
   } finally {
     clearTimeout(timer);
@@ -436,7 +439,10 @@ function setBoard(board, { captured = [0, 0], side = 0, clear = false, notices =
     $("value").textContent = pending;
     $("value").className = "";
     $("source").textContent = "";
-    $("score").textContent = "";
+    // The board's seeds and the captures so far are known without an
+    // answer.
+    showSeeds(board);
+    $("score").textContent = scoreText(null);
     $("moves").tBodies[0].replaceChildren();
     $("line").replaceChildren();
     $("line-more").hidden = true;
@@ -502,7 +508,11 @@ async function replay(pits, stop = pits.length) {
       state.history.push(...steps);
       setBoard(at.board, { ...at, notices: state.notices, pending: "no value" });
       state.pending = false;
-      showError([...state.notices, `moves=: the position before move ${done + k + 1}: ${e.message}`].join("; "));
+      // (setBoard took a new request: anything newer drops this one.)
+      const id = state.request;
+      const message = await boardErrorText(e, at.board);
+      if (id !== state.request) return;
+      showError([...state.notices, `moves=: the position before move ${done + k + 1}: ${message}`].join("; "));
       // (Any other board shown since drops it: setBoard.)
       state.retry = () => replay(pits.slice(k), stop);
       $("retry").hidden = !retryable(e);
@@ -634,8 +644,7 @@ async function analyze(known = null) {
   // Not in the colour of the last position's value.
   $("value").className = "";
   $("source").textContent = "";
-  const seeds = seedsOn(state.board);
-  $("seeds").textContent = (seeds === 1 ? "1 seed" : seeds + " seeds") + ",";
+  showSeeds(state.board);
   $("score").textContent = scoreText(null);
   $("said").textContent = "";
   const signal = freshSignal("board");
@@ -671,12 +680,16 @@ async function analyze(known = null) {
   }
 }
 
-// The message for error e of the board's answer. A level not here is said
-// with the levels that are (the server's 404 names its directory, which
-// tells the user nothing).
-async function boardErrorText(e) {
+// The message for error e of board's answer (the board shown by
+// default). A level not here is said with the levels that are, or as the
+// one level missing (the server's 404 names its directory, which tells
+// the user nothing).
+async function boardErrorText(e, board = state.board) {
   if (e.status !== 404) return e.message;
-  return (await beyondLevels(state.board)) || e.message;
+  const beyond = await beyondLevels(board);
+  if (beyond) return beyond;
+  if (Number.isInteger(e.missingLevel)) return `level ${e.missingLevel} of the ${state.rules} tables, which this position needs, is not built here`;
+  return e.message;
 }
 
 // Why board cannot be valued here, if it has more seeds than the highest
@@ -700,6 +713,12 @@ function announcement(a) {
   const status = [$("seeds"), $("value"), $("source")].map((e) => e.textContent).filter((t) => t).join(" ");
   const over = a.moves.length ? "" : " " + $("moves").tBodies[0].textContent + ".";
   return [state.done, status + "." + over].filter((t) => t).join(" ");
+}
+
+// The status line's seed count of board.
+function showSeeds(board) {
+  const seeds = seedsOn(board);
+  $("seeds").textContent = (seeds === 1 ? "1 seed" : seeds + " seeds") + ",";
 }
 
 function seedsOn(board) {
