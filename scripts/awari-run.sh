@@ -72,8 +72,11 @@ all|build|verify)
     # Checked here, before the run takes the directory: each number on
     # its own (an empty FROM beside a TO is no level).
     [ $# -ge 5 ] && [ $# -le 6 ] || die "$usage"
+    # At most two digits first: the shell's `-le` fails on numbers past
+    # its integers.
     for n in "$4" "$5"; do
-      case $n in *[!0-9]*|'') die "FROM and TO must be levels, not '$4' and '$5'" ;; esac
+      case $n in *[!0-9]*|'' | ???*) die "FROM and TO must be levels 0..36, not '$4' and '$5'" ;; esac
+      [ "$n" -le 36 ] || die "FROM and TO must be levels 0..36, not '$4' and '$5'"
     done
     case ${6-3} in 2|3) ;; *) die "CHECKS must be 2 or 3, not '$6'" ;; esac
     [ "$4" -le "$5" ] || die "FROM ($4) is above TO ($5)"
@@ -116,7 +119,11 @@ if [ "$mode" != check ] && [ "$mode" != status ]; then
     done ) 9>&- > /dev/null 2>&1 &
   logger=$!
   trap stop_logger EXIT
-  trap 'exit 2' HUP INT TERM
+  # A signal that stops the run is named too: every exit 2 says why.
+  stopped() { echo "awari-run.sh: stopped by SIG$1" >&2; exit 2; }
+  trap 'stopped HUP' HUP
+  trap 'stopped INT' INT
+  trap 'stopped TERM' TERM
 fi
 
 # The size of file $1 in bytes (0 if there is none).

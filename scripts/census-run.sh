@@ -53,10 +53,13 @@ for arg in "$@"; do
   case $arg in
   --cycles) cycles=yes ;;
   *[!0-9]*|'') die "unknown argument $arg; $usage" ;;
+  ???*) die "TO must be a seed count 0..64, not $arg" ;;
   *) [ -z "$given_to" ] || die "one TO only; $usage"; to=$arg given_to=yes ;;
   esac
 done
-case $from in *[!0-9]*|'') die "FROM must be a seed count, not $from" ;; esac
+# At most two digits (the census counts 0..64 seeds) before `-le`, which
+# fails on numbers past the shell's integers.
+case $from in *[!0-9]*|'' | ???*) die "FROM must be a seed count 0..64, not $from" ;; esac
 [ "$from" -le "$to" ] || die "FROM ($from) is above TO ($to)"
 [ -x /usr/bin/time ] || die "needs GNU time (/usr/bin/time, Debian package time)"
 env --default-signal=TERM true 2> /dev/null || die "needs env --default-signal (coreutils 8.31 or later)"

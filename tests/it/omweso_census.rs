@@ -1515,11 +1515,24 @@ fn the_census_run_script_gives_the_census_rows_with_their_cost() {
         (vec![d, d, "2"], "is not an executable file"),
         (vec![d, bin, "9", "8"], "FROM (9) is above TO (8)"),
         (vec![d, bin], "usage: census-run.sh"),
+        // Past the shell's integers: said in one line (the comparison
+        // failed with the shell's own error).
+        (
+            vec![d, bin, "99999999999999999999"],
+            "FROM must be a seed count 0..64",
+        ),
+        (
+            vec![d, bin, "2", "99999999999999999999"],
+            "TO must be a seed count 0..64",
+        ),
     ] {
         let out = run(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(
+            err.contains(says) && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
     }
 }
 

@@ -20,7 +20,7 @@ fn run_script(args: &[&str], env: &[(&str, &str)]) -> Output {
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/awari-run.sh"))
         .args(args);
     for (name, _) in std::env::vars() {
-        if ["BUILD_FLAGS", "AUTOGROUP_NICE"].contains(&name.as_str())
+        if ["BUILD_FLAGS", "AUTOGROUP_NICE", "SLEEP_BUILD"].contains(&name.as_str())
             || name.starts_with("FAIL_")
             || name.starts_with("UNRECORDED_")
         {
@@ -205,6 +205,7 @@ const STAND_IN: &str = r#"#!/bin/sh
 echo "$*" >> calls
 case $1 in
 build)
+  [ -z "${SLEEP_BUILD:-}" ] || sleep "$SLEEP_BUILD"
   if [ -n "${FAIL_BUILD:-}" ]; then
     echo "mancaladb: stand-in build failure" >&2
     exit "$FAIL_BUILD"
@@ -432,6 +433,17 @@ fn a_step_that_cannot_run_is_named_on_standard_error() {
         (vec!["all", d, d], "is not an executable file"),
         (vec!["all", d], "usage: awari-run.sh"),
         (vec!["verify", d, bin, "5", "3"], "FROM (5) is above TO (3)"),
+        // Past the run's levels, and past the shell's integers (whose
+        // comparison failed with the shell's own error and a false "FROM
+        // is above TO").
+        (
+            vec!["verify", d, bin, "0", "37"],
+            "FROM and TO must be levels 0..36, not '0' and '37'",
+        ),
+        (
+            vec!["verify", d, bin, "1", "99999999999999999999"],
+            "FROM and TO must be levels 0..36",
+        ),
         (
             vec!["verify", d, bin, "5", "6", "4"],
             "CHECKS must be 2 or 3",
@@ -446,6 +458,29 @@ fn a_step_that_cannot_run_is_named_on_standard_error() {
         );
         assert!(!dir.join("run.lock").exists(), "{args:?}");
     }
+
+    // A run stopped by a signal says so: the script waits for the step
+    // under way, then exits 2 naming the signal (it used to say nothing).
+    let mut run = Command::new("sh")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/awari-run.sh"))
+        .args(["build", d, bin])
+        .env("SLEEP_BUILD", "1")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let calls = dir.join("calls");
+    while !fs::read_to_string(&calls).is_ok_and(|c| c.contains("build")) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let kill = Command::new("kill")
+        .args(["-TERM", &run.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = run.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(text(&o.stderr), "awari-run.sh: stopped by SIGTERM\n");
+    fs::remove_file(&calls).unwrap();
 
     let o = run_script(&["all", d, bin], &[("FAIL_BUILD", "2")]);
     assert_eq!(o.status.code(), Some(2));
