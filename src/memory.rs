@@ -372,9 +372,9 @@ fn available_memory() -> Option<MemoryLimit> {
 /// `OutOfMemory` saying how much was asked for. A request of 64 MiB or more
 /// is refused also when it is more than the memory available now
 /// (`MemAvailable`, or less where this process's control group has less
-/// room: [`cgroup_headroom`]): Linux grants most larger requests and then
-/// kills a process (this one, or another's long run) as the pages are
-/// filled, where the caller wanted an error.
+/// room: its limit less its anonymous memory): Linux grants most larger
+/// requests and then kills a process (this one, or another's long run) as
+/// the pages are filled, where the caller wanted an error.
 pub fn reserve<T>(len: usize) -> std::io::Result<Vec<T>> {
     // Smaller requests do not read `/proc`.
     const LOOKED_AT: u128 = 64 << 20;

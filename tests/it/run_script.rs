@@ -461,7 +461,7 @@ fn a_step_that_cannot_run_is_named_on_standard_error() {
 
     // A run stopped by a signal says so: the script waits for the step
     // under way, then exits 2 naming the signal (it used to say nothing).
-    let mut run = Command::new("sh")
+    let run = Command::new("sh")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/awari-run.sh"))
         .args(["build", d, bin])
         .env("SLEEP_BUILD", "1")
