@@ -587,7 +587,11 @@ def test_ctrl_c_in_a_fresh_interpreters_first_array_call_is_a_keyboard_interrupt
     # (for every such call, level() too), and the walk looks at signals.
     import subprocess
     import sys
+    # Python leaves SIGINT ignored when it starts with it ignored (as in a
+    # job started in the background, which CI may be): Ctrl-C's handler
+    # is set as a terminal's Python has it.
     code = ("import os, signal, threading, mancaladb\n"
+            "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
             "threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
             "mancaladb.boards(21)\n")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
