@@ -87,7 +87,7 @@ pub fn boards<'py>(
     let rows = cells_len / PITS;
     let mut cells: Vec<u8> = mancaladb::reserve(cells_len).map_err(|e| too_many(e.to_string()))?;
     // Ctrl-C (or another signal's handler raising) stops the walk within
-    // a run of boards (a few milliseconds), with the handler's exception.
+    // a run of boards (tens of milliseconds), with the handler's exception.
     py.detach(|| {
         let (mut walk, mut left) = (walk, rows);
         while left > 0 {
