@@ -42,8 +42,7 @@ impl Observer for Terminal {
 
     fn notice(&self, notice: &Notice) {
         let warning = if notice.is_warning() { WARNING } else { "" };
-        // A progress line that cannot be written is not worth stopping for.
-        let _ = writeln!(std::io::stderr(), "{warning}{notice}");
+        to_stderr(format_args!("{warning}{notice}"));
     }
 }
 
@@ -96,11 +95,18 @@ impl StageSink for LogLine {
             0 => String::new(),
             n => format!(" ({n} of them before a resume)"),
         };
-        let _ = writeln!(
-            std::io::stderr(),
+        to_stderr(format_args!(
             "{:>24}: {} done{before} in {seconds:.2} s ({rate:.0}/s)",
-            self.label,
-            self.total
-        );
+            self.label, self.total
+        ));
     }
+}
+
+/// Writes `line` and its line break to standard error in one write, and
+/// drops it if that fails (a progress line is not worth stopping for).
+/// Written in pieces (standard error is unbuffered), the lines of two
+/// ranks under `mpirun`, which relays each write as it comes, once shared
+/// a line: one's warning prefix, the other's whole warning, then the rest.
+fn to_stderr(line: std::fmt::Arguments) {
+    let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
 }

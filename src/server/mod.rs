@@ -234,7 +234,8 @@ fn start_log() -> std::io::Result<()> {
         .spawn(move || {
             use std::io::Write;
             for line in queued {
-                let _ = writeln!(std::io::stderr(), "{line}");
+                // In one write, so that no other output comes inside it.
+                let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
                 if let Some(log) = LOG.get() {
                     log.pending
                         .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
