@@ -214,11 +214,9 @@ impl std::fmt::Display for MemoryLimit {
 /// [`address_space_limit`].
 pub fn memory_limit() -> Option<MemoryLimit> {
     let total = proc_number("/proc/meminfo", "MemTotal:")? * 1024;
-    let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok();
-    let read = |path: &std::path::Path| std::fs::read_to_string(path).ok();
     Some(MemoryLimit::lower_of(
         total,
-        cgroup.and_then(|c| cgroup_limit(&c, read)),
+        least_of_own_groups(|g| g.limit),
     ))
 }
 
@@ -262,31 +260,21 @@ pub fn address_space_limit() -> Option<u64> {
         .min()
 }
 
-/// The lowest memory limit of the control group named in `proc_cgroup`
-/// (the text of `/proc/self/cgroup`) and its ancestors, each file read by
-/// `read`; `None` where none is set.
-fn cgroup_limit(
+/// The least of `of` over the control groups named in `proc_cgroup` (the
+/// text of `/proc/self/cgroup`) and their ancestors that have a memory
+/// limit, each file read by `read`; `None` where none has one.
+fn least_of_groups(
     proc_cgroup: &str,
     read: impl Fn(&std::path::Path) -> Option<String>,
+    of: fn(&GroupLimit) -> u64,
 ) -> Option<u64> {
-    group_limits(proc_cgroup, read)
-        .into_iter()
-        .map(|g| g.limit)
-        .min()
+    group_limits(proc_cgroup, read).iter().map(of).min()
 }
 
-/// What the control groups named in `proc_cgroup` still let this process
-/// fill: the least, over the group and its ancestors that have a limit,
-/// of the limit less the group's anonymous memory (its page cache is
-/// reclaimed before the kernel kills); `None` where none is set.
-fn cgroup_headroom(
-    proc_cgroup: &str,
-    read: impl Fn(&std::path::Path) -> Option<String>,
-) -> Option<u64> {
-    group_limits(proc_cgroup, read)
-        .into_iter()
-        .map(|g| g.limit.saturating_sub(g.anon))
-        .min()
+/// [`least_of_groups`] of this process's control groups.
+fn least_of_own_groups(of: fn(&GroupLimit) -> u64) -> Option<u64> {
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    least_of_groups(&cgroup, |path| std::fs::read_to_string(path).ok(), of)
 }
 
 /// A control group's memory limit and the anonymous memory it holds.
@@ -294,6 +282,15 @@ struct GroupLimit {
     limit: u64,
     /// Bytes; 0 where its `memory.stat` does not say.
     anon: u64,
+}
+
+impl GroupLimit {
+    /// What the group still lets its processes fill: its limit less its
+    /// anonymous memory (its page cache is reclaimed before the kernel
+    /// kills).
+    fn room(&self) -> u64 {
+        self.limit.saturating_sub(self.anon)
+    }
 }
 
 /// The memory limits of the control group named in `proc_cgroup` and its
@@ -356,15 +353,14 @@ pub fn machine_id() -> Option<u64> {
 }
 
 /// The memory this process can fill now without being killed: the
-/// machine's `MemAvailable`, or its control group's room where that is
-/// less ([`cgroup_headroom`]); `None` where `/proc/meminfo` cannot be read.
+/// machine's `MemAvailable`, or its control groups' least room where that
+/// is less ([`GroupLimit::room`]); `None` where `/proc/meminfo` cannot be
+/// read.
 fn available_memory() -> Option<MemoryLimit> {
     let machine = proc_number("/proc/meminfo", "MemAvailable:")? * 1024;
-    let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok();
-    let read = |path: &std::path::Path| std::fs::read_to_string(path).ok();
     Some(MemoryLimit::lower_of(
         machine,
-        cgroup.and_then(|c| cgroup_headroom(&c, read)),
+        least_of_own_groups(GroupLimit::room),
     ))
 }
 
@@ -620,26 +616,35 @@ impl AnonPeak {
 
 #[cfg(test)]
 mod tests {
-    use super::{AnonPages, LAG, Pipeline, cgroup_headroom, cgroup_limit};
+    use super::{AnonPages, GroupLimit, LAG, Pipeline, least_of_groups};
+
+    /// A group's limit, the quantity [`super::memory_limit`] takes the
+    /// least of.
+    const LIMIT: fn(&GroupLimit) -> u64 = |g| g.limit;
+
+    /// A reader of the files `pairs` names (path, text), as the control
+    /// groups' functions read `/sys/fs/cgroup`.
+    fn files(
+        pairs: &'static [(&'static str, &'static str)],
+    ) -> impl Fn(&std::path::Path) -> Option<String> {
+        move |p| {
+            pairs
+                .iter()
+                .find(|(path, _)| std::path::Path::new(path) == p)
+                .map(|(_, text)| text.to_string())
+        }
+    }
 
     /// Control groups of both versions, a limit on the group or an
     /// ancestor, the lowest taken; none where no file has a number.
     #[test]
     fn the_lowest_limit_of_a_group_and_its_ancestors() {
-        let files = |pairs: &'static [(&'static str, &'static str)]| {
-            move |p: &std::path::Path| {
-                pairs
-                    .iter()
-                    .find(|(path, _)| std::path::Path::new(path) == p)
-                    .map(|(_, text)| text.to_string())
-            }
-        };
         let v2 = "0::/user.slice/job.scope\n";
         let v2_files = &[
             ("/sys/fs/cgroup/user.slice/job.scope/memory.max", "max\n"),
             ("/sys/fs/cgroup/user.slice/memory.max", "8589934592\n"),
         ];
-        assert_eq!(cgroup_limit(v2, files(v2_files)), Some(8 << 30));
+        assert_eq!(least_of_groups(v2, files(v2_files), LIMIT), Some(8 << 30));
         // v1, the memory controller beside others, the group's path absent
         // (inside a container) and the root's limit read.
         let v1 = "5:cpu,cpuacct:/x\n4:memory:/docker/abc\n1:name=systemd:/y\n";
@@ -647,7 +652,7 @@ mod tests {
             "/sys/fs/cgroup/memory/memory.limit_in_bytes",
             "4294967296\n",
         )];
-        assert_eq!(cgroup_limit(v1, files(v1_files)), Some(4 << 30));
+        assert_eq!(least_of_groups(v1, files(v1_files), LIMIT), Some(4 << 30));
         let unlimited = &[
             (
                 "/sys/fs/cgroup/memory/memory.limit_in_bytes",
@@ -656,11 +661,11 @@ mod tests {
             ("/sys/fs/cgroup/memory.max", "max"),
         ];
         assert_eq!(
-            cgroup_limit(v1, files(unlimited)),
+            least_of_groups(v1, files(unlimited), LIMIT),
             Some(9223372036854771712)
         );
-        assert_eq!(cgroup_limit("0::/\n", files(unlimited)), None);
-        assert_eq!(cgroup_limit("4:cpu:/x\n", files(v1_files)), None);
+        assert_eq!(least_of_groups("0::/\n", files(unlimited), LIMIT), None);
+        assert_eq!(least_of_groups("4:cpu:/x\n", files(v1_files), LIMIT), None);
     }
 
     /// The room a control group leaves is its limit less its anonymous
@@ -670,14 +675,6 @@ mod tests {
     /// limit.
     #[test]
     fn the_room_a_group_leaves_is_its_limit_less_its_anonymous_memory() {
-        let files = |pairs: &'static [(&'static str, &'static str)]| {
-            move |p: &std::path::Path| {
-                pairs
-                    .iter()
-                    .find(|(path, _)| std::path::Path::new(path) == p)
-                    .map(|(_, text)| text.to_string())
-            }
-        };
         let v2 = "0::/user.slice/job.scope\n";
         let v2_files = &[
             (
@@ -695,7 +692,10 @@ mod tests {
             ),
         ];
         // The job's 3 GiB of room is more than its parent's 2 GiB.
-        assert_eq!(cgroup_headroom(v2, files(v2_files)), Some(2 << 30));
+        assert_eq!(
+            least_of_groups(v2, files(v2_files), GroupLimit::room),
+            Some(2 << 30)
+        );
         let v1 = "4:memory:/helpers\n";
         let v1_files = &[
             (
@@ -707,12 +707,18 @@ mod tests {
                 "cache 900000000\nrss 1\ntotal_rss_huge 5\ntotal_rss 268435456\n",
             ),
         ];
-        assert_eq!(cgroup_headroom(v1, files(v1_files)), Some(3 << 28));
+        assert_eq!(
+            least_of_groups(v1, files(v1_files), GroupLimit::room),
+            Some(3 << 28)
+        );
         let unread = &[(
             "/sys/fs/cgroup/memory/helpers/memory.limit_in_bytes",
             "1073741824\n",
         )];
-        assert_eq!(cgroup_headroom(v1, files(unread)), Some(1 << 30));
+        assert_eq!(
+            least_of_groups(v1, files(unread), GroupLimit::room),
+            Some(1 << 30)
+        );
         // More anonymous memory than the limit (the kernel reclaims or
         // kills soon): no room, not an overflow.
         let over = &[
@@ -725,8 +731,11 @@ mod tests {
                 "total_rss 200\n",
             ),
         ];
-        assert_eq!(cgroup_headroom(v1, files(over)), Some(0));
-        assert_eq!(cgroup_headroom("0::/\n", files(&[])), None);
+        assert_eq!(least_of_groups(v1, files(over), GroupLimit::room), Some(0));
+        assert_eq!(
+            least_of_groups("0::/\n", files(&[]), GroupLimit::room),
+            None
+        );
     }
 
     /// The lines of a real `smaps_rollup` (the level-34 check 3 of the long
