@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use mancaladb::Error;
 use mancaladb::error::one_line;
+use mancaladb::progress::to_stderr;
 
 /// What became of standard output.
 enum State {
@@ -58,13 +59,10 @@ pub fn json(value: &impl Serialize) -> Result<(), Error> {
 
 /// Writes one line to standard error, dropping it if that fails: one line
 /// also when it names a path with a line break or a terminal escape in it
-/// (control characters escaped, [`one_line`]). The line goes in one write:
-/// in pieces, other output could come between them (`mpirun` relays each
-/// rank's writes as they come, and once put its abort notice inside a
-/// rank's last line).
+/// (control characters escaped, [`one_line`]), and in one write, so that
+/// no other output comes inside it ([`to_stderr`]).
 pub fn diag(args: fmt::Arguments) {
-    let line = one_line(&args.to_string());
-    let _ = io::stderr().write_all(format!("{line}\n").as_bytes());
+    to_stderr(format_args!("{}", one_line(&args.to_string())));
 }
 
 /// The exit code once the command is done: `code`, unless standard output

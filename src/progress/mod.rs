@@ -22,7 +22,7 @@ use serde::Serialize;
 use crate::error::one_line;
 
 mod terminal;
-pub use terminal::{Terminal, WARNING};
+pub use terminal::{Terminal, WARNING, to_stderr};
 
 /// Who hears the library's progress. Notices are told on the thread that
 /// called the library (the Python package relies on it); a stage's sink is

@@ -103,10 +103,11 @@ impl StageSink for LogLine {
 }
 
 /// Writes `line` and its line break to standard error in one write, and
-/// drops it if that fails (a progress line is not worth stopping for).
-/// Written in pieces (standard error is unbuffered), the lines of two
-/// ranks under `mpirun`, which relays each write as it comes, once shared
-/// a line: one's warning prefix, the other's whole warning, then the rest.
-fn to_stderr(line: std::fmt::Arguments) {
+/// drops it if that fails (a progress line or a diagnostic is not worth
+/// stopping for). Written in pieces (standard error is unbuffered), the
+/// lines of two ranks under `mpirun`, which relays each write as it comes,
+/// once shared a line: one's warning prefix, the other's whole warning,
+/// then the rest.
+pub fn to_stderr(line: std::fmt::Arguments) {
     let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
 }
