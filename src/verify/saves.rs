@@ -243,6 +243,17 @@ impl<'a> Check3Saves<'a> {
 impl Saves for Check3Saves<'_> {
     fn resume(&mut self, bytes: &mut [i8]) -> Result<Option<Mark>> {
         let Some(head) = read_head(&self.path, self.identity.len() + Self::MARK + SEAL)? else {
+            // A checkpoint is written whole and renamed: a file there that
+            // is shorter than its header is damaged, not absent.
+            if self.path.exists() {
+                self.progress.notice(Notice::Check3Afresh {
+                    seeds: self.seeds,
+                    why: format!(
+                        "{}: shorter than a checkpoint's header",
+                        self.path.display()
+                    ),
+                });
+            }
             return Ok(None);
         };
         if !head.starts_with(&self.identity) {

@@ -432,6 +432,32 @@ fn a_check_3_checkpoint_with_a_damaged_mark_starts_afresh() {
     }
 }
 
+/// A check-3 checkpoint cut shorter than its header (by hand, or by a
+/// disk that lost its end: `verify` writes it whole and renames it) is
+/// reported as damaged, and check 3 starts afresh and passes; it used to
+/// be taken for no checkpoint at all, without a word.
+#[test]
+fn a_check_3_checkpoint_cut_short_is_reported() {
+    for (name, len) in [("verify-cut-0", 0), ("verify-cut-8", 8)] {
+        let dir = built(name, Rules::Awari, 14);
+        let check3 = dir.join("raw/awari/verify.14.work/check3");
+        let log = verify_killed(&dir, &check3, 1);
+        std::fs::File::options()
+            .write(true)
+            .open(&check3)
+            .unwrap()
+            .set_len(len)
+            .unwrap();
+        let out = verify_14(&dir).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{name}: {log}{err}");
+        assert!(
+            err.contains("check3: shorter than a checkpoint's header: check 3 starts afresh"),
+            "{name}: {log}{err}"
+        );
+    }
+}
+
 /// A `verify` of a level another process is checking waits for it (they
 /// would write the same checkpoints), says so, and passes once it may go
 /// on. The test holds the level's lock itself, as a first run would.
