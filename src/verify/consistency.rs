@@ -3,11 +3,9 @@
 //! stored values themselves, in a walk that can stop after any part and
 //! resume from its [`Tally`].
 
-use std::time::Duration;
-
 use rayon::prelude::*;
 
-use super::saves::Check2Saves;
+use super::saves::{Check2Saves, Keep};
 use super::{Mismatch, Outcome, SHOWN};
 use crate::error::{Error, Result};
 use crate::memory::Pipeline;
@@ -238,11 +236,11 @@ pub(super) fn check2(
     rules: Rules,
     seeds: usize,
     lower: &(impl LowerLevels + ?Sized),
-    every: Option<Duration>,
+    keep: Option<Keep>,
     progress: Progress<'_>,
 ) -> Result<Outcome> {
-    let mut saves = match source.db() {
-        Some((db, rules)) => Some(Check2Saves::new(db, rules, seeds, every)?),
+    let mut saves = match keep {
+        Some(keep) => Some(Check2Saves::new(keep, seeds)?),
         None => None,
     };
     let tiles = Encoder::new(seeds).mover_tiles(seeds).len() as u64;

@@ -62,7 +62,7 @@ use self::consistency::check2;
 pub use self::consistency::consistency;
 use self::rederive::check3;
 pub use self::rederive::{compare, rederivation};
-use self::saves::lock_level;
+use self::saves::{Keep, lock_level};
 use crate::error::{Error, Result};
 use crate::oware::{Board, Rules, game_levels, levels_needed, reads_level};
 use crate::progress::{Notice, Progress};
@@ -337,20 +337,20 @@ pub fn verify_until(
             Ok(()) => {
                 // A directory this run cannot write to takes no lock and
                 // no checkpoint either.
-                let (_one_at_a_time, every) = match source.db() {
+                let (_one_at_a_time, keep) = match source.db() {
                     Some((db, rules)) => match lock_level(db, rules, seeds, progress)? {
-                        Ok(lock) => (Some(lock), every),
+                        Ok(lock) => (Some(lock), Some(Keep { db, rules, every })),
                         Err(why) => {
                             progress.notice(Notice::VerifyWithoutCheckpoints { seeds, why });
                             (None, None)
                         }
                     },
-                    None => (None, every),
+                    None => (None, None),
                 };
                 let lower = source.lower_levels(seeds)?;
-                check.consistency = check2(source, rules, seeds, &lower, every, progress)?;
+                check.consistency = check2(source, rules, seeds, &lower, keep, progress)?;
                 if checks == Checks::All {
-                    check.rederivation = check3(source, rules, seeds, &lower, every, progress)?;
+                    check.rederivation = check3(source, rules, seeds, &lower, keep, progress)?;
                 }
             }
         }

@@ -3,9 +3,7 @@
 //! no solving code with the builder, and every value compared with the
 //! stored one.
 
-use std::time::Duration;
-
-use super::saves::{Check3Saves, work_dir};
+use super::saves::{Check3Saves, Keep, work_dir};
 use super::{Mismatch, Outcome, SHOWN};
 use crate::error::{Error, Result};
 use crate::memory::settle;
@@ -23,11 +21,11 @@ pub(super) fn check3(
     rules: Rules,
     seeds: usize,
     lower: &(impl LowerLevels + ?Sized),
-    every: Option<Duration>,
+    keep: Option<Keep>,
     progress: Progress<'_>,
 ) -> Result<Outcome> {
-    let mut saves: Box<dyn Saves + '_> = match source.db() {
-        Some((db, rules)) => Box::new(Check3Saves::new(db, rules, seeds, every, progress)?),
+    let mut saves: Box<dyn Saves + '_> = match keep {
+        Some(keep) => Box::new(Check3Saves::new(keep, seeds, progress)?),
         None => Box::new(NoSaves),
     };
     let size = level_size(seeds);
@@ -50,8 +48,8 @@ pub(super) fn check3(
         source.for_each_chunk(seeds, f)
     })?;
     stage.finish();
-    if let Some((db, rules)) = source.db() {
-        let dir = work_dir(db, rules, seeds);
+    if let Some(keep) = keep {
+        let dir = work_dir(keep.db, keep.rules, seeds);
         if dir.exists() {
             std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         }

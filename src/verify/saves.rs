@@ -74,17 +74,12 @@ pub(super) struct Check2Saves {
 impl Check2Saves {
     const MAGIC: &[u8; 8] = b"MDBCHK21";
 
-    pub(super) fn new(
-        db: &Db,
-        rules: Rules,
-        seeds: usize,
-        every: Option<Duration>,
-    ) -> Result<Check2Saves> {
+    pub(super) fn new(keep: Keep, seeds: usize) -> Result<Check2Saves> {
         Ok(Check2Saves {
-            path: work_dir(db, rules, seeds).join("check2"),
-            identity: identity(Self::MAGIC, db, rules, seeds, true)?,
+            path: work_dir(keep.db, keep.rules, seeds).join("check2"),
+            identity: identity(Self::MAGIC, keep.db, keep.rules, seeds, true)?,
             seeds,
-            clock: CheckpointClock::new(every),
+            clock: CheckpointClock::new(keep.every),
         })
     }
 
@@ -117,6 +112,18 @@ impl Check2Saves {
         self.clock.reset();
         Ok(())
     }
+}
+
+/// Where checks 2 and 3 of one level keep their checkpoints: a table
+/// directory this run holds the level's lock in ([`lock_level`]). A run
+/// without one (published files, or a directory it may not write) neither
+/// reads, writes nor removes checkpoints.
+#[derive(Clone, Copy)]
+pub(super) struct Keep<'a> {
+    pub db: &'a Db,
+    pub rules: Rules,
+    /// How often; `None`: never written (those left are still resumed).
+    pub every: Option<Duration>,
 }
 
 /// Holds level `seeds` of a table directory for this `verify` alone: two
@@ -185,17 +192,11 @@ impl<'a> Check3Saves<'a> {
     /// Bytes of a mark in the header.
     const MARK: usize = 9;
 
-    pub(super) fn new(
-        db: &Db,
-        rules: Rules,
-        seeds: usize,
-        every: Option<Duration>,
-        progress: Progress<'a>,
-    ) -> Result<Check3Saves<'a>> {
+    pub(super) fn new(keep: Keep, seeds: usize, progress: Progress<'a>) -> Result<Check3Saves<'a>> {
         Ok(Check3Saves {
-            path: work_dir(db, rules, seeds).join("check3"),
-            identity: identity(Self::MAGIC, db, rules, seeds, false)?,
-            clock: CheckpointClock::new(every),
+            path: work_dir(keep.db, keep.rules, seeds).join("check3"),
+            identity: identity(Self::MAGIC, keep.db, keep.rules, seeds, false)?,
+            clock: CheckpointClock::new(keep.every),
             seeds,
             progress,
         })

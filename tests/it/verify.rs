@@ -458,6 +458,64 @@ fn a_check_3_checkpoint_cut_short_is_reported() {
     }
 }
 
+/// A `verify` that may not write where it keeps its lock and checkpoints
+/// says it checks without checkpoints, and does: it neither reads what a
+/// run before it left there (here a directory where check 2's checkpoint
+/// goes, which reading would fail on) nor removes it, and passes. It used
+/// to warn so and then stop with exit 2 on that checkpoint.
+///
+/// The binary runs as a user who may not write the directory: nobody
+/// (65534, by `setpriv`) where the tests run as root, who may write
+/// anything; its copy and the tables' lie under the system's temporary
+/// directory, where that user can reach them.
+#[test]
+fn a_verify_that_may_not_write_its_checkpoints_reads_none_either() {
+    use std::os::unix::fs::PermissionsExt;
+    let built = built("verify-read-only", Rules::Awari, 12);
+    let dir = std::env::temp_dir().join(format!("mancaladb-verify-ro-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let raw = dir.join("db/raw/awari");
+    std::fs::create_dir_all(&raw).unwrap();
+    for n in 0..=12 {
+        let name = format!("awari-{n:02}.mdb");
+        std::fs::copy(built.join(&name), dir.join("db").join(&name)).unwrap();
+    }
+    let left = raw.join("verify.12.work/check2");
+    std::fs::create_dir_all(&left).unwrap();
+    let exe = dir.join("mancaladb");
+    std::fs::copy(env!("CARGO_BIN_EXE_mancaladb"), &exe).unwrap();
+    let set = |path: &std::path::Path, mode| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    set(&dir, 0o755);
+    set(&raw, 0o555);
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut verify = match root {
+        true => {
+            let mut c = std::process::Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(&exe);
+            c
+        }
+        false => std::process::Command::new(&exe),
+    };
+    let db = dir.join("db");
+    let out = verify
+        .args(["verify", "--seeds", "12", "--db", db.to_str().unwrap()])
+        .output()
+        .unwrap();
+    set(&raw, 0o755);
+    let kept = left.is_dir();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_success(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("level 12: checked without checkpoints"),
+        "{err}"
+    );
+    assert!(kept, "what the run before it left was removed");
+}
+
 /// A `verify` of a level another process is checking waits for it (they
 /// would write the same checkpoints), says so, and passes once it may go
 /// on. The test holds the level's lock itself, as a first run would.
