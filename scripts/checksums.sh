@@ -42,7 +42,7 @@ for rules in awari abapa; do
   while read -r n positions content; do
     f=$(printf '%s/%s-%02d.mdb' "$dir" "$rules" "$n")
     was=
-    [[ -e $old ]] && was=$(awk -v r="$rules" -v n="$n" '$1 == r && $2 == n { print $4 }' "$old")
+    [[ -e $old ]] && was=$(awk -v r="$rules" -v n="$n" '$1 == r && $2 == n { print $4; exit }' "$old")
     if [[ -n $was && $was != "$content" ]]; then
       echo "checksums.sh: warning: $rules level $n holds other values than $old records ($content against $was)" >&2
     fi

@@ -194,6 +194,65 @@ fn check_tells_other_values_from_other_file_bytes() {
     assert!(text(&o.stderr).contains("no tables"), "{}", text(&o.stderr));
 }
 
+/// `check` reads db/CHECKSUMS as db/README lays it out: a level's line
+/// given twice is one line (it said DIFFERS, both lines matching), and a
+/// file sha256 of `-` means the content sha256 stands (it said "not in
+/// db/CHECKSUMS"). The script is run from a copy of the checkout's
+/// layout, beside a CHECKSUMS made so.
+#[test]
+fn check_reads_a_repeated_line_once_and_a_dash_as_the_content_sha256() {
+    let dir = levels("run-script-check-layout", 3);
+    let tree = scratch("run-script-check-tree");
+    fs::create_dir_all(tree.join("scripts")).unwrap();
+    fs::create_dir_all(tree.join("db")).unwrap();
+    let script = tree.join("scripts/awari-run.sh");
+    fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/awari-run.sh"),
+        &script,
+    )
+    .unwrap();
+    let sums =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("db/CHECKSUMS")).unwrap();
+    let line = |n: usize| {
+        let start = format!("awari {n} ");
+        sums.lines()
+            .find(|l| l.starts_with(&start))
+            .unwrap()
+            .to_string()
+    };
+    // rules level positions content-sha256 file-sha256, the file sha256
+    // made `-`, and for level 3 the content sha256 made another's too: a
+    // '-' passes only the values it names.
+    let dashed = |n: usize, content: Option<&str>| {
+        let l = line(n);
+        let f: Vec<&str> = l.split(' ').collect();
+        format!("{} {} {} {} -", f[0], f[1], f[2], content.unwrap_or(f[3]))
+    };
+    let other = "1".repeat(64);
+    let made = [
+        line(0),
+        line(1),
+        line(1),
+        dashed(2, None),
+        dashed(3, Some(&other)),
+    ];
+    fs::write(tree.join("db/CHECKSUMS"), made.join("\n") + "\n").unwrap();
+    let o = Command::new("sh")
+        .arg(&script)
+        .args(["check", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", text(&o.stderr));
+    assert!(out.contains("level 0: as db/CHECKSUMS\n"), "{out}");
+    assert!(out.contains("level 1: as db/CHECKSUMS\n"), "{out}");
+    assert!(
+        out.contains("level 2: as db/CHECKSUMS (its content sha256: no file sha256 recorded)"),
+        "{out}"
+    );
+    assert!(out.contains("level 3: DIFFERS"), "{out}");
+}
+
 /// A stand-in for the binary: logs its arguments to `calls`; `build`
 /// writes 100 zero bytes as the table of each level asked, or fails with
 /// `$FAIL_BUILD` and an error line when that is set; `verify --seeds N`
