@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use mancaladb::Error;
-use mancaladb::progress::{Progress, Terminal};
+use mancaladb::progress::{Progress, Terminal, positions_differ};
 use mancaladb::source::Source;
 use mancaladb::verify::{Checks, LevelCheck, Outcome, verify};
 
@@ -86,7 +86,10 @@ fn print(c: &LevelCheck, source: &Source) {
             }
             Outcome::Broken(why) => out!("  check {name}: FAILED: {why}"),
             Outcome::Differs(n, first) => {
-                out!("  check {name}: FAILED: {n} positions differ; first ones:");
+                out!(
+                    "  check {name}: FAILED: {}; first ones:",
+                    positions_differ(*n)
+                );
                 for m in first {
                     out!(
                         "    index {} board {}: stored {}, expected {}",

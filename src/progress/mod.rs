@@ -609,7 +609,7 @@ impl fmt::Display for Unescaped<'_> {
                 )?;
                 match differing {
                     0 => write!(f, "pass"),
-                    n => write!(f, "{n} positions differ"),
+                    n => write!(f, "{}", positions_differ(*n)),
                 }
             }
             Notice::Check2Resumed { seeds, tile, tiles } => {
@@ -722,6 +722,15 @@ impl fmt::Display for Unescaped<'_> {
     }
 }
 
+/// "1 position differs", "2 positions differ": how many positions a
+/// check found other than it expects.
+pub fn positions_differ(n: u64) -> String {
+    match n {
+        1 => "1 position differs".to_string(),
+        n => format!("{n} positions differ"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Notice;
@@ -755,6 +764,22 @@ mod tests {
         ));
         let json = serde_json::to_value(moved(44.0, 99.6)).unwrap();
         assert_eq!(json["kind"], "huge_pages");
+    }
+
+    /// How many positions differ, in the singular for one.
+    #[test]
+    fn check_2_done_before_says_how_many_positions_differ() {
+        let known = |differing| {
+            Notice::Check2Known {
+                seeds: 7,
+                differing,
+            }
+            .to_string()
+        };
+        let said = "level 7: check 2 was done on these contents before: ";
+        assert_eq!(known(0), format!("{said}pass"));
+        assert_eq!(known(1), format!("{said}1 position differs"));
+        assert_eq!(known(12), format!("{said}12 positions differ"));
     }
 
     /// A notice is one line whatever the path or the reason it names holds:
