@@ -196,13 +196,23 @@ pub enum SetBy {
     ControlGroup,
 }
 
+/// A size on disk or in memory as text: `42.0 GB`, or `3.5 MB` below a
+/// gigabyte (a room of a few megabytes is not "0.0 GB").
+pub fn bytes_text(bytes: u64) -> String {
+    match bytes as f64 {
+        // What would round to "1000.0 MB" is "1.0 GB".
+        b if b < 999.95e6 => format!("{:.1} MB", b / 1e6),
+        b => format!("{:.1} GB", b / 1e9),
+    }
+}
+
 impl std::fmt::Display for MemoryLimit {
     /// "this machine has 25.3 GB", or what the control group allows.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let gb = self.bytes as f64 / 1e9;
+        let size = bytes_text(self.bytes);
         match self.set_by {
-            SetBy::Machine => write!(f, "this machine has {gb:.1} GB"),
-            SetBy::ControlGroup => write!(f, "this process's control group allows {gb:.1} GB"),
+            SetBy::Machine => write!(f, "this machine has {size}"),
+            SetBy::ControlGroup => write!(f, "this process's control group allows {size}"),
         }
     }
 }
@@ -616,7 +626,7 @@ impl AnonPeak {
 
 #[cfg(test)]
 mod tests {
-    use super::{AnonPages, GroupLimit, LAG, Pipeline, least_of_groups};
+    use super::{AnonPages, GroupLimit, LAG, Pipeline, bytes_text, least_of_groups};
 
     /// A group's limit, the quantity [`super::memory_limit`] takes the
     /// least of.
@@ -633,6 +643,17 @@ mod tests {
                 .find(|(path, _)| std::path::Path::new(path) == p)
                 .map(|(_, text)| text.to_string())
         }
+    }
+
+    /// Sizes read in MB below a gigabyte and in GB from there, never as
+    /// "1000.0 MB".
+    #[test]
+    fn sizes_read_in_megabytes_below_a_gigabyte() {
+        assert_eq!(bytes_text(0), "0.0 MB");
+        assert_eq!(bytes_text(21_040_000), "21.0 MB");
+        assert_eq!(bytes_text(999_949_999), "999.9 MB");
+        assert_eq!(bytes_text(999_950_000), "1.0 GB");
+        assert_eq!(bytes_text(683_400_000_000), "683.4 GB");
     }
 
     /// Control groups of both versions, a limit on the group or an

@@ -714,6 +714,27 @@ mod tests {
             err.contains("(1.6 bytes per position), 8.8 GB of it in each rank's process, and this process's address-space limit (ulimit -v or -d) is 8.0 GB"),
             "{err}"
         );
+        // Small levels and limits in MB, not "0.0 GB".
+        let err = check_memory(Some(18), 1, 1, gb(64), Some(41_000_000))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("level 18 needs about 41.6 MB of working memory (1.25 bytes per position) and this process's address-space limit (ulimit -v or -d) is 41.0 MB,"),
+            "{err}"
+        );
+        let small = MemoryLimit {
+            bytes: 30_000_000,
+            set_by: SetBy::ControlGroup,
+        };
+        let err = check_memory(Some(18), 1, 1, Some(small), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "and this process's control group allows 30.0 MB: levels up to 17 fit here"
+            ),
+            "{err}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

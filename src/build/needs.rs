@@ -6,7 +6,7 @@
 use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::files::{bytes_under, free_disk};
-use crate::memory::{MemoryLimit, SetBy};
+use crate::memory::{MemoryLimit, SetBy, bytes_text};
 use crate::oware::{Rules, level_size};
 use crate::stored::{DEFAULT_RAW_CACHE, keeps_raw, raw_window};
 
@@ -146,7 +146,6 @@ pub(super) fn check_memory(
     };
     let need = |n: usize| per_position * level_size(n) as f64;
     let share = |n: usize| need(n) * here as f64 / ranks as f64;
-    let gb = |bytes: f64| bytes / 1e9;
     if let Some(limit) = limit
         && share(top) > limit.bytes as f64
     {
@@ -154,8 +153,8 @@ pub(super) fn check_memory(
         let held = match ranks {
             1 => String::new(),
             _ => format!(
-                ", {:.1} GB of it on this machine ({here} of {ranks} ranks),",
-                gb(share(top))
+                ", {} of it on this machine ({here} of {ranks} ranks),",
+                bytes_text(share(top) as u64)
             ),
         };
         let fit = match (0..top).rev().find(|&n| share(n) <= total) {
@@ -169,10 +168,10 @@ pub(super) fn check_memory(
         return Err(Error::TooLarge {
             level: top,
             why: format!(
-                "level {top} needs about {:.1} GB of working memory \
+                "level {top} needs about {} of working memory \
                  ({per_position} bytes per position){held} and {limit}: \
                  {fit} {larger} or over ranks on more machines",
-                gb(need(top)),
+                bytes_text(need(top) as u64),
             ),
         });
     }
@@ -182,18 +181,21 @@ pub(super) fn check_memory(
     {
         let each = match ranks {
             1 => String::new(),
-            _ => format!(", {:.1} GB of it in each rank's process,", gb(mine)),
+            _ => format!(
+                ", {} of it in each rank's process,",
+                bytes_text(mine as u64)
+            ),
         };
         return Err(Error::TooLarge {
             level: top,
             why: format!(
-                "level {top} needs about {:.1} GB of working memory \
+                "level {top} needs about {} of working memory \
                  ({per_position} bytes per position){each} and this process's \
-                 address-space limit (ulimit -v or -d) is {:.1} GB, which the mapped \
+                 address-space limit (ulimit -v or -d) is {}, which the mapped \
                  lower levels and the threads' stacks share too: lift the limit, or \
                  raise it well above that",
-                gb(need(top)),
-                gb(own as f64),
+                bytes_text(need(top) as u64),
+                bytes_text(own),
             ),
         });
     }

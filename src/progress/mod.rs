@@ -22,6 +22,7 @@ use serde::Serialize;
 use crate::error::one_line;
 
 mod terminal;
+pub use crate::memory::bytes_text;
 pub use terminal::{Terminal, WARNING, to_stderr};
 
 /// Who hears the library's progress. Notices are told on the thread that
@@ -389,16 +390,6 @@ pub enum Notice {
         /// Why.
         why: String,
     },
-}
-
-/// A size on disk or in memory as text: `42.0 GB`, or `3.5 MB` below a
-/// gigabyte (a room of a few megabytes is not "0.0 GB").
-pub fn bytes_text(bytes: u64) -> String {
-    match bytes as f64 {
-        // What would round to "1000.0 MB" is "1.0 GB".
-        b if b < 999.95e6 => format!("{:.1} MB", b / 1e6),
-        b => format!("{:.1} GB", b / 1e9),
-    }
 }
 
 /// A path as text, lossily where it is not UTF-8.
@@ -881,18 +872,6 @@ mod tests {
             (&json["kind"], &json["need"], &json["room"], &json["dir"]),
             (&"disk_short".into(), &2.into(), &1.into(), &"db".into())
         );
-    }
-
-    /// Sizes read in MB below a gigabyte and in GB from there, never as
-    /// "1000.0 MB".
-    #[test]
-    fn sizes_read_in_megabytes_below_a_gigabyte() {
-        use super::bytes_text;
-        assert_eq!(bytes_text(0), "0.0 MB");
-        assert_eq!(bytes_text(21_040_000), "21.0 MB");
-        assert_eq!(bytes_text(999_949_999), "999.9 MB");
-        assert_eq!(bytes_text(999_950_000), "1.0 GB");
-        assert_eq!(bytes_text(683_400_000_000), "683.4 GB");
     }
 
     /// A sink that follows only `advance` hears the units a resumed run
