@@ -272,8 +272,9 @@ class Database:
         array out, column ``p`` what sowing pit ``p`` is worth to the mover
         (``captures - value(child)``, as :meth:`moves` gives it) and
         :data:`NO_MOVE` where pit ``p`` has no legal move: the labels of a
-        policy. A row's maximum is the board's value (``-seeds`` when no pit
-        can move); a stored board whose best move is not worth its stored
+        policy. A row's maximum is the board's value, except where no pit
+        can move: that row is all :data:`NO_MOVE`, and the value is
+        ``-seeds``. A stored board whose best move is not worth its stored
         value raises ``CorruptTableError``, as :meth:`moves` does. The GIL
         is released while the values are read."""
         return self._db.move_values(_board_array(boards))

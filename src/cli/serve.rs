@@ -23,8 +23,9 @@ pub struct Args {
     /// only) of this directory instead of tables.
     #[arg(long, conflicts_with = "db")]
     vu: Option<PathBuf>,
-    /// Address to listen on: HOST:PORT, or a port alone on 127.0.0.1
-    /// (port 0: any free port; the bound address is printed).
+    /// Address to listen on (`--port` is the same option): HOST:PORT, or
+    /// a port alone on 127.0.0.1 (port 0: any free port; the bound address
+    /// is printed).
     #[arg(long, visible_alias = "port", default_value = "127.0.0.1:8080", value_parser = args::listen_addr, allow_negative_numbers = true)]
     addr: SocketAddr,
     /// Memory for decompressed blocks, per rule set, in MiB.
