@@ -790,7 +790,7 @@ fn killed_builds_with_damaged_work_files_rebuild_the_committed_table() {
     let lists = || [level_14_files(&db, "w."), level_14_files(&db, "l.")].concat();
     // (checkpoint to kill after, damage, what the rerun must say)
     type Damage = fn(&[std::path::PathBuf]);
-    let cases: [(&str, Damage, &str); 4] = [
+    let cases: [(&str, Damage, &str); 6] = [
         // Cut between records (to none): the reviewer's wrong table.
         (
             "state.",
@@ -817,6 +817,25 @@ fn killed_builds_with_damaged_work_files_rebuild_the_committed_table() {
                 std::fs::remove_file(&lists[0]).unwrap();
             },
             "solving the level afresh",
+        ),
+        // Not a file: its length passed the forward checkpoint's "at
+        // least", then every rerun stopped at the open, with exit 2.
+        (
+            "forward.2.",
+            |lists| {
+                std::fs::remove_file(&lists[0]).unwrap();
+                std::fs::create_dir(&lists[0]).unwrap();
+            },
+            "a directory where a seed list goes: solving the level afresh",
+        ),
+        (
+            "forward.2.",
+            |lists| {
+                std::fs::remove_file(&lists[0]).unwrap();
+                let path = std::ffi::CString::new(lists[0].as_os_str().as_encoded_bytes()).unwrap();
+                assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o644) }, 0);
+            },
+            "a named pipe where a seed list goes: solving the level afresh",
         ),
         // No damage; the rerun asks for other forward parts.
         (

@@ -26,6 +26,7 @@
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -147,9 +148,17 @@ impl SeedLists {
 /// The length of the seed list at `path`; a list that is not there is a
 /// damaged work directory (a wipe or a removal stopped part-way), not an
 /// error that would stop every rerun.
+/// What is not a regular file where a seed list goes (a directory, a
+/// named pipe, a link) is a damaged work directory too: its length says
+/// nothing, and the list could not be read.
 fn list_len(path: &Path) -> Result<u64> {
-    match std::fs::metadata(path) {
-        Ok(m) => Ok(m.len()),
+    let not_a_list = |why| Err(Error::corrupt(path, Corruption::Checkpoint(why)));
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() => Ok(m.len()),
+        Ok(m) if m.is_dir() => not_a_list("a directory where a seed list goes"),
+        Ok(m) if m.file_type().is_symlink() => not_a_list("a symbolic link where a seed list goes"),
+        Ok(m) if m.file_type().is_fifo() => not_a_list("a named pipe where a seed list goes"),
+        Ok(_) => not_a_list("not a regular file where a seed list goes"),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(missing(path)),
         Err(e) => Err(Error::io(path, e)),
     }
