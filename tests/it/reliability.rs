@@ -1507,7 +1507,7 @@ fn a_process_memory_limit_refuses_a_level_past_it() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("level 24 needs about 0.5 GB of working memory (1.25 bytes per position) and this process's address-space limit (ulimit -v or -d) is 0.3 GB"),
+        err.contains("level 24 needs about 478.3 MB of working memory (1.25 bytes per position) and this process's address-space limit (ulimit -v or -d) is 307.2 MB"),
         "{err}"
     );
     assert!(!dir.join("awari-00.mdb").exists());
