@@ -43,8 +43,11 @@
 //!
 //! Every fallible call returns [`Error`]: `Invalid` for a bad request
 //! (its message says what), `Missing` for a level that is not built,
-//! `Corrupt` for a table that fails its checksums, `Io` for the system's
-//! refusal. None of these items panics on what a caller gives it, save
+//! `Corrupt` for a file that fails its checks (a table, a checkpoint, a
+//! census file), `Io` for the system's refusal, `TooLarge` for a level
+//! that needs more memory than there is, `Locked` for a directory another
+//! writer holds, and `Disagree` for the ranks of a distributed build that
+//! were not started alike. None of these items panics on what a caller gives it, save
 //! where a `# Panics` section says so ([`Encoder::new`] past 48 seeds).
 //!
 //! ```
@@ -93,10 +96,11 @@
 //! Lowest layer first (a module uses only those above it;
 //! `tests/it/layers.rs` keeps it so):
 //!
-//! * [`error`]: the typed errors; `files`: atomic writes and file kinds;
+//! * [`error`]: the typed errors; `settings`: the `MANCALADB_*`
+//!   variables, one function each; `files`: atomic writes and file kinds;
 //!   `lock`: one writer at a time in a directory; `checkpoint_file`: a
 //!   solver's checkpoint files and when they are due; `pits`: reading pit
-//!   counts; `settings`: the `MANCALADB_*` variables, one function each;
+//!   counts;
 //! * [`compose`]: ranking of seed distributions, shared by every game;
 //!   `memory`: huge-page working arrays and prefetching;
 //! * [`progress`]: what the library tells while it works (stages and typed

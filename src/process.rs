@@ -19,7 +19,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub struct ExitOnFailure;
 
 // SAFETY: every method passes its arguments to `System` unchanged and
-// returns what it returns; a null pointer never returns.
+// returns what it returns: a null pointer only while `reserving` says a
+// failed request is the caller's to handle (the `GlobalAlloc` contract
+// allows null); otherwise the process ends instead.
 unsafe impl GlobalAlloc for ExitOnFailure {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract is `System`'s.

@@ -66,7 +66,9 @@ pub struct MoveValue {
 /// end answers for a position (the command line's `query --json`, the
 /// server's `/api/awari`, Python's `Database.analyze`). Serialized as
 /// `{seeds, value, category, moves: [{pit, value, captures, category}],
-/// best, valued_by}`.
+/// best, valued_by}`, as `query --json` prints it; the server lays its
+/// answer out for the web board (moves best first, each with its child
+/// board, and `source` in place of `valued_by`: docs/serve.md).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Analysis {
     /// The position.

@@ -159,7 +159,9 @@ impl VuDir {
                 },
             ));
         }
-        // SAFETY: read-only map of a file this program never writes. Another
+        // SAFETY: read-only map of a file this program never writes in
+        // place (`export` and the raw copies write a new file under a
+        // temporary name and rename it over). Another
         // program that rewrites it in place can make it read wrong values
         // (a value out of range is still refused), and one that truncates it
         // kills the process with SIGBUS, as with any mapped file: replace the

@@ -232,10 +232,8 @@ fn start_log() -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("log".into())
         .spawn(move || {
-            use std::io::Write;
             for line in queued {
-                // In one write, so that no other output comes inside it.
-                let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
+                mancaladb::progress::to_stderr(format_args!("{line}"));
                 if let Some(log) = LOG.get() {
                     log.pending
                         .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
