@@ -21,6 +21,7 @@ import logging
 import operator
 import os
 import sys
+import weakref
 from typing import (Any, Callable, Iterable, List, NamedTuple, Optional, Sequence,
                     Tuple, Union)
 
@@ -182,6 +183,33 @@ def _document_fields(*classes: type) -> None:
 _document_fields(Move, Analysis, Ply, Line)
 
 
+# Every Database made in this process, for the child of a fork.
+_OPEN: "weakref.WeakSet[Database]" = weakref.WeakSet()
+# The native handles a fork's child inherited: never dropped (see below).
+_INHERITED: List[Any] = []
+
+
+def _reopen_in_child() -> None:
+    """In the child of a ``fork``, each open Database opens its directory
+    afresh. The parent's threads are not in the child: a lock or a level
+    being opened that one of them held at the fork would stay held there
+    for good, and the child would wait on it for ever. The inherited
+    handles are kept, not closed (closing could wait on such a lock), so
+    that arrays of theirs stay valid."""
+    for database in list(_OPEN):
+        if database._closed:
+            continue  # asked only of Python: the native handle's own lock may be held
+        try:
+            fresh = _native.Database(*database._opened)
+        except Exception:
+            continue  # the directory went: the inherited handle says so when used
+        _INHERITED.append(database._db)
+        database._db = fresh
+
+
+os.register_at_fork(after_in_child=_reopen_in_child)
+
+
 class Database:
     """An open table directory (or directory of published ``scores.N``
     files). Use :func:`open`. Thread-safe: probes from several threads run
@@ -197,8 +225,11 @@ class Database:
         # Made absolute now: a handle that changing the working directory
         # (a notebook's os.chdir, Hydra) moved would read from two places.
         here = os.getcwd()
-        self._db = _native.Database(os.path.join(here, _path(db, "db")), rules,
-                                    None if vu is None else os.path.join(here, _path(vu, "vu")))
+        self._opened = (os.path.join(here, _path(db, "db")), rules,
+                        None if vu is None else os.path.join(here, _path(vu, "vu")))
+        self._db = _native.Database(*self._opened)
+        self._closed = False
+        _OPEN.add(self)
 
     def __reduce__(self) -> Any:
         """Pickled as what it reads (its directory, absolute, and its
@@ -226,6 +257,7 @@ class Database:
     def close(self) -> None:
         """Drop this handle's open tables and maps; later calls raise
         ``ValueError``."""
+        self._closed = True
         self._db.close()
 
     @property
