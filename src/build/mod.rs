@@ -32,8 +32,8 @@ mod needs;
 use agree::{RANKS_TOKEN, agree};
 use needs::check_memory;
 pub use needs::{
-    DiskRoom, Needs, RANK_BYTES_PER_POSITION, TABLE_BYTES_PER_POSITION, WORK_BYTES_PER_POSITION,
-    WORKING_BYTES_PER_POSITION,
+    DiskRoom, Fit, Needs, RANK_BYTES_PER_POSITION, TABLE_BYTES_PER_POSITION,
+    WORK_BYTES_PER_POSITION, WORKING_BYTES_PER_POSITION, over_address_space,
 };
 
 /// What happened to one level during a build.

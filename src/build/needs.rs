@@ -118,6 +118,33 @@ impl DiskRoom {
     }
 }
 
+/// Whether working memory fits: under both limits, or the first it passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fit {
+    /// Under both.
+    Fits,
+    /// More than this machine's processes may fill at all (its memory, or
+    /// its control group's limit where lower).
+    OverMemory(MemoryLimit),
+    /// More than this process's own address-space limit, in bytes, which
+    /// the mapped lower levels and the threads' stacks share too.
+    OverAddressSpace(u64),
+}
+
+impl Fit {
+    /// Whether `machine` bytes (what this machine's processes hold in all)
+    /// and `process` bytes (this process's share) fit under `limit` (the
+    /// machine's, [`crate::memory::memory_limit`]) and `own` (this
+    /// process's address-space limit, [`crate::memory::address_space_limit`]).
+    pub fn of(machine: f64, process: f64, limit: Option<MemoryLimit>, own: Option<u64>) -> Fit {
+        match (limit, own) {
+            (Some(limit), _) if machine > limit.bytes as f64 => Fit::OverMemory(limit),
+            (_, Some(own)) if process > own as f64 => Fit::OverAddressSpace(own),
+            _ => Fit::Fits,
+        }
+    }
+}
+
 /// Refuses, before anything is solved, to build level `top` (the highest
 /// level to build; none, nothing to check) when the working memory this
 /// machine would hold for it ([`WORKING_BYTES_PER_POSITION`]; with several
@@ -146,60 +173,60 @@ pub(super) fn check_memory(
     };
     let need = |n: usize| per_position * level_size(n) as f64;
     let share = |n: usize| need(n) * here as f64 / ranks as f64;
-    if let Some(limit) = limit
-        && share(top) > limit.bytes as f64
-    {
-        let total = limit.bytes as f64;
-        let held = match ranks {
-            1 => String::new(),
-            _ => format!(
-                ", {} of it on this machine ({here} of {ranks} ranks),",
-                bytes_text(share(top) as u64)
-            ),
-        };
-        let fit = match (0..top).rev().find(|&n| share(n) <= total) {
-            Some(n) => format!("levels up to {n} fit here; build level {top}"),
-            None => format!("build level {top}"),
-        };
-        let larger = match limit.set_by {
-            SetBy::Machine => "on a larger machine",
-            SetBy::ControlGroup => "under a higher memory limit",
-        };
-        return Err(Error::TooLarge {
-            level: top,
-            why: format!(
+    let mine = need(top) / ranks as f64;
+    let why = match Fit::of(share(top), mine, limit, own) {
+        Fit::Fits => return Ok(()),
+        Fit::OverMemory(limit) => {
+            let held = match ranks {
+                1 => String::new(),
+                _ => format!(
+                    ", {} of it on this machine ({here} of {ranks} ranks),",
+                    bytes_text(share(top) as u64)
+                ),
+            };
+            let fit = match (0..top).rev().find(|&n| share(n) <= limit.bytes as f64) {
+                Some(n) => format!("levels up to {n} fit here; build level {top}"),
+                None => format!("build level {top}"),
+            };
+            let larger = match limit.set_by {
+                SetBy::Machine => "on a larger machine",
+                SetBy::ControlGroup => "under a higher memory limit",
+            };
+            format!(
                 "level {top} needs about {} of working memory \
                  ({per_position} bytes per position){held} and {limit}: \
                  {fit} {larger} or over ranks on more machines",
                 bytes_text(need(top) as u64),
-            ),
-        });
-    }
-    let mine = need(top) / ranks as f64;
-    if let Some(own) = own
-        && mine > own as f64
-    {
-        let each = match ranks {
-            1 => String::new(),
-            _ => format!(
-                ", {} of it in each rank's process,",
-                bytes_text(mine as u64)
-            ),
-        };
-        return Err(Error::TooLarge {
-            level: top,
-            why: format!(
+            )
+        }
+        Fit::OverAddressSpace(own) => {
+            let each = match ranks {
+                1 => String::new(),
+                _ => format!(
+                    ", {} of it in each rank's process,",
+                    bytes_text(mine as u64)
+                ),
+            };
+            format!(
                 "level {top} needs about {} of working memory \
-                 ({per_position} bytes per position){each} and this process's \
-                 address-space limit (ulimit -v or -d) is {}, which the mapped \
-                 lower levels and the threads' stacks share too: lift the limit, or \
-                 raise it well above that",
+                 ({per_position} bytes per position){each} and {}",
                 bytes_text(need(top) as u64),
-                bytes_text(own),
-            ),
-        });
-    }
-    Ok(())
+                over_address_space(own),
+            )
+        }
+    };
+    Err(Error::TooLarge { level: top, why })
+}
+
+/// What a need over this process's address-space limit `own` is told:
+/// the limit, and what to do.
+pub fn over_address_space(own: u64) -> String {
+    format!(
+        "this process's address-space limit (ulimit -v or -d) is {}, which the mapped \
+         lower levels and the threads' stacks share too: lift the limit, or raise it \
+         well above that",
+        bytes_text(own)
+    )
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use mancaladb::Error;
 use mancaladb::build::{
-    DiskRoom, MemoryLimit, Needs, WORKING_BYTES_PER_POSITION, address_space_limit, memory_limit,
+    DiskRoom, Fit, MemoryLimit, Needs, WORKING_BYTES_PER_POSITION, address_space_limit,
+    memory_limit, over_address_space,
 };
 use mancaladb::error::level_set_text;
 use mancaladb::known::starts;
@@ -124,15 +125,15 @@ fn cost(
         bytes_text(n.disk),
         DEFAULT_RAW_CACHE >> 30
     );
-    match limits {
-        (Some(limit), _) if n.memory > limit.bytes => text.push_str(&format!(
+    let (limit, own) = limits;
+    match Fit::of(n.memory as f64, n.memory as f64, limit, own) {
+        Fit::OverMemory(limit) => text.push_str(&format!(
             ": {limit} of memory, so not here, but over the ranks of several machines (`build --distributed`, README)"
         )),
-        (_, Some(own)) if n.memory > own => text.push_str(&format!(
-            ": this process's address-space limit (ulimit -v or -d) is {}, so not under it: lift the limit, or raise it well above that",
-            bytes_text(own)
-        )),
-        _ => {
+        Fit::OverAddressSpace(own) => {
+            text.push_str(&format!(": {}", over_address_space(own)));
+        }
+        Fit::Fits => {
             if let Some((room, dir)) = room.filter(|(room, _)| room.is_short()) {
                 text.push_str(&format!(
                     ": {} has room for {} (free, or held by its raw copies), so make room first, or build in a larger file system",
@@ -280,7 +281,7 @@ mod tests {
         let text = cost(needs, 1, 1, Some(4e6), None, (Some(fits), Some(own)));
         assert!(
             text.ends_with(&format!(
-                ": this process's address-space limit (ulimit -v or -d) is {:.1} GB, so not under it: lift the limit, or raise it well above that",
+                ": this process's address-space limit (ulimit -v or -d) is {:.1} GB, which the mapped lower levels and the threads' stacks share too: lift the limit, or raise it well above that",
                 own as f64 / 1e9
             )),
             "{text}"
