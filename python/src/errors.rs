@@ -7,7 +7,10 @@
 //! and a directory locked by another writer `MancalaDbError`. The exception
 //! classes live in `mancaladb/_errors.py`.
 
+use std::path::Path;
+
 use mancaladb::Error;
+use mancaladb::build::levels_to_build;
 use mancaladb::error::{Corruption, Missing};
 use pyo3::exceptions::{PyMemoryError, PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -48,16 +51,19 @@ pub fn to_py(e: Error) -> PyErr {
             None => PyOSError::new_err(e.to_string()),
         },
         Error::Missing(ref m) => {
-            let (seeds, dir) = match m {
-                Missing::Level { seeds, dir, .. } | Missing::VuLevel { seeds, dir } => {
-                    (Some(*seeds), dir)
-                }
-                // The highest, which the remedy builds up to.
-                Missing::SomeLevels { seeds, dir, .. } => (seeds.iter().max().copied(), dir),
-                Missing::Below {
-                    reader, asked, dir, ..
-                } => (asked.iter().max().or(Some(reader)).copied(), dir),
-                Missing::Levels { dir, .. } | Missing::VuLevels { dir } => (None, dir),
+            // The level missing, or the highest a build must make, which
+            // the remedy builds up to.
+            let seeds = match m {
+                Missing::VuLevel { seeds, .. } => Some(*seeds),
+                _ => levels_to_build(m).and_then(|l| l.last().copied()),
+            };
+            let dir = match m {
+                Missing::Level { dir, .. }
+                | Missing::SomeLevels { dir, .. }
+                | Missing::Below { dir, .. }
+                | Missing::Levels { dir, .. }
+                | Missing::VuLevel { dir, .. }
+                | Missing::VuLevels { dir } => dir,
             };
             raise("MissingLevelError", format!("{e}: {}", remedy(m)), |exc| {
                 exc.setattr("seeds", seeds)?;
@@ -84,34 +90,26 @@ pub fn to_py(e: Error) -> PyErr {
     }
 }
 
-/// What to do about a missing level, in Python.
+/// What to do about a missing level, in Python (whose `build` makes
+/// levels `0..=max_seeds`, all those it reads).
 fn remedy(m: &Missing) -> String {
+    let build = |dir: &Path, rules: &str, what: &str| match levels_to_build(m)
+        .and_then(|l| l.last().copied())
+    {
+        Some(top) => format!(
+            "build {what}: mancaladb.build({:?}, max_seeds={top}, rules={rules:?})",
+            dir.display().to_string()
+        ),
+        None => format!(
+            "build {what}: mancaladb.build({:?}, rules={rules:?})",
+            dir.display().to_string()
+        ),
+    };
     match m {
-        Missing::Level { dir, rules, seeds } => format!(
-            "build it: mancaladb.build({:?}, max_seeds={seeds}, rules={rules:?})",
-            dir.display().to_string()
-        ),
-        Missing::SomeLevels { dir, rules, seeds } => format!(
-            "build them: mancaladb.build({:?}, max_seeds={}, rules={rules:?})",
-            dir.display().to_string(),
-            seeds.iter().max().expect("some levels")
-        ),
-        // (Python's build asks for levels 0..=max_seeds, all it reads.)
-        Missing::Below {
-            dir,
-            rules,
-            reader,
-            asked,
-            ..
-        } => format!(
-            "build them: mancaladb.build({:?}, max_seeds={}, rules={rules:?})",
-            dir.display().to_string(),
-            asked.iter().max().unwrap_or(reader)
-        ),
-        Missing::Levels { dir, rules } => format!(
-            "build them: mancaladb.build({:?}, rules={rules:?})",
-            dir.display().to_string()
-        ),
+        Missing::Level { dir, rules, .. } => build(dir, rules, "it"),
+        Missing::SomeLevels { dir, rules, .. }
+        | Missing::Below { dir, rules, .. }
+        | Missing::Levels { dir, rules } => build(dir, rules, "them"),
         Missing::VuLevel { .. } | Missing::VuLevels { .. } => m.vu_remedy().unwrap_or_default(),
     }
 }

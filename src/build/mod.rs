@@ -21,7 +21,7 @@ use crate::memory::{AnonPeak, disk_read_bytes, peak_rss, reset_peak_rss};
 /// The memory this process may fill, to weigh [`Needs`] against.
 pub use crate::memory::{MemoryLimit, SetBy, address_space_limit, memory_limit};
 use crate::oware::solve::{ForwardResume, Options, solve_part_in};
-use crate::oware::{Rules, game_levels, level_size, reads_level};
+use crate::oware::{Rules, game_levels, level_size, levels_needed, reads_level};
 use crate::progress::{Notice, Progress};
 use crate::stored::{Lower, keeps_raw, prepare_raw_cache};
 use crate::table;
@@ -341,6 +341,26 @@ impl<'a, L: IntoIterator<Item = usize>> Build<'a, L> {
     }
 }
 
+/// The levels a build must make for what `missing` says is not there,
+/// ascending: a missing level or levels with the levels they read, or
+/// (lower levels missing below levels asked for) the levels asked for with
+/// the missing ones. `None` for a whole rule set (a plain build makes it)
+/// and for published `scores.N` files, which no build makes. Every front
+/// end words its remedy from it (`build --levels`, Python's `max_seeds`).
+pub fn levels_to_build(missing: &Missing) -> Option<Vec<usize>> {
+    let mut levels: Vec<usize> = match missing {
+        Missing::Level { seeds, .. } => levels_needed(*seeds),
+        Missing::SomeLevels { seeds, .. } => seeds.iter().flat_map(|&s| levels_needed(s)).collect(),
+        Missing::Below { absent, asked, .. } => asked.iter().chain(absent).copied().collect(),
+        Missing::Levels { .. } | Missing::VuLevel { .. } | Missing::VuLevels { .. } => {
+            return None;
+        }
+    };
+    levels.sort_unstable();
+    levels.dedup();
+    Some(levels)
+}
+
 /// The highest of `levels` (increasing) without a table in `db` yet
 /// (levels there count as built: a damaged one is rebuilt, and checked
 /// then).
@@ -632,6 +652,39 @@ fn write_slice(path: &Path, positions: u64, start: u64, values: &[i8]) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a build must make: a level with those it reads, several with
+    /// all they read, or the levels asked for with the lower ones missing;
+    /// nothing a build makes for a rule set or published files.
+    #[test]
+    fn levels_to_build_are_those_the_missing_ones_need() {
+        let dir = std::path::PathBuf::from("db");
+        let rules = "awari";
+        let level = |seeds| Missing::Level {
+            dir: dir.clone(),
+            rules,
+            seeds,
+        };
+        assert_eq!(levels_to_build(&level(12)), Some(levels_needed(12)));
+        let some = Missing::SomeLevels {
+            dir: dir.clone(),
+            rules,
+            seeds: vec![9, 5],
+        };
+        let mut both = [levels_needed(5), levels_needed(9)].concat();
+        both.sort_unstable();
+        both.dedup();
+        assert_eq!(levels_to_build(&some), Some(both));
+        let below = Missing::Below {
+            dir: dir.clone(),
+            rules,
+            reader: 20,
+            absent: vec![3, 4],
+            asked: vec![20, 21],
+        };
+        assert_eq!(levels_to_build(&below), Some(vec![3, 4, 20, 21]));
+        assert_eq!(levels_to_build(&Missing::Levels { dir, rules }), None);
+    }
 
     #[test]
     fn a_level_larger_than_the_machine_is_refused_before_anything_is_built() {

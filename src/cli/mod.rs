@@ -25,9 +25,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use mancaladb::Error;
+use mancaladb::build::levels_to_build;
 use mancaladb::error::level_set_text;
 use mancaladb::error::{Corruption, Missing};
-use mancaladb::oware::{MAX_SEEDS, Rules, levels_needed};
+use mancaladb::oware::{MAX_SEEDS, Rules};
 
 use args::shell_quote;
 
@@ -200,36 +201,21 @@ fn other_rules_present(dir: &std::path::Path, rules: &str) -> Option<&'static st
 /// The error's line, with the command that remedies it where there is one.
 fn explain(e: &Error) -> String {
     let hint = match e {
-        Error::Missing(Missing::Level { dir, rules, seeds }) => format!(
+        Error::Missing(m @ Missing::Level { dir, rules, .. }) => format!(
             "build it and the levels it reads: mancaladb build --rules {rules} --levels {} --db {}",
-            level_set_text(&levels_needed(*seeds)),
+            level_set_text(&levels_to_build(m).unwrap_or_default()),
             shell_quote(dir)
         ),
-        Error::Missing(Missing::SomeLevels { dir, rules, seeds }) => format!(
+        Error::Missing(m @ Missing::SomeLevels { dir, rules, .. }) => format!(
             "build them and the levels they read: mancaladb build --rules {rules} --levels {} --db {}",
-            level_set_text(&Vec::from_iter(
-                seeds
-                    .iter()
-                    .flat_map(|&s| levels_needed(s))
-                    .collect::<std::collections::BTreeSet<_>>()
-            )),
+            level_set_text(&levels_to_build(m).unwrap_or_default()),
             shell_quote(dir)
         ),
-        Error::Missing(Missing::Below {
-            dir,
-            rules,
-            absent,
-            asked,
-            ..
-        }) => {
-            let mut with: Vec<usize> = asked.iter().chain(absent).copied().collect();
-            with.sort_unstable();
-            format!(
-                "build them with the levels asked for (and your other flags): mancaladb build --rules {rules} --levels {} --db {}",
-                level_set_text(&with),
-                shell_quote(dir)
-            )
-        }
+        Error::Missing(m @ Missing::Below { dir, rules, .. }) => format!(
+            "build them with the levels asked for (and your other flags): mancaladb build --rules {rules} --levels {} --db {}",
+            level_set_text(&levels_to_build(m).unwrap_or_default()),
+            shell_quote(dir)
+        ),
         // A directory of published-layout files given as tables.
         Error::Missing(Missing::Levels { dir, rules })
             if *rules == "awari"
