@@ -1,6 +1,9 @@
 //! Errors of the library, as data: what went wrong, on which file, of which
 //! kind. Every variant renders as one line. What to do about an error (the
-//! command to run) is the caller's to say: the library knows no command line.
+//! command to run) is the caller's to say, with one exception: a missing
+//! published `scores.N` file, which only the command line can write from
+//! tables, so that every front end suggests its command
+//! ([`Missing::vu_remedy`]).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
