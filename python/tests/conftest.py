@@ -37,6 +37,31 @@ def cli_json(*args: str):
     return json.loads(cli(*args).stdout)
 
 
+def in_forked_child(child, seconds: float) -> bool:
+    """Runs ``child()`` in a child made by ``os.fork``; whether it returned
+    true within ``seconds`` (a child that is still running then, hung, is
+    killed). The child's verdict is its exit status, never pytest's."""
+    import signal
+    import time
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            status = 0 if child() else 1
+        finally:
+            os._exit(status)
+    deadline = time.monotonic() + seconds
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status) == 0
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return False
+        time.sleep(0.01)
+
+
 @pytest.fixture(scope="session")
 def db_dir(tmp_path_factory) -> Path:
     """Awari levels 0..16 built by the command line (or MANCALADB_TEST_DB)."""

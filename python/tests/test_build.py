@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import mancaladb
-from conftest import ROOT
+from conftest import ROOT, in_forked_child
 
 
 def committed(rules):
@@ -282,30 +282,15 @@ def test_a_child_made_by_fork_builds_and_verifies_after_its_parent_did(tmp_path)
     # multiprocessing's default start method on Linux, and PyTorch's
     # DataLoader workers: the child inherits the parent's worker pool but
     # not its threads, and its first build used to wait for them for ever.
-    import time
     committed_awari = committed("awari")
     mancaladb.build(tmp_path / "parent", 6, progress=False)
-    pid = os.fork()
-    if pid == 0:  # the child: its verdict as its exit status, never pytest's
-        status = 1
-        try:
-            mancaladb.build(tmp_path / "child", 9, progress=False)
-            with mancaladb.open(tmp_path / "child") as db:
-                passed = all(r["passed"] for r in db.verify(range(7, 10), progress=False))
-            status = 0 if passed else 1
-        finally:
-            os._exit(status)
-    deadline = time.monotonic() + 120
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            pytest.fail("the forked child's build hung")
-        time.sleep(0.05)
-    assert os.waitstatus_to_exitcode(status) == 0
+
+    def child():
+        mancaladb.build(tmp_path / "child", 9, progress=False)
+        with mancaladb.open(tmp_path / "child") as db:
+            return all(r["passed"] for r in db.verify(range(7, 10), progress=False))
+
+    assert in_forked_child(child, 120), "the forked child's build hung or failed"
     for n in range(10):
         path = tmp_path / "child" / f"awari-{n:02}.mdb"
         assert hashlib.sha256(path.read_bytes()).hexdigest() == committed_awari[n]

@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 import mancaladb
+from conftest import in_forked_child
 
 
 def test_concurrent_probes_agree(db_dir, tables_only):
@@ -102,8 +103,6 @@ def test_a_child_forked_while_a_thread_loads_a_level_uses_what_it_inherits(table
     # first use of the level waited for ever; so could a lock a probe
     # held. The child opens its handles afresh now. Each try forks at
     # another moment of a level's load; every child must answer.
-    import os
-    import signal
     want = mancaladb.open(tables_only).level(16)[::1000].copy()
     boards = mancaladb.boards(16)[::1000]
     for attempt in range(12):
@@ -111,25 +110,11 @@ def test_a_child_forked_while_a_thread_loads_a_level_uses_what_it_inherits(table
         loading = threading.Thread(target=db.level, args=(16,))
         loading.start()
         time.sleep(attempt * 0.002)
-        pid = os.fork()
-        if pid == 0:  # the child: its verdict as its exit status, never pytest's
-            status = 1
-            try:
-                same = (np.array_equal(db.level(16)[::1000], want)
-                        and np.array_equal(db.values(boards), want))
-                status = 0 if same else 1
-            finally:
-                os._exit(status)
-        deadline = time.monotonic() + 30
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                break
-            if time.monotonic() > deadline:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                raise AssertionError(f"try {attempt}: the forked child hung")
-            time.sleep(0.01)
-        assert os.waitstatus_to_exitcode(status) == 0, f"try {attempt}"
+
+        def child():
+            return (np.array_equal(db.level(16)[::1000], want)
+                    and np.array_equal(db.values(boards), want))
+
+        assert in_forked_child(child, 30), f"try {attempt}: the child hung or answered wrong"
         loading.join()
         db.close()
