@@ -330,8 +330,9 @@ impl Encoder {
     /// a capture sown from pit `p` has, as its own most significant half,
     /// the mover's half after sowing, which depends on the parent's mover
     /// half and `p` alone; so the children of the parents that share a
-    /// mover half lie in at most six blocks of the lower levels (one per
-    /// pit). A walk that holds the mover half still and lets the opponent
+    /// mover half lie in at most six blocks of each lower level (one per
+    /// pit; which level depends on the opponent half, through the seeds
+    /// captured). A walk that holds the mover half still and lets the opponent
     /// half run ([`Encoder::walk_tile`]) reads the lower levels block by
     /// block, where index order reads them everywhere at once. A tile holds
     /// up to [`TILE_WIDTH`] consecutive mover halves, so that its positions

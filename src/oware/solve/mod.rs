@@ -156,7 +156,8 @@ pub struct Options {
     /// every part of the forward pass, after the pass, and after every
     /// threshold, the last included.
     pub checkpoint_every: Option<Duration>,
-    /// Most boards in one frontier; `None`: this rank's positions / 160
+    /// Most boards a round puts in one frontier (topping it up may pass a
+    /// cap below 2^16; see `propagation`); `None`: this rank's positions / 160
     /// (0.075 bytes per position of its slice; two frontiers are held, so
     /// 0.15 in all), at least 2^16. A round hands the places left to its
     /// workers in blocks of 1024 (a `Room`, in `propagation`): of a cap

@@ -11,9 +11,14 @@
 //! reached zero decides it then.
 //!
 //! **Bounded frontiers.** Propagation runs in rounds over frontiers (lists
-//! of boards newly decided, wins and losses). A frontier holds at most `cap`
-//! boards ([`Options::frontier_cap`](super::Options::frontier_cap)); a
-//! decision that finds it full keeps its fresh bit instead and flags its
+//! of boards newly decided, wins and losses). A round's decisions fill a
+//! frontier to at most `cap` boards
+//! ([`Options::frontier_cap`](super::Options::frontier_cap)); topping it up
+//! with seeds and swept positions stops once it holds `cap / 4`, passing
+//! that by at most one seed record (a chunk's 32,768 positions) or one
+//! bitmap word (4,096 positions), so under the default cap, 2^16 boards at
+//! least, no frontier passes its cap (a smaller cap, as tests force, can be
+//! passed by that much). A decision that finds it full keeps its fresh bit instead and flags its
 //! block of 64 positions in a bitmap (one bit per 64 bytes of state), and
 //! sweeps later collect the fresh positions of flagged blocks into the
 //! frontier as room frees up, going round the bitmap: a sweep reads only the
