@@ -257,6 +257,13 @@ pub enum Notice {
         /// Positions that differed then (0: it passed).
         differing: u64,
     },
+    /// Check 2's checkpoint could not be used: it starts afresh.
+    Check2Afresh {
+        /// The level.
+        seeds: usize,
+        /// Why the checkpoint is not used.
+        why: String,
+    },
     /// Check 2 of `verify` resumes from its checkpoint.
     Check2Resumed {
         /// The level.
@@ -422,6 +429,7 @@ impl Notice {
             Notice::DiskShort { .. }
                 | Notice::Rebuilding { .. }
                 | Notice::SolveAfresh { .. }
+                | Notice::Check2Afresh { .. }
                 | Notice::Check3Afresh { .. }
                 | Notice::VerifyWithoutCheckpoints { .. }
                 | Notice::VerifiedNotRecorded { .. }
@@ -617,6 +625,9 @@ impl fmt::Display for Unescaped<'_> {
             }
             Notice::Check3Resumed { seeds, at } => {
                 write!(f, "level {seeds}: check 3 resuming {at}")
+            }
+            Notice::Check2Afresh { seeds, why } => {
+                write!(f, "level {seeds}: {why}: check 2 starts afresh")
             }
             Notice::Check3Afresh { seeds, why } => {
                 write!(f, "level {seeds}: {why}: check 3 starts afresh")

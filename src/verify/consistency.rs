@@ -83,6 +83,11 @@ impl Tally {
         b
     }
 
+    /// Tiles of the walk done.
+    pub(super) fn tiles(&self) -> u64 {
+        self.tiles
+    }
+
     /// The tally of `b` (level `seeds`), if it is one.
     pub(super) fn from_bytes(b: &[u8; Tally::BYTES], seeds: usize) -> Option<Tally> {
         let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
@@ -244,11 +249,10 @@ pub(super) fn check2(
         None => None,
     };
     let tiles = Encoder::new(seeds).mover_tiles(seeds).len() as u64;
-    let saved = match &saves {
-        Some(saves) => saves.resume()?,
-        None => None,
+    let start = match &saves {
+        Some(saves) => saves.resume(tiles, progress)?.unwrap_or_default(),
+        None => Tally::default(),
     };
-    let start = saved.filter(|t| t.tiles <= tiles).unwrap_or_default();
     if start.tiles == tiles {
         progress.notice(Notice::Check2Known {
             seeds,

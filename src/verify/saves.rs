@@ -23,7 +23,9 @@
 //!   one would resume a solve that then fails a good level).
 //!
 //! A later `verify` of that level whose levels have the same hashes resumes
-//! from them; a damaged one is ignored, and the check starts afresh. A
+//! from them. One it cannot use (damaged, written by another version of
+//! the format, or over tables rebuilt since) is named in a notice, with
+//! why, and its check starts afresh. A
 //! `verify` asked for checks 1 and 2 only
 //! ([`Checks::Consistency`](super::Checks::Consistency): where check 3's
 //! memory or hours are not to be had) leaves `check2` behind, so a full one
@@ -83,19 +85,36 @@ impl Check2Saves {
         })
     }
 
-    /// The tally saved for these contents, if there is a sound one. A
-    /// file the system cannot read is an error, not a reason to start
-    /// over.
-    pub(super) fn resume(&self) -> Result<Option<Tally>> {
-        let mut bytes = [0u8; Tally::BYTES];
-        // None there, another level's or damaged: the check starts afresh,
-        // which is never wrong.
-        match read_compressed(&self.path, &self.identity, &mut bytes) {
-            Ok(()) => Ok(Tally::from_bytes(&bytes, self.seeds)),
-            Err(Error::Corrupt { .. }) => Ok(None),
-            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-                Ok(None)
+    /// The tally saved for these contents, if there is a sound one of a
+    /// walk of `tiles` tiles. One that is there but cannot be used (of
+    /// another version or other levels, or damaged) is told to `progress`,
+    /// and the check starts afresh, which is never wrong. A file the system
+    /// cannot read is an error, not a reason to start over.
+    pub(super) fn resume(&self, tiles: u64, progress: Progress<'_>) -> Result<Option<Tally>> {
+        let afresh = |why: String| {
+            progress.notice(Notice::Check2Afresh {
+                seeds: self.seeds,
+                why,
+            });
+            Ok(None)
+        };
+        match read_head(&self.path, self.identity.len())? {
+            None if !self.path.exists() => return Ok(None),
+            Some(head) if head != self.identity => {
+                return afresh(not_this_check(&self.path, &head, &self.identity));
             }
+            _ => {}
+        }
+        let mut bytes = [0u8; Tally::BYTES];
+        match read_compressed(&self.path, &self.identity, &mut bytes) {
+            Ok(()) => match Tally::from_bytes(&bytes, self.seeds) {
+                Some(tally) if tally.tiles() <= tiles => Ok(Some(tally)),
+                _ => afresh(format!(
+                    "{}: where it stands is damaged",
+                    self.path.display()
+                )),
+            },
+            Err(e @ Error::Corrupt { .. }) => afresh(e.to_string()),
             Err(e) => Err(e),
         }
     }
@@ -165,6 +184,27 @@ pub(super) fn lock_level(
             Ok(Err(format!("{}: {source}", path.display())))
         }
         Err(e) => Err(e),
+    }
+}
+
+/// Why the checkpoint at `path`, whose header begins `head`, is not one
+/// of the check whose header begins `identity` (its magic, then what it
+/// reads): written by another version, or over other tables than these.
+fn not_this_check(path: &Path, head: &[u8], identity: &[u8]) -> String {
+    let (magic, theirs) = (&identity[..8], &head[..8.min(head.len())]);
+    let path = path.display();
+    if theirs == magic {
+        format!(
+            "{path}: taken over other tables than these (a level it reads was rebuilt or replaced since)"
+        )
+    } else if theirs.len() == 8 && theirs[..7] == magic[..7] {
+        format!(
+            "{path}: written by another version of mancaladb (format {}, this one reads {})",
+            String::from_utf8_lossy(theirs),
+            String::from_utf8_lossy(magic)
+        )
+    } else {
+        format!("{path}: not a checkpoint of this check")
     }
 }
 
@@ -258,7 +298,12 @@ impl Saves for Check3Saves<'_> {
             return Ok(None);
         };
         if !head.starts_with(&self.identity) {
-            return Ok(None); // another level's, or lower levels since rebuilt
+            let why = not_this_check(&self.path, &head, &self.identity);
+            self.progress.notice(Notice::Check3Afresh {
+                seeds: self.seeds,
+                why,
+            });
+            return Ok(None);
         }
         let Some(mark) = self.mark(&head) else {
             self.progress.notice(Notice::Check3Afresh {

@@ -458,6 +458,60 @@ fn a_check_3_checkpoint_cut_short_is_reported() {
     }
 }
 
+/// A checkpoint of check 2 or 3 that cannot be resumed is named, with why,
+/// and its check starts afresh and passes: one written by another version
+/// (a binary upgraded while a `verify` of hours was stopped), one taken
+/// over other tables (a level it reads rebuilt since), and a damaged one.
+/// Each used to be dropped without a word, so an upgrade lost hours of a
+/// check unannounced.
+#[test]
+fn a_checkpoint_that_cannot_be_resumed_is_named_and_its_check_starts_afresh() {
+    // Byte 7 is the format's version; 20 lies in the first hash the header
+    // names; the last byte lies in the compressed content.
+    let cases = [
+        (
+            "check2",
+            7,
+            "written by another version of mancaladb (format MDBCHK2",
+        ),
+        ("check2", 20, "taken over other tables than these"),
+        ("check2", usize::MAX, "damaged"),
+        (
+            "check3",
+            7,
+            "written by another version of mancaladb (format MDBCHK3",
+        ),
+        ("check3", 20, "taken over other tables than these"),
+    ];
+    for (file, at, why) in cases {
+        let name = format!("verify-afresh-{file}-{}", at % 1000);
+        let dir = built(&name, Rules::Awari, 14);
+        let path = dir.join("raw/awari/verify.14.work").join(file);
+        let log = verify_killed(&dir, &path, 1);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = at.min(bytes.len() - 1);
+        bytes[at] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        let out = verify_14(&dir).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{name}: {log}{err}");
+        let check = &file[5..];
+        let line = err
+            .lines()
+            .find(|l| l.ends_with(&format!("check {check} starts afresh")))
+            .unwrap_or_else(|| panic!("{name}: no line says check {check} starts afresh:\n{err}"));
+        assert!(line.contains(why), "{name}: {line}");
+        assert!(
+            line.contains(&format!("verify.14.work/{file}")),
+            "{name}: {line}"
+        );
+        assert!(
+            !err.contains(&format!("check {check} resuming")),
+            "{name}: {err}"
+        );
+    }
+}
+
 /// A `verify` that may not write where it keeps its lock and checkpoints
 /// says it checks without checkpoints, and does: it neither reads what a
 /// run before it left there (here a directory where check 2's checkpoint
