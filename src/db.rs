@@ -262,11 +262,13 @@ impl Db {
 
     /// The well-formed records of `verified.tsv` (`rules level content
     /// lower`, [`verified_record`]): a damaged line (bad bytes, wrong
-    /// fields) is skipped, never the rest, and so is a record of the
-    /// three fields written before the lower levels were recorded. No file
-    /// is no records; a file that cannot be read is an error (it would
-    /// otherwise be rewritten without them).
-    fn verified_records(&self) -> Result<Vec<String>> {
+    /// fields) is skipped, never the rest. With `older`, also the records
+    /// of three fields written before the lower levels were recorded: they
+    /// count for nothing here, and are kept when the file is rewritten, so
+    /// that the binaries that wrote them still find them. No file is no
+    /// records; a file that cannot be read is an error (it would otherwise
+    /// be rewritten without them).
+    fn verified_records(&self, older: bool) -> Result<Vec<String>> {
         let bytes =
             files::read_record_file(&self.verified_path(), VERIFIED_CAP)?.unwrap_or_default();
         let sha = |f: &str| f.len() == 64 && f.bytes().all(|b| b.is_ascii_hexdigit());
@@ -275,11 +277,10 @@ impl Db {
             .filter_map(|line| std::str::from_utf8(line).ok())
             .filter(|line| {
                 let f: Vec<&str> = line.split('\t').collect();
-                f.len() == 4
+                (f.len() == 4 || (older && f.len() == 3))
                     && f[0].parse::<Rules>().is_ok()
                     && f[1].parse::<usize>().is_ok()
-                    && sha(f[2])
-                    && sha(f[3])
+                    && f[2..].iter().all(|f| sha(f))
             })
             .map(String::from)
             .collect())
@@ -297,7 +298,8 @@ impl Db {
     /// every check against the lower levels whose content sha256s are
     /// `lower` (those it reads, in level order: the contents checked,
     /// whatever the files hold by now); `None`, it was found wrong, and any
-    /// record of the level goes. Every other well-formed record is kept.
+    /// record of the level goes (an older one of three fields too). Every
+    /// other well-formed record is kept, older ones included.
     pub fn set_verified(
         &self,
         rules: Rules,
@@ -307,7 +309,7 @@ impl Db {
         let _lock = self.lock_verified()?;
         let path = self.verified_path();
         let mut lines: Vec<String> = self
-            .verified_records()?
+            .verified_records(true)?
             .into_iter()
             .filter(|l| !l.starts_with(&format!("{rules}\t{seeds}\t")))
             .collect();
@@ -339,7 +341,7 @@ impl Db {
 
     /// [`Db::is_verified`] of each of `levels`, each table opened once.
     pub fn are_verified(&self, rules: Rules, levels: &[usize]) -> Result<Vec<bool>> {
-        let records = self.verified_records()?;
+        let records = self.verified_records(false)?;
         let mut contents: Vec<Option<Option<[u8; 32]>>> = vec![None; MAX_SEEDS + 1];
         let mut content = |k: usize| -> Result<Option<[u8; 32]>> {
             let k = game_level(k as u64)?;

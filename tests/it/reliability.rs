@@ -840,7 +840,9 @@ fn a_bad_line_in_verified_tsv_drops_no_record() {
 /// researcher's review): replaced by other values, a level it reads takes
 /// the record's force away, also from the queries that rest on it, and
 /// put back, gives it back. Records of the three fields written before
-/// count for nothing.
+/// count for nothing, and a `verify` of another level keeps them (the
+/// binaries that wrote them still read them; it used to drop them all),
+/// while one of their own level replaces them.
 #[test]
 fn a_verified_level_is_verified_only_over_the_lower_levels_checked() {
     let dir = built("verified-lower", Rules::Awari, 6);
@@ -883,8 +885,22 @@ fn a_verified_level_is_verified_only_over_the_lower_levels_checked() {
         .lines()
         .map(|l| l.rsplit_once('\t').unwrap().0.to_string() + "\n")
         .collect();
-    std::fs::write(&path, old).unwrap();
+    std::fs::write(&path, &old).unwrap();
     assert!((0..=6).all(|n| !verified(n)));
+    succeeds(&["verify", "--db", s(&dir), "--seeds", "5"]);
+    let now: Vec<bool> = (0..=6).map(verified).collect();
+    assert_eq!(now, [false, false, false, false, false, true, false]);
+    let kept: String = old
+        .lines()
+        .filter(|l| !l.starts_with("awari\t5\t"))
+        .map(|l| l.to_string() + "\n")
+        .collect();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (fives, others): (Vec<&str>, Vec<&str>) =
+        text.lines().partition(|l| l.starts_with("awari\t5\t"));
+    assert_eq!(fives.len(), 1, "{text}");
+    assert_eq!(fives[0].split('\t').count(), 4, "{text}");
+    assert_eq!(others.join("\n") + "\n", kept, "{text}");
 }
 
 #[test]
