@@ -319,9 +319,6 @@ impl<'a, L: IntoIterator<Item = usize>> Build<'a, L> {
                 }
             };
             if let Some(report) = report {
-                if !report.skipped {
-                    log_build(db, rules, &report)?;
-                }
                 stop = on_level(&report).is_break();
                 reports.push(report);
             }
@@ -522,17 +519,10 @@ fn build_level(
             Some(values) => table::write_table(&path, id, values)?,
             None => table::write_table(&path, id, table::as_values(&map_raw(&partial)?))?,
         };
-        // Without keep_raw, dropping the guard removes the raw file.
-        if let Some(g) = guard
-            && keep_raw
-        {
-            std::fs::rename(&partial, &raw).map_err(|e| Error::io(&raw, e))?;
-            g.keep();
-        }
         let file_bytes = std::fs::metadata(&path)
             .map_err(|e| Error::io(&path, e))?
             .len();
-        Some(LevelReport {
+        let report = LevelReport {
             seeds,
             positions,
             skipped: false,
@@ -548,7 +538,18 @@ fn build_level(
             threads,
             exchanged_bytes,
             rounds,
-        })
+        };
+        // Logged as soon as the table is in place: a run stopped after it
+        // skips the level, and could not log it any more.
+        log_build(db, rules, &report)?;
+        // Without keep_raw, dropping the guard removes the raw file.
+        if let Some(g) = guard
+            && keep_raw
+        {
+            std::fs::rename(&partial, &raw).map_err(|e| Error::io(&raw, e))?;
+            g.keep();
+        }
+        Some(report)
     } else {
         None
     };
