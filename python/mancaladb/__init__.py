@@ -715,6 +715,28 @@ def _is_count(c: Any) -> bool:
     return True
 
 
+def _object_counts(a: np.ndarray) -> np.ndarray:
+    """A 2-D ``object`` array (a pandas frame of nullable ``Int64`` columns,
+    ``astype(object)``) as ``int64`` when every item is an integer: its
+    types gathered in C, then one NumPy cast to a copy of 8 bytes a count
+    (two lists of lists, about 350 bytes a row, got a process killed for
+    memory at 14 M rows). An item that is no integer (``pd.NA``, ``None``, a
+    float, a ``bool``) raises ``TypeError`` naming its row and what it is;
+    a count past ``int64`` the library's ``ValueError`` naming its row."""
+    if not all(issubclass(t, (int, np.integer)) and not issubclass(t, (bool, np.bool_))
+               for t in set(map(type, a.flat))):
+        for k, row in enumerate(a):
+            for c in row:
+                if not _is_count(c):
+                    raise TypeError(f"row {k}: pit counts must be integers, "
+                                    f"got {type(c).__name__} {c!r}")
+    try:
+        return a.astype(np.int64)
+    except OverflowError:
+        _refuse_counts_past_int64(a.tolist())
+        raise
+
+
 def _board_array(boards: Any) -> np.ndarray:
     """``boards`` as an array of an integer type in native byte order and
     aligned (which the library reads in place, negative and large counts
@@ -745,17 +767,12 @@ def _board_array(boards: Any) -> np.ndarray:
             if len(r) != 12:
                 raise ValueError(f"row {k}: an Oware board has 12 pits, got {len(r)} numbers") from None
         raise
-    if a.shape == (0,):  # an empty list: no boards
-        return np.empty((0, 12), np.uint8)
+    if a.shape == (0,) and (not isinstance(boards, np.ndarray) or a.dtype.kind in "iu"):
+        return np.empty((0, 12), np.uint8)  # an empty list (NumPy makes it float64): no boards
     if a.ndim == 2 and a.shape[0] > 0 and a.shape[1] == 0:  # empty rows (NumPy makes them float64)
         raise ValueError(f"row 0: an Oware board has 12 pits, got {a.shape[1]} numbers")
     if a.dtype == object and a.ndim == 2:
-        # Rows of Python (or NumPy) integers in an object array, as pandas
-        # gives them: the same boards as that list of lists.
-        boards = a.tolist()
-        if all(_is_count(c) for row in boards for c in row):
-            _refuse_counts_past_int64(boards)
-            a = np.array(boards, dtype=np.int64)
+        a = _object_counts(a)
     if a.dtype == object or np.issubdtype(a.dtype, np.floating):
         _refuse_counts_past_int64(boards)
     # Signed or unsigned integers only: NumPy counts timedelta64 among its
@@ -778,7 +795,8 @@ def _board_array(boards: Any) -> np.ndarray:
                          "exceeds the 48 seeds of a game")
     if a.dtype.isnative and a.flags.aligned:
         return a  # read in place, whatever its integer type, without a copy
-    return a.astype(np.int64)  # another byte order, or unaligned
+    # Another byte order, or unaligned: a copy of the same width.
+    return a.astype(a.dtype.newbyteorder("="))
 
 
 def __dir__() -> List[str]:

@@ -202,8 +202,9 @@ impl<'py> Rows<'py> {
     /// The rows as pit bytes, copied while the GIL is held (another
     /// Python thread may write the array once it is released), to be
     /// checked without it by [`Pits::boards`]. A count that does not fit
-    /// a byte is refused here, in the library's words for its row.
-    pub fn copied(&self) -> mancaladb::Result<Pits> {
+    /// a byte is refused here, in the library's words for its row. Pending
+    /// signals are looked at every [`SIGNAL_EVERY`] rows.
+    pub fn copied(&self, py: Python<'_>) -> PyResult<Pits> {
         match self {
             // Pit bytes in one block of memory, row after row (what
             // `boards()` gives): one copy, as fast as memory moves (the GIL
@@ -211,22 +212,34 @@ impl<'py> Rows<'py> {
             // frame's `to_numpy()`), which `as_slice` also gives, columns
             // first.
             Rows::U8(a) if a.is_c_contiguous() => {
-                let bytes = a.as_slice().expect("C-contiguous");
-                let mut rows = reserve(bytes.len() / PITS, "boards")?;
-                rows.extend_from_slice(bytes.as_chunks::<PITS>().0);
+                let len = a.len() / PITS;
+                let mut rows = reserve(len, "boards").py()?;
+                for start in (0..len).step_by(SIGNAL_EVERY) {
+                    // Borrowed run by run: a signal's handler is Python
+                    // code, which may write the array.
+                    let bytes = a.as_slice().expect("C-contiguous");
+                    let run = &bytes[start * PITS..(start + SIGNAL_EVERY).min(len) * PITS];
+                    rows.extend_from_slice(run.as_chunks::<PITS>().0);
+                    py.check_signals()?;
+                }
                 Ok(Pits { rows, wide: None })
             }
-            Rows::U8(a) => copy_rows(a.as_array()),
-            Rows::I8(a) => copy_rows(a.as_array()),
-            Rows::I16(a) => copy_rows(a.as_array()),
-            Rows::U16(a) => copy_rows(a.as_array()),
-            Rows::I32(a) => copy_rows(a.as_array()),
-            Rows::U32(a) => copy_rows(a.as_array()),
-            Rows::I64(a) => copy_rows(a.as_array()),
-            Rows::U64(a) => copy_rows(a.as_array()),
+            Rows::U8(a) => copy_rows(py, a.as_array()),
+            Rows::I8(a) => copy_rows(py, a.as_array()),
+            Rows::I16(a) => copy_rows(py, a.as_array()),
+            Rows::U16(a) => copy_rows(py, a.as_array()),
+            Rows::I32(a) => copy_rows(py, a.as_array()),
+            Rows::U32(a) => copy_rows(py, a.as_array()),
+            Rows::I64(a) => copy_rows(py, a.as_array()),
+            Rows::U64(a) => copy_rows(py, a.as_array()),
         }
     }
 }
+
+/// Boards a call over many (`boards()`, `values()`, `ranks()`,
+/// `move_values()`) handles between two looks at pending signals: a run
+/// takes tens of milliseconds.
+pub const SIGNAL_EVERY: usize = 1 << 20;
 
 /// Rows of twelve pit counts, not yet checked as boards: those before
 /// the first row with a count outside a byte, and that row's error.
@@ -237,16 +250,24 @@ pub struct Pits {
 
 impl Pits {
     /// The boards, checked (the first bad row is an error naming it): the
-    /// part of reading an array that needs no GIL.
-    pub fn boards(self) -> mancaladb::Result<Vec<Board>> {
-        let boards = self
-            .rows
-            .into_iter()
-            .enumerate()
-            .map(|(i, pits)| Board::from_counts(&pits.map(i64::from)).map_err(|e| in_row(i, e)))
-            .collect::<mancaladb::Result<Vec<_>>>()?;
+    /// part of reading an array that needs no GIL, to be called without
+    /// it. Pending signals are looked at every [`SIGNAL_EVERY`] rows. The
+    /// boards take the rows' memory (one chain of iterators, collected in
+    /// place: a second block as large cost a tenth more time in page
+    /// faults).
+    pub fn boards(self) -> PyResult<Vec<Board>> {
+        let boards = (self.rows.into_iter().enumerate())
+            .map(|(i, pits)| {
+                if i % SIGNAL_EVERY == SIGNAL_EVERY - 1 {
+                    Python::attach(|py| py.check_signals())?;
+                }
+                Board::from_counts(&pits.map(i64::from))
+                    .map_err(|e| in_row(i, e))
+                    .py()
+            })
+            .collect::<PyResult<Vec<Board>>>()?;
         match self.wide {
-            Some(e) => Err(e),
+            Some(e) => Err(e).py(),
             None => Ok(boards),
         }
     }
@@ -257,10 +278,14 @@ impl Pits {
 /// before it may be no boards either, and the first bad row is the one to
 /// name.
 fn copy_rows<T: Copy + TryInto<u8> + Into<i128>>(
+    py: Python<'_>,
     rows: ArrayView2<'_, T>,
-) -> mancaladb::Result<Pits> {
-    let mut copied = reserve(rows.nrows(), "boards")?;
+) -> PyResult<Pits> {
+    let mut copied = reserve(rows.nrows(), "boards").py()?;
     for (i, row) in rows.rows().into_iter().enumerate() {
+        if i % SIGNAL_EVERY == SIGNAL_EVERY - 1 {
+            py.check_signals()?;
+        }
         let mut pits = [0u8; PITS];
         for (p, &v) in pits.iter_mut().zip(row) {
             match v.try_into() {

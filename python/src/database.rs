@@ -18,7 +18,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::boards::{Rows, board, in_row, reserve};
+use crate::boards::{Rows, SIGNAL_EVERY, board, in_row, reserve};
 use crate::errors::IntoPy;
 use crate::observer::{Stages, ToPython};
 
@@ -71,23 +71,34 @@ impl Database {
 
     /// What `answer` gives for the boards of a `(k, 12)` array, one item
     /// per board (`what` names them in a memory error): the array copied
-    /// with the GIL held, its rows checked and answered without it.
-    fn per_board<T: Send>(
+    /// with the GIL held, its rows checked and answered without it, in runs
+    /// of [`SIGNAL_EVERY`] boards between two looks at pending signals, so
+    /// that Ctrl-C stops a whole level's work within a run. `answer` is
+    /// given a run, the index of its first board, and an empty list to
+    /// fill.
+    fn per_board<T: Send + Copy>(
         &self,
         py: Python<'_>,
         boards: &Bound<'_, PyAny>,
         what: &str,
-        answer: impl FnOnce(Rules, &dyn Values, &[Board], &mut Vec<T>) -> mancaladb::Result<()> + Send,
+        answer: impl Fn(Rules, &dyn Values, &[Board], usize, &mut Vec<T>) -> mancaladb::Result<()>
+        + Send
+        + Sync,
     ) -> PyResult<Vec<T>> {
-        let pits = Rows::of(boards)?.copied().py()?;
+        let pits = Rows::of(boards)?.copied(py)?;
         let source = self.source()?;
         let rules = self.rules;
         py.detach(|| {
             let boards = pits.boards()?;
-            let mut out = reserve(boards.len(), what)?;
-            answer(rules, &*source, &boards, &mut out).map(|()| out)
+            let mut out = reserve(boards.len(), what).py()?;
+            let mut run = Vec::new();
+            for (k, these) in boards.chunks(SIGNAL_EVERY).enumerate() {
+                answer(rules, &*source, these, k * SIGNAL_EVERY, &mut run).py()?;
+                out.extend_from_slice(&run);
+                Python::attach(|py| py.check_signals())?;
+            }
+            Ok(out)
         })
-        .py()
     }
 
     /// The value of `b`, without the GIL.
@@ -156,8 +167,8 @@ impl Database {
         py: Python<'py>,
         boards: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<i8>>> {
-        let out = self.per_board(py, boards, "values", |rules, source, boards, out| {
-            query::values(rules, source, boards, out).map_err(|e| in_row(out.len(), e))
+        let out = self.per_board(py, boards, "values", |rules, source, boards, first, out| {
+            query::values(rules, source, boards, out).map_err(|e| in_row(first + out.len(), e))
         })?;
         Ok(PyArray1::from_vec(py, out))
     }
@@ -169,7 +180,12 @@ impl Database {
         py: Python<'py>,
         boards: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray2<i8>>> {
-        let out = self.per_board(py, boards, "rows of move values", query::move_values)?;
+        let out = self.per_board(
+            py,
+            boards,
+            "rows of move values",
+            |rules, source, boards, _, out| query::move_values(rules, source, boards, out),
+        )?;
         let rows =
             Array2::from_shape_vec((out.len(), 6), out.into_flattened()).expect("six values a row");
         Ok(rows.into_pyarray(py))

@@ -7,7 +7,7 @@ use mancaladb::oware::{Encoder, MAX_SEEDS, PITS, game_level};
 use numpy::{PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 
-use crate::boards::{Rows, board, in_row, reserve};
+use crate::boards::{Rows, SIGNAL_EVERY, board, in_row, reserve};
 use crate::errors::IntoPy;
 
 /// The encoder of every level, made once.
@@ -40,18 +40,20 @@ pub fn ranks<'py>(
     py: Python<'py>,
     boards: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray1<u64>>> {
-    let pits = Rows::of(boards)?.copied().py()?;
-    let mut out = Vec::new();
+    let pits = Rows::of(boards)?.copied(py)?;
     let e = encoder();
-    py.detach(|| {
+    // Ctrl-C stops it within a run of boards, as in `boards()`.
+    let out = py.detach(|| {
         let boards = pits.boards()?;
-        out = reserve(boards.len(), "ranks")?;
-        boards.iter().enumerate().try_for_each(|(i, b)| {
-            out.push(e.index_of(b).map_err(|err| in_row(i, err))?);
-            Ok(())
-        })
-    })
-    .py()?;
+        let mut out = reserve(boards.len(), "ranks").py()?;
+        for these in boards.chunks(SIGNAL_EVERY) {
+            for b in these {
+                out.push(e.index_of(b).map_err(|err| in_row(out.len(), err)).py()?);
+            }
+            Python::attach(|py| py.check_signals())?;
+        }
+        PyResult::Ok(out)
+    })?;
     Ok(PyArray1::from_vec(py, out))
 }
 
@@ -60,9 +62,6 @@ pub fn ranks<'py>(
 pub fn unrank(seeds: usize, index: u64) -> PyResult<[u8; PITS]> {
     encoder().board_at(seeds, index).map(|b| b.pits()).py()
 }
-
-/// Boards `boards()` walks between two looks at pending signals.
-const SIGNAL_EVERY: usize = 1 << 20;
 
 /// The boards at indices `start..stop` of level `seeds`, one row each.
 #[pyfunction]

@@ -45,7 +45,9 @@ def test_counts_that_are_not_integers_are_type_errors_for_one_board_and_many(db_
         board = [1] * 11 + [item]
         with pytest.raises(TypeError, match=f"pit counts must be integers, got {type(item).__name__} "):
             db.value(board)
-        with pytest.raises(TypeError, match="boards must hold integers"):
+        # Rows holding None are an object array, read item by item.
+        many = "row 0: pit counts must be integers" if item is None else "boards must hold integers"
+        with pytest.raises(TypeError, match=many):
             db.values([board])
         # NumPy integers are integers.
         assert db.value([np.int16(1)] * 11 + [np.uint8(1)]) == db.value("1 " * 12)
@@ -519,12 +521,82 @@ def test_rows_as_objects_or_from_a_generator_are_boards(db_dir):
 
         assert db.values(Frame(rows)).tolist() == want
         assert mancaladb.ranks(np.array(rows, dtype=object)).tolist() == mancaladb.ranks(rows).tolist()
-        with pytest.raises(TypeError, match="boards must hold integers, got object"):
+        with pytest.raises(TypeError, match="row 1: pit counts must be integers, got NoneType None"):
             db.values(np.array([rows[0], [None] * 12], dtype=object))
+        with pytest.raises(TypeError, match="row 0: pit counts must be integers, got float 1.0"):
+            db.values(np.array([[1.0] + rows[0][1:], rows[1]], dtype=object))
+        with pytest.raises(TypeError, match="row 1: pit counts must be integers, got bool True"):
+            db.values(np.array([rows[0], [True] + rows[1][1:]], dtype=object))
+        with pytest.raises(ValueError, match="row 1: an Oware board: pit count 1180591620717411303424 exceeds"):
+            db.values(np.array([rows[0], [2**70] + rows[1][1:]], dtype=object))
+        # An empty array of floats is no boards of integers (an empty list is
+        # no boards).
+        with pytest.raises(TypeError, match="boards must hold integers, got float64"):
+            db.values(np.empty((0,)))
+        assert db.values([]).shape == (0,)
         with pytest.raises(TypeError, match="one board given as text is valued by value"):
             db.values("1 1 1 1 1 2 4 2 3 0 0 0")
         # A huge max_plies is no limit, not an OverflowError.
         assert db.line(rows[0], max_plies=2**70).end == "cycle"
+
+
+def test_arrays_converted_for_the_library_take_little_memory_beside_them(db_dir):
+    """An object array of integers (a pandas frame of nullable ``Int64``
+    columns) and an array of another byte order are converted in one NumPy
+    cast each, to ``int64`` and to the same width: they once went through
+    two lists of lists (about 350 bytes a row, and a process killed for
+    memory at 14 M rows) and through ``int64`` whatever the width (4.5 times
+    a ``'>i2'`` array)."""
+    import tracemalloc
+    rows = mancaladb.boards(16, 0, 200_000)
+    with mancaladb.open(db_dir) as db:
+        want = db.values(rows)
+        for given, most in [(rows.astype(object), 150), (rows.astype(">i2"), 48)]:
+            tracemalloc.start()
+            got = db.values(given)
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            assert (got == want).all(), given.dtype
+            assert peak < most * len(rows), (given.dtype, peak / len(rows))
+
+
+@pytest.mark.parametrize("call", ["values", "move_values", "ranks"])
+def test_a_signal_stops_a_call_over_many_boards_with_its_handlers_exception(db_dir, call):
+    # values(), move_values() and ranks() look at pending signals every
+    # 2**20 boards, as boards() does: a handler that raises ends the call
+    # with its exception, well before its end. They once ran to their end
+    # (half a minute for move_values() of a level of 80 M positions), the
+    # handler after it.
+    import signal
+    import threading
+    import time
+
+    class Stop(Exception):
+        pass
+
+    rows = np.concatenate([mancaladb.boards(16)] * 2)  # 25 M boards
+    with mancaladb.open(db_dir) as db:
+        run = {"values": db.values, "move_values": db.move_values, "ranks": mancaladb.ranks}[call]
+        t0 = time.monotonic()
+        run(rows)
+        whole = time.monotonic() - t0
+
+        def stop(*_):
+            raise Stop()
+
+        old = signal.signal(signal.SIGUSR1, stop)
+        timer = threading.Timer(whole / 10, lambda: os.kill(os.getpid(), signal.SIGUSR1))
+        try:
+            t0 = time.monotonic()
+            timer.start()
+            with pytest.raises(Stop):
+                run(rows)
+            stopped = time.monotonic() - t0
+        finally:
+            timer.cancel()
+            timer.join()
+            signal.signal(signal.SIGUSR1, old)
+    assert stopped < whole * 0.6, (stopped, whole)
 
 
 def test_a_database_pickles_as_what_it_reads(db_dir, vu_dir):
