@@ -560,13 +560,10 @@ def test_arrays_converted_for_the_library_take_little_memory_beside_them(db_dir)
             assert peak < most * len(rows), (given.dtype, peak / len(rows))
 
 
-@pytest.mark.parametrize("call", ["values", "move_values", "ranks"])
-def test_a_signal_stops_a_call_over_many_boards_with_its_handlers_exception(db_dir, call):
-    # values(), move_values() and ranks() look at pending signals every
-    # 2**20 boards, as boards() does: a handler that raises ends the call
-    # with its exception, well before its end. They once ran to their end
-    # (half a minute for move_values() of a level of 80 M positions), the
-    # handler after it.
+def times_to_stop(run):
+    """How long ``run()`` takes whole, and how long when a SIGUSR1 whose
+    handler raises is sent a tenth of that time into it (the call must end
+    with the handler's exception)."""
     import signal
     import threading
     import time
@@ -574,28 +571,47 @@ def test_a_signal_stops_a_call_over_many_boards_with_its_handlers_exception(db_d
     class Stop(Exception):
         pass
 
+    t0 = time.monotonic()
+    run()
+    whole = time.monotonic() - t0
+
+    def stop(*_):
+        raise Stop()
+
+    old = signal.signal(signal.SIGUSR1, stop)
+    timer = threading.Timer(whole / 10, lambda: os.kill(os.getpid(), signal.SIGUSR1))
+    try:
+        t0 = time.monotonic()
+        timer.start()
+        with pytest.raises(Stop):
+            run()
+        stopped = time.monotonic() - t0
+    finally:
+        timer.cancel()
+        timer.join()
+        signal.signal(signal.SIGUSR1, old)
+    return whole, stopped
+
+
+@pytest.mark.parametrize("call", ["values", "move_values", "ranks"])
+def test_a_signal_stops_a_call_over_many_boards_with_its_handlers_exception(db_dir, call):
+    # values(), move_values() and ranks() look at pending signals every
+    # 2**20 boards, as boards() does: a handler that raises ends the call
+    # with its exception, well before its end. They once ran to their end
+    # (half a minute for move_values() of a level of 80 M positions), the
+    # handler after it.
     rows = np.concatenate([mancaladb.boards(16)] * 2)  # 25 M boards
     with mancaladb.open(db_dir) as db:
         run = {"values": db.values, "move_values": db.move_values, "ranks": mancaladb.ranks}[call]
-        t0 = time.monotonic()
-        run(rows)
-        whole = time.monotonic() - t0
+        whole, stopped = times_to_stop(lambda: run(rows))
+    assert stopped < whole * 0.6, (stopped, whole)
 
-        def stop(*_):
-            raise Stop()
 
-        old = signal.signal(signal.SIGUSR1, stop)
-        timer = threading.Timer(whole / 10, lambda: os.kill(os.getpid(), signal.SIGUSR1))
-        try:
-            t0 = time.monotonic()
-            timer.start()
-            with pytest.raises(Stop):
-                run(rows)
-            stopped = time.monotonic() - t0
-        finally:
-            timer.cancel()
-            timer.join()
-            signal.signal(signal.SIGUSR1, old)
+def test_a_signal_stops_a_long_boards_walk_with_its_handlers_exception():
+    # boards() looks at pending signals every 2**20 boards: a handler that
+    # raises ends the walk with its exception, well before the walk's end
+    # (it once ran to its end, the handler after it).
+    whole, stopped = times_to_stop(lambda: mancaladb.boards(20))  # 80 M boards, about 1 GB
     assert stopped < whole * 0.6, (stopped, whole)
 
 
@@ -615,40 +631,6 @@ def test_a_database_pickles_as_what_it_reads(db_dir, vu_dir):
             pass
     with pytest.raises(TypeError, match="db must be a path"):
         mancaladb.open(3)
-
-
-def test_a_signal_stops_a_long_boards_walk_with_its_handlers_exception():
-    # boards() looks at pending signals every 2**20 boards: a handler that
-    # raises ends the walk with its exception, well before the walk's end
-    # (it once ran to its end, the handler after it).
-    import os
-    import signal
-    import threading
-    import time
-
-    class Stop(Exception):
-        pass
-
-    t0 = time.monotonic()
-    mancaladb.boards(20)  # 80 M boards, about 1 GB
-    whole = time.monotonic() - t0
-
-    def stop(*_):
-        raise Stop()
-
-    old = signal.signal(signal.SIGUSR1, stop)
-    timer = threading.Timer(whole / 10, lambda: os.kill(os.getpid(), signal.SIGUSR1))
-    try:
-        t0 = time.monotonic()
-        timer.start()
-        with pytest.raises(Stop):
-            mancaladb.boards(20)
-        stopped = time.monotonic() - t0
-    finally:
-        timer.cancel()
-        timer.join()
-        signal.signal(signal.SIGUSR1, old)
-    assert stopped < whole * 0.6, (stopped, whole)
 
 
 def test_ctrl_c_in_a_fresh_interpreters_first_array_call_is_a_keyboard_interrupt():
