@@ -723,7 +723,10 @@ def _object_counts(a: np.ndarray) -> np.ndarray:
     memory at 14 M rows). An item that is no integer (``pd.NA``, ``None``, a
     float, a ``bool``) raises ``TypeError`` naming its row and what it is;
     a count past ``int64`` the library's ``ValueError`` naming its row."""
-    if not all(issubclass(t, (int, np.integer)) and not issubclass(t, (bool, np.bool_))
+    # As _is_count takes them: not a bool, nor a timedelta64 (which NumPy
+    # counts among its integers).
+    if not all(issubclass(t, (int, np.integer))
+               and not issubclass(t, (bool, np.bool_, np.timedelta64))
                for t in set(map(type, a.flat))):
         for k, row in enumerate(a):
             for c in row:
@@ -740,7 +743,8 @@ def _object_counts(a: np.ndarray) -> np.ndarray:
 def _board_array(boards: Any) -> np.ndarray:
     """``boards`` as an array of an integer type in native byte order and
     aligned (which the library reads in place, negative and large counts
-    checked, never wrapped); any other is converted to ``int64``;
+    checked, never wrapped); any other is copied at its width in native
+    order, an ``object`` array of integers to ``int64``;
     non-integer data raises ``TypeError``, another shape ``ValueError``;
     an empty list is no boards."""
     if isinstance(boards, (str, bytes)):
@@ -788,8 +792,8 @@ def _board_array(boards: Any) -> np.ndarray:
     past_int64 = np.uint64(np.iinfo(np.int64).max)
     # Either byte order: dtype('>u8') == np.uint64 is False.
     if a.dtype.kind == "u" and a.dtype.itemsize == 8 and a.size and a.max() > past_int64:
-        # Past int64 (where the conversion below would wrap to a negative
-        # count): the library's message for a count too large.
+        # Past int64 (which the library would name as the largest int64):
+        # its message for a count too large, with the count itself.
         row = int(np.argmax(a.max(axis=1) > past_int64))
         raise ValueError(f"row {row}: an Oware board: pit count {a[row].max()} "
                          "exceeds the 48 seeds of a game")

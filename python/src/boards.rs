@@ -140,7 +140,7 @@ fn is_bytes(obj: &Bound<'_, PyAny>) -> bool {
 }
 
 /// A `(k, 12)` array of boards of a native integer type (the Python
-/// layer converts any other to `int64`), read in place.
+/// layer copies any other to its width in native order), read in place.
 pub enum Rows<'py> {
     /// `uint8`, as `boards()` gives them.
     U8(PyReadonlyArray2<'py, u8>),
@@ -202,9 +202,11 @@ impl<'py> Rows<'py> {
     /// The rows as pit bytes, copied while the GIL is held (another
     /// Python thread may write the array once it is released), to be
     /// checked without it by [`Pits::boards`]. A count that does not fit
-    /// a byte is refused here, in the library's words for its row. Pending
-    /// signals are looked at every [`SIGNAL_EVERY`] rows.
-    pub fn copied(&self, py: Python<'_>) -> PyResult<Pits> {
+    /// a byte is refused here, in the library's words for its row. No
+    /// signal is looked at meanwhile: its handler is Python code, which may
+    /// write or resize the array while it is borrowed (the copy runs at
+    /// memory speed; the steps after it look).
+    pub fn copied(&self) -> mancaladb::Result<Pits> {
         match self {
             // Pit bytes in one block of memory, row after row (what
             // `boards()` gives): one copy, as fast as memory moves (the GIL
@@ -212,26 +214,19 @@ impl<'py> Rows<'py> {
             // frame's `to_numpy()`), which `as_slice` also gives, columns
             // first.
             Rows::U8(a) if a.is_c_contiguous() => {
-                let len = a.len() / PITS;
-                let mut rows = reserve(len, "boards").py()?;
-                for start in (0..len).step_by(SIGNAL_EVERY) {
-                    // Borrowed run by run: a signal's handler is Python
-                    // code, which may write the array.
-                    let bytes = a.as_slice().expect("C-contiguous");
-                    let run = &bytes[start * PITS..(start + SIGNAL_EVERY).min(len) * PITS];
-                    rows.extend_from_slice(run.as_chunks::<PITS>().0);
-                    py.check_signals()?;
-                }
+                let bytes = a.as_slice().expect("C-contiguous");
+                let mut rows = reserve(bytes.len() / PITS, "boards")?;
+                rows.extend_from_slice(bytes.as_chunks::<PITS>().0);
                 Ok(Pits { rows, wide: None })
             }
-            Rows::U8(a) => copy_rows(py, a.as_array()),
-            Rows::I8(a) => copy_rows(py, a.as_array()),
-            Rows::I16(a) => copy_rows(py, a.as_array()),
-            Rows::U16(a) => copy_rows(py, a.as_array()),
-            Rows::I32(a) => copy_rows(py, a.as_array()),
-            Rows::U32(a) => copy_rows(py, a.as_array()),
-            Rows::I64(a) => copy_rows(py, a.as_array()),
-            Rows::U64(a) => copy_rows(py, a.as_array()),
+            Rows::U8(a) => copy_rows(a.as_array()),
+            Rows::I8(a) => copy_rows(a.as_array()),
+            Rows::I16(a) => copy_rows(a.as_array()),
+            Rows::U16(a) => copy_rows(a.as_array()),
+            Rows::I32(a) => copy_rows(a.as_array()),
+            Rows::U32(a) => copy_rows(a.as_array()),
+            Rows::I64(a) => copy_rows(a.as_array()),
+            Rows::U64(a) => copy_rows(a.as_array()),
         }
     }
 }
@@ -278,14 +273,10 @@ impl Pits {
 /// before it may be no boards either, and the first bad row is the one to
 /// name.
 fn copy_rows<T: Copy + TryInto<u8> + Into<i128>>(
-    py: Python<'_>,
     rows: ArrayView2<'_, T>,
-) -> PyResult<Pits> {
-    let mut copied = reserve(rows.nrows(), "boards").py()?;
+) -> mancaladb::Result<Pits> {
+    let mut copied = reserve(rows.nrows(), "boards")?;
     for (i, row) in rows.rows().into_iter().enumerate() {
-        if i % SIGNAL_EVERY == SIGNAL_EVERY - 1 {
-            py.check_signals()?;
-        }
         let mut pits = [0u8; PITS];
         for (p, &v) in pits.iter_mut().zip(row) {
             match v.try_into() {

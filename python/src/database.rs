@@ -85,7 +85,7 @@ impl Database {
         + Send
         + Sync,
     ) -> PyResult<Vec<T>> {
-        let pits = Rows::of(boards)?.copied(py)?;
+        let pits = Rows::of(boards)?.copied().py()?;
         let source = self.source()?;
         let rules = self.rules;
         py.detach(|| {

@@ -40,7 +40,7 @@ pub fn ranks<'py>(
     py: Python<'py>,
     boards: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray1<u64>>> {
-    let pits = Rows::of(boards)?.copied(py)?;
+    let pits = Rows::of(boards)?.copied().py()?;
     let e = encoder();
     // Ctrl-C stops it within a run of boards, as in `boards()`.
     let out = py.detach(|| {
