@@ -468,7 +468,16 @@ impl Table {
             u64_at(index, 8 * block as usize),
             u64_at(index, 8 * block as usize + 8),
         );
-        let frame = &self.map[self.data_start + a as usize..self.data_start + b as usize];
+        // Checked when the table was opened; but the map is live, and a
+        // file written over in place since (not replaced by a rename, which
+        // this map never sees) may hold anything there now.
+        let data = &self.map[self.data_start..self.map.len() - TRAILER_LEN];
+        let at = |off: u64| usize::try_from(off).ok().filter(|&i| i <= data.len());
+        let frame = match (at(a), at(b)) {
+            (Some(a), Some(b)) if a <= b => &data[a..b],
+            (Some(_), _) => return Err(self.damaged(Corruption::IndexEntry(block + 1))),
+            (None, _) => return Err(self.damaged(Corruption::IndexEntry(block))),
+        };
         if let Some(tags) = self.tags_start {
             let at = tags + 8 * block as usize;
             if block_tag(self.header.id, block, frame)[..] != self.map[at..at + 8] {

@@ -213,6 +213,42 @@ fn damage_in_a_table_replaced_since_it_was_opened_says_so() {
     assert_eq!(fresh.value(&last).unwrap() as u8, want[want.len() - 1]);
 }
 
+/// A table written over in place under a reader (not replaced by a
+/// rename, which its map never sees): a block index entry that points
+/// past the data is damage named as such, never a panic. Reads sliced the
+/// map by the live index, checked only when the table was opened.
+#[test]
+fn a_block_index_written_over_in_place_under_a_reader_is_damage() {
+    use mancaladb::error::Corruption;
+    use mancaladb::table::Table;
+    use std::io::{Seek, SeekFrom, Write};
+    let dir = level_14_dir("probe-index-in-place", None);
+    let path = Db::new(&dir).table_path(Rules::Awari, 14);
+    let blocks = Table::open(&path).unwrap().header().blocks;
+    let e = Encoder::new(MAX_SEEDS);
+    let (first, last) = (
+        e.board_at(14, 0).unwrap(),
+        e.board_at(14, level_size(14) - 1).unwrap(),
+    );
+    let tables = Tables::new(Db::new(&dir), Rules::Awari);
+    let want = exported_14();
+    assert_eq!(tables.value(&first).unwrap() as u8, want[0]);
+    // The index follows the 80-byte header: one offset per block and where
+    // the last one ends. That end moves 2^40 bytes on.
+    let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.seek(SeekFrom::Start(80 + 8 * blocks + 5)).unwrap();
+    f.write_all(&[1]).unwrap();
+    drop(f);
+    for _ in 0..2 {
+        match tables.value(&last).unwrap_err() {
+            mancaladb::Error::Corrupt { kind, .. } => {
+                assert_eq!(kind, Corruption::IndexEntry(blocks))
+            }
+            other => panic!("{other}"),
+        }
+    }
+}
+
 #[test]
 fn a_board_that_is_not_stored_is_refused_by_a_probe_not_misread() {
     use mancaladb::source::Source;
