@@ -442,7 +442,7 @@ impl Table {
         let body = &self.map[..self.map.len() - TRAILER_LEN];
         let digest = sha256(body);
         if digest[..] != self.map[self.map.len() - TRAILER_LEN..] {
-            return Err(Error::corrupt(&self.path, Corruption::FileChecksum));
+            return Err(self.damaged(Corruption::FileChecksum));
         }
         Ok(digest)
     }

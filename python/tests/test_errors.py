@@ -300,7 +300,15 @@ def test_damaged_tables_are_corrupt_table_errors(tables_only, tmp_path):
         with pytest.raises(mancaladb.CorruptTableError,
                            match="replaced it since: open the Database again to read the new file"):
             db.level(9)
+        # Verified by a fresh handle, the new file is recorded; the old
+        # handle's verify() checks the file it holds, which is no verdict on
+        # the new one: an error, and the record stays (it was dropped).
+        with mancaladb.open(d) as fresh:
+            assert fresh.verify(9, progress=False)[0]["passed"] and fresh.verified(9)
+        with pytest.raises(mancaladb.CorruptTableError, match="replaced it since"):
+            db.verify(9, progress=False)
     with mancaladb.open(d) as db:
+        assert db.verified(9)
         assert db.level(9).shape == (mancaladb.level_size(9),)
     # A truncated one cannot be opened at all: verified() says so, never
     # False as if it were a sound level not checked yet.

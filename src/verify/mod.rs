@@ -63,7 +63,7 @@ pub use self::consistency::consistency;
 use self::rederive::check3;
 pub use self::rederive::{compare, rederivation};
 use self::saves::{Keep, lock_level};
-use crate::error::{Error, Result};
+use crate::error::{Corruption, Error, Result};
 use crate::oware::{Board, Rules, game_levels, levels_needed, reads_level};
 use crate::progress::{Notice, Progress};
 use crate::settings::checkpoint_interval;
@@ -324,7 +324,16 @@ pub fn verify_until(
             .find(|k| *k != seeds && broken.contains(k));
         match source.integrity(seeds) {
             // A damaged file fails the check; a missing or unreadable one is
-            // not a verdict on the table but an error of the run.
+            // not a verdict on the table but an error of the run, nor is
+            // damage in a file that another has replaced since this source
+            // opened it (a long-lived reader's): the level there now is not
+            // the one checked, and its record stays.
+            Err(
+                e @ Error::Corrupt {
+                    kind: Corruption::Replaced(_),
+                    ..
+                },
+            ) => return Err(e),
             Err(e @ Error::Corrupt { .. }) => check.integrity = Outcome::Broken(e.to_string()),
             Err(e) => return Err(e),
             Ok(()) if checks == Checks::Integrity => {}
