@@ -22,6 +22,7 @@ use crate::error::{Corruption, Error, Missing, Result};
 use crate::files;
 use crate::lock::DirLock;
 use crate::oware::{MAX_SEEDS, Rules, game_level, level_size, reads_level};
+use crate::progress::{Notice, Progress};
 use crate::table::{self, Table, TableId};
 
 /// Most bytes of `verified.tsv` read (a record is about 80 bytes).
@@ -289,8 +290,16 @@ impl Db {
     /// Holds the lock of `verified.tsv` until dropped: one process at a
     /// time rewrites it (two `verify` runs finishing together would each
     /// drop the other's record).
-    fn lock_verified(&self) -> Result<DirLock> {
-        DirLock::acquire_file(&self.dir.join(".verified.lock"), true)
+    fn lock_verified(&self, progress: Progress<'_>) -> Result<DirLock> {
+        let waiting = |holder: &str| {
+            progress.notice(Notice::WaitingForRecords {
+                path: self.verified_path(),
+                holder: holder.to_string(),
+            })
+        };
+        DirLock::acquire_file_waiting(&self.dir.join(".verified.lock"), waiting, || {
+            progress.keep_waiting()
+        })
     }
 
     /// Records `verify`'s verdict on level `seeds` of `rules`:
@@ -299,14 +308,16 @@ impl Db {
     /// `lower` (those it reads, in level order: the contents checked,
     /// whatever the files hold by now); `None`, it was found wrong, and any
     /// record of the level goes (an older one of three fields too). Every
-    /// other well-formed record is kept, older ones included.
+    /// other well-formed record is kept, older ones included. Another
+    /// process writing them is waited for, as `progress` is told.
     pub fn set_verified(
         &self,
         rules: Rules,
         seeds: usize,
         passed: Option<([u8; 32], &[[u8; 32]])>,
+        progress: Progress<'_>,
     ) -> Result<()> {
-        let _lock = self.lock_verified()?;
+        let _lock = self.lock_verified(progress)?;
         let path = self.verified_path();
         let mut lines: Vec<String> = self
             .verified_records(true)?

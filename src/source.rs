@@ -1342,8 +1342,13 @@ mod tests {
         write_tables(&db, Rules::Awari, &[0, 1, 2], made_up);
         let content = sha256(as_bytes(&made_up(2)));
         let lower = db.lower_content(Rules::Awari, 2).unwrap();
-        db.set_verified(Rules::Awari, 2, Some((content, &lower)))
-            .unwrap();
+        db.set_verified(
+            Rules::Awari,
+            2,
+            Some((content, &lower)),
+            crate::progress::Progress::QUIET,
+        )
+        .unwrap();
         let source = Source::tables(&dir, Rules::Awari);
         assert!(source.is_verified(2).unwrap());
         assert!(!source.is_verified(1).unwrap());

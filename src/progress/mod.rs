@@ -303,6 +303,15 @@ pub enum Notice {
         /// Why.
         why: String,
     },
+    /// `verify` waits to write a level's verdict to the table directory's
+    /// records of verified levels, which another process is writing.
+    WaitingForRecords {
+        /// The records (`verified.tsv`).
+        #[serde(serialize_with = "lossy")]
+        path: PathBuf,
+        /// Who holds their lock.
+        holder: String,
+    },
     /// `verify`'s verdict on a level could not be recorded: a pass of all
     /// three checks not written, or a failure whose earlier record of a
     /// pass could not be removed.
@@ -636,6 +645,13 @@ impl fmt::Display for Unescaped<'_> {
                 f,
                 "level {seeds}: checked without checkpoints (a stop loses the check's progress): {why}"
             ),
+            Notice::WaitingForRecords { path, holder } => {
+                write!(
+                    f,
+                    "{}: waiting for {holder}, which is writing it",
+                    path.display()
+                )
+            }
             Notice::VerifiedNotRecorded {
                 seeds,
                 passed: true,

@@ -376,10 +376,10 @@ pub fn verify_until(
             let recorded = if checks == Checks::All && passed {
                 source.content_sha256(seeds).and_then(|content| {
                     let lower = lower_contents(source, seeds)?;
-                    db.set_verified(rules, seeds, content.map(|c| (c, &lower[..])))
+                    db.set_verified(rules, seeds, content.map(|c| (c, &lower[..])), progress)
                 })
             } else if check.found_wrong() {
-                db.set_verified(rules, seeds, None)
+                db.set_verified(rules, seeds, None, progress)
             } else {
                 Ok(())
             };

@@ -653,36 +653,36 @@ fn a_link_or_a_pipe_in_verifys_place_is_an_error_not_a_bypass_or_a_hang() {
     }
 }
 
+/// An observer that gives up waiting for another process when asked the
+/// third time (Python does on Ctrl-C), and keeps the notices.
+#[derive(Default)]
+struct GiveUp {
+    asked: std::sync::Mutex<usize>,
+    notices: std::sync::Mutex<Vec<Notice>>,
+}
+
+impl mancaladb::progress::Observer for GiveUp {
+    fn stage(&self, _: &str, _: u64) -> Option<Box<dyn mancaladb::progress::StageSink + '_>> {
+        None
+    }
+    fn notice(&self, notice: &Notice) {
+        self.notices.lock().unwrap().push(notice.clone());
+    }
+    fn keep_waiting(&self) -> bool {
+        let mut asked = self.asked.lock().unwrap();
+        *asked += 1;
+        *asked < 3
+    }
+}
+
 /// The library's caller may give up waiting for another `verify` of the
 /// level (Python does on Ctrl-C): the run stops with `Error::Locked`.
 #[test]
 fn a_caller_may_give_up_waiting_for_another_verify() {
-    use mancaladb::progress::{Observer, StageSink};
-    use std::sync::Mutex;
-    struct GiveUp {
-        asked: Mutex<usize>,
-        notices: Mutex<Vec<Notice>>,
-    }
-    impl Observer for GiveUp {
-        fn stage(&self, _: &str, _: u64) -> Option<Box<dyn StageSink + '_>> {
-            None
-        }
-        fn notice(&self, notice: &Notice) {
-            self.notices.lock().unwrap().push(notice.clone());
-        }
-        fn keep_waiting(&self) -> bool {
-            let mut asked = self.asked.lock().unwrap();
-            *asked += 1;
-            *asked < 3
-        }
-    }
     let dir = built("verify-give-up", Rules::Awari, 9);
     let first = std::fs::File::create(dir.join("raw/awari/verify.9.lock")).unwrap();
     first.lock().unwrap();
-    let observer = GiveUp {
-        asked: Mutex::new(0),
-        notices: Mutex::new(Vec::new()),
-    };
+    let observer = GiveUp::default();
     let err = verify(
         &Source::tables(&dir, Rules::Awari),
         Rules::Awari,
@@ -702,6 +702,38 @@ fn a_caller_may_give_up_waiting_for_another_verify() {
         matches!(&notices[..], [Notice::WaitingForChecker { seeds: 9, .. }]),
         "{notices:?}"
     );
+}
+
+/// Another process writing the records of verified levels is waited
+/// for, and said so (it was waited for without a word, for as long as it
+/// held them); a caller that gives up has its verdict not recorded.
+#[test]
+fn a_verify_says_it_waits_for_another_process_writing_the_records() {
+    let dir = built("verify-records-held", Rules::Awari, 9);
+    let held = std::fs::File::create(dir.join(".verified.lock")).unwrap();
+    held.lock().unwrap();
+    let observer = GiveUp::default();
+    let checks = verify(
+        &Source::tables(&dir, Rules::Awari),
+        Rules::Awari,
+        9..=9,
+        Checks::All,
+        Progress::to(&observer),
+        |_| {},
+    )
+    .unwrap();
+    assert!(checks[0].passed());
+    assert_eq!(*observer.asked.lock().unwrap(), 3);
+    let notices = observer.notices.lock().unwrap();
+    assert!(
+        matches!(&notices[..], [
+            Notice::WaitingForRecords { path, .. },
+            Notice::VerifiedNotRecorded { seeds: 9, passed: true, .. },
+        ] if *path == dir.join("verified.tsv")),
+        "{notices:?}"
+    );
+    assert!(!Db::new(&dir).is_verified(Rules::Awari, 9).unwrap());
+    drop(held);
 }
 
 /// `query` says which levels a value was read from, which it rests on, and
@@ -1192,7 +1224,12 @@ fn the_streamed_comparison_finds_planted_differences() {
 fn set_verified(db: &Db, seeds: usize) -> mancaladb::Result<()> {
     let content = db.open(Rules::Awari, seeds)?.header().content_sha256;
     let lower = db.lower_content(Rules::Awari, seeds)?;
-    db.set_verified(Rules::Awari, seeds, Some((content, &lower)))
+    db.set_verified(
+        Rules::Awari,
+        seeds,
+        Some((content, &lower)),
+        Progress::QUIET,
+    )
 }
 
 #[test]
@@ -1230,8 +1267,13 @@ fn a_rewrite_of_the_records_drops_lines_whose_checksums_are_malformed() {
     let not_hex = format!("awari\t4\t{hex}\t{}", "g".repeat(64));
     let path = dir.join("verified.tsv");
     std::fs::write(&path, format!("{kept}\n{short}\n{not_hex}\n")).unwrap();
-    db.set_verified(Rules::Awari, 5, Some(([7; 32], &[[8; 32]])))
-        .unwrap();
+    db.set_verified(
+        Rules::Awari,
+        5,
+        Some(([7; 32], &[[8; 32]])),
+        Progress::QUIET,
+    )
+    .unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 2, "{text}");
