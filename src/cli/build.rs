@@ -137,7 +137,7 @@ fn distributed(
             }
             super::output::diag(format_args!(
                 "mancaladb: {}; stopping every rank",
-                super::explain(&e)
+                super::explain(&e, true)
             ));
             mpi.abort(2)
         }
@@ -153,7 +153,7 @@ fn distributed(
             };
             super::output::diag(format_args!(
                 "mancaladb: rank {rank} of {ranks}: {}; stopping every rank{as_this_job}",
-                super::explain(&e)
+                super::explain(&e, true)
             ));
             mpi.abort(2)
         }

@@ -101,6 +101,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Verify(_) | Command::Census(_) | Command::Import(_) => start_workers(None),
         _ => Ok(()),
     };
+    let waits = matches!(cli.command, Command::Build(_));
     let result = workers.and_then(|()| match cli.command {
         Command::Build(a) => build::run(a),
         Command::Query(a) => query::run(a),
@@ -116,7 +117,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Man(a) => shell::man(a),
     });
     let code = result.unwrap_or_else(|e| {
-        output::diag(format_args!("mancaladb: {}", explain(&e)));
+        output::diag(format_args!("mancaladb: {}", explain(&e, waits)));
         ExitCode::from(2)
     });
     output::finish(code)
@@ -198,8 +199,10 @@ fn other_rules_present(dir: &std::path::Path, rules: &str) -> Option<&'static st
         .map(Rules::name)
 }
 
-/// The error's line, with the command that remedies it where there is one.
-fn explain(e: &Error) -> String {
+/// The error's line, with the command that remedies it where there is one;
+/// `waits`: the command has `--wait` (`build`), which a held lock's remedy
+/// names.
+fn explain(e: &Error, waits: bool) -> String {
     let hint = match e {
         Error::Missing(m @ Missing::Level { dir, rules, .. }) => format!(
             "build it and the levels it reads: mancaladb build --rules {rules} --levels {} --db {}",
@@ -287,14 +290,14 @@ fn explain(e: &Error) -> String {
             ..
         } => "remove the file to compute it again".to_string(),
         // `build --wait` waits for a table directory's writer; the census
-        // has no such flag.
+        // has no such flag, nor has `import`.
         Error::Locked { path, .. } if path.ends_with("omweso-census.lock") => {
             "wait for it to finish, then run the census again".to_string()
         }
-        Error::Locked { .. } => {
-            "wait for it to finish, then run this again (`build --wait` waits by itself)"
-                .to_string()
+        Error::Locked { .. } if waits => {
+            "wait for it to finish, then run this again (`--wait` waits by itself)".to_string()
         }
+        Error::Locked { .. } => "wait for it to finish, then run this again".to_string(),
         Error::TooLarge { .. } => "`mancaladb known` says what each level needs".to_string(),
         _ => return e.to_string(),
     };
@@ -316,7 +319,12 @@ mod tests {
 
     /// The error's own line, then the remedy.
     fn hint(e: Error) -> String {
-        let text = explain(&e);
+        hint_in(e, false)
+    }
+
+    /// [`hint`] in a command that has `--wait` (`waits`) or not.
+    fn hint_in(e: Error, waits: bool) -> String {
+        let text = explain(&e, waits);
         let own = e.to_string();
         assert!(text.starts_with(&own), "{text}");
         text[own.len()..].to_string()
@@ -501,8 +509,12 @@ mod tests {
             ": wait for it to finish, then run the census again"
         );
         assert_eq!(
+            hint_in(locked("/t/db/mancaladb.lock"), true),
+            ": wait for it to finish, then run this again (`--wait` waits by itself)"
+        );
+        assert_eq!(
             hint(locked("/t/db/mancaladb.lock")),
-            ": wait for it to finish, then run this again (`build --wait` waits by itself)"
+            ": wait for it to finish, then run this again"
         );
         let large = Error::TooLarge {
             level: 40,

@@ -290,7 +290,7 @@ fn an_error_on_one_rank_stops_every_rank_with_its_message() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
-        err.contains("locked by another writer") && err.contains("`build --wait` waits by itself"),
+        err.contains("locked by another writer") && err.contains("(`--wait` waits by itself)"),
         "{err}"
     );
     drop(lock);

@@ -431,8 +431,14 @@ fn a_second_writer_stops_at_once_or_waits() {
     // Readers never block.
     succeeds(&["query", "--db", s(&dir), "1 0 0 0 0 0 0 0 0 0 0 0"]);
     // Nor does an export write into it meanwhile: it is told to run
-    // again (it has no --wait of its own).
-    refuses(&export_into(s(&dir)), "then run this again");
+    // again, and no `--wait`, which it does not have.
+    let out = run(&export_into(s(&dir)));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.trim_end().ends_with("then run this again") && !err.contains("--wait"),
+        "{err}"
+    );
     // --wait waits for the first, then finds everything built.
     let text = succeeds(&["build", "--max-seeds", "17", "--db", s(&dir), "--wait"]);
     assert!(first.wait().unwrap().success());
