@@ -718,20 +718,37 @@ impl Source {
         }
     }
 
-    /// What is known about level `seeds` (which must be present).
+    /// What is known about level `seeds` (which must be present); an error
+    /// when it cannot be read, or when the file at its path now does not
+    /// open (this source may hold one that another has replaced since).
     pub fn level_info(&self, seeds: usize) -> Result<LevelInfo> {
-        let (bytes, uncompressed) = match self {
+        let (bytes, uncompressed, own) = match self {
             Source::Tables(t) => {
                 let level = t.level(seeds)?;
-                (level.table().file_len(), level.raw().is_some())
+                let own = t.db.table_path(t.rules, seeds);
+                (level.table().file_len(), level.raw().is_some(), Some(own))
             }
-            Source::Vu(vu) => (vu.map_level(seeds)?.len() as u64, true),
+            Source::Vu(vu) => (vu.map_level(seeds)?.len() as u64, true, None),
+        };
+        let verified = match self.is_verified(seeds) {
+            Ok(verified) => Some(verified),
+            Err(e) => match &e {
+                // The file at the level's path now (not the one opened
+                // here, which a long-lived reader may hold) does not open:
+                // the level's own error, not the records'.
+                Error::Corrupt { path, .. } | Error::Io { path, .. }
+                    if own.as_ref() == Some(path) =>
+                {
+                    return Err(e);
+                }
+                _ => None,
+            },
         };
         Ok(LevelInfo {
             seeds,
             positions: level_size(seeds),
             bytes,
-            verified: self.is_verified(seeds).ok(),
+            verified,
             uncompressed,
         })
     }

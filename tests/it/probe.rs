@@ -249,6 +249,30 @@ fn a_block_index_written_over_in_place_under_a_reader_is_damage() {
     }
 }
 
+/// A listing of a level (the server's `/api/levels`) whose file was
+/// replaced since by one that does not open gives that file's error: not
+/// `verified: None`, which says the records cannot be read.
+#[test]
+fn a_level_whose_file_now_does_not_open_is_listed_with_its_error() {
+    use mancaladb::error::Corruption;
+    use mancaladb::source::Source;
+    let dir = level_14_dir("probe-listed-replaced", None);
+    let path = Db::new(&dir).table_path(Rules::Awari, 14);
+    let source = Source::tables(&dir, Rules::Awari);
+    assert_eq!(source.level_info(14).unwrap().verified, Some(false));
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[50] ^= 1; // in the header's content checksum
+    let new = dir.join("replaced.tmp");
+    std::fs::write(&new, &bytes).unwrap();
+    std::fs::rename(&new, &path).unwrap();
+    match source.level_info(14).unwrap_err() {
+        mancaladb::Error::Corrupt { path: at, kind } => {
+            assert_eq!((at, kind), (path, Corruption::HeaderChecksum))
+        }
+        other => panic!("{other}"),
+    }
+}
+
 #[test]
 fn a_board_that_is_not_stored_is_refused_by_a_probe_not_misread() {
     use mancaladb::source::Source;
