@@ -33,6 +33,25 @@ const LOG_CAP: u64 = 64 << 20;
 /// Game code of Oware tables.
 pub const GAME_OWARE: u8 = 1;
 
+/// What `verify` found of a level, for [`Db::set_verified`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict<'a> {
+    /// Every check passed.
+    Passed {
+        /// The content sha256 of the table checked.
+        content: [u8; 32],
+        /// Those of the lower levels it was checked against (the levels it
+        /// reads, in level order).
+        lower: &'a [[u8; 32]],
+    },
+    /// A check found it wrong.
+    Failed {
+        /// The content sha256 of the table checked; `None` when it did not
+        /// open.
+        content: Option<[u8; 32]>,
+    },
+}
+
 /// A directory of Oware tables.
 #[derive(Clone, Debug)]
 pub struct Db {
@@ -302,36 +321,47 @@ impl Db {
         })
     }
 
-    /// Records `verify`'s verdict on level `seeds` of `rules`:
-    /// `Some((c, lower))`, the table whose content sha256 is `c` passed
-    /// every check against the lower levels whose content sha256s are
-    /// `lower` (those it reads, in level order: the contents checked,
-    /// whatever the files hold by now); `None`, it was found wrong, and any
-    /// record of the level goes (an older one of three fields too). Every
-    /// other well-formed record is kept, older ones included. Another
-    /// process writing them is waited for, as `progress` is told.
+    /// Records `verify`'s verdict on level `seeds` of `rules`: a pass
+    /// replaces any record of the level with one naming the contents
+    /// checked; a failure removes it (an older one of three fields too).
+    /// Every other well-formed record is kept, older ones included. Not
+    /// recorded (`false`) when the table at the level's path now has
+    /// other contents than the one checked: another has replaced it since
+    /// (a rebuild during the checks, or a long-lived reader's handle on an
+    /// older file), and the verdict says nothing of it. Another process
+    /// writing the records is waited for, as `progress` is told.
     pub fn set_verified(
         &self,
         rules: Rules,
         seeds: usize,
-        passed: Option<([u8; 32], &[[u8; 32]])>,
+        verdict: Verdict<'_>,
         progress: Progress<'_>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let _lock = self.lock_verified(progress)?;
+        let checked = match verdict {
+            Verdict::Passed { content, .. } => Some(content),
+            Verdict::Failed { content } => content,
+        };
+        if let (Some(checked), Ok(now)) = (checked, self.open(rules, seeds))
+            && now.header().content_sha256 != checked
+        {
+            return Ok(false);
+        }
         let path = self.verified_path();
         let mut lines: Vec<String> = self
             .verified_records(true)?
             .into_iter()
             .filter(|l| !l.starts_with(&format!("{rules}\t{seeds}\t")))
             .collect();
-        if let Some((content, lower)) = passed {
+        if let Verdict::Passed { content, lower } = verdict {
             lines.push(verified_record(rules, seeds, &content, lower));
         }
         lines.sort();
         files::write_atomically(&path, |f| {
             use std::io::Write;
             f.write_all((lines.join("\n") + "\n").as_bytes())
-        })
+        })?;
+        Ok(true)
     }
 
     /// Whether the values level `seeds` of `rules` holds passed `verify`

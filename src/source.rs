@@ -719,8 +719,9 @@ impl Source {
     }
 
     /// What is known about level `seeds` (which must be present); an error
-    /// when it cannot be read, or when the file at its path now does not
-    /// open (this source may hold one that another has replaced since).
+    /// when it cannot be read, or, in a table directory, when the file at
+    /// its path now does not open (this source may hold one that another
+    /// has replaced since, and still reads it).
     pub fn level_info(&self, seeds: usize) -> Result<LevelInfo> {
         let (bytes, uncompressed, own) = match self {
             Source::Tables(t) => {
@@ -1362,7 +1363,10 @@ mod tests {
         db.set_verified(
             Rules::Awari,
             2,
-            Some((content, &lower)),
+            crate::db::Verdict::Passed {
+                content,
+                lower: &lower,
+            },
             crate::progress::Progress::QUIET,
         )
         .unwrap();

@@ -63,6 +63,7 @@ pub use self::consistency::consistency;
 use self::rederive::check3;
 pub use self::rederive::{compare, rederivation};
 use self::saves::{Keep, lock_level};
+use crate::db::Verdict;
 use crate::error::{Corruption, Error, Result};
 use crate::oware::{Board, Rules, game_levels, levels_needed, reads_level};
 use crate::progress::{Notice, Progress};
@@ -369,30 +370,54 @@ pub fn verify_until(
         }
         let go_on = on_level(&check);
         // Recorded at once, so that an error at a later level keeps it: a
-        // pass of all three checks names the content checked; a level
-        // found wrong loses any record of an earlier pass.
+        // pass of all three checks names the contents checked; a level
+        // found wrong loses any record of an earlier pass. A caller that
+        // gives up waiting for the records (Python on Ctrl-C) stops the
+        // run here, as `on_level` would.
+        let mut gave_up = false;
         if let Some((db, rules)) = source.db() {
             let passed = check.passed();
+            let content = source.content_sha256(seeds);
             let recorded = if checks == Checks::All && passed {
-                source.content_sha256(seeds).and_then(|content| {
+                content.and_then(|content| {
+                    // A table directory's tables all have one.
+                    let Some(content) = content else {
+                        return Ok(true);
+                    };
                     let lower = lower_contents(source, seeds)?;
-                    db.set_verified(rules, seeds, content.map(|c| (c, &lower[..])), progress)
+                    db.set_verified(
+                        rules,
+                        seeds,
+                        Verdict::Passed {
+                            content,
+                            lower: &lower,
+                        },
+                        progress,
+                    )
                 })
             } else if check.found_wrong() {
-                db.set_verified(rules, seeds, None, progress)
+                let content = content.ok().flatten();
+                db.set_verified(rules, seeds, Verdict::Failed { content }, progress)
             } else {
-                Ok(())
+                Ok(true)
             };
-            if let Err(e) = recorded {
-                progress.notice(Notice::VerifiedNotRecorded {
-                    seeds,
-                    passed,
-                    why: e.to_string(),
-                });
+            let why = match recorded {
+                Ok(true) => None,
+                Ok(false) => Some(format!(
+                    "{}: another table has replaced the one checked",
+                    db.table_path(rules, seeds).display()
+                )),
+                Err(e) => {
+                    gave_up = matches!(e, Error::Locked { .. });
+                    Some(e.to_string())
+                }
+            };
+            if let Some(why) = why {
+                progress.notice(Notice::VerifiedNotRecorded { seeds, passed, why });
             }
         }
         out.push(check);
-        if go_on.is_break() {
+        if go_on.is_break() || gave_up {
             break;
         }
     }

@@ -1,7 +1,7 @@
 //! `verify`, the VU reading paths, import/export, and why check 3 exists.
 
 use crate::common::{Recorder, assert_success, built, export_vu, run, succeeds};
-use mancaladb::db::Db;
+use mancaladb::db::{Db, Verdict};
 use mancaladb::oware::forward::{Graph, NO_EXIT, NO_MOVE, solve_graph};
 use mancaladb::oware::{Encoder, Rules};
 use mancaladb::progress::{Notice, Progress};
@@ -706,7 +706,9 @@ fn a_caller_may_give_up_waiting_for_another_verify() {
 
 /// Another process writing the records of verified levels is waited
 /// for, and said so (it was waited for without a word, for as long as it
-/// held them); a caller that gives up has its verdict not recorded.
+/// held them); a caller that gives up has that level's verdict not
+/// recorded and the run stopped there, as `on_level` stops it (Python's
+/// Ctrl-C once went on to check the next level whole).
 #[test]
 fn a_verify_says_it_waits_for_another_process_writing_the_records() {
     let dir = built("verify-records-held", Rules::Awari, 9);
@@ -716,24 +718,81 @@ fn a_verify_says_it_waits_for_another_process_writing_the_records() {
     let checks = verify(
         &Source::tables(&dir, Rules::Awari),
         Rules::Awari,
-        9..=9,
+        8..=9,
         Checks::All,
         Progress::to(&observer),
         |_| {},
     )
     .unwrap();
-    assert!(checks[0].passed());
+    assert_eq!(checks.len(), 1);
+    assert!(checks[0].passed() && checks[0].seeds == 8);
     assert_eq!(*observer.asked.lock().unwrap(), 3);
     let notices = observer.notices.lock().unwrap();
     assert!(
         matches!(&notices[..], [
             Notice::WaitingForRecords { path, .. },
-            Notice::VerifiedNotRecorded { seeds: 9, passed: true, .. },
+            Notice::VerifiedNotRecorded { seeds: 8, passed: true, .. },
         ] if *path == dir.join("verified.tsv")),
         "{notices:?}"
     );
-    assert!(!Db::new(&dir).is_verified(Rules::Awari, 9).unwrap());
+    assert!(!Db::new(&dir).is_verified(Rules::Awari, 8).unwrap());
     drop(held);
+}
+
+/// A verdict on a table that another has replaced since (a long-lived
+/// reader's handle on an older file) says nothing of the one there now:
+/// it is not recorded, and the record the new table earned stays. A
+/// handle on a table of one wrong value (sound checksums), found wrong,
+/// once removed the record of the sound table renamed into its place.
+#[test]
+fn a_verdict_on_a_table_replaced_since_leaves_the_records_alone() {
+    let dir = built("verify-held-replaced", Rules::Awari, 9);
+    let db = Db::new(&dir);
+    let path = db.table_path(Rules::Awari, 9);
+    let sound = std::fs::read(&path).unwrap();
+    let mut values = db.open(Rules::Awari, 9).unwrap().read_all().unwrap();
+    values[4321] = if values[4321] == 9 {
+        8
+    } else {
+        values[4321] + 1
+    };
+    let id = TableId {
+        game: 1,
+        rules: 1,
+        seeds: 9,
+    };
+    write_table(&path, id, &values).unwrap();
+    let held = Source::tables(&dir, Rules::Awari);
+    held.require(9).unwrap();
+    let tmp = dir.join("sound.tmp");
+    std::fs::write(&tmp, &sound).unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+    let run = |source: &Source, heard: &Recorder| {
+        verify(
+            source,
+            Rules::Awari,
+            9..=9,
+            Checks::All,
+            Progress::to(heard),
+            |_| {},
+        )
+        .unwrap()
+    };
+    let heard = Recorder::default();
+    assert!(run(&Source::tables(&dir, Rules::Awari), &heard)[0].passed());
+    assert!(db.is_verified(Rules::Awari, 9).unwrap());
+    let checks = run(&held, &heard);
+    assert!(checks[0].found_wrong(), "{checks:?}");
+    assert!(db.is_verified(Rules::Awari, 9).unwrap());
+    let replaced = format!(
+        "{}: another table has replaced the one checked",
+        path.display()
+    );
+    assert!(
+        matches!(&heard.notices()[..], [Notice::VerifiedNotRecorded { seeds: 9, passed: false, why }] if *why == replaced),
+        "{:?}",
+        heard.notices()
+    );
 }
 
 /// `query` says which levels a value was read from, which it rests on, and
@@ -1224,12 +1283,12 @@ fn the_streamed_comparison_finds_planted_differences() {
 fn set_verified(db: &Db, seeds: usize) -> mancaladb::Result<()> {
     let content = db.open(Rules::Awari, seeds)?.header().content_sha256;
     let lower = db.lower_content(Rules::Awari, seeds)?;
-    db.set_verified(
-        Rules::Awari,
-        seeds,
-        Some((content, &lower)),
-        Progress::QUIET,
-    )
+    let verdict = Verdict::Passed {
+        content,
+        lower: &lower,
+    };
+    assert!(db.set_verified(Rules::Awari, seeds, verdict, Progress::QUIET)?);
+    Ok(())
 }
 
 #[test]
@@ -1270,7 +1329,10 @@ fn a_rewrite_of_the_records_drops_lines_whose_checksums_are_malformed() {
     db.set_verified(
         Rules::Awari,
         5,
-        Some(([7; 32], &[[8; 32]])),
+        Verdict::Passed {
+            content: [7; 32],
+            lower: &[[8; 32]],
+        },
         Progress::QUIET,
     )
     .unwrap();
