@@ -26,7 +26,7 @@ impl DirLock {
     pub fn acquire(dir: &Path) -> Result<DirLock> {
         check_dir(dir)?;
         create_dirs(dir)?;
-        DirLock::acquire_file(&dir.join(".lock"), false)
+        DirLock::acquire_file(&dir.join(".lock"))
     }
 
     /// [`DirLock::acquire`], but while another process holds `dir`, tells
@@ -42,8 +42,8 @@ impl DirLock {
         DirLock::acquire_file_waiting(&dir.join(".lock"), waiting, keep_waiting)
     }
 
-    /// [`DirLock::acquire_file`] without blocking, waiting as
-    /// [`DirLock::acquire_waiting`] does.
+    /// [`DirLock::acquire_file`], trying again while another process holds
+    /// it, as [`DirLock::acquire_waiting`] does.
     pub fn acquire_file_waiting(
         path: &Path,
         mut waiting: impl FnMut(&str),
@@ -51,7 +51,7 @@ impl DirLock {
     ) -> Result<DirLock> {
         let mut told = false;
         loop {
-            match DirLock::acquire_file(path, false) {
+            match DirLock::acquire_file(path) {
                 Err(Error::Locked { holder, path }) => {
                     if !told {
                         waiting(&holder);
@@ -68,8 +68,9 @@ impl DirLock {
     }
 
     /// Locks with the lock file `path` (in an existing directory), for a
-    /// writer of one kind of file that need not exclude the others.
-    pub fn acquire_file(path: &Path, wait: bool) -> Result<DirLock> {
+    /// writer of one kind of file that need not exclude the others; at
+    /// once, or [`Error::Locked`] naming the process that holds it.
+    pub fn acquire_file(path: &Path) -> Result<DirLock> {
         use std::io::{Read, Seek, Write};
         let path = path.to_path_buf();
         // A symbolic link in the lock's place is not followed (the text
@@ -87,9 +88,6 @@ impl DirLock {
         )?;
         match file.try_lock() {
             Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) if wait => {
-                file.lock().map_err(|e| Error::io(&path, e))?
-            }
             Err(std::fs::TryLockError::WouldBlock) => {
                 // The holder writes its line just after it takes the lock:
                 // one that has only just taken it is given a moment.
@@ -170,7 +168,7 @@ mod tests {
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: a valid C string.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        let e = DirLock::acquire_file(&fifo, false).unwrap_err();
+        let e = DirLock::acquire_file(&fifo).unwrap_err();
         assert!(
             e.to_string()
                 .ends_with("is a named pipe; a lock file must be a regular file (remove it)"),
@@ -253,33 +251,27 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// A writer that waits takes the lock once its holder lets it go, as
-    /// does one that blocks (`wait`), which is told nothing.
+    /// A writer that waits takes the lock once its holder lets it go.
     #[test]
-    fn a_waiting_or_blocking_writer_takes_the_lock_once_it_is_free() {
+    fn a_waiting_writer_takes_the_lock_once_it_is_free() {
         let dir = scratch("freed");
         let path = dir.join(".lock");
-        for blocking in [false, true] {
-            let held = held_by_process_1(&path);
-            let start = std::time::Instant::now();
-            let freed = std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(300));
-                drop(held);
-            });
-            let lock = match blocking {
-                true => DirLock::acquire_file(&path, true),
-                false => DirLock::acquire_file_waiting(&path, |_| {}, || true),
-            };
-            freed.join().unwrap();
-            assert!(lock.is_ok(), "blocking {blocking}: {lock:?}");
-            assert!(start.elapsed() >= Duration::from_millis(300));
-            // Its own line replaces the holder's.
-            let said = std::fs::read_to_string(&path).unwrap();
-            assert!(
-                said.starts_with(&format!("process {} (", std::process::id())),
-                "{said}"
-            );
-        }
+        let held = held_by_process_1(&path);
+        let start = std::time::Instant::now();
+        let freed = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            drop(held);
+        });
+        let lock = DirLock::acquire_file_waiting(&path, |_| {}, || true);
+        freed.join().unwrap();
+        assert!(lock.is_ok(), "{lock:?}");
+        assert!(start.elapsed() >= Duration::from_millis(300));
+        // Its own line replaces the holder's.
+        let said = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            said.starts_with(&format!("process {} (", std::process::id())),
+            "{said}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -625,7 +625,7 @@ impl Census {
     /// empty; see [`Census::abandon`]).
     pub fn open(dir: &Path) -> Result<Census> {
         let made = store::check_writable(dir)?;
-        let lock = match crate::lock::DirLock::acquire_file(&lock_path(dir), false) {
+        let lock = match crate::lock::DirLock::acquire_file(&lock_path(dir)) {
             Ok(lock) => lock,
             // Never the lock's file here: another census may hold it.
             Err(e) => {
