@@ -293,8 +293,11 @@ impl Table {
     /// sizes, header checksum and block index. Cheap; see [`Table::verify`].
     pub fn open(path: &Path) -> Result<Table> {
         let file = crate::files::open_regular(path)?;
-        // SAFETY: the map is read-only; table files are only ever replaced by
-        // rename, never modified in place, so the mapped bytes do not change.
+        // SAFETY: the map is read-only, of a file this program never writes
+        // in place (tables are replaced by rename). Another program that
+        // rewrites it in place changes what is read: every read checks what
+        // it slices and each block's checksums, so that is damage named as
+        // such; one that truncates it makes a read past its end SIGBUS.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
         // Looked up by path, as `stale` looks again (a file's device as
         // `fstat` and `stat` see it can differ, on some overlay file
@@ -472,8 +475,8 @@ impl Table {
         // file written over in place since (not replaced by a rename, which
         // this map never sees) may hold anything there now.
         let data = &self.map[self.data_start..self.map.len() - TRAILER_LEN];
-        let at = |off: u64| usize::try_from(off).ok().filter(|&i| i <= data.len());
-        let frame = match (at(a), at(b)) {
+        let in_data = |off: u64| usize::try_from(off).ok().filter(|&i| i <= data.len());
+        let frame = match (in_data(a), in_data(b)) {
             (Some(a), Some(b)) if a <= b => &data[a..b],
             (Some(_), _) => return Err(self.damaged(Corruption::IndexEntry(block + 1))),
             (None, _) => return Err(self.damaged(Corruption::IndexEntry(block))),
