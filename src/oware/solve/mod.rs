@@ -408,7 +408,7 @@ fn solve_once(
     let next_t = match resumed_at {
         Some(t) => t,
         None => {
-            let mut mark = agreed_mark(&checkpoint, dir, ex)?;
+            let mut mark = agreed_mark(&checkpoint, dir, size, ex)?;
             if let Some(m) = &mark {
                 // The lists must hold at least what the mark says (they are
                 // cut back to it).
@@ -636,14 +636,18 @@ fn read_by_every_rank<T>(
 
 /// The newest forward checkpoint every rank holds, if any (the same
 /// answer on every rank), cut into the same parts on every rank; a work
-/// file this rank cannot read is an error.
+/// file this rank cannot read is an error. Marks no solve of a level of
+/// `size` positions writes are passed over: a walk cut into no parts or
+/// into more parts than positions ([`forward_parts`] never does), or
+/// with more parts done than it has.
 fn agreed_mark(
     checkpoint: &Checkpoint,
     dir: &Path,
+    size: u64,
     ex: &dyn Exchange,
 ) -> Result<Option<ForwardMark>> {
     let mut marks = checkpoint.forward_saved(dir)?;
-    marks.retain(|m| m.parts > 0 && m.done <= m.parts);
+    marks.retain(|m| (1..=size.max(1)).contains(&u64::from(m.parts)) && m.done <= m.parts);
     let held: Vec<u64> = marks.iter().map(ForwardMark::progress).collect();
     let mark = newest_held_by_all(&held, ex)
         .and_then(|agreed| marks.into_iter().find(|m| m.progress() == agreed));
@@ -951,7 +955,9 @@ mod tests {
     }
 
     /// Forward checkpoints sealed with marks no solve writes (more parts
-    /// done than the walk has; a walk cut into no parts) are not resumed:
+    /// done than the walk has; a walk cut into no parts, or into more parts
+    /// than the level has positions, which would have the resumed walk
+    /// allocate a start for each) are not resumed:
     /// beside a sound one, the solve resumes from the sound one; alone, the
     /// level is solved afresh. Either way to the same values.
     #[test]
@@ -986,6 +992,18 @@ mod tests {
             done: mark.done,
             parts: mark.parts,
         };
+        assert_eq!(part.resumed_forward, Some(sound));
+        assert!(part.values[..] == levels[seeds][..]);
+        // Cut into more parts than positions, the most a mark can say.
+        copy_dir(&stopped, &work);
+        let absurd = ForwardMark {
+            done: mark.done + 1,
+            parts: u32::MAX,
+            ..mark.clone()
+        };
+        checkpoint.save_forward(&work, &absurd, &state).unwrap();
+        assert!(crate::oware::level_size(seeds) < u64::from(u32::MAX));
+        let part = solve(&work);
         assert_eq!(part.resumed_forward, Some(sound));
         assert!(part.values[..] == levels[seeds][..]);
         // Cut into no parts, alone.
