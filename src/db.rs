@@ -380,27 +380,56 @@ impl Db {
         Ok(self.are_verified(rules, &[seeds])?[0])
     }
 
-    /// [`Db::is_verified`] of each of `levels`, each table opened once.
+    /// [`Db::is_verified`] of each of `levels`, each table opened once;
+    /// the first error of any level is the error.
     pub fn are_verified(&self, rules: Rules, levels: &[usize]) -> Result<Vec<bool>> {
+        self.verified_each(rules, levels)?.into_iter().collect()
+    }
+
+    /// [`Db::is_verified`] of each of `levels`, with the records read once
+    /// and each table opened once (a listing of every level would
+    /// otherwise open each lower level again for each level above it):
+    /// the records that cannot be read are the error of all, a level's own
+    /// table that is there but does not open (or a level past the game) is
+    /// that level's error.
+    pub fn verified_each(&self, rules: Rules, levels: &[usize]) -> Result<Vec<Result<bool>>> {
+        /// What opening a level's table found.
+        #[derive(Clone, Copy)]
+        enum Seen {
+            NotYet,
+            Missing,
+            Unreadable,
+            Content([u8; 32]),
+        }
         let records = self.verified_records(false)?;
-        let mut contents: Vec<Option<Option<[u8; 32]>>> = vec![None; MAX_SEEDS + 1];
-        let mut content = |k: usize| -> Result<Option<[u8; 32]>> {
+        let mut seen = [Seen::NotYet; MAX_SEEDS + 1];
+        // A level found unreadable before is opened again as a level of its
+        // own, for its error.
+        let content = |seen: &mut [Seen], k: usize| -> Result<Option<[u8; 32]>> {
             let k = game_level(k as u64)?;
-            if let Some(known) = contents[k] {
-                return Ok(known);
+            match seen[k] {
+                Seen::Missing => return Ok(None),
+                Seen::Content(c) => return Ok(Some(c)),
+                Seen::NotYet | Seen::Unreadable => {}
             }
             let found = match self.open(rules, k) {
-                Ok(t) => Some(t.header().content_sha256),
-                Err(Error::Missing(_)) => None,
-                Err(e) => return Err(e),
+                Ok(t) => t.header().content_sha256,
+                Err(Error::Missing(_)) => {
+                    seen[k] = Seen::Missing;
+                    return Ok(None);
+                }
+                Err(e) => {
+                    seen[k] = Seen::Unreadable;
+                    return Err(e);
+                }
             };
-            contents[k] = Some(found);
-            Ok(found)
+            seen[k] = Seen::Content(found);
+            Ok(Some(found))
         };
-        levels
+        Ok(levels
             .iter()
             .map(|&seeds| {
-                let Some(own) = content(seeds)? else {
+                let Some(own) = content(&mut seen, seeds)? else {
                     return Ok(false);
                 };
                 // The lower levels are opened only for a level recorded.
@@ -412,14 +441,17 @@ impl Db {
                 // its own listing's) leaves nothing verified above it.
                 let mut lower = Vec::new();
                 for k in (0..seeds).filter(|&k| reads_level(seeds, k)) {
-                    match content(k) {
+                    if matches!(seen[k], Seen::Unreadable) {
+                        return Ok(false);
+                    }
+                    match content(&mut seen, k) {
                         Ok(Some(c)) => lower.push(c),
                         Ok(None) | Err(_) => return Ok(false),
                     }
                 }
                 Ok(records.contains(&verified_record(rules, seeds, &own, &lower)))
             })
-            .collect()
+            .collect())
     }
 }
 

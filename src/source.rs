@@ -696,12 +696,24 @@ impl Source {
     /// when the level's file is there but cannot be opened as that level
     /// (damaged, the wrong size, not a file).
     pub fn is_verified(&self, seeds: usize) -> Result<bool> {
+        self.verified_each(&[seeds])?
+            .pop()
+            .expect("one answer a level")
+    }
+
+    /// [`Source::is_verified`] of each of `levels`, each file opened once:
+    /// the records that cannot be read are the error of all, a level's
+    /// own file that is there but does not open is that level's error.
+    fn verified_each(&self, levels: &[usize]) -> Result<Vec<Result<bool>>> {
         match self {
-            Source::Tables(t) => t.db.is_verified(t.rules, seeds),
-            Source::Vu(vu) => match vu.map_level(seeds) {
-                Ok(_) | Err(Error::Missing(_)) => Ok(false),
-                Err(e) => Err(e),
-            },
+            Source::Tables(t) => t.db.verified_each(t.rules, levels),
+            Source::Vu(vu) => Ok(levels
+                .iter()
+                .map(|&seeds| match vu.map_level(seeds) {
+                    Ok(_) | Err(Error::Missing(_)) => Ok(false),
+                    Err(e) => Err(e),
+                })
+                .collect()),
         }
     }
 
@@ -723,35 +735,56 @@ impl Source {
     /// its path now does not open (this source may hold one that another
     /// has replaced since, and still reads it).
     pub fn level_info(&self, seeds: usize) -> Result<LevelInfo> {
-        let (bytes, uncompressed, own) = match self {
-            Source::Tables(t) => {
-                let level = t.level(seeds)?;
-                let own = t.db.table_path(t.rules, seeds);
-                (level.table().file_len(), level.raw().is_some(), Some(own))
-            }
-            Source::Vu(vu) => (vu.map_level(seeds)?.len() as u64, true, None),
+        self.level_infos(&[seeds])
+            .pop()
+            .expect("one answer a level")
+    }
+
+    /// [`Source::level_info`] of each of `levels`, with the records read
+    /// once and each file opened once, however many levels read it.
+    pub fn level_infos(&self, levels: &[usize]) -> Vec<Result<LevelInfo>> {
+        // Records that cannot be read leave every level's `verified` unknown.
+        let verified: Vec<Option<Result<bool>>> = match self.verified_each(levels) {
+            Ok(each) => each.into_iter().map(Some).collect(),
+            Err(_) => levels.iter().map(|_| None).collect(),
         };
-        let verified = match self.is_verified(seeds) {
-            Ok(verified) => Some(verified),
-            Err(e) => match &e {
-                // The file at the level's path now (not the one opened
-                // here, which a long-lived reader may hold) does not open:
-                // the level's own error, not the records'.
-                Error::Corrupt { path, .. } | Error::Io { path, .. }
-                    if own.as_ref() == Some(path) =>
-                {
-                    return Err(e);
-                }
-                _ => None,
-            },
-        };
-        Ok(LevelInfo {
-            seeds,
-            positions: level_size(seeds),
-            bytes,
-            verified,
-            uncompressed,
-        })
+        levels
+            .iter()
+            .zip(verified)
+            .map(|(&seeds, verified)| {
+                let (bytes, uncompressed, own) = match self {
+                    Source::Tables(t) => {
+                        let level = t.level(seeds)?;
+                        let own = t.db.table_path(t.rules, seeds);
+                        (level.table().file_len(), level.raw().is_some(), Some(own))
+                    }
+                    Source::Vu(vu) => (vu.map_level(seeds)?.len() as u64, true, None),
+                };
+                let verified = match verified {
+                    Some(Ok(verified)) => Some(verified),
+                    Some(Err(e)) => match &e {
+                        // The file at the level's path now (not the one
+                        // opened here, which a long-lived reader may hold)
+                        // does not open: the level's own error, not the
+                        // records'.
+                        Error::Corrupt { path, .. } | Error::Io { path, .. }
+                            if own.as_ref() == Some(path) =>
+                        {
+                            return Err(e);
+                        }
+                        _ => None,
+                    },
+                    None => None,
+                };
+                Ok(LevelInfo {
+                    seeds,
+                    positions: level_size(seeds),
+                    bytes,
+                    verified,
+                    uncompressed,
+                })
+            })
+            .collect()
     }
 
     /// The content sha256 of level `seeds` as this source reads it (the

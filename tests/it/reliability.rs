@@ -14,7 +14,7 @@ use crate::common::{
     stdout_of_success, succeeds,
 };
 use mancaladb::db::Db;
-use mancaladb::oware::{Encoder, Rules, level_size};
+use mancaladb::oware::{Encoder, Rules, level_size, reads_level};
 use mancaladb::table::write_table;
 
 fn s(p: &Path) -> &str {
@@ -840,6 +840,42 @@ fn a_bad_line_in_verified_tsv_drops_no_record() {
     assert_eq!(after.lines().count(), 6, "{after}");
     let db = Db::new(&dir);
     assert!((0..=5).all(|n| db.is_verified(Rules::Awari, n).unwrap()));
+}
+
+/// The verdicts of many levels at once (the server's `/api/levels` asks
+/// for all, each table opened once) are each level's own, as one at a
+/// time: a damaged level is its own error, the levels that read it are not
+/// verified, and the others still are.
+#[test]
+fn the_verdicts_of_many_levels_at_once_are_each_levels_own() {
+    let dir = built("verified-each", Rules::Awari, 7);
+    succeeds(&["verify", "--db", s(&dir), "--seeds", "0..7"]);
+    let db = Db::new(&dir);
+    let all: Vec<usize> = (0..=7).collect();
+    let at_once = || -> Vec<String> {
+        let each = db.verified_each(Rules::Awari, &all).unwrap();
+        each.iter().map(|v| format!("{v:?}")).collect()
+    };
+    assert!(at_once().iter().all(|v| v == "Ok(true)"), "{:?}", at_once());
+    crate::common::cut_short(&dir.join("awari-03.mdb"), 10);
+    let one_by_one: Vec<String> = all
+        .iter()
+        .map(|&n| format!("{:?}", db.is_verified(Rules::Awari, n)))
+        .collect();
+    assert_eq!(at_once(), one_by_one);
+    for (n, v) in at_once().iter().enumerate() {
+        match n {
+            3 => assert!(v.starts_with("Err(") && v.contains("awari-03.mdb"), "{v}"),
+            _ if reads_level(n, 3) => assert_eq!(v, "Ok(false)", "level {n}"),
+            _ => assert_eq!(v, "Ok(true)", "level {n}"),
+        }
+    }
+    assert!((4..=7).any(|n| reads_level(n, 3)) && !reads_level(4, 3));
+    // Asked after a level that reads it, level 3 is still its own error.
+    let down: Vec<usize> = all.iter().rev().copied().collect();
+    let each = db.verified_each(Rules::Awari, &down).unwrap();
+    let each: Vec<String> = each.iter().rev().map(|v| format!("{v:?}")).collect();
+    assert_eq!(each, one_by_one);
 }
 
 /// A level's record names the lower levels it was checked against (a

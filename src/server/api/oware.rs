@@ -448,21 +448,28 @@ pub async fn levels(
             .sources
             .iter()
             .map(|(r, s)| {
+                let files = s.level_files()?;
+                let there: Vec<usize> = files
+                    .iter()
+                    .filter_map(|(seeds, there)| there.is_ok().then_some(*seeds))
+                    .collect();
+                // One call for all, which opens each file once.
+                let mut infos = s.level_infos(&there).into_iter();
+                let levels = files
+                    .into_iter()
+                    .map(|(seeds, there)| {
+                        match there.and_then(|()| infos.next().expect("one a level there")) {
+                            Ok(info) => LevelEntry::Read(info),
+                            Err(e) => LevelEntry::Unreadable {
+                                seeds,
+                                error: e.to_string(),
+                            },
+                        }
+                    })
+                    .collect();
                 Ok(RulesLevels {
                     rules: r.name(),
-                    levels: s
-                        .level_files()?
-                        .into_iter()
-                        .map(
-                            |(seeds, there)| match there.and_then(|()| s.level_info(seeds)) {
-                                Ok(info) => LevelEntry::Read(info),
-                                Err(e) => LevelEntry::Unreadable {
-                                    seeds,
-                                    error: e.to_string(),
-                                },
-                            },
-                        )
-                        .collect(),
+                    levels,
                 })
             })
             .collect::<Result<_, Error>>()?;
