@@ -172,7 +172,9 @@ pub fn export_vu(
     // What a killed export left: a `scores.N.tmp` as large as its level,
     // which no other export of another level would replace.
     crate::files::remove_leftovers(out, is_vu_tmp)?;
-    for (t, file) in tables.iter().zip(&files) {
+    // Each table let go once written, so that the files' pages are not
+    // all resident at the end.
+    for (t, file) in tables.into_iter().zip(&files) {
         t.write_raw(file)?;
     }
     Ok(levels)
