@@ -305,15 +305,31 @@ pub fn solve_part_in(
     })
 }
 
+/// The most parts a forward walk is cut into: a resumed walk holds the
+/// start of each (8 MiB), and 2^20 parts are 200,000 positions each at
+/// level 48, whose default parts ([`FORWARD_PART`]) are about 1,500.
+const MAX_FORWARD_PARTS: u32 = 1 << 20;
+
 /// The parts the forward pass of a level of `size` positions is cut into,
-/// `forward_part` positions each (`MANCALADB_FORWARD_PART`).
+/// `forward_part` positions each (`MANCALADB_FORWARD_PART`), at most
+/// [`MAX_FORWARD_PARTS`].
 fn forward_parts(seeds: usize, size: u64, forward_part: u64) -> Result<u32> {
-    u32::try_from(size.div_ceil(forward_part).max(1)).map_err(|_| {
-        Error::Invalid(format!(
-            "MANCALADB_FORWARD_PART={forward_part}: cuts level {seeds} into more than {} parts",
-            u32::MAX
-        ))
-    })
+    match u32::try_from(size.div_ceil(forward_part).max(1)) {
+        Ok(parts) if parts <= MAX_FORWARD_PARTS => Ok(parts),
+        _ => Err(Error::Invalid(format!(
+            "MANCALADB_FORWARD_PART={forward_part}: cuts level {seeds} into more than \
+             {MAX_FORWARD_PARTS} parts"
+        ))),
+    }
+}
+
+/// Whether a forward checkpoint's mark is one that a solve of a level of
+/// `size` positions writes: its walk cut into at least one part, into no
+/// more than [`forward_parts`] cuts it ([`MAX_FORWARD_PARTS`], and one
+/// position a part), and no more parts done than it has.
+fn sound_mark(mark: &ForwardMark, size: u64) -> bool {
+    let most = size.clamp(1, u64::from(MAX_FORWARD_PARTS));
+    (1..=most).contains(&u64::from(mark.parts)) && mark.done <= mark.parts
 }
 
 /// The most boards in one frontier of a rank that holds `n` positions
@@ -637,9 +653,7 @@ fn read_by_every_rank<T>(
 /// The newest forward checkpoint every rank holds, if any (the same
 /// answer on every rank), cut into the same parts on every rank; a work
 /// file this rank cannot read is an error. Marks no solve of a level of
-/// `size` positions writes are passed over: a walk cut into no parts or
-/// into more parts than positions ([`forward_parts`] never does), or
-/// with more parts done than it has.
+/// `size` positions writes ([`sound_mark`]) are passed over.
 fn agreed_mark(
     checkpoint: &Checkpoint,
     dir: &Path,
@@ -647,7 +661,7 @@ fn agreed_mark(
     ex: &dyn Exchange,
 ) -> Result<Option<ForwardMark>> {
     let mut marks = checkpoint.forward_saved(dir)?;
-    marks.retain(|m| (1..=size.max(1)).contains(&u64::from(m.parts)) && m.done <= m.parts);
+    marks.retain(|m| sound_mark(m, size));
     let held: Vec<u64> = marks.iter().map(ForwardMark::progress).collect();
     let mark = newest_held_by_all(&held, ex)
         .and_then(|agreed| marks.into_iter().find(|m| m.progress() == agreed));
@@ -682,6 +696,7 @@ impl Clock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oware::workdir::checkpoint::Walk;
     use crate::oware::workdir::scratch;
 
     /// The frontiers are what the solver holds beyond its state bytes, so
@@ -954,10 +969,49 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// The marks a solve writes, and no others, are resumed: at most one
+    /// part a position and [`MAX_FORWARD_PARTS`] (a resumed walk holds a
+    /// start for each part: `u32::MAX` of them are 32 GB), at least one,
+    /// no more done than there are.
+    #[test]
+    fn only_marks_a_solve_writes_are_sound() {
+        let mark = |done: u32, parts: u32| ForwardMark {
+            walk: Walk::Moves,
+            done,
+            parts,
+            lists: Vec::new(),
+        };
+        let level_36 = crate::oware::level_size(36);
+        for (seeds, size) in [(10, crate::oware::level_size(10)), (36, level_36)] {
+            for forward_part in [1, 1000, FORWARD_PART, size, size + 1] {
+                let Ok(parts) = forward_parts(seeds, size, forward_part) else {
+                    assert!(size.div_ceil(forward_part) > u64::from(MAX_FORWARD_PARTS));
+                    continue;
+                };
+                assert!(sound_mark(&mark(0, parts), size), "{seeds}: {parts}");
+                assert!(sound_mark(&mark(parts, parts), size));
+                assert!(!sound_mark(&mark(parts + 1, parts), size));
+            }
+            assert!(!sound_mark(&mark(0, 0), size));
+            assert!(!sound_mark(&mark(0, u32::MAX), size));
+            assert!(!sound_mark(&mark(1, MAX_FORWARD_PARTS + 1), size));
+        }
+        let small = crate::oware::level_size(10);
+        assert!(small < u64::from(MAX_FORWARD_PARTS));
+        assert!(sound_mark(&mark(1, small as u32), small));
+        assert!(!sound_mark(&mark(1, small as u32 + 1), small));
+        assert!(sound_mark(&mark(1, MAX_FORWARD_PARTS), level_36));
+        assert!(sound_mark(&mark(0, 1), 0));
+        let e = forward_parts(36, level_36, 1000).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "MANCALADB_FORWARD_PART=1000: cuts level 36 into more than 1048576 parts"
+        );
+    }
+
     /// Forward checkpoints sealed with marks no solve writes (more parts
     /// done than the walk has; a walk cut into no parts, or into more parts
-    /// than the level has positions, which would have the resumed walk
-    /// allocate a start for each) are not resumed:
+    /// than the level has positions) are not resumed:
     /// beside a sound one, the solve resumes from the sound one; alone, the
     /// level is solved afresh. Either way to the same values.
     #[test]
@@ -994,7 +1048,7 @@ mod tests {
         };
         assert_eq!(part.resumed_forward, Some(sound));
         assert!(part.values[..] == levels[seeds][..]);
-        // Cut into more parts than positions, the most a mark can say.
+        // Cut into more parts than positions, as many as a mark can say.
         copy_dir(&stopped, &work);
         let absurd = ForwardMark {
             done: mark.done + 1,
