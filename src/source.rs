@@ -701,7 +701,8 @@ impl Source {
             .expect("one answer a level")
     }
 
-    /// [`Source::is_verified`] of each of `levels`, each file opened once:
+    /// [`Source::is_verified`] of each of `levels`, each level's file
+    /// opened once for them all:
     /// the records that cannot be read are the error of all, a level's
     /// own file that is there but does not open is that level's error.
     fn verified_each(&self, levels: &[usize]) -> Result<Vec<Result<bool>>> {
@@ -741,7 +742,8 @@ impl Source {
     }
 
     /// [`Source::level_info`] of each of `levels`, with the records read
-    /// once and each file opened once, however many levels read it.
+    /// once and each level's file opened once for the verdicts, however
+    /// many levels read it.
     pub fn level_infos(&self, levels: &[usize]) -> Vec<Result<LevelInfo>> {
         // Records that cannot be read leave every level's `verified` unknown.
         let verified: Vec<Option<Result<bool>>> = match self.verified_each(levels) {

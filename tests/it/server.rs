@@ -750,6 +750,27 @@ fn one_unreadable_level_does_not_hide_the_others() {
     );
     assert_eq!(levels[4]["positions"], level_size(4), "{lv}");
     std::fs::remove_file(dir.join("awari-06.mdb")).unwrap();
+    // One in the middle too: the levels after it are still their own.
+    let two = dir.join("awari-02.mdb");
+    std::fs::rename(&two, dir.join("kept")).unwrap();
+    std::os::unix::fs::symlink("elsewhere/awari-02.mdb", &two).unwrap();
+    let (status, lv) = s.get("/api/levels");
+    assert_eq!(status, 200, "{lv}");
+    let levels = lv["rules"][0]["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 6, "{lv}");
+    for (n, l) in levels.iter().enumerate() {
+        assert_eq!(l["seeds"], n, "{l}");
+        match n {
+            2 => assert!(
+                l["error"].as_str().unwrap().contains("link to nothing"),
+                "{l}"
+            ),
+            5 => assert!(l["error"].as_str().unwrap().contains("awari-05.mdb"), "{l}"),
+            _ => assert_eq!(l["positions"], level_size(n), "{l}"),
+        }
+    }
+    std::fs::remove_file(&two).unwrap();
+    std::fs::rename(dir.join("kept"), &two).unwrap();
     // A file in the directory's place is one error, not 49 levels listed
     // with "Not a directory".
     let moved = dir.with_extension("moved");
