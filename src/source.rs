@@ -702,9 +702,9 @@ impl Source {
     }
 
     /// [`Source::is_verified`] of each of `levels`, each level's file
-    /// opened once for them all:
-    /// the records that cannot be read are the error of all, a level's
-    /// own file that is there but does not open is that level's error.
+    /// opened once for them all: the records that cannot be read are the
+    /// error of all, a level's own file that is there but does not open
+    /// is that level's error.
     fn verified_each(&self, levels: &[usize]) -> Result<Vec<Result<bool>>> {
         match self {
             Source::Tables(t) => t.db.verified_each(t.rules, levels),

@@ -453,7 +453,8 @@ pub async fn levels(
                     .iter()
                     .filter_map(|(seeds, there)| there.is_ok().then_some(*seeds))
                     .collect();
-                // One call for all, which opens each file once.
+                // One call for all: each level's file is opened once for
+                // the verdicts, not again for each level that reads it.
                 let mut infos = s.level_infos(&there).into_iter();
                 let levels = files
                     .into_iter()
