@@ -218,6 +218,41 @@ fn decompress(frame: &[u8], out: &mut Vec<u8>) -> std::io::Result<usize> {
     })
 }
 
+/// How block `block`'s bytes `frame` differ from what the writer makes of
+/// `want` values (none when they do not): exactly one zstd frame, no bytes
+/// after it, carrying zstd's content checksum and its content size, which
+/// is `want`. zstd alone would decode a frame written without the checksum,
+/// unchecked, or several frames back to back; the checksum is what stands
+/// between a damaged block and a wrong value, so a frame without it is
+/// refused before it is decoded.
+fn frame_fault(block: u64, frame: &[u8], want: usize) -> Option<Corruption> {
+    /// The first 4 bytes of every zstd frame (RFC 8878, 3.1.1).
+    const MAGIC: [u8; 4] = 0xFD2F_B528u32.to_le_bytes();
+    /// The frame header descriptor's bit for a content checksum.
+    const CHECKSUM_FLAG: u8 = 1 << 2;
+    let fault = |detail: String| Some(Corruption::Block { block, detail });
+    if frame.get(..4) != Some(&MAGIC[..]) {
+        return fault("not a zstd frame".into());
+    }
+    match zstd::zstd_safe::find_frame_compressed_size(frame) {
+        Ok(n) if n == frame.len() => {}
+        Ok(n) => return fault(format!("{} bytes after its zstd frame", frame.len() - n)),
+        Err(code) => return fault(zstd::zstd_safe::get_error_name(code).into()),
+    }
+    if frame[4] & CHECKSUM_FLAG == 0 {
+        return fault("a zstd frame without its content checksum".into());
+    }
+    match zstd::zstd_safe::get_frame_content_size(frame) {
+        Ok(Some(n)) if n == want as u64 => None,
+        Ok(Some(n)) => Some(Corruption::BlockLength {
+            block,
+            got: usize::try_from(n).unwrap_or(usize::MAX),
+            want,
+        }),
+        _ => fault("a zstd frame that does not say its content size".into()),
+    }
+}
+
 fn encode_header(h: &Header) -> [u8; HEADER_LEN] {
     let mut b = [0u8; HEADER_LEN];
     b[0..8].copy_from_slice(MAGIC);
@@ -469,7 +504,8 @@ impl Table {
     }
 
     /// Decompresses block `block` into `out` (resized to fit), checking its
-    /// place (version 2), its zstd content checksum and its length.
+    /// place (version 2), its shape (one zstd frame with its content
+    /// checksum and size), that checksum and its length.
     pub fn read_block(&self, block: u64, out: &mut Vec<u8>) -> Result<()> {
         if block >= self.header.blocks {
             return Err(Error::Invalid(format!(
@@ -500,6 +536,9 @@ impl Table {
             }
         }
         let want = self.block_len(block);
+        if let Some(kind) = frame_fault(block, frame, want) {
+            return Err(self.damaged(kind));
+        }
         out.clear();
         out.reserve(want);
         let got = decompress(frame, out).map_err(|e| {
@@ -652,6 +691,95 @@ mod tests {
         assert!(kept * 8 < file_kb, "{kept} of {file_kb} KB still resident");
         assert_eq!(table.read_all().unwrap(), values);
         assert!(resident_kb(&path) > file_kb / 2);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A table file of `positions` values of level `id` whose blocks are
+    /// `frames`, each bound to its place and every checksum right: what
+    /// [`write_table`] writes when `frames` are [`compress_block`]'s.
+    fn table_of_frames(path: &Path, id: TableId, positions: u64, frames: &[Vec<u8>]) {
+        let blocks = frames.len() as u64;
+        let mut data = Vec::new();
+        let mut index = vec![0u8; 8];
+        let mut tags = Vec::new();
+        for (block, frame) in frames.iter().enumerate() {
+            data.extend_from_slice(frame);
+            index.extend_from_slice(&(data.len() as u64).to_le_bytes());
+            tags.extend_from_slice(&block_tag(id, block as u64, frame));
+        }
+        index.extend_from_slice(&tags);
+        let mut head = encode_header(&Header {
+            id,
+            block_size: BLOCK_SIZE,
+            positions,
+            blocks,
+            content_sha256: [0; 32],
+        });
+        let check = header_check(&head[..72], &index);
+        head[72..80].copy_from_slice(&check);
+        let mut bytes = [&head[..], &index, &data].concat();
+        bytes.extend_from_slice(&sha256(&bytes));
+        std::fs::write(path, bytes).unwrap();
+    }
+
+    /// A block must be the one frame the writer makes: with zstd's content
+    /// checksum and size, nothing after it. zstd itself decodes frames
+    /// without a checksum (so a damaged value would pass unseen) and frames
+    /// back to back; each such block, though bound to its place and under
+    /// a right header check, is refused on every read with what is wrong.
+    #[test]
+    fn only_checksummed_frames_of_the_blocks_length_are_read() {
+        let dir = crate::files::scratch_dir("table", "frame-shapes");
+        let path = dir.join("t.mdb");
+        let id = TableId {
+            game: 1,
+            rules: 1,
+            seeds: 20,
+        };
+        let values: Vec<u8> = (0..1000u32).map(|i| (i % 41) as u8).collect();
+        let compressed = |checksum: bool, size: bool, part: &[u8]| {
+            let mut c = zstd::bulk::Compressor::new(ZSTD_LEVEL).unwrap();
+            c.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(checksum))
+                .unwrap();
+            c.set_parameter(zstd::zstd_safe::CParameter::ContentSizeFlag(size))
+                .unwrap();
+            c.compress(part).unwrap()
+        };
+        let read = |frame: Vec<u8>| {
+            table_of_frames(&path, id, values.len() as u64, &[frame]);
+            let mut out = Vec::new();
+            Table::open(&path)
+                .unwrap()
+                .read_block(0, &mut out)
+                .map(|()| out)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(read(compress_block(&values).unwrap()).unwrap(), values);
+        assert_eq!(read(compressed(true, true, &values)).unwrap(), values);
+        let refused = |frame: Vec<u8>, why: &str| {
+            let err = read(frame).unwrap_err();
+            assert!(err.contains(&format!("block 0: {why}")), "{err}");
+        };
+        refused(
+            compressed(false, true, &values),
+            "a zstd frame without its content checksum",
+        );
+        refused(
+            compressed(true, false, &values),
+            "a zstd frame that does not say its content size",
+        );
+        let (front, back) = values.split_at(600);
+        let front = compressed(true, true, front);
+        let after = compressed(true, true, back).len();
+        refused(
+            [front, compressed(true, true, back)].concat(),
+            &format!("{after} bytes after its zstd frame"),
+        );
+        refused(
+            compressed(true, true, &values[1..]),
+            "999 values, expected 1000",
+        );
+        refused(b"not a zstd frame at all".to_vec(), "not a zstd frame");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

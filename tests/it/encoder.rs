@@ -12,7 +12,8 @@ fn choose(n: u64, k: u64) -> u128 {
     (0..k).fold(1u128, |c, i| c * u128::from(n - i) / u128::from(i + 1))
 }
 
-/// The index of `b` counted from the numbering's definition (db/README):
+/// The index of `b` counted from the numbering's definition (db/README,
+/// which writes this count out as the formula `index(x)`):
 /// how many boards of its level in the stored domain (an empty pit among
 /// 6..12) come before it in the order of `(x11, ..., x0)`. Pit by pit from
 /// 11 down, each smaller count there adds the ways to fill the pits below
