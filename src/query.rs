@@ -2,7 +2,7 @@
 //! value, the value of each move, and the principal variation.
 
 use crate::error::{Corruption, Error, Result};
-use crate::oware::{Board, MAX_SEEDS, Rules, levels_needed, moves};
+use crate::oware::{Board, MAX_SEEDS, Rules, levels_needed, moves, value_without_moves};
 use crate::source::{Source, Values};
 
 mod line;
@@ -337,7 +337,11 @@ pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analy
             child: m.child,
         });
     }
-    let value = list.iter().map(|m| m.value).max().unwrap_or(-(seeds as i8));
+    let value = list
+        .iter()
+        .map(|m| m.value)
+        .max()
+        .unwrap_or(value_without_moves(seeds));
     if let Some(v) = own {
         check_consistent(values, board, v, value, || list.iter().map(|m| m.child))?;
     }
@@ -443,7 +447,7 @@ pub fn move_values(
             if reads_own_level(board) {
                 let stored = *own.next().expect("one value per stored board");
                 let best = row.iter().copied().max().filter(|&v| v != NO_MOVE);
-                let best = best.unwrap_or(-(board.seeds() as i8));
+                let best = best.unwrap_or(value_without_moves(board.seeds()));
                 check_consistent(source, board, stored, best, || {
                     moves(rules, board)
                         .as_slice()
@@ -491,7 +495,7 @@ fn in_range(values: &dyn Values, board: &Board, v: i8) -> Result<i8> {
 pub fn value(rules: Rules, values: &dyn Values, board: &Board) -> Result<i8> {
     same_rules(rules, values)?;
     match (board.own_seeds(), board.in_domain()) {
-        (0, _) => Ok(-(board.seeds() as i8)),
+        (0, _) => Ok(value_without_moves(board.seeds())),
         (_, true) => values.value(board).and_then(|v| in_range(values, board, v)),
         (_, false) => analyze(rules, values, board).map(|a| a.value),
     }

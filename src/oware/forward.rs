@@ -66,7 +66,7 @@ use rayon::prelude::*;
 use super::board::{Board, MAX_SEEDS, PITS};
 use super::index::Encoder;
 use super::lower::{LowerLevels, check_lower};
-use super::rules::{Rules, moves, play, sow};
+use super::rules::{Rules, moves, play, sow, value_without_moves};
 use crate::error::{Error, Result};
 use crate::memory::{HugeSlice, Pipeline, prefetch};
 
@@ -634,7 +634,7 @@ impl<L: LowerLevels + ?Sized> Game for OwareLevel<'_, L> {
                         let ms = moves(self.rules, board);
                         // No seeds: the opponent takes the rest.
                         if ms.as_slice().is_empty() {
-                            set(j, -(self.seeds as i8));
+                            set(j, value_without_moves(self.seeds));
                             return;
                         }
                         set(j, NO_EXIT);

@@ -2,7 +2,8 @@
 //!
 //! Every value in the tables follows from [`moves`]: the value of a position
 //! is the best `captured - value(child)` over its legal moves, or `-seeds`
-//! when the player to move has no seeds (the opponent takes the rest).
+//! when the player to move has none ([`value_without_moves`]: the opponent
+//! takes the rest).
 
 use std::fmt;
 use std::str::FromStr;
@@ -202,6 +203,16 @@ pub(super) fn capture_run(b: Packed, last: usize) -> (u8, usize) {
 /// ```
 pub fn moves(rules: Rules, board: &Board) -> Moves {
     generate::<true, true>(rules, board).0
+}
+
+/// The value of a position of `seeds` seeds whose player to move has no
+/// move, which under both rule sets happens exactly when they have no
+/// seeds (see [`moves`]): the game ends and the opponent takes the
+/// `seeds` left, so the mover ends `seeds` behind. The one value every
+/// solver, checker and query gives such a position.
+pub fn value_without_moves(seeds: usize) -> i8 {
+    debug_assert!(seeds <= MAX_SEEDS);
+    -(seeds as i8)
 }
 
 /// The capturing moves of `board` (those of [`moves`] with `captured > 0`,

@@ -10,7 +10,7 @@ use super::{Mismatch, Outcome, SHOWN};
 use crate::error::{Error, Result};
 use crate::memory::Pipeline;
 use crate::oware::forward::{OwareLevel, Targets};
-use crate::oware::{Board, Encoder, LowerLevels, Rules, Tile, level_size};
+use crate::oware::{Board, Encoder, LowerLevels, Rules, Tile, level_size, value_without_moves};
 use crate::progress::{Notice, Progress};
 use crate::source::Source;
 
@@ -191,7 +191,7 @@ fn consistency_of_tile<L: LowerLevels + ?Sized>(
             }
         }
         // No move: the opponent takes the rest.
-        let expected = expected.unwrap_or(-(seeds as i8));
+        let expected = expected.unwrap_or(value_without_moves(seeds));
         let stored = values[i as usize];
         if stored != expected {
             count += 1;

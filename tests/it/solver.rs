@@ -14,6 +14,46 @@ fn sha(v: &[i8]) -> String {
         .collect()
 }
 
+/// Every line of `tests/known-answers.txt` (values that do not come from the
+/// builder; each is explained there) against the tables.
+#[test]
+fn known_answer_file() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/known-answers.txt"
+    ))
+    .unwrap();
+    let tables = mancaladb::source::Tables::new(
+        mancaladb::db::Db::new(crate::common::awari_db()),
+        mancaladb::oware::Rules::Awari,
+    );
+    let mut checked = 0;
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let (board, rest) = line.split_once('=').unwrap();
+        let (value, move_values) = rest.split_once(':').unwrap_or((rest, ""));
+        let board = mancaladb::oware::Board::parse(&[board]).unwrap();
+        let a = mancaladb::query::analyze(mancaladb::oware::Rules::Awari, &tables, &board).unwrap();
+        assert_eq!(a.value, value.trim().parse::<i8>().unwrap(), "{line}");
+        if !move_values.trim().is_empty() {
+            let want: Vec<i8> = move_values
+                .split_whitespace()
+                .map(|v| v.parse().unwrap())
+                .collect();
+            assert_eq!(
+                a.moves.iter().map(|m| m.value).collect::<Vec<_>>(),
+                want,
+                "{line}"
+            );
+        }
+        checked += 1;
+    }
+    // The file's ten answers at least: a parse that skipped lines fails.
+    assert!(checked >= 10, "{checked} answers checked");
+}
+
 #[test]
 fn awari_levels_match_published_hashes() {
     let levels = solved(Rules::Awari);

@@ -18,7 +18,7 @@ use crate::exchange::Exchange;
 use crate::memory::{Pipeline, as_atomic};
 use crate::oware::index::{Encoder, Tile};
 use crate::oware::lower::LowerLevels;
-use crate::oware::rules::{Rules, captures, quiet_moves};
+use crate::oware::rules::{Rules, captures, quiet_moves, value_without_moves};
 use crate::oware::workdir::checkpoint::{Checkpoint, ForwardMark, Walk};
 use crate::oware::workdir::seeds::SeedLists;
 use crate::progress::{Notice, Progress};
@@ -228,7 +228,7 @@ impl<L: LowerLevels + ?Sized> FirstPass<'_, L> {
                         let j = (i - start) as usize;
                         let (ms, quiet) = captures(rules, b);
                         if ms.as_slice().is_empty() && quiet == 0 {
-                            set(j, -(seeds as i8));
+                            set(j, value_without_moves(seeds));
                             return;
                         }
                         set(j, NO_CAPTURE);

@@ -90,7 +90,7 @@ struct Move {
 }
 
 impl Position {
-    fn of(rules: Rules, kind: &'static str, a: &Analysis, taken: Option<Taken>) -> Position {
+    fn of(rules: Rules, source: &Source, a: &Analysis, taken: Option<Taken>) -> Position {
         let mut list: Vec<Move> = a
             .moves
             .iter()
@@ -109,11 +109,11 @@ impl Position {
             rules: rules.name(),
             value: a.value,
             category: a.category,
-            source: match (a.valued_by, kind) {
+            source: match (a.valued_by, source) {
                 (ValuedBy::Rules, _) => "rules",
                 (ValuedBy::Moves, _) => "one-ply",
-                (ValuedBy::Level, "vu") => "vu",
-                (ValuedBy::Level, _) => "table",
+                (ValuedBy::Level, Source::Vu(_)) => "vu",
+                (ValuedBy::Level, Source::Tables(_)) => "table",
             },
             final_score: taken.map(|t| FinalScore::of(a, t)),
             moves: list,
@@ -127,14 +127,13 @@ impl Position {
 /// player to move has no seeds, the empty board among them, reads no
 /// level: the game is over (value `-seeds`, no moves), as for `query`.
 fn answer(
-    state: &State,
     rules: Rules,
     source: &Source,
     board: &Board,
     taken: Option<Taken>,
 ) -> Result<Position, ApiError> {
     let a = analyze(rules, source, board)?;
-    Ok(Position::of(rules, state.kind(), &a, taken))
+    Ok(Position::of(rules, source, &a, taken))
 }
 
 /// `GET /api/awari?board=...[&rules=...][&captured=M,O]`.
@@ -150,7 +149,7 @@ pub async fn position(
     // clients (BENCHMARKS, "serve under load"). The longer routes (lines,
     // batches, levels, statistics) go to the pool.
     let (rules, source) = state.source(given(&q.rules))?;
-    Ok(Json(answer(&state, rules, source, &b, taken)?))
+    Ok(Json(answer(rules, source, &b, taken)?))
 }
 
 /// The answer of `GET /api/awari/mainline`.
@@ -179,7 +178,7 @@ pub async fn mainline(
     // at level 36, BENCHMARKS "Principal lines").
     blocking(move |_| {
         let (rules, source) = state.source(given(&q.rules))?;
-        let first = answer(&state, rules, source, &b, None)?;
+        let first = answer(rules, source, &b, None)?;
         Ok(Json(Mainline {
             board: b,
             seeds: first.seeds,
@@ -401,7 +400,7 @@ fn batch_answer(state: &State, batch: &Batch, gone: &Gone) -> Result<BatchAnswer
         results.push(
             match batch_board(item)
                 .map_err(ApiError::from)
-                .and_then(|b| answer(state, rules, source, &b, None))
+                .and_then(|b| answer(rules, source, &b, None))
             {
                 Ok(p) => BatchItem::Ok(p),
                 Err(e) => BatchItem::Err {
