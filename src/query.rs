@@ -311,46 +311,44 @@ pub fn provenance(rules: Rules, board: &Board, source: &Source) -> Result<Proven
     })
 }
 
-/// Values `board` and each of its moves under `rules` from `values`.
+/// Values `board` and each of its moves under `rules` from `values`: the
+/// row [`move_values`] gives the board, with the moves' children, the best
+/// value and where it comes from. Each child is valued as [`value`] values
+/// it: one whose player to move has no seeds by the rules, reading no level.
 ///
 /// For a stored position, the stored value must equal the best move's value;
 /// if it does not, the tables are inconsistent and this is an error rather
 /// than an answer.
 pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analysis> {
-    same_rules(rules, values)?;
+    let mut rows = Vec::with_capacity(1);
+    move_values(rules, values, std::slice::from_ref(board), &mut rows)?;
+    let row = rows[0];
+    let list: Vec<MoveValue> = moves(rules, board)
+        .as_slice()
+        .iter()
+        .map(|m| {
+            let value = row[usize::from(m.pit)];
+            MoveValue {
+                pit: m.pit,
+                value,
+                captures: m.captured,
+                category: Category::of(value),
+                child: m.child,
+            }
+        })
+        .collect();
     let seeds = board.seeds();
-    // A stored board's own value first: when its level is missing, that
-    // level, not one a move reaches, is the one to name (and build).
-    let stored = reads_own_level(board);
-    let own = stored
-        .then(|| values.value(board).and_then(|v| in_range(values, board, v)))
-        .transpose()?;
-    let mut list = Vec::new();
-    for m in moves(rules, board).as_slice() {
-        let child = values.value(&m.child)?;
-        let value = move_value(values, m.captured, &m.child, child)?;
-        list.push(MoveValue {
-            pit: m.pit,
-            value,
-            captures: m.captured,
-            category: Category::of(value),
-            child: m.child,
-        });
-    }
     let value = list
         .iter()
         .map(|m| m.value)
         .max()
         .unwrap_or(value_without_moves(seeds));
-    if let Some(v) = own {
-        check_consistent(values, board, v, value, || list.iter().map(|m| m.child))?;
-    }
     let best = list
         .iter()
         .filter(|m| m.value == value)
         .map(|m| m.pit)
         .collect();
-    let valued_by = match (stored, list.is_empty()) {
+    let valued_by = match (reads_own_level(board), list.is_empty()) {
         (true, _) => ValuedBy::Level,
         (false, false) => ValuedBy::Moves,
         (false, true) => ValuedBy::Rules,
@@ -404,14 +402,11 @@ const MOVE_BATCH: usize = 1 << 16;
 /// worth to the mover, as [`analyze`] gives it (`captures - value(child)`),
 /// or [`NO_MOVE`] where pit `p` has no legal move. A stored board's best
 /// move must be worth its stored value, else the tables are inconsistent
-/// (an error, as from [`analyze`]). The boards' own values and their
-/// children's are read in batches through [`values`], with its grouped
-/// probes: the labels of a policy for a whole data set, one call. So a
-/// child whose player to move has no seeds is worth `-seeds` by the rules,
-/// unread, where `analyze` reads its stored value (the same in sound
-/// tables); and of a batch of boards, the own levels are read before any
-/// child's, so an error met may be another board's than `analyze` would
-/// meet first.
+/// (an error). The boards' own values and their children's are read in
+/// batches through [`values`], with its grouped probes: the labels of a
+/// policy for a whole data set, one call ([`analyze`] is this for one
+/// board). Of a batch, the own levels are read before any child's, so that
+/// a missing own level is the one an error names.
 pub fn move_values(
     rules: Rules,
     source: &dyn Values,

@@ -244,9 +244,14 @@ def test_missing_levels_are_key_errors(db_dir, vu_dir, tmp_path):
             db.moves("1 0 0 0 0 0 0 0 0 0 0 16")
         # A principal line that reaches a level not present: that level's
         # error, for tables as for VU files. Only level 8 is copied; the
-        # line of this board captures (its value, 8, is all seeds taken).
-        board = mancaladb.unrank(8, 100)
+        # line of this board captures 5 seeds first (its value, 8, is all
+        # seeds taken), into a level 3 board with moves.
+        board = mancaladb.unrank(8, 8973)
         assert db.value(board) == 8
+        # This one captures all 8 at once: the empty board it leaves is
+        # valued by the rules (no seeds to move), no level read.
+        sweep = mancaladb.unrank(8, 100)
+        assert db.line(sweep).plies[0].captures == 8
     gap = tmp_path / "gap"
     gap.mkdir()
     shutil.copy(db_dir / "awari-08.mdb", gap)
@@ -255,6 +260,8 @@ def test_missing_levels_are_key_errors(db_dir, vu_dir, tmp_path):
         with pytest.raises(mancaladb.MissingLevelError, match="level [0-7] .awari. not found") as e:
             only8.line(board)
         assert e.value.seeds < 8 and os.fspath(e.value.dir) == os.fspath(gap)
+        line = only8.line(sweep)
+        assert [p.value for p in line.plies] == [8] and line.end == "game-over"
     with mancaladb.open(tmp_path, rules="abapa") as empty:
         assert empty.levels() == []
         with pytest.raises(mancaladb.MissingLevelError, match="level 3 .abapa. not found"):
