@@ -61,7 +61,11 @@ fn captured(text: &str, board: &Board) -> Result<Taken, ApiError> {
     Ok(Taken::parse(board, text)?)
 }
 
-/// The answer of `GET /api/awari`.
+/// The answer of `GET /api/awari`, as `openapi.json` states it. Kept apart
+/// from [`Analysis`] on purpose: the library's names may change without
+/// changing the HTTP contract, and a new field of `Analysis` reaches
+/// clients only when it is added here and to `openapi.json` (the server
+/// tests check every answer against that document: `tests/it/openapi.rs`).
 #[derive(Serialize)]
 pub struct Position {
     board: Board,
