@@ -9,6 +9,12 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The library's error type.
+///
+/// It, [`Corruption`] and [`Missing`] are not `#[non_exhaustive]`, on
+/// purpose: each front end (the command line's exit statuses, the server's
+/// HTTP statuses, the Python package's exceptions) matches every variant,
+/// so that a new one does not build until each has said what it means
+/// there. A release of the crate for other users would revisit this.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The caller asked for something malformed (a bad board, a seed count

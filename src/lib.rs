@@ -29,10 +29,10 @@
 //! a best move keeps the value but need not make progress, and a side
 //! ahead that always takes, say, the lowest of its best pits can go round
 //! for ever, which is worth 0, not its value. To play the value out, take
-//! the first move of [`query::principal_line`] (its search for progress
-//! ranks the best moves by plies to a capture; tens of microseconds a
-//! call and a few allocations, so at the root of a search, not at its
-//! nodes).
+//! the first ply of [`query::principal_line`] with `max_plies` 1 (its
+//! search for progress ranks the best moves by plies to a capture: about
+//! 10 µs at the median, up to tens of milliseconds, and a few
+//! allocations, so at the root of a search, not at its nodes).
 //!
 //! [`Source::open`] reads tables through a block cache of up to 512 MiB
 //! shared by the threads; `Source::Tables(`[`source::Tables::with_cache`]`(..))`

@@ -1,5 +1,22 @@
 //! Answering questions about positions from stored tables: a position's
 //! value, the value of each move, and the principal variation.
+//!
+//! # Errors
+//!
+//! Every query here fails the same ways:
+//!
+//! * [`Error::Invalid`] when `rules` is not the rule set of the source
+//!   ([`Values::rules`]): awari tables do not value abapa positions;
+//! * [`Error::Missing`] ([`Missing::Level`](crate::error::Missing::Level))
+//!   when a level it reads is not present: its own level, or a lower
+//!   level that a move's capture reaches;
+//! * [`Error::Corrupt`] when a table it reads fails its checks, or gives a
+//!   board a value outside `-seeds..=seeds`
+//!   ([`Corruption::BoardValueRange`]); and where a board's moves are
+//!   valued too ([`analyze`], [`move_values`], [`principal_line`]), when
+//!   a stored value disagrees with its best move's
+//!   ([`Corruption::Inconsistent`]);
+//! * [`Error::Io`] when the system refuses a read.
 
 use crate::error::{Corruption, Error, Result};
 use crate::oware::{Board, MAX_SEEDS, Rules, levels_needed, moves, value_without_moves};
@@ -10,7 +27,7 @@ pub use line::{LINE_PLIES, Line, LineEnd, Ply, principal_line};
 
 /// What a value means for the player to move. Serialized by its
 /// [`name`](Category::name).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Category {
     /// More seeds than the opponent from here on.
     Win,
@@ -37,6 +54,13 @@ impl Category {
             Category::Draw => "draw",
             Category::Loss => "loss",
         }
+    }
+}
+
+/// Its [`name`](Category::name): `win`, `draw` or `loss`.
+impl std::fmt::Display for Category {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -90,7 +114,7 @@ pub struct Analysis {
 
 /// Where a position's value came from. Serialized by its
 /// [`name`](ValuedBy::name).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ValuedBy {
     /// Its level, where it is stored ([`reads_own_level`]).
     Level,
@@ -108,6 +132,13 @@ impl ValuedBy {
             ValuedBy::Moves => "moves",
             ValuedBy::Rules => "rules",
         }
+    }
+}
+
+/// Its [`name`](ValuedBy::name): `level`, `moves` or `rules`.
+impl std::fmt::Display for ValuedBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -319,6 +350,10 @@ pub fn provenance(rules: Rules, board: &Board, source: &Source) -> Result<Proven
 /// For a stored position, the stored value must equal the best move's value;
 /// if it does not, the tables are inconsistent and this is an error rather
 /// than an answer.
+///
+/// # Errors
+///
+/// As every query ([module docs](self#errors)).
 pub fn analyze(rules: Rules, values: &dyn Values, board: &Board) -> Result<Analysis> {
     let mut rows = Vec::with_capacity(1);
     move_values(rules, values, std::slice::from_ref(board), &mut rows)?;
@@ -407,6 +442,10 @@ const MOVE_BATCH: usize = 1 << 16;
 /// policy for a whole data set, one call ([`analyze`] is this for one
 /// board). Of a batch, the own levels are read before any child's, so that
 /// a missing own level is the one an error names.
+///
+/// # Errors
+///
+/// As every query ([module docs](self#errors)).
 pub fn move_values(
     rules: Rules,
     source: &dyn Values,
@@ -487,6 +526,10 @@ fn in_range(values: &dyn Values, board: &Board, v: i8) -> Result<i8> {
 /// board is in the stored domain (one probe), else (every opponent pit
 /// filled, like the starting positions) the best of its moves, one ply,
 /// as [`analyze`] values it.
+///
+/// # Errors
+///
+/// As every query ([module docs](self#errors)).
 pub fn value(rules: Rules, values: &dyn Values, board: &Board) -> Result<i8> {
     same_rules(rules, values)?;
     match (board.own_seeds(), board.in_domain()) {
@@ -501,6 +544,10 @@ pub fn value(rules: Rules, values: &dyn Values, board: &Board) -> Result<i8> {
 /// tables answer with grouped, prefetched probes, several times faster on
 /// levels larger than the caches (BENCHMARKS, "Random probes"). On an
 /// error, `out` holds the values of the boards before the one that failed.
+///
+/// # Errors
+///
+/// As every query ([module docs](self#errors)).
 pub fn values(
     rules: Rules,
     values: &dyn Values,

@@ -552,9 +552,11 @@ impl Source {
     }
 
     /// Whether the file of level `seeds` is there; one that cannot be
-    /// looked at (a link to nothing) is an error naming it. Looks at that
-    /// file only, unlike [`Source::levels`].
+    /// looked at (a link to nothing) is an error naming it, and a level past
+    /// the game [`Error::Invalid`], as for [`Source::require_levels`]. Looks
+    /// at that file only, unlike [`Source::levels`].
     pub fn has_level(&self, seeds: usize) -> Result<bool> {
+        game_level(seeds as u64)?;
         crate::files::exists(&self.path(seeds))
     }
 
@@ -1020,6 +1022,9 @@ mod tests {
             .collect();
         assert_eq!(files, [0, 1, 2, 3]);
         assert!(source.has_level(3).unwrap() && !source.has_level(4).unwrap());
+        // Past the game: no request, as for the other level calls.
+        let past = source.has_level(49).unwrap_err().to_string();
+        assert!(past.contains("level 49"), "{past}");
         assert_eq!(source.rules(), Some(Rules::Awari));
         assert!(source.checks_ranges());
         let Source::Vu(vu) = &source else {

@@ -18,7 +18,7 @@ use crate::exchange::{Alone, Exchange, ranks_on_this_machine};
 use crate::files::{self, RemoveOnDrop, remove_leftovers_strictly};
 use crate::lock::DirLock;
 use crate::memory::{AnonPeak, disk_read_bytes, peak_rss, reset_peak_rss};
-/// The memory this process may fill, to weigh [`Needs`] against.
+// The memory this process may fill, to weigh `Needs` against.
 pub use crate::memory::{MemoryLimit, SetBy, address_space_limit, memory_limit};
 use crate::oware::solve::{ForwardResume, Options, solve_part_in};
 use crate::oware::{Rules, game_levels, level_size, levels_needed, reads_level};

@@ -68,6 +68,7 @@ pub fn game_levels(levels: impl IntoIterator<Item = usize>) -> Result<Vec<usize>
 /// checked constructors ([`Board::new`], [`Board::parse`],
 /// [`Board::from_counts`]), or by the library (a move's child, a level's
 /// board at an index), so that every function taking one can rely on it.
+/// `Board::default()` is [`Board::EMPTY`].
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, serde::Serialize)]
 pub struct Board(pub(crate) [u8; PITS]);
 

@@ -633,7 +633,7 @@ impl<L: LowerLevels + ?Sized> Game for OwareLevel<'_, L> {
                         let j = i as usize;
                         let ms = moves(self.rules, board);
                         // No seeds: the opponent takes the rest.
-                        if ms.as_slice().is_empty() {
+                        if ms.is_empty() {
                             set(j, value_without_moves(self.seeds));
                             return;
                         }

@@ -12,7 +12,8 @@ use super::board::{Board, MAX_SEEDS, PITS};
 use crate::error::Error;
 
 /// A rule set. They differ only in grand-slam captures (both score endless
-/// play 0; README, "Rules").
+/// play 0; README, "Rules"). `Rules::default()` is `Awari`, the rules of
+/// the published database; parsed from and named by `awari` and `abapa`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
 pub enum Rules {
     /// The rules under which Romein & Bal solved Awari: a move that leaves the
@@ -65,7 +66,7 @@ impl FromStr for Rules {
 }
 
 /// A legal move and where it leads.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
 pub struct Move {
     /// The pit sown, `0..6`.
     pub pit: u8,
@@ -87,6 +88,38 @@ impl Moves {
     /// The legal moves.
     pub fn as_slice(&self) -> &[Move] {
         &self.list[..usize::from(self.len)]
+    }
+
+    /// How many there are: none exactly when the player to move has no
+    /// seeds ([`value_without_moves`]).
+    pub fn len(&self) -> usize {
+        usize::from(self.len)
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The move that sows `pit`, if it is legal: how an engine plays a
+    /// pit.
+    ///
+    /// ```
+    /// use mancaladb::oware::moves;
+    /// use mancaladb::{Board, Rules};
+    ///
+    /// let b = Board::parse(&["1 1 1 1 1 2 4 2 3 0 0 0"])?;
+    /// let legal = moves(Rules::Awari, &b);
+    /// assert_eq!(legal.len(), 6);
+    /// let m = legal.of_pit(5).unwrap();
+    /// assert_eq!((m.captured, m.child.seeds()), (3, 13));
+    /// assert!(legal.of_pit(6).is_none()); // the opponent's pit
+    /// let b = Board::parse(&["0 1 0 0 0 0 1 0 0 0 0 0"])?;
+    /// assert!(moves(Rules::Awari, &b).of_pit(0).is_none()); // an empty pit
+    /// # Ok::<(), mancaladb::Error>(())
+    /// ```
+    pub fn of_pit(&self, pit: u8) -> Option<&Move> {
+        self.as_slice().iter().find(|m| m.pit == pit)
     }
 
     fn push(&mut self, m: Move) {

@@ -30,9 +30,12 @@ pub use terminal::{Terminal, WARNING, to_stderr};
 /// told about every chunk of work, from any of the library's threads, so
 /// it must be cheap.
 pub trait Observer: Sync {
-    /// A stage of `total` units of work (positions, tiles, ...) named
-    /// `label` begins; the sink returned hears how it advances and when it
-    /// ends (`None`: the observer does not follow stages).
+    /// A stage of `total` units of work named `label` begins; the sink
+    /// returned hears how it advances and when it ends (`None`: the
+    /// observer does not follow stages). The unit is the stage's own
+    /// (positions, tiles of positions, parts of a walk, ...), so what a
+    /// stage tells is the fraction done, `advance`s over `total`, not a
+    /// count of positions.
     fn stage(&self, label: &str, total: u64) -> Option<Box<dyn StageSink + '_>>;
 
     /// Something worth telling happened.

@@ -227,7 +227,7 @@ impl<L: LowerLevels + ?Sized> FirstPass<'_, L> {
                     enc.walk_tile(seeds, tile, &range, |i, b| {
                         let j = (i - start) as usize;
                         let (ms, quiet) = captures(rules, b);
-                        if ms.as_slice().is_empty() && quiet == 0 {
+                        if ms.is_empty() && quiet == 0 {
                             set(j, value_without_moves(seeds));
                             return;
                         }
