@@ -2,7 +2,10 @@
 """How long principal lines get: the lines of COUNT random positions of
 each level asked for, followed up to 10,000 plies, by the Python package
 (`pip install ./python`). One line per level: median, 99th percentile and
-longest line in plies, how many are longer than 200, how they end.
+longest line in plies, how many are longer than 200, how they end; and
+what a call costs (`Database.line`, which is `query::principal_line`):
+median, 90th percentile and largest time of the first move alone
+(`max_plies=1`, what an engine plays) and of the whole line.
 
     scripts/line-lengths.py DB LEVELS COUNT     # e.g. db 12,14,16 1500
 
@@ -38,18 +41,36 @@ try:
     db = mancaladb.open(sys.argv[1])
 except OSError as e:
     fail(f"cannot open {sys.argv[1]}: {e.strerror}")
+
+
+def spread(times):
+    """Median, 90th percentile and largest of `times`, in µs: `a/b/c`."""
+    times.sort()
+    picks = (times[len(times) // 2], times[int(0.9 * len(times))], times[-1])
+    return "/".join(f"{t * 1e6:.0f}" for t in picks)
+
+
 random.seed(36)
 for n in levels:
     size = mancaladb.level_size(n)
-    lengths, ends, start = [], {}, time.time()
+    lengths, ends, first, whole, start = [], {}, [], [], time.time()
     for _ in range(count):
+        board = mancaladb.unrank(n, random.randrange(size))
         try:
-            line = db.line(mancaladb.unrank(n, random.randrange(size)), max_plies=10_000)
+            t0 = time.perf_counter()
+            db.line(board, max_plies=1)
+            t1 = time.perf_counter()
+            line = db.line(board, max_plies=10_000)
+            t2 = time.perf_counter()
         except mancaladb.MancalaDbError as e:
             fail(str(e))
+        first.append(t1 - t0)
+        whole.append(t2 - t1)
         lengths.append(len(line.plies))
         ends[line.end] = ends.get(line.end, 0) + 1
+
     lengths.sort()
     print(f"{n}\tmedian {lengths[len(lengths) // 2]}\tp99 {lengths[int(0.99 * len(lengths))]}"
           f"\tmax {lengths[-1]}\tover 200: {sum(x > 200 for x in lengths)}\t{ends}"
+          f"\tfirst move {spread(first)} µs\tline {spread(whole)} µs"
           f"\t{time.time() - start:.1f} s", flush=True)

@@ -31,7 +31,7 @@
 //! for ever, which is worth 0, not its value. To play the value out, take
 //! the first ply of [`query::principal_line`] with `max_plies` 1 (its
 //! search for progress ranks the best moves by plies to a capture: about
-//! 10 µs at the median, up to tens of milliseconds, and a few
+//! 10 µs at the median, up to a tenth of a second, and a few
 //! allocations, so at the root of a search, not at its nodes).
 //!
 //! [`Source::open`] reads tables through a block cache of up to 512 MiB

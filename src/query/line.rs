@@ -152,9 +152,9 @@ pub const LINE_PLIES: usize = 400;
 /// To play a position out, take the first ply of a line of `max_plies` 1:
 /// the search for progress at the first position is all it costs
 /// (BENCHMARKS, "Principal lines": about 10 µs at the median at levels 14
-/// to 20, 0.1 ms at the 90th percentile, up to tens of milliseconds where
-/// the level's best quiet moves are many); a whole line of up to
-/// [`LINE_PLIES`] plies takes about 0.5 ms at the median there.
+/// to 20, 0.1 ms at the 90th percentile, up to a tenth of a second where
+/// the level's best quiet moves are many); a whole line takes about 0.5 ms
+/// at the median there.
 ///
 /// # Errors
 ///
