@@ -11,9 +11,13 @@ from conftest import ROOT
 
 def test_the_version_has_one_source():
     # pyproject.toml leaves the version to maturin, which takes
-    # python/Cargo.toml's; the native module reports the same one.
-    cargo = (ROOT / "python" / "Cargo.toml").read_text()
-    declared = re.search(r'^version = "([^"]+)"$', cargo, re.M).group(1)
+    # python/Cargo.toml's: the workspace's, in the root Cargo.toml, which the
+    # crate takes too. The native module reports the same one.
+    member = (ROOT / "python" / "Cargo.toml").read_text()
+    assert re.search(r"^version\.workspace = true$", member, re.M), member
+    root = (ROOT / "Cargo.toml").read_text()
+    workspace = root[root.index("[workspace.package]"):]
+    declared = re.search(r'^version = "([^"]+)"$', workspace, re.M).group(1)
     assert mancaladb.__version__ == declared
     assert importlib.metadata.version("mancaladb") == declared
 
