@@ -1612,6 +1612,7 @@ fn levels_past_the_game_asked_of_a_source_are_bad_requests() {
         source.require_levels(&[3, 49]).unwrap_err(),
         source.require_levels(&[usize::MAX]).unwrap_err(),
         source.lower_levels(49).err().unwrap(),
+        source.has_level(49).unwrap_err(),
     ] {
         assert!(
             matches!(&e, Error::Invalid(m) if m.contains("levels go up to 48")),
@@ -1620,7 +1621,7 @@ fn levels_past_the_game_asked_of_a_source_are_bad_requests() {
     }
     assert!(source.require_levels(&[3, 12]).is_ok());
     assert!(source.lower_levels(12).is_ok());
-    assert!(!source.has_level(49).unwrap());
+    assert!(source.has_level(12).unwrap() && !source.has_level(48).unwrap());
 }
 
 /// `cmd` with the limit `resource` set to `soft` (and `hard`) in the
