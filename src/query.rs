@@ -264,11 +264,17 @@ fn same_rules(rules: Rules, values: &dyn Values) -> Result<()> {
 }
 
 /// The levels [`analyze`] reads for `board` under `rules`, increasing: its
-/// own when [`reads_own_level`], and its moves' children's.
+/// own and its moves' children's, each where [`reads_own_level`] (a child
+/// whose player to move has no seeds is valued by the rules, unread).
 pub fn levels_read(rules: Rules, board: &Board) -> Vec<usize> {
-    let own = reads_own_level(board).then(|| board.seeds());
     let moves = moves(rules, board);
-    ascending(moves.as_slice().iter().map(|m| m.child.seeds()).chain(own))
+    let children = moves.as_slice().iter().map(|m| &m.child);
+    ascending(
+        std::iter::once(board)
+            .chain(children)
+            .filter(|b| reads_own_level(b))
+            .map(Board::seeds),
+    )
 }
 
 /// `levels` in increasing order, each once.
@@ -624,6 +630,21 @@ mod tests {
         }
     }
 
+    /// One level of a solved set: every other level is missing.
+    struct OnlyLevel<'a>(&'a Solved, usize);
+
+    impl Values for OnlyLevel<'_> {
+        fn value(&self, board: &Board) -> Result<i8> {
+            match board.seeds() == self.1 {
+                true => self.0.value(board),
+                false => NoLevels.value(board),
+            }
+        }
+        fn origin(&self, _: &Board) -> PathBuf {
+            PathBuf::from("memory")
+        }
+    }
+
     /// A source that gives one value for every board.
     struct Constant(i8);
 
@@ -798,26 +819,26 @@ mod tests {
                 let v = value(Rules::Awari, &solved, &b).unwrap();
                 let a = analyze(Rules::Awari, &solved, &b).unwrap();
                 assert_eq!(v, a.value, "{b}");
+                // Each move by hand from the solved levels (every child is
+                // stored): its captures minus the child's value; the best
+                // of them is the board's, and with no move the opponent
+                // takes every seed.
                 let mut row = [NO_MOVE; 6];
-                for m in &a.moves {
-                    row[usize::from(m.pit)] = m.value;
+                for m in moves(Rules::Awari, &b) {
+                    let child = solved.0[m.child.seeds()]
+                        [solved.1.index_of(&m.child).unwrap() as usize];
+                    row[usize::from(m.pit)] = m.captured as i8 - child;
                 }
+                let analyzed: Vec<(u8, i8)> = a.moves.iter().map(|m| (m.pit, m.value)).collect();
+                let by_hand: Vec<(u8, i8)> = (0..6)
+                    .filter(|&p| row[usize::from(p)] != NO_MOVE)
+                    .map(|p| (p, row[usize::from(p)]))
+                    .collect();
+                assert_eq!(analyzed, by_hand, "{b}");
                 every.push(b);
                 rows.push(row);
-                // One ply by hand from the solved levels (every child is
-                // stored): the best of captures minus the child's value;
-                // with no move the opponent takes every seed.
-                let one_ply = moves(Rules::Awari, &b)
-                    .as_slice()
-                    .iter()
-                    .map(|m| {
-                        let child = solved.0[m.child.seeds()]
-                            [solved.1.index_of(&m.child).unwrap() as usize];
-                        m.captured as i8 - child
-                    })
-                    .max()
-                    .unwrap_or(-(n as i8));
-                assert_eq!(v, one_ply, "{b}");
+                let one_ply = row.into_iter().filter(|&v| v != NO_MOVE).max();
+                assert_eq!(v, one_ply.unwrap_or(-(n as i8)), "{b}");
                 if b.in_domain() {
                     assert_eq!(v, solved.value(&b).unwrap(), "{b}");
                 } else {
@@ -868,16 +889,22 @@ mod tests {
     }
 
     /// README's won position `0 0 0 0 0 2 1 1 0 0 0 0`: its value is read
-    /// from its own level (4) and its one move's child's (0: pit 5 takes
-    /// all four); the analysis names that move best and says so in the
-    /// JSON every front end gives. A starting position, not stored, is
-    /// valued by its moves, from the levels they reach (10: pit 5 takes
-    /// two; 12).
+    /// from its own level (4) alone, since its one move takes all four and
+    /// leaves a board without seeds, which the rules value (level 0 is not
+    /// read: a source of level 4 alone answers); the analysis names that
+    /// move best and says so in the JSON every front end gives. A starting
+    /// position, not stored, is valued by its moves, from the levels they
+    /// reach (10: pit 5 takes two; 12).
     #[test]
     fn an_analysis_names_its_levels_best_moves_and_categories() {
         let solved = solved_to(4);
         let b = Board::parse(&["0 0 0 0 0 2 1 1 0 0 0 0"]).unwrap();
-        assert_eq!(levels_read(Rules::Awari, &b), [0, 4]);
+        assert_eq!(levels_read(Rules::Awari, &b), [4]);
+        let only_4 = OnlyLevel(&solved, 4);
+        assert_eq!(analyze(Rules::Awari, &only_4, &b).unwrap().value, 4);
+        assert_eq!(value(Rules::Awari, &only_4, &b).unwrap(), 4);
+        let line = principal_line(Rules::Awari, &only_4, &b, LINE_PLIES).unwrap();
+        assert_eq!((line.plies.len(), line.end), (1, LineEnd::GameOver));
         let a = analyze(Rules::Awari, &solved, &b).unwrap();
         assert_eq!(
             serde_json::to_value(&a).unwrap(),
