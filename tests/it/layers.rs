@@ -72,20 +72,39 @@ fn module_depth(rel: &Path) -> usize {
 /// for the chains of at least `depth` steps: from a file's module those
 /// reach the crate root, like `crate::` (from an inline module such as
 /// `mod tests` the same chain stops one module lower, and its names are
-/// the module's own, which are not layers). Chains that end in a group or
-/// a glob are left out: `use super::*` is the idiom of `mod tests`.
+/// the module's own, which are not layers). A chain that ends in a group
+/// gives each name the group starts with (`super::{known, db::Db}`: `known`
+/// and `db`); one that ends in a glob none (`use super::*` is the idiom of
+/// `mod tests`).
 fn root_climbs(text: &str, depth: usize) -> impl Iterator<Item = usize> + '_ {
     text.match_indices("super::")
         .filter(|&(at, _)| !text[..at].ends_with("super::"))
-        .filter_map(move |(at, _)| {
+        .flat_map(move |(at, _)| {
             let mut end = at;
             let mut steps = 0;
             while text[end..].starts_with("super::") {
                 end += "super::".len();
                 steps += 1;
             }
-            let named = text[end..].starts_with(|c: char| c.is_alphanumeric() || c == '_');
-            (steps >= depth && named).then_some(end)
+            let mut names = Vec::new();
+            if steps >= depth {
+                match text[end..].strip_prefix('{') {
+                    // Each item of the group, where it starts.
+                    Some(group) => {
+                        let body = &group[..group.find('}').unwrap_or(group.len())];
+                        let mut item = end + 1;
+                        for part in body.split(',') {
+                            if !part.trim().is_empty() {
+                                names.push(item + (part.len() - part.trim_start().len()));
+                            }
+                            item += part.len() + 1;
+                        }
+                    }
+                    None if text[end..].starts_with('*') => {}
+                    None => names.push(end),
+                }
+            }
+            names
         })
 }
 
