@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 
 /// The library's error type.
 ///
-/// It, [`Corruption`] and [`Missing`] are not `#[non_exhaustive]`, on
-/// purpose: each front end (the command line's exit statuses, the server's
-/// HTTP statuses, the Python package's exceptions) matches every variant,
-/// so that a new one does not build until each has said what it means
-/// there. A release of the crate for other users would revisit this.
+/// It is not `#[non_exhaustive]`, on purpose: the server and the Python
+/// package match every variant (to an HTTP status, to an exception), and
+/// Python every variant of [`Missing`] too, so that a new one does not
+/// build until each has said what it means there ([`Corruption`]'s
+/// variants they match with a wildcard: a corrupt file is one answer).
+/// A release of the crate for other users would revisit this.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The caller asked for something malformed (a bad board, a seed count
@@ -137,14 +138,17 @@ pub enum Corruption {
     Block {
         /// The block number.
         block: u64,
-        /// What the decompressor said.
+        /// What is wrong: the frame's shape (one zstd frame with its
+        /// checksum and content size, nothing after it) or what the
+        /// decompressor said.
         detail: String,
     },
-    /// A block decompressed to the wrong number of values.
+    /// A block holds the wrong number of values: its frame says so, or it
+    /// decompressed to them.
     BlockLength {
         /// The block number.
         block: u64,
-        /// Values found.
+        /// Values found, or stated by the frame.
         got: usize,
         /// Values expected.
         want: usize,

@@ -7,9 +7,10 @@
 //!
 //! * [`Error::Invalid`] when `rules` is not the rule set of the source
 //!   ([`Values::rules`]): awari tables do not value abapa positions;
-//! * [`Error::Missing`] ([`Missing::Level`](crate::error::Missing::Level))
-//!   when a level it reads is not present: its own level, or a lower
-//!   level that a move's capture reaches;
+//! * [`Error::Missing`] ([`Missing::Level`](crate::error::Missing::Level),
+//!   or [`Missing::VuLevel`](crate::error::Missing::VuLevel) from
+//!   `scores.N` files) when a level it reads is not present: its own
+//!   level, or a lower level that a move's capture reaches;
 //! * [`Error::Corrupt`] when a table it reads fails its checks, or gives a
 //!   board a value outside `-seeds..=seeds`
 //!   ([`Corruption::BoardValueRange`]); and where a board's moves are
@@ -825,8 +826,8 @@ mod tests {
                 // takes every seed.
                 let mut row = [NO_MOVE; 6];
                 for m in moves(Rules::Awari, &b) {
-                    let child = solved.0[m.child.seeds()]
-                        [solved.1.index_of(&m.child).unwrap() as usize];
+                    let child =
+                        solved.0[m.child.seeds()][solved.1.index_of(&m.child).unwrap() as usize];
                     row[usize::from(m.pit)] = m.captured as i8 - child;
                 }
                 let analyzed: Vec<(u8, i8)> = a.moves.iter().map(|m| (m.pit, m.value)).collect();

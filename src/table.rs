@@ -779,6 +779,14 @@ mod tests {
             compressed(true, true, &values[1..]),
             "999 values, expected 1000",
         );
+        // More than the block holds: refused by the size the frame states,
+        // before a decompression that would stop at the block's room with
+        // another error.
+        let longer = [&values[..], &[7]].concat();
+        refused(
+            compressed(true, true, &longer),
+            "1001 values, expected 1000",
+        );
         refused(b"not a zstd frame at all".to_vec(), "not a zstd frame");
         std::fs::remove_dir_all(&dir).unwrap();
     }
